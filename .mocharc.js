@@ -1,0 +1,7 @@
+'use strict';
+module.exports = {
+  spec: ['test/**/*.test.js'],
+  timeout: 20000,
+  exit: false,
+  recursive: true,
+};

@@ -1,0 +1,47 @@
+{
+  "variables": {
+    "sluice_asan%": "0"
+  },
+  "targets": [
+    {
+      "target_name": "sluice",
+      "sources": [
+        "src/deps/llhttp_api.c",
+        "src/deps/llhttp_http.c",
+        "src/deps/llhttp_llhttp.c",
+        "src/core/buffer.cc",
+        "src/core/writer.cc",
+        "src/core/connection.cc",
+        "src/core/http1_session.cc",
+        "src/core/listener.cc",
+        "src/core/date_cache.cc",
+        "src/core/response_serializer.cc",
+        "src/binding/addon.cc",
+        "src/binding/js_server.cc",
+        "src/binding/js_connection.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "/usr/share/include/llhttp",
+        "src"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_DISABLE_DEPRECATED"
+      ],
+      "libraries": [ "-lnghttp2" ],
+      "cflags": [ "-fvisibility=hidden", "-Wall", "-Wextra", "-O2" ],
+      "cflags_c": [ "-std=c11" ],
+      "cflags_cc": [ "-std=c++17", "-fvisibility-inlines-hidden", "-fno-exceptions" ],
+      "cflags_cc!": [ "-fno-rtti", "-std=gnu++17" ],
+      "ldflags": [ "-Wl,--exclude-libs,ALL" ],
+      "conditions": [
+        [ "sluice_asan==1", {
+          "cflags": [ "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],
+          "ldflags": [ "-fsanitize=address,undefined" ]
+        } ]
+      ]
+    }
+  ]
+}
