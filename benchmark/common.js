@@ -1,0 +1,641 @@
+'use strict';
+// Shared helpers for the benchmark runner (benchmark/run.js): pinned child
+// processes, /proc accounting, wrk / h2load output parsing, statistics and
+// table printing. Runner side only; the server scripts use server_harness.js.
+
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const http = require('node:http');
+const net = require('node:net');
+
+const HOST = '127.0.0.1'; // all benchmark traffic stays on loopback
+// SLUICE_MODULE=path runs another build of sluice (e.g. an older checkout).
+const SLUICE_PATH = path.resolve(process.env.SLUICE_MODULE || path.join(__dirname, '..'));
+
+// ---------------------------------------------------------------------------
+// Child process bookkeeping: every child is tracked and killed when the runner
+// exits, whatever the reason (normal end, exception, SIGINT, SIGTERM).
+// Server children also get a stdin pipe and exit on its EOF, so even a runner
+// killed with SIGKILL leaves nothing behind.
+
+const children = new Set();
+
+function track(child, { group = false } = {}) {
+  child.killGroup = group; // detached child: kill its whole process group
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+function killChild(child, signal) {
+  try {
+    if (child.killGroup) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch { /* already gone */ }
+}
+
+function killAll(signal = 'SIGKILL') {
+  for (const child of children) killChild(child, signal);
+}
+
+let handlersInstalled = false;
+function installExitHandlers() {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.on('exit', () => killAll('SIGKILL'));
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(sig, () => {
+      process.stderr.write(`\n${sig}: stopping benchmark, killing ${children.size} child process(es)\n`);
+      killAll('SIGKILL');
+      process.exit(sig === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tools
+
+const toolCache = new Map();
+function hasTool(name) {
+  if (!toolCache.has(name)) {
+    let found = false;
+    for (const dir of (process.env.PATH || '').split(':')) {
+      if (!dir) continue;
+      try {
+        fs.accessSync(path.join(dir, name), fs.constants.X_OK);
+        found = true;
+        break;
+      } catch { /* next */ }
+    }
+    toolCache.set(name, found);
+  }
+  return toolCache.get(name);
+}
+
+let clkTck;
+function clockTicks() {
+  if (clkTck === undefined) {
+    try {
+      clkTck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    } catch {
+      clkTck = 100;
+    }
+    if (!(clkTck > 0)) clkTck = 100;
+  }
+  return clkTck;
+}
+
+function cpuCount() {
+  try {
+    return require('node:os').availableParallelism();
+  } catch {
+    return require('node:os').cpus().length;
+  }
+}
+
+// Does `require('/work/main')` load? Checked in a child so a crashing addon
+// cannot take the runner down. Returns null when it loads, else the error.
+let sluiceLoadError;
+function sluiceLoadProblem() {
+  if (sluiceLoadError === undefined) {
+    try {
+      execFileSync(process.execPath, ['-e', `
+        const s = require(${JSON.stringify(SLUICE_PATH)});
+        for (const f of ['createServer', 'createBufferPool', 'releaseBuffer'])
+          if (typeof s[f] !== 'function') throw new Error('sluice.' + f + ' is not a function');
+      `], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20000, encoding: 'utf8' });
+      sluiceLoadError = null;
+    } catch (err) {
+      const text = String(err.stderr || err.message || err);
+      const lines = text.split('\n').filter((l) => /Error|error:|Cannot find|not a function/.test(l));
+      sluiceLoadError = (lines[0] || text.split('\n')[0] || 'unknown error').trim();
+    }
+  }
+  return sluiceLoadError;
+}
+
+// ---------------------------------------------------------------------------
+// /proc accounting
+
+function readProcStat(pid) {
+  // Fields after "(comm)": state is field 3; utime 14, stime 15 (1-based).
+  const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(rest[14 - 3]);
+  const stime = Number(rest[15 - 3]);
+  return { utime, stime, ticks: utime + stime };
+}
+
+function readProcIo(pid) {
+  try {
+    const out = {};
+    for (const line of fs.readFileSync(`/proc/${pid}/io`, 'utf8').split('\n')) {
+      const m = /^(\w+):\s+(\d+)/.exec(line);
+      if (m) out[m[1]] = Number(m[2]);
+    }
+    return out;
+  } catch {
+    return null; // not readable (permissions, or kernel without task io accounting)
+  }
+}
+
+function readProcStatus(pid) {
+  const out = {};
+  for (const line of fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')) {
+    const m = /^(\w+):\s+(\d+)\s*kB/.exec(line);
+    if (m) out[m[1]] = Number(m[2]) * 1024;
+  }
+  return out;
+}
+
+// Busy time of the whole machine (all CPUs), in clock ticks: user + nice +
+// system from /proc/stat's "cpu" line (irq/softirq left out: with irq time
+// accounting they belong to nobody in particular). Other sessions on the same
+// machine may live in other PID namespaces, invisible to ps but not to this:
+// busy time minus the server's and the load generator's own is "other" load.
+function readMachineBusy() {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith('cpu '));
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    return f[0] + f[1] + f[2];
+  } catch {
+    return NaN;
+  }
+}
+
+// Reset VmHWM (peak RSS) of a process: "5" > /proc/PID/clear_refs (Linux 4.0+).
+function resetPeakRss(pid) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function snapshot(pid) {
+  const stat = readProcStat(pid);
+  const io = readProcIo(pid);
+  return {
+    time: process.hrtime.bigint(),
+    ticks: stat.ticks,
+    machineBusy: readMachineBusy(),
+    syscw: io ? io.syscw : null,
+    syscr: io ? io.syscr : null,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Pinned servers
+
+class LineReader {
+  constructor(stream) {
+    this.buf = '';
+    this.waiters = [];
+    this.lines = [];
+    stream.setEncoding('utf8');
+    stream.on('data', (d) => {
+      this.buf += d;
+      let i;
+      while ((i = this.buf.indexOf('\n')) !== -1) {
+        const line = this.buf.slice(0, i);
+        this.buf = this.buf.slice(i + 1);
+        this.onLine(line);
+      }
+    });
+  }
+
+  onLine(line) {
+    for (let i = 0; i < this.waiters.length; i++) {
+      const w = this.waiters[i];
+      if (w.test(line)) {
+        this.waiters.splice(i, 1);
+        clearTimeout(w.timer);
+        w.resolve(line);
+        return;
+      }
+    }
+    this.lines.push(line);
+    if (this.lines.length > 200) this.lines.shift();
+  }
+
+  // Resolve with the first line (already seen or future) matching re.
+  waitFor(re, timeoutMs, what) {
+    const idx = this.lines.findIndex((l) => re.test(l));
+    if (idx !== -1) return Promise.resolve(this.lines.splice(idx, 1)[0]);
+    return new Promise((resolve, reject) => {
+      const w = { test: (l) => re.test(l), resolve, reject };
+      w.timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      this.waiters.push(w);
+    });
+  }
+
+  failAll(err) {
+    for (const w of this.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+  }
+}
+
+// Start `node script args...` pinned to `cpu` with taskset; resolve once it
+// prints "PORT <n>". The returned handle knows the pid (taskset execs node,
+// so the pid is node's own), the port, and can query / stop the server.
+async function startServer(script, args, { cpu = 0, env, startTimeoutMs = 20000 } = {}) {
+  if (!hasTool('taskset')) throw new Error('taskset not found (util-linux): cannot pin the server');
+  installExitHandlers();
+  const child = track(spawn('taskset', ['-c', String(cpu), process.execPath, script, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  }));
+  const handle = {
+    child,
+    pid: child.pid,
+    port: null,
+    exited: null, // { code, signal } once the process is gone
+    stderr: '',
+    out: new LineReader(child.stdout),
+  };
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => {
+    handle.stderr += d;
+    if (handle.stderr.length > 20000) handle.stderr = handle.stderr.slice(-20000);
+  });
+  child.stdin.on('error', () => {}); // EPIPE if the server died
+  child.on('exit', (code, signal) => {
+    handle.exited = { code, signal };
+    handle.out.failAll(new Error(`server exited (${describeExit(handle.exited)})`));
+  });
+  child.on('error', (err) => {
+    handle.exited = { code: null, signal: null, error: err };
+    handle.out.failAll(err);
+  });
+
+  handle.alive = () => !handle.exited;
+  handle.stats = async (timeoutMs = 5000) => {
+    child.stdin.write('stats\n');
+    const line = await handle.out.waitFor(/^STATS /, timeoutMs, 'STATS from server');
+    return JSON.parse(line.slice(6));
+  };
+  handle.stop = () => stopServer(handle);
+  handle.errorTail = (n = 12) => {
+    const lines = handle.stderr.trim().split('\n').filter(Boolean);
+    return lines.slice(-n).join('\n');
+  };
+
+  try {
+    const line = await handle.out.waitFor(/^PORT \d+/, startTimeoutMs, `"PORT <n>" from ${path.basename(script)}`);
+    handle.port = Number(line.split(' ')[1]);
+  } catch (err) {
+    await stopServer(handle);
+    const tail = handle.errorTail();
+    throw new Error(`${err.message}${tail ? `\n${indent(tail, '    ')}` : ''}`);
+  }
+  return handle;
+}
+
+function stopServer(handle) {
+  const child = handle.child;
+  if (handle.exited) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => { try { child.kill('SIGKILL'); } catch {} }, 2000);
+    child.once('exit', () => { clearTimeout(t); resolve(); });
+    try { child.stdin.end(); } catch {}
+    try { child.kill('SIGTERM'); } catch {}
+  });
+}
+
+function describeExit(e) {
+  if (!e) return 'running';
+  if (e.error) return e.error.message;
+  return e.signal ? `killed by ${e.signal}` : `exit code ${e.code}`;
+}
+
+// ---------------------------------------------------------------------------
+// Load generators (pinned to another core, bounded in time)
+
+// Run `cmd args` pinned to `cpu` under a tiny sh wrapper whose `times`
+// builtin reports the command's user+sys CPU time on stderr. The wrapper is
+// the leader of its own process group, which is killed as a whole on timeout
+// or when the runner exits.
+const TIMES_WRAPPER = '"$@"; rc=$?; echo __TIMES__ >&2; times >&2; exit $rc';
+
+function runPinned(cmd, args, { cpu = 1, timeoutMs }) {
+  installExitHandlers();
+  return new Promise((resolve) => {
+    const child = track(spawn('taskset', ['-c', String(cpu), 'sh', '-c', TIMES_WRAPPER, 'sh', cmd, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    }), { group: true });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killChild(child, 'SIGKILL');
+    }, timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ code: null, error: err, stdout, stderr, timedOut });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      let cpuSec = NaN;
+      const i = stderr.lastIndexOf('__TIMES__\n');
+      if (i !== -1) {
+        const lines = stderr.slice(i + 10).trim().split('\n');
+        stderr = stderr.slice(0, i);
+        const m = /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s/.exec(lines[1] || '');
+        if (m) cpuSec = Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]);
+      }
+      resolve({ code, signal, stdout, stderr, timedOut, cpuSec });
+    });
+  });
+}
+
+const UNITS = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 };
+function parseSize(text) { // wrk's "12.34MB" (binary multiples)
+  const m = /^([\d.]+)\s*([KMGT]?B)$/i.exec(text.trim());
+  return m ? Number(m[1]) * UNITS[m[2].toUpperCase()] : NaN;
+}
+
+function parseDuration(text) { // wrk's "2.00s", "1.00m", "500.00ms"
+  const m = /^([\d.]+)\s*(us|ms|s|m|h)$/.exec(text.trim());
+  if (!m) return NaN;
+  return Number(m[1]) * { us: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 }[m[2]];
+}
+
+function parseWrk(out) {
+  const r = { requests: NaN, seconds: NaN, bytesRead: NaN, rps: NaN, errors: {}, non2xx: 0 };
+  let m = /(\d+) requests in ([\d.]+\w+), ([\d.]+\w+) read/.exec(out);
+  if (m) {
+    r.requests = Number(m[1]);
+    r.seconds = parseDuration(m[2]);
+    r.bytesRead = parseSize(m[3]);
+  }
+  m = /Requests\/sec:\s*([\d.]+)/.exec(out);
+  if (m) r.rps = Number(m[1]);
+  m = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  if (m) r.errors = { connect: +m[1], read: +m[2], write: +m[3], timeout: +m[4] };
+  m = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  if (m) r.non2xx = Number(m[1]);
+  r.ok = Number.isFinite(r.requests) && Number.isFinite(r.rps);
+  return r;
+}
+
+function parseH2load(out) {
+  const r = { requests: NaN, seconds: NaN, bytesRead: NaN, rps: NaN, errors: {}, non2xx: 0 };
+  let m = /finished in ([\d.]+)(ms|s|us), ([\d.]+) req\/s/.exec(out);
+  if (m) {
+    r.seconds = Number(m[1]) * { us: 1e-6, ms: 1e-3, s: 1 }[m[2]];
+    r.rps = Number(m[3]);
+  }
+  m = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(out);
+  if (m) {
+    r.requests = Number(m[3]);
+    r.succeeded = Number(m[4]);
+    r.errors = { failed: +m[5], errored: +m[6], timeout: +m[7] };
+  }
+  m = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+  if (m) r.non2xx = Number(m[3]) + Number(m[4]);
+  m = /traffic: [\d.]+\w* \((\d+)\) total/.exec(out);
+  if (m) r.bytesRead = Number(m[1]);
+  r.ok = Number.isFinite(r.requests) && Number.isFinite(r.rps);
+  return r;
+}
+
+// Build the command line for one load run.
+function loadCommand(load, port, seconds, caseDir) {
+  const url = `http://${HOST}:${port}${load.path || '/'}`;
+  if (load.tool === 'wrk') {
+    const args = ['-t', String(load.threads || 1), '-c', String(load.connections),
+      '-d', `${seconds}s`, '--timeout', `${load.timeout || 10}s`];
+    if (load.script) args.push('-s', path.resolve(caseDir, load.script));
+    args.push(url);
+    if (load.scriptArgs && load.scriptArgs.length) args.push('--', ...load.scriptArgs.map(String));
+    return { cmd: 'wrk', args, parse: parseWrk };
+  }
+  if (load.tool === 'h2load') {
+    const args = [...(load.args || []), '-t', String(load.threads || 1), '-D', String(seconds), url];
+    return { cmd: 'h2load', args, parse: parseH2load };
+  }
+  throw new Error(`unknown load tool ${load.tool}`);
+}
+
+async function runLoad(load, port, seconds, caseDir, cpu = 1) {
+  const { cmd, args, parse } = loadCommand(load, port, seconds, caseDir);
+  const res = await runPinned(cmd, args, { cpu, timeoutMs: (seconds + 20) * 1000 });
+  const parsed = parse(res.stdout);
+  parsed.command = `taskset -c ${cpu} ${cmd} ${args.join(' ')}`;
+  parsed.cpuSec = res.cpuSec;
+  if (res.timedOut) parsed.failure = `${cmd} did not finish within ${seconds + 20} s (killed)`;
+  else if (res.error) parsed.failure = `${cmd}: ${res.error.message}`;
+  else if (!parsed.ok) {
+    const text = (res.stderr + res.stdout).trim().split('\n').slice(-6).join(' | ');
+    parsed.failure = `${cmd} exited ${res.code}${res.signal ? ` (${res.signal})` : ''}; output: ${text}`;
+  }
+  parsed.raw = res.stdout;
+  return parsed;
+}
+
+// ---------------------------------------------------------------------------
+// Response checks (run once per server before measuring, so that a server
+// answering garbage never gets a number next to its name).
+
+function httpRequest(port, { method = 'GET', path: p = '/', body, timeoutMs = 10000 }) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: HOST, port, method, path: p, agent: false,
+      headers: body ? { 'content-length': body.length } : {},
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// Send `depth` GETs in one write on a raw socket and parse `depth` responses.
+function pipelinedCheck(port, depth, expectBodyLength, timeoutMs = 10000) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, HOST);
+    let buf = Buffer.alloc(0);
+    let got = 0;
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`pipelined check: ${got}/${depth} responses within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const fail = (msg) => { clearTimeout(timer); sock.destroy(); reject(new Error(`pipelined check: ${msg}`)); };
+    sock.on('connect', () => {
+      sock.write(`GET / HTTP/1.1\r\nHost: ${HOST}:${port}\r\n\r\n`.repeat(depth));
+    });
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const head = buf.subarray(0, end).toString('latin1');
+        const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
+        if (!status) return fail(`bad status line in response ${got + 1}: ${JSON.stringify(head.slice(0, 60))}`);
+        if (status[1] !== '200') return fail(`response ${got + 1} has status ${status[1]}`);
+        const cl = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+        if (!cl) return fail(`response ${got + 1} has no Content-Length (chunked not expected here)`);
+        const len = Number(cl[1]);
+        if (buf.length < end + 4 + len) return;
+        if (expectBodyLength !== undefined && len !== expectBodyLength) {
+          return fail(`response ${got + 1} body is ${len} bytes, expected ${expectBodyLength}`);
+        }
+        buf = buf.subarray(end + 4 + len);
+        if (++got === depth) {
+          clearTimeout(timer);
+          sock.destroy();
+          if (buf.length) return reject(new Error(`pipelined check: ${buf.length} extra bytes after ${depth} responses`));
+          return resolve(got);
+        }
+      }
+    });
+    sock.on('error', (err) => fail(err.message));
+    sock.on('close', () => { if (got < depth) fail(`connection closed after ${got}/${depth} responses`); });
+  });
+}
+
+async function checkServer(port, check) {
+  if (!check) return;
+  const body = check.bodySize ? Buffer.alloc(check.bodySize, 'x') : undefined;
+  const res = await httpRequest(port, { method: check.method, path: check.path, body });
+  if (res.status !== (check.status || 200)) {
+    throw new Error(`${check.method || 'GET'} ${check.path || '/'} answered ${res.status}, expected ${check.status || 200}`);
+  }
+  if (check.bodyLength !== undefined && res.body.length !== check.bodyLength) {
+    throw new Error(`response body is ${res.body.length} bytes, expected ${check.bodyLength}`);
+  }
+  if (check.body !== undefined && res.body.toString() !== check.body) {
+    throw new Error(`response body ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ${JSON.stringify(check.body)}`);
+  }
+  if (check.pipeline) await pipelinedCheck(port, check.pipeline, check.bodyLength);
+}
+
+// ---------------------------------------------------------------------------
+// Statistics and formatting
+
+function median(values) {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  const mid = v.length >> 1;
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+function min(values) {
+  const v = values.filter((x) => Number.isFinite(x));
+  return v.length ? Math.min(...v) : NaN;
+}
+
+function max(values) {
+  const v = values.filter((x) => Number.isFinite(x));
+  return v.length ? Math.max(...v) : NaN;
+}
+
+function fmtNum(x, digits) {
+  if (!Number.isFinite(x)) return '-';
+  if (digits === undefined) {
+    const a = Math.abs(x);
+    digits = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3;
+  }
+  return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function fmtRate(values) {
+  const m = median(values);
+  if (!Number.isFinite(m)) return '-';
+  const n = values.filter(Number.isFinite).length;
+  if (n < 2) return fmtNum(m, 0);
+  return `${fmtNum(m, 0)} (${fmtNum(min(values), 0)}–${fmtNum(max(values), 0)})`;
+}
+
+function fmtRatio(x) {
+  return Number.isFinite(x) ? `${x.toFixed(2)}x` : '-';
+}
+
+function indent(text, pad) {
+  return text.split('\n').map((l) => pad + l).join('\n');
+}
+
+// Print rows (arrays of strings) under headers, aligned; numbers right-aligned.
+function formatTable(headers, rows, { markdown = false } = {}) {
+  const widths = headers.map((h, i) => Math.max(strlen(h), ...rows.map((r) => strlen(r[i] ?? ''))));
+  const right = headers.map((_, i) => rows.some((r) => /^[\d,.–()x\s-]+$/.test(r[i] || '') && /\d/.test(r[i] || '')));
+  const pad = (s, i) => {
+    s = String(s ?? '');
+    const fill = ' '.repeat(widths[i] - strlen(s));
+    return right[i] ? fill + s : s + fill;
+  };
+  const lines = [];
+  if (markdown) {
+    lines.push(`| ${headers.map(pad).join(' | ')} |`);
+    lines.push(`| ${widths.map((w, i) => (right[i] ? '-'.repeat(w - 1) + ':' : '-'.repeat(w))).join(' | ')} |`);
+    for (const r of rows) lines.push(`| ${r.map(pad).join(' | ')} |`);
+  } else {
+    lines.push(headers.map(pad).join('  '));
+    lines.push(widths.map((w) => '-'.repeat(w)).join('  '));
+    for (const r of rows) lines.push(r.map(pad).join('  '));
+  }
+  return lines.join('\n');
+}
+
+function strlen(s) {
+  return [...String(s)].length;
+}
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+module.exports = {
+  HOST,
+  SLUICE_PATH,
+  hasTool,
+  clockTicks,
+  cpuCount,
+  sluiceLoadProblem,
+  readProcStat,
+  readProcIo,
+  readProcStatus,
+  readMachineBusy,
+  resetPeakRss,
+  snapshot,
+  startServer,
+  stopServer,
+  describeExit,
+  runPinned,
+  runLoad,
+  loadCommand,
+  parseWrk,
+  parseH2load,
+  parseSize,
+  checkServer,
+  pipelinedCheck,
+  httpRequest,
+  median,
+  min,
+  max,
+  fmtNum,
+  fmtRate,
+  fmtRatio,
+  formatTable,
+  indent,
+  sleep,
+  installExitHandlers,
+  killAll,
+};

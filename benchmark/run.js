@@ -1,0 +1,484 @@
+#!/usr/bin/env node
+'use strict';
+// Benchmark runner: sluice and its node built-in counterpart side by side.
+//
+//   node benchmark/run.js [options] [file|dir|filter ...]
+//
+// Each case file (benchmark/<area>/<name>.js, not *_server.js) exports
+// { title, columns, cases: [...] }. For every case, every server variant is
+// started in a child pinned to CPU 0 (taskset -c 0), checked for correct
+// answers, warmed up, and driven by wrk / h2load pinned to CPU 1; each case
+// runs N times (variants interleaved) and the table shows medians.
+// See benchmark/README.md.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const common = require('./common.js');
+
+const BENCH_DIR = __dirname;
+const SERVER_CPU = 0;
+const OTHER_LOAD_WARN = 15; // % of a core used by other processes before a run is flagged
+const LOAD_CPU = 1;
+
+const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
+
+  file|dir       run only these case files (e.g. http/hello, benchmark/http/hello.js, http)
+  filter         any other word: run only cases whose "file case-name" contains it
+  --quick        smoke run: each case once, ~2 s, short warm-up, reduced grids
+  --full         run full parameter grids (server_upload: all 16 combinations)
+  --runs N       runs per case (default 3, --quick 1)
+  --duration S   seconds per run (default: the case's, 5 s for hello; --quick 2)
+  --warmup S     warm-up seconds per server (default: the case's, 2; --quick 1; 0 = none)
+  --servers L    comma-separated variant labels or impls to run (e.g. node)
+  --markdown     also print the tables as Markdown
+  --json FILE    write every measurement to FILE
+  --list         list the cases that would run, and exit
+  -h, --help     this text`;
+
+function parseCli(argv) {
+  const o = { quick: false, full: false, runs: null, duration: null, warmup: null, servers: null,
+    markdown: false, json: null, list: false, targets: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (a.includes('=')) return a.slice(a.indexOf('=') + 1);
+      if (i + 1 >= argv.length) die(`${a} needs a value`);
+      return argv[++i];
+    };
+    const name = a.split('=')[0];
+    switch (name) {
+      case '--quick': o.quick = true; break;
+      case '--full': o.full = true; break;
+      case '--runs': o.runs = posInt(val(), a); break;
+      case '--duration': o.duration = posNum(val(), a); break;
+      case '--warmup': o.warmup = Number(val()); break;
+      case '--servers': o.servers = val().split(',').map((s) => s.trim()).filter(Boolean); break;
+      case '--markdown': o.markdown = true; break;
+      case '--json': o.json = val(); break;
+      case '--list': o.list = true; break;
+      case '-h': case '--help': console.log(USAGE); process.exit(0); break;
+      default:
+        if (a.startsWith('-')) die(`unknown option ${a}\n${USAGE}`);
+        o.targets.push(a);
+    }
+  }
+  if (o.duration !== null && o.duration > 600) die('--duration is capped at 600 s');
+  return o;
+}
+
+function posInt(v, a) {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) die(`${a}: expected a positive integer`);
+  return n;
+}
+
+function posNum(v, a) {
+  const n = Number(v);
+  if (!(n > 0)) die(`${a}: expected a positive number`);
+  return n;
+}
+
+function die(msg) {
+  console.error(msg);
+  process.exit(2);
+}
+
+// ---------------------------------------------------------------------------
+// Discovery
+
+function isCaseFile(file) {
+  const base = path.basename(file);
+  return base.endsWith('.js') && !base.endsWith('_server.js') && !base.startsWith('_');
+}
+
+function discover() {
+  const files = [];
+  for (const ent of fs.readdirSync(BENCH_DIR, { withFileTypes: true })) {
+    if (!ent.isDirectory() || ent.name.startsWith('.') || ent.name === 'node_modules') continue;
+    const dir = path.join(BENCH_DIR, ent.name);
+    for (const f of fs.readdirSync(dir).sort()) {
+      if (isCaseFile(f)) files.push(path.join(dir, f));
+    }
+  }
+  return files.sort();
+}
+
+function resolveTarget(t) {
+  const candidates = [t, `${t}.js`, path.join(BENCH_DIR, t), path.join(BENCH_DIR, `${t}.js`)];
+  for (const c of candidates) {
+    let st;
+    try { st = fs.statSync(c); } catch { continue; }
+    if (st.isFile()) return [path.resolve(c)];
+    if (st.isDirectory()) {
+      return fs.readdirSync(c).filter(isCaseFile).sort().map((f) => path.resolve(c, f));
+    }
+  }
+  return null;
+}
+
+function loadFile(file) {
+  const mod = require(file);
+  const spec = Array.isArray(mod) ? { cases: mod } : mod;
+  if (!spec || !Array.isArray(spec.cases)) {
+    throw new Error(`${file}: a case file must export { cases: [...] } or an array of cases`);
+  }
+  const group = path.relative(BENCH_DIR, file).replace(/\.js$/, '');
+  return {
+    file,
+    group,
+    dir: path.dirname(file),
+    title: spec.title || group,
+    columns: spec.columns || ['rps', 'cpuUsPerReq', 'writesPerResp', 'ratioRps', 'ratioCpu'],
+    ratioCpuMetric: spec.ratioCpuMetric || 'cpuUsPerReq',
+    cases: spec.cases,
+  };
+}
+
+function selectCases(spec, filters, opts) {
+  return spec.cases.filter((c) => {
+    if (c.grid === 'full' && !opts.full) return false;
+    if (opts.quick && c.quick === false && !opts.full) return false;
+    const id = `${spec.group} ${c.name}`.toLowerCase();
+    return filters.every((f) => id.includes(f.toLowerCase()));
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Measuring
+
+function settings(c, opts) {
+  return {
+    runs: opts.runs || (opts.quick ? 1 : (c.runs || 3)),
+    // wrk and h2load take whole seconds
+    duration: Math.max(1, Math.round(opts.duration || (opts.quick ? 2 : (c.duration || 5)))),
+    warmup: Math.max(0, Math.round(opts.warmup ?? (opts.quick ? 1 : (c.warmup ?? 2)))),
+  };
+}
+
+function toolFor(load) {
+  return load.tool;
+}
+
+function log(msg) {
+  process.stderr.write(`${msg}\n`);
+}
+
+async function runCase(spec, c, opts) {
+  const { runs, duration, warmup } = settings(c, opts);
+  const tag = `[${spec.group}: ${c.name}]`;
+  const result = { case: c.name, group: spec.group, params: c.params, runs, duration, warmup, variants: [], notes: [] };
+
+  let variants = c.variants;
+  if (opts.servers) {
+    variants = variants.filter((v) => opts.servers.includes(v.label) || opts.servers.includes(v.impl));
+  }
+  const vres = variants.map((v) => ({ label: v.label, impl: v.impl, baseline: !!v.baseline, runs: [], skipped: null, failed: null }));
+  result.variants = vres;
+
+  for (const tool of ['taskset', toolFor(c.load)]) {
+    if (!common.hasTool(tool)) {
+      const pkg = { taskset: 'util-linux', wrk: 'wrk', h2load: 'nghttp2-client' }[tool] || tool;
+      const why = `${tool} not found: skipped (sudo apt-get install -y ${pkg})`;
+      log(`${tag} ${why}`);
+      for (const v of vres) v.skipped = why;
+      return result;
+    }
+  }
+
+  const live = [];
+  try {
+    for (let i = 0; i < variants.length; i++) {
+      const v = variants[i];
+      const r = vres[i];
+      if (v.impl === 'sluice') {
+        const problem = common.sluiceLoadProblem();
+        if (problem) {
+          r.skipped = `sluice does not load: ${problem}`;
+          log(`${tag} ${r.label}: ${r.skipped}`);
+          continue;
+        }
+      }
+      const script = path.resolve(spec.dir, c.server.script);
+      const args = [v.impl, ...(c.server.args || []), ...(v.args || [])].map(String);
+      r.serverCommand = `taskset -c ${SERVER_CPU} node ${path.relative(process.cwd(), script)} ${args.join(' ')}`;
+      let h;
+      try {
+        h = await common.startServer(script, args, { cpu: SERVER_CPU });
+      } catch (err) {
+        r.failed = `server did not start: ${err.message}`;
+        log(`${tag} ${r.label}: ${r.failed}`);
+        continue;
+      }
+      try {
+        await common.checkServer(h.port, c.check);
+      } catch (err) {
+        r.failed = `wrong response: ${err.message}${h.exited ? ` (server ${common.describeExit(h.exited)})` : ''}`;
+        const tail = h.errorTail();
+        if (tail) r.failed += `\n${common.indent(tail, '      ')}`;
+        log(`${tag} ${r.label}: ${r.failed}`);
+        await h.stop();
+        continue;
+      }
+      live.push({ v, r, h });
+    }
+
+    // Warm-up, one server at a time.
+    if (warmup > 0) {
+      for (const l of live) {
+        const w = await common.runLoad(c.load, l.h.port, warmup, spec.dir, LOAD_CPU);
+        if (!l.h.alive()) markDead(l, tag, 'during warm-up');
+        else if (w.failure) log(`${tag} ${l.r.label}: warm-up problem: ${w.failure}`);
+      }
+    }
+
+    for (let run = 1; run <= runs; run++) {
+      for (const l of live) {
+        if (l.r.failed) continue;
+        const m = await measure(c, spec, l, duration);
+        if (m.failure) {
+          l.r.failed = m.failure;
+          log(`${tag} ${l.r.label}: run ${run}/${runs} FAILED: ${m.failure}`);
+          continue;
+        }
+        l.r.runs.push(m);
+        log(`${tag} ${l.r.label} run ${run}/${runs}: ${common.fmtNum(m.rps, 0)} req/s, ` +
+            `server CPU ${common.fmtNum(m.cpuPct, 0)}% (load ${common.fmtNum(m.loadCpuPct, 0)}%), ` +
+            `${common.fmtNum(m.cpuUsPerReq)} µs/req, other load ${common.fmtNum(m.otherCpuPct, 0)}%` +
+            (m.writesPerResp !== null ? `, ${common.fmtNum(m.writesPerResp, 3)} writes/resp` : '') +
+            `, GC ${common.fmtNum(m.gcMsPerSec, 1)} ms/s, RSS ${common.fmtNum(m.rss / 1048576, 0)} MB` +
+            (m.warnings.length ? `  [${m.warnings.join('; ')}]` : ''));
+      }
+    }
+  } finally {
+    await Promise.all(live.map((l) => l.h.stop()));
+  }
+  return result;
+}
+
+function markDead(l, tag, when) {
+  const tail = l.h.errorTail();
+  l.r.failed = `server died ${when} (${common.describeExit(l.h.exited)})${tail ? `\n${common.indent(tail, '      ')}` : ''}`;
+  log(`${tag} ${l.r.label}: ${l.r.failed}`);
+}
+
+async function measure(c, spec, l, duration) {
+  const { h } = l;
+  let gc0 = null;
+  try { gc0 = await h.stats(); } catch (err) { return { failure: `no stats before run: ${err.message}` }; }
+  common.resetPeakRss(h.pid);
+  let s0;
+  try { s0 = common.snapshot(h.pid); } catch { return { failure: `server gone before run (${common.describeExit(h.exited)})` }; }
+
+  const load = await common.runLoad(c.load, h.port, duration, spec.dir, LOAD_CPU);
+  await common.sleep(150); // let the server finish what is in flight
+
+  if (!h.alive()) {
+    const tail = h.errorTail();
+    return { failure: `server died during the run (${common.describeExit(h.exited)})${tail ? `\n${common.indent(tail, '      ')}` : ''}` };
+  }
+  const s1 = common.snapshot(h.pid);
+  const status = common.readProcStatus(h.pid);
+  let gc1 = null;
+  try { gc1 = await h.stats(); } catch { /* reported as '-' */ }
+  if (load.failure) return { failure: load.failure };
+
+  const hz = common.clockTicks();
+  const wall = Number(s1.time - s0.time) / 1e9;
+  const cpuSec = (s1.ticks - s0.ticks) / hz;
+  const n = load.requests;
+  const seconds = load.seconds || duration;
+  const warnings = [];
+  const errs = Object.entries(load.errors || {}).filter(([, v]) => v > 0);
+  if (errs.length) warnings.push(`errors: ${errs.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (load.non2xx) warnings.push(`${load.non2xx} non-2xx responses`);
+  if (!(n > 0)) return { failure: `no completed requests (${warnings.join('; ') || 'load tool reported 0'})` };
+
+  const m = {
+    requests: n,
+    seconds,
+    rps: load.rps,
+    bytesRead: load.bytesRead,
+    mbps: Number.isFinite(load.bytesRead) ? load.bytesRead / seconds / 1e6 : NaN,
+    cpuSec,
+    cpuPct: (cpuSec / wall) * 100,
+    loadCpuPct: (load.cpuSec / seconds) * 100,
+    // CPU used on this machine by anything but the server and the load
+    // generator during the run (other sessions' builds and tests, ...), as %
+    // of one core. Large values mean a noisy run.
+    otherCpuPct: Math.max(0, (((s1.machineBusy - s0.machineBusy) / hz - cpuSec - (load.cpuSec || 0)) / wall) * 100),
+    cpuUsPerReq: (cpuSec * 1e6) / n,
+    writesPerResp: s0.syscw !== null && s1.syscw !== null ? (s1.syscw - s0.syscw) / n : null,
+    readsPerReq: s0.syscr !== null && s1.syscr !== null ? (s1.syscr - s0.syscr) / n : null,
+    gcMs: gc0 && gc1 ? gc1.gcMs - gc0.gcMs : NaN,
+    gcCount: gc0 && gc1 ? gc1.gcCount - gc0.gcCount : NaN,
+    peakRss: status.VmHWM || NaN,
+    rss: status.VmRSS || NaN,
+    pool: gc1 && gc1.pool ? gc1.pool : undefined,
+    warnings,
+    command: load.command,
+  };
+  m.gcMsPerSec = m.gcMs / wall;
+  if (m.otherCpuPct > OTHER_LOAD_WARN) warnings.push(`other load on the machine (${Math.round(m.otherCpuPct)}% of a core)`);
+  if (c.uploadBytes) {
+    const bytes = n * c.uploadBytes;
+    m.uploadGBps = bytes / seconds / 1e9;
+    m.cpuSecPerGB = cpuSec / (bytes / 1e9);
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------
+// Tables
+
+const COLUMNS = {
+  rps: { header: 'req/s median (min–max)', get: (r) => common.fmtRate(r.runs.map((m) => m.rps)) },
+  mbps: { header: 'MB/s', get: (r) => common.fmtNum(med(r, 'mbps'), 1) },
+  gbps: { header: 'GB/s', get: (r) => common.fmtNum(med(r, 'uploadGBps'), 2) },
+  cpuPct: { header: 'srv CPU %', get: (r) => common.fmtNum(med(r, 'cpuPct'), 0) },
+  loadCpuPct: { header: 'load CPU %', get: (r) => common.fmtNum(med(r, 'loadCpuPct'), 0) },
+  otherCpuPct: { header: 'other CPU %', get: (r) => common.fmtNum(med(r, 'otherCpuPct'), 0) },
+  cpuUsPerReq: { header: 'CPU µs/req', get: (r) => common.fmtNum(med(r, 'cpuUsPerReq'), 2) },
+  writesPerResp: { header: 'writes/resp', get: (r) => common.fmtNum(med(r, 'writesPerResp'), 3) },
+  cpuSecPerGB: { header: 'CPU s/GB', get: (r) => common.fmtNum(med(r, 'cpuSecPerGB'), 3) },
+  gcMsPerSec: { header: 'GC ms/s', get: (r) => common.fmtNum(med(r, 'gcMsPerSec'), 1) },
+  peakRss: { header: 'peak RSS MB', get: (r) => common.fmtNum(med(r, 'peakRss') / 1048576, 0) },
+  ratioRps: { header: 'req/s ratio', get: (r, base) => ratio(r, base, 'rps') },
+  ratioCpu: { header: 'CPU ratio', get: (r, base, spec) => ratio(r, base, spec.ratioCpuMetric) },
+};
+
+function med(r, key) {
+  return common.median(r.runs.map((m) => m[key]));
+}
+
+function ratio(r, base, key) {
+  if (!base || r === base) return '';
+  return common.fmtRatio(med(r, key) / med(base, key));
+}
+
+function buildTable(spec, results) {
+  const headers = ['case', 'server', ...spec.columns.map((k) => COLUMNS[k].header)];
+  const rows = [];
+  const notes = [];
+  for (const res of results) {
+    const base = res.variants.find((v) => v.baseline && v.runs.length);
+    for (const v of res.variants) {
+      if (!v.runs.length) {
+        const why = v.skipped || v.failed || 'no result';
+        rows.push([res.case, v.label, v.skipped ? 'skipped (see notes)' : 'FAILED (see notes)',
+          ...spec.columns.slice(1).map(() => '')]);
+        notes.push(v.skipped ? `${v.label}: ${why}` : `${res.case} / ${v.label}: ${why}`);
+        continue;
+      }
+      rows.push([res.case, v.label, ...spec.columns.map((k) => COLUMNS[k].get(v, base, spec))]);
+      if (v.failed) notes.push(`${res.case} / ${v.label}: later run failed: ${v.failed}`);
+      const warns = [...new Set(v.runs.flatMap((m) => m.warnings).filter((w) => !w.startsWith('other load')))];
+      const noisy = v.runs.filter((m) => m.otherCpuPct > OTHER_LOAD_WARN);
+      if (noisy.length) {
+        warns.push(`${noisy.length}/${v.runs.length} run(s) shared the machine with other load ` +
+          `(up to ${Math.round(Math.max(...noisy.map((m) => m.otherCpuPct)))}% of a core)`);
+      }
+      if (warns.length) notes.push(`${res.case} / ${v.label}: ${warns.join('; ')}`);
+    }
+  }
+  return { headers, rows, notes: [...new Set(notes)] };
+}
+
+function machineInfo() {
+  const cpus = os.cpus();
+  let tools = [];
+  try { tools.push(execFileSync('wrk', ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]); } catch (e) {
+    const first = String(e.stdout || '').split('\n')[0];
+    if (first) tools.push(first.replace(/\s+Copyright.*/, ''));
+  }
+  try { tools.push(execFileSync('h2load', ['--version'], { encoding: 'utf8' }).trim().split('\n')[0]); } catch {}
+  tools = tools.map((t) => t.replace(/\s+Copyright.*/, '').replace(/\s+\[.*\]/, ''));
+  return {
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    cpus: common.cpuCount(),
+    model: cpus[0] ? cpus[0].model.trim() : 'unknown',
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+    clkTck: common.clockTicks(),
+    tools,
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+async function main() {
+  const opts = parseCli(process.argv.slice(2));
+  common.installExitHandlers();
+
+  let files = [];
+  const filters = [];
+  for (const t of opts.targets) {
+    const r = resolveTarget(t);
+    if (r) files.push(...r);
+    else filters.push(t);
+  }
+  if (!files.length) files = discover();
+  files = [...new Set(files)];
+
+  const specs = files.map(loadFile);
+  const plan = specs.map((s) => ({ spec: s, cases: selectCases(s, filters, opts) })).filter((p) => p.cases.length);
+  if (!plan.length) die(`no benchmark case matches ${JSON.stringify(opts.targets)}`);
+
+  if (opts.list) {
+    for (const p of plan) {
+      console.log(`${p.spec.group}`);
+      for (const c of p.cases) {
+        const s = settings(c, opts);
+        console.log(`  ${c.name}  [${c.variants.map((v) => v.label).join(', ')}]  ${s.runs} x ${s.duration} s`);
+      }
+    }
+    return;
+  }
+
+  const info = machineInfo();
+  if (info.cpus < 2) log(`warning: ${info.cpus} CPU(s) visible; server (CPU ${SERVER_CPU}) and load (CPU ${LOAD_CPU}) cannot be separated`);
+  const sluiceProblem = common.sluiceLoadProblem();
+  console.log(`# sluice benchmarks  ${info.date}`);
+  console.log(`# ${info.cpus} CPUs (${info.model}), ${info.kernel}, node ${info.node}, ${info.tools.join(', ')}`);
+  console.log(`# server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU}; CPU from /proc/PID/stat (CLK_TCK ${info.clkTck}), writes from /proc/PID/io syscw`);
+  console.log(`# mode: ${opts.quick ? 'quick' : 'normal'}${opts.full ? ' + full grid' : ''}; medians over runs; ratios are sluice / node`);
+  if (sluiceProblem) console.log(`# sluice does not load (${sluiceProblem}): its rows are skipped`);
+  for (const t of ['taskset', 'wrk', 'h2load']) if (!common.hasTool(t)) console.log(`# ${t} not found: cases that need it are skipped`);
+
+  const all = { machine: info, options: opts, groups: [] };
+  for (const { spec, cases } of plan) {
+    const results = [];
+    const s = settings(cases[0], opts);
+    log(`\n== ${spec.title} (${cases.length} case(s), ${s.runs} run(s) x ${s.duration} s) ==`);
+    for (const c of cases) {
+      results.push(await runCase(spec, c, opts));
+    }
+    const t = buildTable(spec, results);
+    console.log(`\n## ${spec.title}`);
+    const runsDesc = [...new Set(results.map((r) => `${r.runs} run(s) x ${r.duration} s, warm-up ${r.warmup} s`))].join('; ');
+    console.log(`# ${runsDesc}\n`);
+    console.log(common.formatTable(t.headers, t.rows));
+    if (opts.markdown) {
+      console.log('');
+      console.log(common.formatTable(t.headers, t.rows, { markdown: true }));
+    }
+    if (t.notes.length) {
+      console.log('\nnotes:');
+      for (const n of t.notes) console.log(`  ${n}`);
+    }
+    all.groups.push({ group: spec.group, title: spec.title, results });
+  }
+  if (opts.json) {
+    fs.writeFileSync(opts.json, JSON.stringify(all, null, 2));
+    log(`\nwrote ${opts.json}`);
+  }
+}
+
+main().then(() => {
+  common.killAll('SIGKILL');
+}, (err) => {
+  console.error(err && err.stack ? err.stack : err);
+  common.killAll('SIGKILL');
+  process.exit(1);
+});
