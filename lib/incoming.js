@@ -1,0 +1,130 @@
+'use strict';
+
+// IncomingRequest: node's IncomingMessage for sluice. A real
+// stream.Readable over the body chunks the native session delivers.
+// Backpressure: when push() reports a full buffer the connection stops
+// reading its socket (uv_read_stop); _read() restarts it.
+
+const { Readable } = require('stream');
+const { headersObject, headersDistinct } = require('./headers');
+const { codedError } = require('./errors');
+
+const kConn = Symbol('sluice.conn');
+const kSeq = Symbol('sluice.seq');
+const kHeaders = Symbol('sluice.headers');
+const kSocketPaused = Symbol('sluice.socketPaused');
+const kSocket = Symbol('sluice.socket');
+
+const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
+
+class IncomingRequest extends Readable {
+  constructor(conn, seq, method, url, rawHeaders, versionCode, socket) {
+    super();
+    this[kConn] = conn;
+    this[kSeq] = seq;
+    this[kHeaders] = null;
+    this[kSocketPaused] = false;
+    this[kSocket] = socket;
+    this.method = method;
+    this.url = url;
+    this.rawHeaders = rawHeaders;
+    this.rawTrailers = [];
+    this.trailers = {};
+    this.httpVersionMajor = (versionCode / 10) | 0;
+    this.httpVersionMinor = versionCode % 10;
+    this.httpVersion = versionStrings[versionCode] ||
+      `${this.httpVersionMajor}.${this.httpVersionMinor}`;
+    this.complete = false;
+    this.aborted = false;
+    this.upgrade = false;
+    this._dumped = false;
+    this._consuming = false;
+  }
+
+  get headers() {
+    if (this[kHeaders] === null) this[kHeaders] = headersObject(this.rawHeaders);
+    return this[kHeaders];
+  }
+
+  set headers(v) { this[kHeaders] = v; }
+
+  get headersDistinct() { return headersDistinct(this.rawHeaders); }
+
+  get trailersDistinct() { return headersDistinct(this.rawTrailers); }
+
+  get socket() { return this[kSocket]; }
+
+  get connection() { return this[kSocket]; }
+
+  setTimeout(ms, cb) {
+    if (cb) this.on('timeout', cb);
+    this[kSocket].setTimeout(ms);
+    return this;
+  }
+
+  read(n) {
+    this._consuming = true;
+    return super.read(n);
+  }
+
+  _read() {
+    if (this[kSocketPaused]) {
+      this[kSocketPaused] = false;
+      this[kConn].resume();
+    }
+  }
+
+  // Called by the server for each body chunk.
+  _pushBody(chunk) {
+    if (this._dumped) return;
+    if (!this.push(chunk) && !this[kSocketPaused]) {
+      this[kSocketPaused] = true;
+      this[kConn].pause();
+    }
+  }
+
+  // Called by the server when the body is complete.
+  _pushEnd(rawTrailers) {
+    this.complete = true;
+    if (rawTrailers) {
+      this.rawTrailers = rawTrailers;
+      this.trailers = headersObject(rawTrailers);
+    }
+    if (!this._dumped) this.push(null);
+  }
+
+  // The response finished while the body was unread: discard the rest
+  // (node's _dump) so the connection keeps reading.
+  _dump() {
+    if (this._dumped) return;
+    this._dumped = true;
+    this.removeAllListeners('data');
+    if (this[kSocketPaused]) {
+      this[kSocketPaused] = false;
+      this[kConn].resume();
+    }
+    this.resume();
+  }
+
+  // The connection closed before the body was complete.
+  _abort() {
+    if (this.complete || this.aborted) return;
+    this.aborted = true;
+    this.emit('aborted');
+    const err = codedError('ECONNRESET', 'aborted');
+    // As node: an 'error' only when someone listens for it.
+    this.destroy(this.listenerCount('error') > 0 ? err : undefined);
+  }
+
+  _destroy(err, cb) {
+    // As node: destroying a request whose body is still arriving destroys
+    // the connection (the rest of the body cannot be skipped safely).
+    if (!this.complete && !this.aborted) {
+      this.aborted = true;
+      this[kConn].destroy();
+    }
+    cb(err);
+  }
+}
+
+module.exports = { IncomingRequest, kSeq, kConn };

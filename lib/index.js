@@ -1,0 +1,36 @@
+'use strict';
+
+// sluice: a native HTTP/1.1 server for Node.js with node:http's API.
+
+const binding = require('./binding');
+const { Server } = require('./server');
+const { IncomingRequest } = require('./incoming');
+const { ServerResponse } = require('./response');
+const { createBufferPool, releaseBuffer, BufferPool } = require('./buffer_pool');
+const { STATUS_CODES, METHODS } = require('http');
+
+function createServer(options, requestListener) {
+  return new Server(options, requestListener);
+}
+
+const versions = Object.freeze({
+  sluice: require('../package.json').version,
+  llhttp: binding.versions.llhttp,
+  nghttp2: process.versions.nghttp2,
+  node: process.versions.node,
+});
+
+module.exports = {
+  createServer,
+  Server,
+  IncomingRequest,
+  ServerResponse,
+  createBufferPool,
+  releaseBuffer,
+  BufferPool,
+  STATUS_CODES,
+  METHODS,
+  versions,
+  // Debug counters of the native output path (tests, benchmarks).
+  _counters: binding.counters,
+};

@@ -1,0 +1,352 @@
+'use strict';
+
+// ServerResponse: node's http.ServerResponse for sluice. Headers live in
+// JS until the response starts; then status line, headers and (on end) the
+// body cross into native code in one call, which serializes them into the
+// connection's corked output buffer.
+
+const Stream = require('stream');
+const {
+  validateHeaderName, validateHeaderValue, validateStatusCode, headersSentError,
+} = require('./headers');
+const { codedError, codedTypeError } = require('./errors');
+
+const kConn = Symbol('sluice.conn');
+const kSeq = Symbol('sluice.seq');
+const kHeaders = Symbol('sluice.headers');
+const kNeedDrain = Symbol('sluice.needDrain');
+const kTrailers = Symbol('sluice.trailers');
+const kSocket = Symbol('sluice.socket');
+
+// Must match ResponseHeadFlags in src/core/http1_session.h.
+const F_CONTENT_LENGTH = 1 << 0;
+const F_TRANSFER_ENCODING = 1 << 1;
+const F_CHUNKED = 1 << 2;
+const F_DATE = 1 << 3;
+const F_CONNECTION = 1 << 4;
+const F_CONNECTION_CLOSE = 1 << 5;
+const F_KEEP_ALIVE = 1 << 6;
+const F_WHOLE_BODY = 1 << 7;
+const F_END = 1 << 8; // binding: end after the body
+// Native result codes (src/core/http1_session.h ResponseError).
+const R_CLOSED = -4;
+
+const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
+const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
+
+function headerFlag(key, value) {
+  switch (key.length) {
+    case 4: return key === 'date' ? F_DATE : 0;
+    case 10:
+      if (key === 'connection') {
+        return F_CONNECTION | (closeRegExp.test(String(value)) ? F_CONNECTION_CLOSE : 0);
+      }
+      return key === 'keep-alive' ? F_KEEP_ALIVE : 0;
+    case 14: return key === 'content-length' ? F_CONTENT_LENGTH : 0;
+    case 17:
+      if (key === 'transfer-encoding') {
+        return F_TRANSFER_ENCODING | (chunkedRegExp.test(String(value)) ? F_CHUNKED : 0);
+      }
+      return 0;
+    default: return 0;
+  }
+}
+
+function toBody(chunk, encoding) {
+  if (typeof chunk === 'string') {
+    if (!encoding || encoding === 'utf8' || encoding === 'utf-8') return chunk;
+    return Buffer.from(chunk, encoding);
+  }
+  if (chunk instanceof Uint8Array || chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) {
+    return chunk;
+  }
+  throw codedTypeError('ERR_INVALID_ARG_TYPE',
+    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
+}
+
+class ServerResponse extends Stream {
+  constructor(req, conn, seq, socket) {
+    super();
+    this.req = req;
+    this[kConn] = conn;
+    this[kSeq] = seq;
+    this[kSocket] = socket;
+    this[kHeaders] = null;
+    this[kNeedDrain] = false;
+    this[kTrailers] = '';
+    this.statusCode = 200;
+    this.statusMessage = undefined;
+    this.sendDate = true;
+    this.headersSent = false;
+    this.writableEnded = false;
+    this.writableFinished = false;
+    this.destroyed = false;
+    this.chunkedEncoding = false;
+    this.shouldKeepAlive = true;
+    this.strictContentLength = false;
+  }
+
+  get socket() { return this[kSocket]; }
+  get connection() { return this[kSocket]; }
+  get finished() { return this.writableEnded; }
+  get writable() { return !this.writableEnded && !this.destroyed; }
+  get writableNeedDrain() { return this[kNeedDrain]; }
+  get writableLength() { return 0; }
+  get writableHighWaterMark() { return 65536; }
+  get writableCorked() { return 0; }
+  get _header() { return this.headersSent; }
+
+  // ---- headers ---------------------------------------------------------
+  setHeader(name, value) {
+    if (this.headersSent) throw headersSentError('set');
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    if (this[kHeaders] === null) this[kHeaders] = Object.create(null);
+    this[kHeaders][name.toLowerCase()] = [name, value];
+    return this;
+  }
+
+  appendHeader(name, value) {
+    if (this.headersSent) throw headersSentError('append');
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    if (this[kHeaders] === null) this[kHeaders] = Object.create(null);
+    const key = name.toLowerCase();
+    const prev = this[kHeaders][key];
+    if (prev === undefined) {
+      this[kHeaders][key] = [name, value];
+    } else {
+      const list = Array.isArray(prev[1]) ? prev[1] : [prev[1]];
+      this[kHeaders][key] = [prev[0], list.concat(value)];
+    }
+    return this;
+  }
+
+  getHeader(name) {
+    if (typeof name !== 'string') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "name" argument must be of type string');
+    }
+    const entry = this[kHeaders] && this[kHeaders][name.toLowerCase()];
+    return entry ? entry[1] : undefined;
+  }
+
+  getHeaders() {
+    const out = Object.create(null);
+    if (this[kHeaders]) {
+      for (const key in this[kHeaders]) out[key] = this[kHeaders][key][1];
+    }
+    return out;
+  }
+
+  getHeaderNames() { return this[kHeaders] ? Object.keys(this[kHeaders]) : []; }
+
+  getRawHeaderNames() {
+    return this[kHeaders] ? Object.values(this[kHeaders]).map((e) => e[0]) : [];
+  }
+
+  hasHeader(name) {
+    if (typeof name !== 'string') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "name" argument must be of type string');
+    }
+    return !!(this[kHeaders] && this[kHeaders][name.toLowerCase()] !== undefined);
+  }
+
+  removeHeader(name) {
+    if (this.headersSent) throw headersSentError('remove');
+    if (this[kHeaders]) delete this[kHeaders][name.toLowerCase()];
+  }
+
+  writeHead(statusCode, reason, headers) {
+    if (this.headersSent) throw headersSentError('write');
+    if (typeof reason !== 'string') {
+      headers = reason;
+      reason = undefined;
+    }
+    this.statusCode = validateStatusCode(statusCode);
+    if (reason !== undefined) {
+      if (/[\r\n]/.test(reason)) {
+        throw codedTypeError('ERR_INVALID_CHAR', 'Invalid character in statusMessage');
+      }
+      this.statusMessage = reason;
+    }
+    if (headers) {
+      if (Array.isArray(headers)) {
+        // Flat [name, value, ...] or [[name, value], ...], as node takes.
+        if (headers.length && Array.isArray(headers[0])) {
+          for (const [k, v] of headers) this.appendHeader(k, v);
+        } else {
+          if (headers.length % 2 !== 0) {
+            throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The argument \'headers\' is invalid');
+          }
+          for (let i = 0; i < headers.length; i += 2) this.appendHeader(headers[i], headers[i + 1]);
+        }
+      } else {
+        for (const key of Object.keys(headers)) {
+          const v = headers[key];
+          if (v !== undefined) this.setHeader(key, v);
+        }
+      }
+    }
+    this._writeHeadCalled = true;
+    return this;
+  }
+
+  // Serializes user headers into "Name: value\r\n" lines and the flags
+  // telling native code which framing headers the user set.
+  _headBlock() {
+    let block = '';
+    let flags = this.sendDate ? 0 : F_DATE;
+    const h = this[kHeaders];
+    if (h !== null) {
+      for (const key in h) {
+        const [name, value] = h[key];
+        if (Array.isArray(value)) {
+          for (let i = 0; i < value.length; i++) block += name + ': ' + value[i] + '\r\n';
+        } else {
+          block += name + ': ' + value + '\r\n';
+        }
+        flags |= headerFlag(key, value);
+      }
+    }
+    if (flags & F_CONNECTION_CLOSE) this.shouldKeepAlive = false;
+    return [block, flags];
+  }
+
+  _statusFlags(flags) {
+    return (this.statusCode & 0x3ff) | (flags << 10);
+  }
+
+  _result(r) {
+    if (r < 0) {
+      if (r === R_CLOSED) return false;
+      throw codedError('ERR_SLUICE_RESPONSE', `response error ${r}`);
+    }
+    if (r & 1) {
+      this[kNeedDrain] = true;
+      return false;
+    }
+    return true;
+  }
+
+  // Starts the response without a body (write() with headers pending,
+  // flushHeaders()).
+  _sendHead() {
+    const [block, flags] = this._headBlock();
+    this.headersSent = true;
+    if (!(flags & (F_CONTENT_LENGTH | F_TRANSFER_ENCODING))) this.chunkedEncoding = true;
+    return this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
+      block, undefined, undefined);
+  }
+
+  flushHeaders() {
+    if (!this.headersSent) this._result(this._sendHead());
+  }
+
+  writeContinue(cb) {
+    this[kConn].writeContinue(this[kSeq]);
+    if (cb) process.nextTick(cb);
+  }
+
+  writeProcessing() {}
+
+  writeEarlyHints() {}
+
+  addTrailers(headers) {
+    let block = '';
+    const entries = Array.isArray(headers) ? headers : Object.entries(headers);
+    for (const [k, v] of entries) {
+      validateHeaderName(k);
+      validateHeaderValue(k, v);
+      block += k + ': ' + v + '\r\n';
+    }
+    this[kTrailers] += block;
+  }
+
+  // ---- body ----------------------------------------------------------------
+  write(chunk, encoding, cb) {
+    if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
+    if (this.writableEnded) {
+      const err = codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end');
+      process.nextTick(() => {
+        if (cb) cb(err);
+        this.emit('error', err);
+      });
+      return false;
+    }
+    if (chunk === null) {
+      throw codedTypeError('ERR_STREAM_NULL_VALUES', 'May not write null values to stream');
+    }
+    const body = toBody(chunk, encoding);
+    if (this.destroyed) return false;
+    if (!this.headersSent) this._sendHead();
+    const ok = this._result(this[kConn].write(this[kSeq], body));
+    if (cb) process.nextTick(cb);
+    return ok;
+  }
+
+  end(chunk, encoding, cb) {
+    if (typeof chunk === 'function') { cb = chunk; chunk = undefined; encoding = undefined; }
+    if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
+    if (this.writableEnded) {
+      if (cb) process.nextTick(cb);
+      return this;
+    }
+    const body = chunk === undefined || chunk === null ? undefined : toBody(chunk, encoding);
+    this.writableEnded = true;
+    if (this.destroyed) return this;
+    let r;
+    const trailers = this[kTrailers] || undefined;
+    if (!this.headersSent) {
+      const [block, flags] = this._headBlock();
+      this.headersSent = true;
+      r = this[kConn].respond(this[kSeq], this._statusFlags(flags | F_WHOLE_BODY | F_END),
+        this.statusMessage, block, body, trailers);
+    } else {
+      r = this[kConn].end(this[kSeq], body, trailers);
+    }
+    this._result(r);
+    if (cb) this.once('finish', cb);
+    process.nextTick(emitFinish, this);
+    return this;
+  }
+
+  destroy(err) {
+    if (this.destroyed) return this;
+    this.destroyed = true;
+    if (!this.writableFinished) this[kConn].destroy();
+    if (err) process.nextTick(() => this.emit('error', err));
+    return this;
+  }
+
+  cork() {}
+  uncork() {}
+  setTimeout(ms, cb) {
+    if (cb) this.on('timeout', cb);
+    this[kSocket].setTimeout(ms);
+    return this;
+  }
+
+  // Called by the server.
+  _drain() {
+    if (this[kNeedDrain]) {
+      this[kNeedDrain] = false;
+      this.emit('drain');
+    }
+  }
+
+  _closed() {
+    if (this.writableFinished) return;
+    this.destroyed = true;
+    this.emit('close');
+  }
+}
+
+function emitFinish(res) {
+  if (res.writableFinished || res.destroyed) return;
+  res.writableFinished = true;
+  res.emit('finish');
+  if (res._onFinish) res._onFinish(res);
+  res.emit('close');
+}
+
+module.exports = { ServerResponse };

@@ -1,0 +1,298 @@
+'use strict';
+
+// Server: node:http's Server shape over the native listener. The native
+// side calls the handlers below, one call per request on the common path
+// (head and, for bodiless requests, completion together).
+
+const { EventEmitter } = require('events');
+const dns = require('dns');
+const net = require('net');
+const binding = require('./binding');
+const { IncomingRequest } = require('./incoming');
+const { ServerResponse } = require('./response');
+const { SluiceSocket } = require('./socket');
+const { codedError, codedTypeError } = require('./errors');
+
+const { methods } = binding;
+
+// Flags of onRequest (src/binding/js_server.cc).
+const RQ_COMPLETE = 1;
+const RQ_KEEP_ALIVE = 2;
+const RQ_EXPECT_CONTINUE = 4;
+
+const kNative = Symbol('sluice.native');
+const kState = Symbol('sluice.connState');
+
+const defaults = {
+  maxHeaderSize: 16384,
+  headersTimeout: 60000,
+  requestTimeout: 300000,
+  keepAliveTimeout: 5000,
+  highWaterMark: 65536,
+};
+
+function validateTimeout(name, v) {
+  if (v === undefined) return defaults[name];
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE', `The "options.${name}" property must be a non-negative number`);
+  }
+  return v;
+}
+
+// Per-connection JS state, kept on the native connection object.
+class ConnState {
+  constructor(conn) {
+    this.socket = new SluiceSocket(conn);
+    this.current = null;  // request receiving body
+    this.live = [];       // [req, res] pairs not finished
+  }
+}
+
+function connState(conn) {
+  let st = conn[kState];
+  if (st === undefined) {
+    st = new ConnState(conn);
+    conn[kState] = st;
+  }
+  return st;
+}
+
+class Server extends EventEmitter {
+  constructor(options, requestListener) {
+    super();
+    if (typeof options === 'function') {
+      requestListener = options;
+      options = {};
+    } else if (options == null) {
+      options = {};
+    } else if (typeof options !== 'object') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
+    }
+    const maxHeaderSize = options.maxHeaderSize === undefined ?
+      defaults.maxHeaderSize : options.maxHeaderSize;
+    if (!Number.isInteger(maxHeaderSize) || maxHeaderSize <= 0) {
+      throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The "options.maxHeaderSize" property must be a positive integer');
+    }
+    this.maxHeaderSize = maxHeaderSize;
+    this.headersTimeout = validateTimeout('headersTimeout', options.headersTimeout);
+    this.requestTimeout = validateTimeout('requestTimeout', options.requestTimeout);
+    this.keepAliveTimeout = validateTimeout('keepAliveTimeout', options.keepAliveTimeout);
+    this.timeout = 0;
+    this.maxHeadersCount = null;
+    this.maxRequestsPerSocket = 0;
+    this.requestBufferAllocator = options.requestBufferAllocator;
+    if (requestListener) this.on('request', requestListener);
+
+    this[kNative] = new binding.NativeServer({
+      maxHeaderSize,
+      headersTimeout: this.headersTimeout,
+      requestTimeout: this.requestTimeout,
+      keepAliveTimeout: this.keepAliveTimeout,
+      highWaterMark: options.highWaterMark || defaults.highWaterMark,
+    }, {
+      onRequest: this._onRequest.bind(this),
+      onBody: onBody,
+      onEnd: onEnd,
+      onDrain: onDrain,
+      onClientError: this._onClientError.bind(this),
+      onClose: onClose,
+      onServerClose: this._onServerClose.bind(this),
+    });
+    this._listening = false;
+    this._closing = false;
+  }
+
+  get listening() { return this._listening; }
+
+  listen(...args) {
+    let port = 0;
+    let host;
+    let backlog = 511;
+    let cb;
+    if (typeof args[args.length - 1] === 'function') cb = args.pop();
+    if (args[0] !== null && typeof args[0] === 'object') {
+      const o = args[0];
+      port = o.port === undefined ? 0 : o.port;
+      host = o.host;
+      if (o.backlog !== undefined) backlog = o.backlog;
+    } else {
+      if (args[0] !== undefined && args[0] !== null) port = args[0];
+      if (typeof args[1] === 'string') {
+        host = args[1];
+        if (typeof args[2] === 'number') backlog = args[2];
+      } else if (typeof args[1] === 'number') {
+        backlog = args[1];
+      }
+    }
+    port = Number(port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw codedError('ERR_SOCKET_BAD_PORT', `Port should be >= 0 and < 65536. Received ${args[0]}.`);
+    }
+    if (cb) this.once('listening', cb);
+    const start = (address) => this._listen(address, port, backlog);
+    if (host === undefined || host === null || host === '') {
+      start(null);
+    } else if (net.isIP(host)) {
+      start(host);
+    } else {
+      dns.lookup(host, (err, address) => {
+        if (err) this.emit('error', err);
+        else start(address);
+      });
+    }
+    return this;
+  }
+
+  _listen(address, port, backlog) {
+    const native = this[kNative];
+    let r;
+    if (address === null) {
+      // As node: the unspecified IPv6 address (dual-stack), IPv4 without it.
+      address = '::';
+      r = native.listen(address, port, backlog);
+      if (r < 0 && (binding.errname(r) === 'EAFNOSUPPORT' || binding.errname(r) === 'EADDRNOTAVAIL')) {
+        address = '0.0.0.0';
+        r = native.listen(address, port, backlog);
+      }
+    } else {
+      r = native.listen(address, port, backlog);
+    }
+    if (r < 0) {
+      const code = binding.errname(r);
+      const err = new Error(`listen ${code}: ${binding.strerror(r)} ${address}:${port}`);
+      err.code = code;
+      err.errno = r;
+      err.syscall = 'listen';
+      err.address = address;
+      err.port = port;
+      process.nextTick(() => this.emit('error', err));
+      return;
+    }
+    this._listening = true;
+    this._closing = false;
+    process.nextTick(() => this.emit('listening'));
+  }
+
+  address() {
+    if (!this._listening) return null;
+    return this[kNative].address();
+  }
+
+  close(cb) {
+    if (typeof cb === 'function') {
+      if (!this._listening) {
+        this.once('close', () => cb(codedError('ERR_SERVER_NOT_RUNNING', 'Server is not running.')));
+      } else {
+        this.once('close', () => cb());
+      }
+    }
+    if (this._listening) {
+      this._listening = false;
+      this._closing = true;
+      this[kNative].close();
+    } else {
+      process.nextTick(() => this.emit('close'));
+    }
+    return this;
+  }
+
+  closeAllConnections() { this[kNative].closeAllConnections(); }
+
+  closeIdleConnections() { this[kNative].closeIdleConnections(); }
+
+  setTimeout(ms, cb) {
+    this.timeout = ms;
+    if (cb) this.on('timeout', cb);
+    return this;
+  }
+
+  ref() { return this; }
+
+  unref() { return this; }
+
+  [Symbol.asyncDispose]() {
+    return new Promise((resolve) => this.close(() => resolve()));
+  }
+
+  // ---- native callbacks ----------------------------------------------------
+
+  _onRequest(conn, seq, method, url, rawHeaders, flags) {
+    const st = connState(conn);
+    const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
+      flags >> 8, st.socket);
+    const res = new ServerResponse(req, conn, seq, st.socket);
+    res.shouldKeepAlive = (flags & RQ_KEEP_ALIVE) !== 0;
+    res._onFinish = onResponseFinish;
+    res._st = st;
+    st.current = req;
+    st.live.push(req, res);
+    if (flags & RQ_COMPLETE) req._pushEnd(undefined);
+    if (flags & RQ_EXPECT_CONTINUE) {
+      if (this.listenerCount('checkContinue') > 0) {
+        this.emit('checkContinue', req, res);
+        return;
+      }
+      res.writeContinue();
+    }
+    this.emit('request', req, res);
+  }
+
+  _onClientError(conn, status, code, reason) {
+    const st = connState(conn);
+    const err = codedError(code, code === 'ERR_HTTP_REQUEST_TIMEOUT' ?
+      'Request timeout' : `Parse Error: ${reason}`);
+    err.statusCode = status;
+    if (this.listenerCount('clientError') > 0) {
+      this.emit('clientError', err, st.socket);
+    } else {
+      conn.sendError(status);
+    }
+  }
+
+  _onServerClose() {
+    this.emit('close');
+  }
+}
+
+function onBody(conn, seq, chunk) {
+  const req = conn[kState].current;
+  if (req !== null) req._pushBody(chunk);
+}
+
+function onEnd(conn, seq, rawTrailers) {
+  const st = conn[kState];
+  const req = st.current;
+  if (req !== null) {
+    st.current = null;
+    req._pushEnd(rawTrailers);
+  }
+}
+
+function onDrain(conn) {
+  const live = conn[kState].live;
+  for (let i = 1; i < live.length; i += 2) live[i]._drain();
+}
+
+function onResponseFinish(res) {
+  const req = res.req;
+  const live = res._st.live;
+  const i = live.indexOf(req);
+  if (i !== -1) live.splice(i, 2);
+  // Body left unread: discard it so the connection keeps reading.
+  if (!req.complete && !req._consuming) req._dump();
+}
+
+function onClose(conn) {
+  const st = conn[kState];
+  if (st === undefined) return;
+  const live = st.live;
+  st.live = [];
+  st.current = null;
+  for (let i = 0; i < live.length; i += 2) {
+    live[i]._abort();
+    live[i + 1]._closed();
+  }
+  st.socket._closed();
+}
+
+module.exports = { Server };

@@ -1,0 +1,104 @@
+'use strict';
+
+// SluiceSocket: what req.socket / res.socket / clientError's socket give
+// in sluice: the parts of net.Socket that http users touch (addresses,
+// destroy, end, write for hand-written error answers, timeouts). The bytes
+// themselves are owned by the native connection.
+
+const { EventEmitter } = require('events');
+
+const kConn = Symbol('sluice.conn');
+const kPeer = Symbol('sluice.peer');
+const kLocal = Symbol('sluice.local');
+
+class SluiceSocket extends EventEmitter {
+  constructor(conn) {
+    super();
+    this[kConn] = conn;
+    this[kPeer] = undefined;
+    this[kLocal] = undefined;
+    this.destroyed = false;
+    this.encrypted = false;
+    this.timeout = 0;
+  }
+
+  _peer() {
+    if (this[kPeer] === undefined) this[kPeer] = this[kConn].peer() || null;
+    return this[kPeer];
+  }
+
+  _local() {
+    if (this[kLocal] === undefined) this[kLocal] = this[kConn].local() || null;
+    return this[kLocal];
+  }
+
+  get remoteAddress() { const p = this._peer(); return p ? p[0] : undefined; }
+  get remotePort() { const p = this._peer(); return p ? p[1] : undefined; }
+  get remoteFamily() {
+    const p = this._peer();
+    return p ? (p[2] === 6 ? 'IPv6' : 'IPv4') : undefined;
+  }
+  get localAddress() { const p = this._local(); return p ? p[0] : undefined; }
+  get localPort() { const p = this._local(); return p ? p[1] : undefined; }
+  get writable() { return !this.destroyed; }
+  get readable() { return !this.destroyed; }
+
+  address() {
+    const p = this._local();
+    return p ? { address: p[0], family: p[2] === 6 ? 'IPv6' : 'IPv4', port: p[1] } : {};
+  }
+
+  write(data, encoding, cb) {
+    if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
+    if (typeof data === 'string' && encoding && encoding !== 'latin1' && encoding !== 'binary') {
+      data = Buffer.from(data, encoding);
+    }
+    const ok = this[kConn].writeRaw(data);
+    if (cb) process.nextTick(cb);
+    return ok;
+  }
+
+  end(data, encoding, cb) {
+    if (typeof data === 'function') { cb = data; data = undefined; }
+    if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
+    if (typeof data === 'string' && encoding && encoding !== 'latin1' && encoding !== 'binary') {
+      data = Buffer.from(data, encoding);
+    }
+    this[kConn].endRaw(data);
+    if (cb) process.nextTick(cb);
+    return this;
+  }
+
+  destroy(err) {
+    if (!this.destroyed) this[kConn].destroy();
+    if (err) process.nextTick(() => this.emit('error', err));
+    return this;
+  }
+
+  destroySoon() { return this.end(); }
+
+  // The native session owns timeouts (headersTimeout, requestTimeout,
+  // keepAliveTimeout); per-socket idle timeouts are accepted for
+  // compatibility and recorded only.
+  setTimeout(ms, cb) {
+    this.timeout = ms;
+    if (cb) this.once('timeout', cb);
+    return this;
+  }
+
+  setNoDelay() { return this; }
+  setKeepAlive() { return this; }
+  ref() { return this; }
+  unref() { return this; }
+  pause() { this[kConn].pause(); return this; }
+  resume() { this[kConn].resume(); return this; }
+
+  // Called by the server when the native connection closed.
+  _closed() {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.emit('close', false);
+  }
+}
+
+module.exports = { SluiceSocket };

@@ -1,0 +1,356 @@
+#include "binding/js_connection.h"
+
+#include <string>
+
+#include "binding/addon_data.h"
+#include "core/listener.h"
+
+namespace sluice {
+
+namespace {
+
+// Bodies below this are copied into the connection's output buffer next to
+// the headers (one contiguous iovec); larger ones are written from the JS
+// Buffer's memory as their own iovec, kept alive by a napi reference until
+// the kernel has them. A reference costs two napi calls (~100 ns); copying
+// 4 KiB costs about as much, and past that copying loses.
+constexpr size_t kEmbedThreshold = 4096;
+
+// Keeps a JS Buffer alive while its bytes sit in an OutputQueue.
+class NapiBufferRef final : public ExternalRef {
+ public:
+  NapiBufferRef(napi_env env, napi_value value) : env_(env) {
+    napi_create_reference(env, value, 1, &ref_);
+  }
+  void Release() override {
+    napi_delete_reference(env_, ref_);
+    delete this;
+  }
+
+ private:
+  napi_env env_;
+  napi_ref ref_ = nullptr;
+};
+
+bool GetBytes(napi_env env, napi_value v, const char** data, size_t* len) {
+  bool is;
+  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
+    napi_typedarray_type type;
+    size_t length;
+    void* base;
+    napi_value ab;
+    size_t offset;
+    if (napi_get_typedarray_info(env, v, &type, &length, &base, &ab,
+                                 &offset) != napi_ok) {
+      return false;
+    }
+    size_t elem = 1;
+    switch (type) {
+      case napi_int16_array: case napi_uint16_array: elem = 2; break;
+      case napi_int32_array: case napi_uint32_array: case napi_float32_array:
+        elem = 4; break;
+      case napi_float64_array: case napi_bigint64_array:
+      case napi_biguint64_array: elem = 8; break;
+      default: break;
+    }
+    *data = static_cast<const char*>(base);
+    *len = length * elem;
+    return true;
+  }
+  if (napi_is_dataview(env, v, &is) == napi_ok && is) {
+    size_t length;
+    void* base;
+    napi_value ab;
+    size_t offset;
+    napi_get_dataview_info(env, v, &length, &base, &ab, &offset);
+    *data = static_cast<const char*>(base);
+    *len = length;
+    return true;
+  }
+  if (napi_is_arraybuffer(env, v, &is) == napi_ok && is) {
+    void* base;
+    napi_get_arraybuffer_info(env, v, &base, len);
+    *data = static_cast<const char*>(base);
+    return true;
+  }
+  return false;
+}
+
+// Reads a JS string as latin1 into `out` (header blocks, reasons).
+void Latin1(napi_env env, napi_value v, std::string* out) {
+  size_t len = 0;
+  napi_get_value_string_latin1(env, v, nullptr, 0, &len);
+  out->resize(len + 1);
+  napi_get_value_string_latin1(env, v, &(*out)[0], len + 1, &len);
+  out->resize(len);
+}
+
+bool IsString(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) == napi_ok && t == napi_string;
+}
+
+bool IsNullish(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) != napi_ok || t == napi_undefined ||
+         t == napi_null;
+}
+
+// Byte length of a body value: a string (UTF-8) or binary view.
+// Returns false for a type we cannot send.
+bool BodyLength(napi_env env, napi_value v, size_t* len) {
+  if (IsString(env, v)) {
+    return napi_get_value_string_utf8(env, v, nullptr, 0, len) == napi_ok;
+  }
+  const char* data;
+  return GetBytes(env, v, &data, len);
+}
+
+constexpr uint32_t kRespondEnd = 1u << 8;
+constexpr int kErrBadBody = -10;
+
+}  // namespace
+
+Counters& GetCounters() {
+  static Counters counters;
+  return counters;
+}
+
+Napi::Function JsConnection::Init(Napi::Env env) {
+  return DefineClass(
+      env, "NativeConnection",
+      {
+          InstanceMethod<&JsConnection::Respond>("respond"),
+          InstanceMethod<&JsConnection::Write>("write"),
+          InstanceMethod<&JsConnection::End>("end"),
+          InstanceMethod<&JsConnection::WriteContinue>("writeContinue"),
+          InstanceMethod<&JsConnection::Pause>("pause"),
+          InstanceMethod<&JsConnection::Resume>("resume"),
+          InstanceMethod<&JsConnection::Destroy>("destroy"),
+          InstanceMethod<&JsConnection::SendError>("sendError"),
+          InstanceMethod<&JsConnection::WriteRaw>("writeRaw"),
+          InstanceMethod<&JsConnection::EndRaw>("endRaw"),
+          InstanceMethod<&JsConnection::Peer>("peer"),
+          InstanceMethod<&JsConnection::Local>("local"),
+          InstanceMethod<&JsConnection::Stats>("stats"),
+      });
+}
+
+JsConnection::JsConnection(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsConnection>(info) {}
+
+void JsConnection::Attach(Connection* c) {
+  conn_ = c;
+  self_ = Napi::Persistent(Value());
+}
+
+void JsConnection::Detach() {
+  conn_ = nullptr;
+  self_.Reset();
+}
+
+Http1Session* JsConnection::session() const {
+  if (!conn_ || conn_->destroyed()) return nullptr;
+  return static_cast<Http1Session*>(conn_->session());
+}
+
+int JsConnection::Result(int err) const {
+  if (err < 0) return err;
+  Http1Session* s = session();
+  if (s && s->NeedsDrain()) {
+    conn_->WantDrain();
+    return 1;
+  }
+  return 0;
+}
+
+int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
+  napi_env env = Env();
+  Http1Session* s = session();
+  if (!s) return kRespClosed;
+  int err = 0;
+  Counters& counters = GetCounters();
+  if (IsString(env, chunk)) {
+    size_t len = 0;
+    napi_get_value_string_utf8(env, chunk, nullptr, 0, &len);
+    OutputQueue* q = s->BeginBody(seq, len, &err);
+    if (!q) return err;
+    // Encoded straight into the output buffer: no intermediate Buffer.
+    char* p = q->Reserve(len + 1);
+    size_t written = 0;
+    napi_get_value_string_utf8(env, chunk, p, len + 1, &written);
+    q->Commit(written);
+    counters.body_bytes_copied += written;
+    s->EndBody(seq);
+    return kRespOk;
+  }
+  const char* data;
+  size_t len;
+  if (!GetBytes(env, chunk, &data, &len)) return kErrBadBody;
+  OutputQueue* q = s->BeginBody(seq, len, &err);
+  if (!q) return err;
+  if (len < kEmbedThreshold) {
+    q->Append(data, len);
+    counters.body_bytes_copied += len;
+  } else {
+    q->AppendExternal(data, len, new NapiBufferRef(env, chunk));
+    counters.body_bytes_referenced += len;
+  }
+  s->EndBody(seq);
+  return kRespOk;
+}
+
+Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http1Session* s = session();
+  if (!s) return Napi::Number::New(env, kRespClosed);
+  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
+  uint32_t sf = info[1].As<Napi::Number>().Uint32Value();
+  int status = static_cast<int>(sf & 0x3ff);
+  uint32_t flags = sf >> 10;
+  std::string reason;
+  if (IsString(env, info[2])) Latin1(env, info[2], &reason);
+  napi_value body = info[4];
+  bool has_body = !IsNullish(env, body);
+  size_t body_len = 0;
+  if (has_body && !BodyLength(env, body, &body_len)) {
+    return Napi::Number::New(env, kErrBadBody);
+  }
+  int err = 0;
+  OutputQueue* q = s->BeginHead(seq, status, reason, &err);
+  if (!q) return Napi::Number::New(env, err);
+  if (IsString(env, info[3])) {
+    // The header block, "Name: value\r\n" lines validated by lib/, encoded
+    // as latin1 (as node does) straight into the output buffer.
+    napi_value block = info[3];
+    size_t len = 0;
+    napi_get_value_string_latin1(env, block, nullptr, 0, &len);
+    if (len > 0) {
+      char* p = q->Reserve(len + 1);
+      napi_get_value_string_latin1(env, block, p, len + 1, &len);
+      q->Commit(len);
+    }
+  }
+  err = s->FinishHead(seq, flags & 0xff, body_len);
+  if (err == 0 && has_body && body_len > 0) err = AppendBody(seq, body);
+  if (err == 0 && (flags & kRespondEnd)) {
+    std::string trailers;
+    if (IsString(env, info[5])) Latin1(env, info[5], &trailers);
+    err = s->End(seq, trailers);
+  }
+  return Napi::Number::New(env, Result(err));
+}
+
+Napi::Value JsConnection::Write(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  if (!session()) return Napi::Number::New(env, kRespClosed);
+  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
+  return Napi::Number::New(env, Result(AppendBody(seq, info[1])));
+}
+
+Napi::Value JsConnection::End(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http1Session* s = session();
+  if (!s) return Napi::Number::New(env, kRespClosed);
+  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
+  int err = 0;
+  if (!IsNullish(env, info[1])) err = AppendBody(seq, info[1]);
+  if (err == 0) {
+    std::string trailers;
+    if (IsString(env, info[2])) Latin1(env, info[2], &trailers);
+    err = s->End(seq, trailers);
+  }
+  return Napi::Number::New(env, Result(err));
+}
+
+Napi::Value JsConnection::WriteContinue(const Napi::CallbackInfo& info) {
+  Http1Session* s = session();
+  if (!s) return Napi::Number::New(info.Env(), kRespClosed);
+  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
+  return Napi::Number::New(info.Env(), s->WriteContinue(seq));
+}
+
+Napi::Value JsConnection::Pause(const Napi::CallbackInfo& info) {
+  if (session()) conn_->Pause(Connection::kPauseUser);
+  return info.Env().Undefined();
+}
+
+Napi::Value JsConnection::Resume(const Napi::CallbackInfo& info) {
+  if (session()) conn_->Resume(Connection::kPauseUser);
+  return info.Env().Undefined();
+}
+
+Napi::Value JsConnection::Destroy(const Napi::CallbackInfo& info) {
+  if (session()) conn_->Destroy();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsConnection::SendError(const Napi::CallbackInfo& info) {
+  Http1Session* s = session();
+  if (s) s->SendErrorAndClose(info[0].As<Napi::Number>().Int32Value());
+  return info.Env().Undefined();
+}
+
+Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  if (!session() || conn_->closing()) return Napi::Boolean::New(env, false);
+  OutputQueue& q = conn_->writer().queue();
+  if (IsString(env, info[0])) {
+    std::string s;
+    Latin1(env, info[0], &s);
+    q.Append(s.data(), s.size());
+  } else {
+    const char* data;
+    size_t len;
+    if (GetBytes(env, info[0], &data, &len)) q.Append(data, len);
+  }
+  conn_->MarkDirty();
+  return Napi::Boolean::New(env, true);
+}
+
+Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
+  if (info.Length() > 0 && !IsNullish(info.Env(), info[0])) WriteRaw(info);
+  if (session()) conn_->EndGracefully();
+  return info.Env().Undefined();
+}
+
+namespace {
+Napi::Value AddressArray(Napi::Env env, int r, const std::string& ip,
+                         int port, int family) {
+  if (r != 0) return env.Undefined();
+  Napi::Array a = Napi::Array::New(env, 3);
+  a.Set(0u, Napi::String::New(env, ip));
+  a.Set(1u, Napi::Number::New(env, port));
+  a.Set(2u, Napi::Number::New(env, family));
+  return a;
+}
+}  // namespace
+
+Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
+  if (!session()) return info.Env().Undefined();
+  std::string ip;
+  int port = 0, family = 0;
+  int r = conn_->GetPeer(&ip, &port, &family);
+  return AddressArray(info.Env(), r, ip, port, family);
+}
+
+Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
+  if (!session()) return info.Env().Undefined();
+  std::string ip;
+  int port = 0, family = 0;
+  int r = conn_->GetLocal(&ip, &port, &family);
+  return AddressArray(info.Env(), r, ip, port, family);
+}
+
+Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
+  Napi::Object o = Napi::Object::New(info.Env());
+  if (conn_) {
+    o.Set("flushes", Napi::Number::New(info.Env(),
+                                       static_cast<double>(conn_->writer().flushes())));
+    o.Set("backlog", Napi::Number::New(info.Env(),
+                                       static_cast<double>(conn_->writer().Backlog())));
+  }
+  return o;
+}
+
+}  // namespace sluice

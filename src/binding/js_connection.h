@@ -1,0 +1,58 @@
+// JsConnection: the JS handle of one connection (an ObjectWrap). Response
+// methods take the request's seq; each crosses into native code once.
+// The core Connection may close before the JS object is collected: conn_
+// is then null and every method is a no-op returning kRespClosed.
+#pragma once
+
+#include <napi.h>
+
+#include "core/connection.h"
+#include "core/http1_session.h"
+
+namespace sluice {
+
+class JsConnection final : public Napi::ObjectWrap<JsConnection> {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  explicit JsConnection(const Napi::CallbackInfo& info);
+
+  // Binds to a live core connection; holds the JS object strongly until
+  // Detach (the core connection closed).
+  void Attach(Connection* c);
+  void Detach();
+
+ private:
+  Http1Session* session() const;
+  // respond(seq, statusAndFlags, reason, headerBlock, body, trailers)
+  Napi::Value Respond(const Napi::CallbackInfo& info);
+  // write(seq, chunk) -> >= 0 (bit 0: wants drain) or error
+  Napi::Value Write(const Napi::CallbackInfo& info);
+  // end(seq, chunk, trailers)
+  Napi::Value End(const Napi::CallbackInfo& info);
+  Napi::Value WriteContinue(const Napi::CallbackInfo& info);
+  Napi::Value Pause(const Napi::CallbackInfo& info);
+  Napi::Value Resume(const Napi::CallbackInfo& info);
+  Napi::Value Destroy(const Napi::CallbackInfo& info);
+  Napi::Value SendError(const Napi::CallbackInfo& info);
+  // Raw bytes for clientError handlers that answer themselves.
+  Napi::Value WriteRaw(const Napi::CallbackInfo& info);
+  Napi::Value EndRaw(const Napi::CallbackInfo& info);
+  Napi::Value Peer(const Napi::CallbackInfo& info);
+  Napi::Value Local(const Napi::CallbackInfo& info);
+  Napi::Value Stats(const Napi::CallbackInfo& info);
+
+  int AppendBody(uint32_t seq, napi_value chunk);
+  int Result(int err) const;
+
+  Connection* conn_ = nullptr;
+  Napi::ObjectReference self_;
+};
+
+// Debug counters for tests and benchmarks (process-wide, loop thread).
+struct Counters {
+  uint64_t body_bytes_copied = 0;     // body bytes embedded in output buffers
+  uint64_t body_bytes_referenced = 0; // body bytes written from JS memory
+};
+Counters& GetCounters();
+
+}  // namespace sluice

@@ -1,0 +1,289 @@
+#include "binding/js_server.h"
+
+#include <uv.h>
+
+#include "binding/addon_data.h"
+#include "binding/js_connection.h"
+#include "core/connection.h"
+
+namespace sluice {
+
+namespace {
+
+uint64_t OptionMs(const Napi::Object& o, const char* name, uint64_t def) {
+  Napi::Value v = o.Get(name);
+  if (!v.IsNumber()) return def;
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0)) return def;
+  if (d > 1e15) return 0;  // Infinity: no limit
+  return static_cast<uint64_t>(d);
+}
+
+Napi::FunctionReference Callback(const Napi::Object& o, const char* name) {
+  Napi::Value v = o.Get(name);
+  if (!v.IsFunction()) return Napi::FunctionReference();
+  return Napi::Persistent(v.As<Napi::Function>());
+}
+
+inline napi_value Latin1String(napi_env env, std::string_view s) {
+  napi_value v;
+  napi_create_string_latin1(env, s.data(), s.size(), &v);
+  return v;
+}
+
+inline napi_value Int(napi_env env, int64_t n) {
+  napi_value v;
+  napi_create_int64(env, n, &v);
+  return v;
+}
+
+// Counts a JS->native call so dispatches it triggers do not open a callback
+// scope (which would run microtasks in the middle of the caller).
+struct JsCallGuard {
+  explicit JsCallGuard(int* n) : n_(n) { ++*n_; }
+  ~JsCallGuard() { --*n_; }
+  int* n_;
+};
+
+}  // namespace
+
+Napi::Function JsServer::Init(Napi::Env env) {
+  return DefineClass(
+      env, "NativeServer",
+      {
+          InstanceMethod<&JsServer::Listen>("listen"),
+          InstanceMethod<&JsServer::Address>("address"),
+          InstanceMethod<&JsServer::Close>("close"),
+          InstanceMethod<&JsServer::CloseAllConnections>(
+              "closeAllConnections"),
+          InstanceMethod<&JsServer::CloseIdleConnections>(
+              "closeIdleConnections"),
+          InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
+      });
+}
+
+JsServer::JsServer(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsServer>(info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsObject()) {
+    Napi::TypeError::New(env, "NativeServer(options, callbacks)")
+        .ThrowAsJavaScriptException();
+    return;
+  }
+  Napi::Object opts = info[0].As<Napi::Object>();
+  Napi::Object cbs = info[1].As<Napi::Object>();
+  ServerOptions o;
+  o.max_header_size = OptionMs(opts, "maxHeaderSize", o.max_header_size);
+  o.headers_timeout_ms = OptionMs(opts, "headersTimeout", o.headers_timeout_ms);
+  o.request_timeout_ms = OptionMs(opts, "requestTimeout", o.request_timeout_ms);
+  o.keep_alive_timeout_ms =
+      OptionMs(opts, "keepAliveTimeout", o.keep_alive_timeout_ms);
+  o.high_water_mark = OptionMs(opts, "highWaterMark", o.high_water_mark);
+  o.max_pipelined = OptionMs(opts, "maxPipelined", o.max_pipelined);
+  if (o.max_pipelined == 0) o.max_pipelined = 1;
+  on_request_ = Callback(cbs, "onRequest");
+  on_body_ = Callback(cbs, "onBody");
+  on_end_ = Callback(cbs, "onEnd");
+  on_drain_ = Callback(cbs, "onDrain");
+  on_client_error_ = Callback(cbs, "onClientError");
+  on_close_ = Callback(cbs, "onClose");
+  on_server_close_ = Callback(cbs, "onServerClose");
+
+  Napi::Object resource = Napi::Object::New(env);
+  resource_ = Napi::Persistent(resource);
+  napi_async_init(env, resource, Napi::String::New(env, "SLUICE_HTTP"),
+                  &async_context_);
+  uv_loop_t* loop = nullptr;
+  napi_get_uv_event_loop(env, &loop);
+  listener_ = new Listener(loop, this, o);
+}
+
+JsServer::~JsServer() {
+  if (listener_) listener_->Release();
+  if (async_context_) napi_async_destroy(Env(), async_context_);
+}
+
+// ---- JS methods ------------------------------------------------------------
+
+Napi::Value JsServer::Listen(const Napi::CallbackInfo& info) {
+  JsCallGuard guard(&js_calls_);
+  Napi::Env env = info.Env();
+  std::string host = info[0].As<Napi::String>().Utf8Value();
+  int port = info[1].As<Napi::Number>().Int32Value();
+  int backlog = info[2].IsNumber() ? info[2].As<Napi::Number>().Int32Value()
+                                   : 511;
+  int r = listener_->Listen(host.c_str(), port, backlog);
+  if (r == 0 && !self_held_) {
+    self_ref_ = Napi::Persistent(Value());
+    self_held_ = true;
+  }
+  return Napi::Number::New(env, r);
+}
+
+Napi::Value JsServer::Address(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string ip;
+  int port = 0, family = 0;
+  if (listener_->GetAddress(&ip, &port, &family) != 0) return env.Null();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("address", ip);
+  o.Set("family", family == 6 ? "IPv6" : "IPv4");
+  o.Set("port", port);
+  return o;
+}
+
+Napi::Value JsServer::Close(const Napi::CallbackInfo& info) {
+  JsCallGuard guard(&js_calls_);
+  listener_->Close();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsServer::CloseAllConnections(const Napi::CallbackInfo& info) {
+  JsCallGuard guard(&js_calls_);
+  listener_->CloseAllConnections();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsServer::CloseIdleConnections(const Napi::CallbackInfo& info) {
+  JsCallGuard guard(&js_calls_);
+  listener_->CloseIdleConnections();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(),
+                           static_cast<double>(listener_->connection_count()));
+}
+
+// ---- ServerDelegate ----------------------------------------------------------
+
+void JsServer::OnDispatchBegin() {
+  napi_env env = Env();
+  napi_open_handle_scope(env, &handle_scope_);
+  callback_scope_ = nullptr;
+  if (js_calls_ == 0) {
+    napi_open_callback_scope(env, resource_.Value(), async_context_,
+                             &callback_scope_);
+  }
+}
+
+void JsServer::OnDispatchEnd() {
+  napi_env env = Env();
+  if (callback_scope_) {
+    // Runs process.nextTick callbacks and microtasks queued by handlers.
+    napi_close_callback_scope(env, callback_scope_);
+    callback_scope_ = nullptr;
+  }
+  napi_close_handle_scope(env, handle_scope_);
+  handle_scope_ = nullptr;
+}
+
+void JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
+                    const napi_value* argv) {
+  if (fn.IsEmpty()) return;
+  napi_env env = Env();
+  napi_value undefined, result;
+  napi_get_undefined(env, &undefined);
+  napi_status st =
+      napi_call_function(env, undefined, fn.Value(), argc, argv, &result);
+  if (st == napi_pending_exception) {
+    napi_value err;
+    napi_get_and_clear_last_exception(env, &err);
+    napi_fatal_exception(env, err);
+  }
+}
+
+napi_value JsServer::ConnectionObject(Connection* c) {
+  if (c->user_data) return static_cast<JsConnection*>(c->user_data)->Value();
+  Napi::Object o = GetAddonData(Env())->connection_ctor.New({});
+  JsConnection* jc = JsConnection::Unwrap(o);
+  jc->Attach(c);
+  c->user_data = jc;
+  return o;
+}
+
+void JsServer::OnRequest(Connection* c, const RequestHead& head) {
+  napi_env env = Env();
+  napi_value headers;
+  napi_create_array_with_length(env, head.headers.size() * 2, &headers);
+  uint32_t i = 0;
+  for (const auto& h : head.headers) {
+    napi_set_element(env, headers, i++, Latin1String(env, h.first));
+    napi_set_element(env, headers, i++, Latin1String(env, h.second));
+  }
+  int flags = (head.complete ? 1 : 0) | (head.keep_alive ? 2 : 0) |
+              (head.expect_continue ? 4 : 0) | (head.upgrade ? 8 : 0) |
+              ((head.http_major * 10 + head.http_minor) << 8);
+  napi_value argv[6] = {ConnectionObject(c),
+                        Int(env, head.seq),
+                        Int(env, head.method),
+                        Latin1String(env, head.url),
+                        headers,
+                        Int(env, flags)};
+  Call(on_request_, 6, argv);
+}
+
+void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
+                      size_t len) {
+  napi_env env = Env();
+  napi_value buf;
+  void* out;
+  napi_create_buffer_copy(env, len, data, &out, &buf);
+  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
+  Call(on_body_, 3, argv);
+}
+
+void JsServer::OnRequestEnd(
+    Connection* c, uint32_t seq,
+    const std::vector<std::pair<std::string_view, std::string_view>>&
+        trailers) {
+  napi_env env = Env();
+  napi_value t;
+  if (trailers.empty()) {
+    napi_get_undefined(env, &t);
+  } else {
+    napi_create_array_with_length(env, trailers.size() * 2, &t);
+    uint32_t i = 0;
+    for (const auto& h : trailers) {
+      napi_set_element(env, t, i++, Latin1String(env, h.first));
+      napi_set_element(env, t, i++, Latin1String(env, h.second));
+    }
+  }
+  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), t};
+  Call(on_end_, 3, argv);
+}
+
+void JsServer::OnDrain(Connection* c) {
+  if (!c->user_data) return;
+  napi_value argv[1] = {ConnectionObject(c)};
+  Call(on_drain_, 1, argv);
+}
+
+void JsServer::OnClientError(Connection* c, const ClientError& err) {
+  napi_env env = Env();
+  napi_value code, reason;
+  napi_create_string_utf8(env, err.code, NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, err.reason, NAPI_AUTO_LENGTH, &reason);
+  napi_value argv[4] = {ConnectionObject(c), Int(env, err.status), code,
+                        reason};
+  Call(on_client_error_, 4, argv);
+}
+
+void JsServer::OnConnectionClose(Connection* c) {
+  JsConnection* jc = static_cast<JsConnection*>(c->user_data);
+  if (!jc) return;
+  napi_value argv[1] = {jc->Value()};
+  jc->Detach();
+  c->user_data = nullptr;
+  Call(on_close_, 1, argv);
+}
+
+void JsServer::OnServerClosed() {
+  Call(on_server_close_, 0, nullptr);
+  if (self_held_) {
+    self_held_ = false;
+    self_ref_.Reset();
+  }
+}
+
+}  // namespace sluice

@@ -1,0 +1,74 @@
+// JsServer: the JS-facing native server (an ObjectWrap) and the core's
+// ServerDelegate: turns core events into JS calls, one per request on the
+// common path. The only place, with js_connection.*, that speaks N-API.
+#pragma once
+
+#include <napi.h>
+
+#include "core/listener.h"
+#include "core/server_delegate.h"
+
+namespace sluice {
+
+class JsServer final : public Napi::ObjectWrap<JsServer>,
+                       public ServerDelegate {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  // new NativeServer(options, callbacks)
+  explicit JsServer(const Napi::CallbackInfo& info);
+  ~JsServer() override;
+
+  // ServerDelegate (loop thread, inside a dispatch).
+  void OnDispatchBegin() override;
+  void OnDispatchEnd() override;
+  void OnRequest(Connection* c, const RequestHead& head) override;
+  void OnBody(Connection* c, uint32_t seq, const char* data,
+              size_t len) override;
+  void OnRequestEnd(Connection* c, uint32_t seq,
+                    const std::vector<std::pair<std::string_view,
+                                                std::string_view>>& trailers)
+      override;
+  void OnDrain(Connection* c) override;
+  void OnClientError(Connection* c, const ClientError& err) override;
+  void OnConnectionClose(Connection* c) override;
+  void OnServerClosed() override;
+
+ private:
+  Napi::Value Listen(const Napi::CallbackInfo& info);
+  Napi::Value Address(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value CloseAllConnections(const Napi::CallbackInfo& info);
+  Napi::Value CloseIdleConnections(const Napi::CallbackInfo& info);
+  Napi::Value ConnectionCount(const Napi::CallbackInfo& info);
+
+  // The JS object for `c`, created on first use.
+  napi_value ConnectionObject(Connection* c);
+  // Calls fn with argv; a throw becomes an uncaught exception, as a throw
+  // from a node:http handler does.
+  void Call(const Napi::FunctionReference& fn, size_t argc,
+            const napi_value* argv);
+
+  Listener* listener_ = nullptr;
+  Napi::FunctionReference on_request_;
+  Napi::FunctionReference on_body_;
+  Napi::FunctionReference on_end_;
+  Napi::FunctionReference on_drain_;
+  Napi::FunctionReference on_client_error_;
+  Napi::FunctionReference on_close_;
+  Napi::FunctionReference on_server_close_;
+  // Keeps this object (and through the callbacks, the JS Server) alive
+  // while it listens or has connections: users drop the server object.
+  Napi::ObjectReference self_ref_;
+  bool self_held_ = false;
+  // Dispatch scopes: the callback scope runs nextTicks and microtasks when
+  // the outermost dispatch ends, as node does after a socket read.
+  Napi::ObjectReference resource_;
+  napi_async_context async_context_ = nullptr;
+  napi_handle_scope handle_scope_ = nullptr;
+  napi_callback_scope callback_scope_ = nullptr;
+  // >0 while JS is calling into this server: dispatches opened then must
+  // not open a callback scope (it would run microtasks mid-call).
+  int js_calls_ = 0;
+};
+
+}  // namespace sluice

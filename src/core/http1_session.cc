@@ -1,0 +1,568 @@
+#include "core/http1_session.h"
+
+#include <cstring>
+
+#include "core/connection.h"
+#include "core/listener.h"
+#include "core/response_serializer.h"
+
+namespace sluice {
+
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, const char* lower) {
+  size_t n = strlen(lower);
+  if (a.size() != n) return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = a[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+// Output corked beyond this is flushed at once instead of at the end of the
+// dispatch: a handler writing a large body in a loop should not hold it all
+// in memory before the first byte leaves.
+constexpr size_t kCorkFlushBytes = 256 * 1024;
+
+inline Http1Session* From(llhttp_t* p) {
+  return static_cast<Http1Session*>(p->data);
+}
+
+}  // namespace
+
+Http1Session::Http1Session(Connection* conn) : conn_(conn) {
+  llhttp_settings_init(&settings_);
+  settings_.on_message_begin = OnMessageBeginCb;
+  settings_.on_url = OnUrlCb;
+  settings_.on_header_field = OnHeaderFieldCb;
+  settings_.on_header_value = OnHeaderValueCb;
+  settings_.on_headers_complete = OnHeadersCompleteCb;
+  settings_.on_body = OnBodyCb;
+  settings_.on_message_complete = OnMessageCompleteCb;
+  // Fields and values may arrive in several spans (split across reads);
+  // field completion marks where the value starts: an empty value produces
+  // no on_header_value call at all.
+  settings_.on_header_field_complete = [](llhttp_t* p) -> int {
+    Http1Session* s = From(p);
+    s->fields_.back().second =
+        Span{static_cast<uint32_t>(s->arena_.size()), 0};
+    s->in_field_ = false;
+    return 0;
+  };
+  llhttp_init(&parser_, HTTP_REQUEST, &settings_);
+  parser_.data = this;
+  // A connection that never sends a byte is cut after headersTimeout.
+  conn_->SetDeadline(kDeadlineHeaders,
+                     conn_->listener()->options().headers_timeout_ms);
+}
+
+Http1Session::~Http1Session() = default;
+
+// ---- llhttp trampolines -------------------------------------------------
+
+int Http1Session::OnMessageBeginCb(llhttp_t* p) {
+  return From(p)->OnMessageBegin();
+}
+int Http1Session::OnUrlCb(llhttp_t* p, const char* at, size_t len) {
+  return From(p)->OnUrl(at, len);
+}
+int Http1Session::OnHeaderFieldCb(llhttp_t* p, const char* at, size_t len) {
+  return From(p)->OnHeaderField(at, len);
+}
+int Http1Session::OnHeaderValueCb(llhttp_t* p, const char* at, size_t len) {
+  return From(p)->OnHeaderValue(at, len);
+}
+int Http1Session::OnHeadersCompleteCb(llhttp_t* p) {
+  return From(p)->OnHeadersComplete();
+}
+int Http1Session::OnBodyCb(llhttp_t* p, const char* at, size_t len) {
+  return From(p)->OnBody(at, len);
+}
+int Http1Session::OnMessageCompleteCb(llhttp_t* p) {
+  return From(p)->OnMessageComplete();
+}
+
+// ---- parsing -------------------------------------------------------------
+
+void Http1Session::OnRead(const char* data, size_t len) {
+  if (parse_dead_ || conn_->closing()) return;  // discard
+  if (!unparsed_.empty()) {
+    // Reads are stopped while input is held back; keep order regardless.
+    unparsed_.append(data, len);
+    return;
+  }
+  Execute(data, len);
+}
+
+void Http1Session::Execute(const char* data, size_t len) {
+  const char* end = data + len;
+  while (true) {
+    llhttp_errno_t err = llhttp_execute(&parser_, data, end - data);
+    // Headers complete but their body not in this read yet: deliver now so
+    // the handler can start (and answer 100-continue).
+    if (head_pending_ && !conn_->destroyed()) DeliverHead(false);
+    if (err == HPE_OK) return;
+    if (conn_->destroyed()) return;
+    const char* pos = llhttp_get_error_pos(&parser_);
+    if (err == HPE_PAUSED) {
+      // Too many responses pending: hold the rest back (see
+      // OnMessageComplete) and stop reading until responses drain.
+      unparsed_.assign(pos, end - pos);
+      conn_->Pause(Connection::kPausePipeline);
+      return;
+    }
+    if (err == HPE_PAUSED_UPGRADE) {
+      // No protocol switch is offered over HTTP/1.1 here: the upgrade
+      // request was answered as a normal request; keep parsing HTTP.
+      llhttp_resume_after_upgrade(&parser_);
+      data = pos;
+      if (data >= end) return;
+      continue;
+    }
+    HandleParseError(err, pos);
+    return;
+  }
+}
+
+void Http1Session::ResumeParsing() {
+  if (unparsed_.empty() || parse_dead_ || conn_->closing()) return;
+  std::string input;
+  input.swap(unparsed_);
+  llhttp_resume(&parser_);
+  Execute(input.data(), input.size());
+}
+
+int Http1Session::CheckHeaderBudget(size_t len) {
+  header_bytes_ += len;
+  if (header_bytes_ > conn_->listener()->options().max_header_size) {
+    header_overflow_ = true;
+    return -1;
+  }
+  return 0;
+}
+
+int Http1Session::OnMessageBegin() {
+  message_in_progress_ = true;
+  arena_.clear();
+  fields_.clear();
+  url_ = Span{0, 0};
+  in_field_ = false;
+  in_trailers_ = false;
+  head_pending_ = false;
+  trailer_start_ = 0;
+  header_bytes_ = 0;
+  current_seq_ = next_seq_++;
+  const ServerOptions& o = conn_->listener()->options();
+  conn_->ClearDeadline(kDeadlineKeepAlive);
+  conn_->SetDeadline(kDeadlineHeaders, o.headers_timeout_ms);
+  conn_->SetDeadline(kDeadlineRequest, o.request_timeout_ms);
+  return 0;
+}
+
+int Http1Session::OnUrl(const char* at, size_t len) {
+  if (CheckHeaderBudget(len) != 0) return -1;
+  if (url_.len == 0) url_.off = static_cast<uint32_t>(arena_.size());
+  arena_.append(at, len);
+  url_.len += static_cast<uint32_t>(len);
+  return 0;
+}
+
+int Http1Session::OnHeaderField(const char* at, size_t len) {
+  if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
+  if (!in_field_) {
+    fields_.push_back(
+        {Span{static_cast<uint32_t>(arena_.size()), 0}, Span{0, 0}});
+    in_field_ = true;
+  }
+  arena_.append(at, len);
+  fields_.back().first.len += static_cast<uint32_t>(len);
+  return 0;
+}
+
+int Http1Session::OnHeaderValue(const char* at, size_t len) {
+  if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
+  arena_.append(at, len);
+  fields_.back().second.len += static_cast<uint32_t>(len);
+  return 0;
+}
+
+int Http1Session::OnHeadersComplete() {
+  Request r;
+  r.seq = current_seq_;
+  r.method = parser_.method;
+  r.http10 = parser_.http_major < 1 ||
+             (parser_.http_major == 1 && parser_.http_minor == 0);
+  r.req_keep_alive = llhttp_should_keep_alive(&parser_) != 0;
+  requests_.push_back(std::move(r));
+  conn_->ClearDeadline(kDeadlineHeaders);
+  head_pending_ = true;
+  in_trailers_ = true;
+  trailer_start_ = fields_.size();
+  return 0;
+}
+
+void Http1Session::DeliverHead(bool complete) {
+  head_pending_ = false;
+  head_.seq = current_seq_;
+  head_.method = parser_.method;
+  head_.http_major = parser_.http_major;
+  head_.http_minor = parser_.http_minor;
+  head_.url = std::string_view(arena_.data() + url_.off, url_.len);
+  head_.headers.clear();
+  head_.expect_continue = false;
+  for (size_t i = 0; i < trailer_start_; i++) {
+    const auto& f = fields_[i];
+    std::string_view name(arena_.data() + f.first.off, f.first.len);
+    std::string_view value(arena_.data() + f.second.off, f.second.len);
+    if (name.size() == 6 && EqualsIgnoreCase(name, "expect") &&
+        EqualsIgnoreCase(value, "100-continue")) {
+      head_.expect_continue = true;
+    }
+    head_.headers.emplace_back(name, value);
+  }
+  head_.keep_alive = llhttp_should_keep_alive(&parser_) != 0;
+  head_.upgrade = parser_.upgrade != 0;
+  head_.complete = complete;
+  conn_->listener()->delegate()->OnRequest(conn_, head_);
+}
+
+int Http1Session::OnBody(const char* at, size_t len) {
+  if (head_pending_) {
+    DeliverHead(false);
+    if (conn_->destroyed()) return -1;
+  }
+  conn_->listener()->delegate()->OnBody(conn_, current_seq_, at, len);
+  return conn_->destroyed() ? -1 : 0;
+}
+
+int Http1Session::OnMessageComplete() {
+  message_in_progress_ = false;
+  in_trailers_ = false;
+  conn_->ClearDeadline(kDeadlineHeaders);
+  conn_->ClearDeadline(kDeadlineRequest);
+  if (Request* r = Find(current_seq_)) r->body_done = true;
+  if (head_pending_) {
+    DeliverHead(true);
+  } else {
+    trailers_.clear();
+    for (size_t i = trailer_start_; i < fields_.size(); i++) {
+      const auto& f = fields_[i];
+      trailers_.emplace_back(
+          std::string_view(arena_.data() + f.first.off, f.first.len),
+          std::string_view(arena_.data() + f.second.off, f.second.len));
+    }
+    conn_->listener()->delegate()->OnRequestEnd(conn_, current_seq_,
+                                                trailers_);
+  }
+  if (conn_->destroyed()) return -1;
+  if (parse_dead_) return -1;
+  if (requests_.empty() && !conn_->closing()) {
+    // Answered synchronously: idle again.
+    conn_->SetDeadline(kDeadlineKeepAlive,
+                       conn_->listener()->options().keep_alive_timeout_ms);
+  }
+  if (requests_.size() >= conn_->listener()->options().max_pipelined) {
+    return HPE_PAUSED;
+  }
+  return 0;
+}
+
+void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
+  (void)pos;
+  if (header_overflow_) {
+    ReportClientError(431, "HPE_HEADER_OVERFLOW", "Header overflow");
+    return;
+  }
+  if (err == HPE_USER) {
+    // A callback stopped the parser because the connection is going away.
+    parse_dead_ = true;
+    return;
+  }
+  const char* reason = llhttp_get_error_reason(&parser_);
+  ReportClientError(400, llhttp_errno_name(err), reason ? reason : "");
+}
+
+void Http1Session::ReportClientError(int status, const char* code,
+                                     const char* reason) {
+  parse_dead_ = true;
+  unparsed_.clear();
+  ClientError e;
+  e.status = status;
+  e.code = code;
+  e.reason = reason;
+  e.bytes_parsed = 0;
+  conn_->listener()->delegate()->OnClientError(conn_, e);
+  if (!conn_->closing()) {
+    // The embedder chose to answer itself; make sure the connection does
+    // not outlive a forgotten answer.
+    conn_->SetDeadline(kDeadlineLinger, conn_->listener()->options().linger_ms);
+  }
+}
+
+void Http1Session::OnEof() {
+  eof_ = true;
+  if (parse_dead_) {
+    conn_->Destroy();
+    return;
+  }
+  if (message_in_progress_) {
+    llhttp_errno_t err = llhttp_finish(&parser_);
+    if (err == HPE_OK && !message_in_progress_) {
+      // A message delimited by EOF completed.
+    } else {
+      // The client went away mid-request: the request is aborted.
+      conn_->Destroy();
+      return;
+    }
+  }
+  if (requests_.empty()) {
+    conn_->EndGracefully();
+  }
+  // Otherwise the last response closes the connection (see Advance).
+}
+
+void Http1Session::OnTimeout(int kind) {
+  if (kind == kDeadlineKeepAlive) {
+    if (IsIdle()) conn_->Destroy();
+    return;
+  }
+  if (kind == kDeadlineLinger) {
+    conn_->Destroy();
+    return;
+  }
+  // headersTimeout / requestTimeout
+  if (!message_in_progress_) {
+    // Never sent a byte of a request: nothing to answer.
+    if (requests_.empty()) conn_->Destroy();
+    return;
+  }
+  Request* cur = Find(current_seq_);
+  if (cur && cur->head_sent) {
+    // The handler already answered; the rest of the body is overdue.
+    conn_->Destroy();
+    return;
+  }
+  ReportClientError(408, "ERR_HTTP_REQUEST_TIMEOUT", "Request timeout");
+}
+
+bool Http1Session::IsIdle() const {
+  return requests_.empty() && !message_in_progress_;
+}
+
+void Http1Session::OnServerClosing() {
+  server_closing_ = true;
+  if (IsIdle()) conn_->EndGracefully();
+}
+
+void Http1Session::OnClose() {
+  requests_.clear();  // releases staged external refs
+  unparsed_.clear();
+}
+
+// ---- responses -------------------------------------------------------------
+
+Http1Session::Request* Http1Session::Find(uint32_t seq) {
+  if (requests_.empty()) return nullptr;
+  uint32_t idx = seq - requests_.front().seq;
+  if (idx >= requests_.size()) return nullptr;
+  return &requests_[idx];
+}
+
+OutputQueue& Http1Session::QueueFor(Request& r) {
+  return IsFront(r) ? conn_->writer().queue() : r.staged;
+}
+
+OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
+                                     std::string_view reason, int* err) {
+  if (conn_->closing()) {
+    *err = kRespClosed;
+    return nullptr;
+  }
+  Request* r = Find(seq);
+  if (!r || r->ended) {
+    *err = kRespNoRequest;
+    return nullptr;
+  }
+  if (r->head_sent) {
+    *err = kRespHeadersSent;
+    return nullptr;
+  }
+  r->head_sent = true;
+  r->no_body = r->method == HTTP_HEAD || status == 204 || status == 304 ||
+               (status >= 100 && status < 200);
+  OutputQueue& q = QueueFor(*r);
+  AppendStatusLine(q, status, reason);
+  *err = kRespOk;
+  return &q;
+}
+
+int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
+  Request* r = Find(seq);
+  if (!r || !r->head_sent) return kRespNoRequest;
+  OutputQueue& q = QueueFor(*r);
+  Listener* l = conn_->listener();
+  bool keep_alive = r->req_keep_alive && !server_closing_ && !eof_ &&
+                    !(flags & kHeadUserConnectionClose);
+  if (!(flags & kHeadUserDate)) {
+    q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
+  }
+  if (r->no_body) {
+    // No framing: HEAD's length headers are the user's to set.
+  } else if (flags & kHeadUserTransferEncoding) {
+    r->chunked = (flags & kHeadUserChunked) != 0;
+    if (!r->chunked) keep_alive = false;  // delimited by close
+  } else if (flags & kHeadUserContentLength) {
+    // The user framed it.
+  } else if (flags & kHeadWholeBody) {
+    q.Append("Content-Length: ", 16);
+    AppendDecimal(q, body_len);
+    q.Append("\r\n", 2);
+  } else if (!r->http10) {
+    q.Append("Transfer-Encoding: chunked\r\n", 28);
+    r->chunked = true;
+  } else {
+    keep_alive = false;  // HTTP/1.0 body of unknown length: ends at close
+  }
+  if (!(flags & kHeadUserConnection)) {
+    if (keep_alive) {
+      q.Append("Connection: keep-alive\r\n", 24);
+      uint64_t ka = l->options().keep_alive_timeout_ms;
+      if (!(flags & kHeadUserKeepAlive) && ka > 0) {
+        q.Append("Keep-Alive: timeout=", 20);
+        AppendDecimal(q, ka / 1000);
+        q.Append("\r\n", 2);
+      }
+    } else {
+      q.Append("Connection: close\r\n", 19);
+    }
+  }
+  q.Append("\r\n", 2);
+  r->close_after = !keep_alive;
+  conn_->MarkDirty();
+  return kRespOk;
+}
+
+OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
+  *err = kRespOk;
+  if (conn_->closing()) {
+    *err = kRespClosed;
+    return nullptr;
+  }
+  Request* r = Find(seq);
+  if (!r || r->ended) {
+    *err = kRespNoRequest;
+    return nullptr;
+  }
+  if (!r->head_sent) {
+    *err = kRespHeadersNotSent;
+    return nullptr;
+  }
+  if (r->no_body || len == 0) return nullptr;
+  OutputQueue& q = QueueFor(*r);
+  if (r->chunked) AppendChunkHeader(q, len);
+  return &q;
+}
+
+void Http1Session::EndBody(uint32_t seq) {
+  Request* r = Find(seq);
+  if (!r) return;
+  OutputQueue& q = QueueFor(*r);
+  if (r->chunked) q.Append("\r\n", 2);
+  if (IsFront(*r)) {
+    if (q.size() >= kCorkFlushBytes) {
+      conn_->Flush();
+    } else {
+      conn_->MarkDirty();
+    }
+  }
+}
+
+int Http1Session::End(uint32_t seq, std::string_view trailers) {
+  if (conn_->closing()) return kRespClosed;
+  Request* r = Find(seq);
+  if (!r || r->ended) return kRespNoRequest;
+  if (!r->head_sent) return kRespHeadersNotSent;
+  if (r->chunked && !r->no_body) {
+    OutputQueue& q = QueueFor(*r);
+    q.Append("0\r\n", 3);
+    q.Append(trailers.data(), trailers.size());
+    q.Append("\r\n", 2);
+  }
+  r->ended = true;
+  if (IsFront(*r)) Advance();
+  return kRespOk;
+}
+
+int Http1Session::WriteContinue(uint32_t seq) {
+  if (conn_->closing()) return kRespClosed;
+  Request* r = Find(seq);
+  if (!r || r->head_sent) return kRespNoRequest;
+  QueueFor(*r).Append("HTTP/1.1 100 Continue\r\n\r\n", 25);
+  if (IsFront(*r)) conn_->MarkDirty();
+  return kRespOk;
+}
+
+bool Http1Session::HeadersSent(uint32_t seq) const {
+  if (requests_.empty()) return true;
+  uint32_t idx = seq - requests_.front().seq;
+  if (idx >= requests_.size()) return true;
+  return requests_[idx].head_sent;
+}
+
+bool Http1Session::NeedsDrain() const {
+  return conn_->writer().Backlog() >= conn_->listener()->options().high_water_mark;
+}
+
+void Http1Session::Advance() {
+  while (!requests_.empty() && requests_.front().ended) {
+    bool close = requests_.front().close_after;
+    requests_.pop_front();
+    if (close) {
+      // Anything pipelined after a closing response is dropped, as node
+      // does: the client must retry it on a new connection.
+      requests_.clear();
+      parse_dead_ = true;
+      unparsed_.clear();
+      conn_->EndGracefully();
+      return;
+    }
+    if (!requests_.empty()) {
+      conn_->writer().queue().Splice(requests_.front().staged);
+    }
+  }
+  conn_->MarkDirty();
+  if (requests_.empty()) {
+    if (!message_in_progress_) {
+      if (eof_ || server_closing_) {
+        conn_->EndGracefully();
+        return;
+      }
+      conn_->SetDeadline(kDeadlineKeepAlive,
+                         conn_->listener()->options().keep_alive_timeout_ms);
+    }
+  }
+  if (!unparsed_.empty() &&
+      requests_.size() <= conn_->listener()->options().max_pipelined / 2) {
+    conn_->Resume(Connection::kPausePipeline);
+  }
+}
+
+void Http1Session::SendErrorAndClose(int status) {
+  if (conn_->closing()) return;
+  if (!requests_.empty() && requests_.front().head_sent) {
+    // Part of a response is already on the wire: an error response would
+    // corrupt it. Just close.
+    conn_->Destroy();
+    return;
+  }
+  requests_.clear();
+  parse_dead_ = true;
+  OutputQueue& q = conn_->writer().queue();
+  AppendStatusLine(q, status, "");
+  q.Append("Connection: close\r\n\r\n", 21);
+  conn_->EndGracefully();
+}
+
+}  // namespace sluice

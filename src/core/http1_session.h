@@ -1,0 +1,171 @@
+// Http1Session: HTTP/1.1 on one connection. Owns the llhttp parser (strict:
+// no lenient flags), assembles request heads across reads, hands requests to
+// the delegate, and serializes responses strictly in request order: output
+// for a request whose predecessors have not finished is staged until they
+// have.
+#pragma once
+
+#include <llhttp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/output_queue.h"
+#include "core/server_delegate.h"
+#include "core/session.h"
+
+namespace sluice {
+
+class Connection;
+
+// Headers the user set, as flags computed by the JS layer while it built the
+// header block (so the core need not re-scan it).
+enum ResponseHeadFlags : uint32_t {
+  kHeadUserContentLength = 1u << 0,
+  kHeadUserTransferEncoding = 1u << 1,
+  kHeadUserChunked = 1u << 2,         // Transfer-Encoding ends in "chunked"
+  kHeadUserDate = 1u << 3,            // or res.sendDate = false
+  kHeadUserConnection = 1u << 4,
+  kHeadUserConnectionClose = 1u << 5,
+  kHeadUserKeepAlive = 1u << 6,       // a Keep-Alive header
+  kHeadWholeBody = 1u << 7,           // end(body): the body length is known
+};
+
+// Errors returned by the response API (never thrown in the core).
+enum ResponseError {
+  kRespOk = 0,
+  kRespNoRequest = -1,     // unknown seq, or its response already finished
+  kRespHeadersSent = -2,
+  kRespHeadersNotSent = -3,
+  kRespClosed = -4,        // the connection is closing or closed
+};
+
+class Http1Session final : public Session {
+ public:
+  explicit Http1Session(Connection* conn);
+  ~Http1Session() override;
+
+  // Session
+  void OnRead(const char* data, size_t len) override;
+  void OnEof() override;
+  void OnTimeout(int kind) override;
+  bool IsIdle() const override;
+  void OnServerClosing() override;
+  void OnClose() override;
+
+  // --- Response API, used by the binding. `seq` names the request. ---
+  // Starts the head: appends the status line to the request's output queue
+  // and returns that queue, to which the caller appends its header lines
+  // ("Name: value\r\n" each); FinishHead then closes the head. Returns
+  // nullptr and sets *err on failure.
+  OutputQueue* BeginHead(uint32_t seq, int status, std::string_view reason,
+                         int* err);
+  // Appends the headers the server adds (Date, Connection, Keep-Alive,
+  // Content-Length or Transfer-Encoding) unless flags say the user set them,
+  // and the blank line. body_len is the whole body's length when flags has
+  // kHeadWholeBody.
+  int FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len);
+  // Body bytes: returns the queue to append `len` bytes to (chunk framing
+  // already written), or nullptr when the body must not be sent (HEAD,
+  // 204, 304) or on error (*err). EndBody must follow a non-null return.
+  OutputQueue* BeginBody(uint32_t seq, size_t len, int* err);
+  void EndBody(uint32_t seq);
+  // Ends the response; `trailers` are "Name: value\r\n" lines sent after the
+  // last chunk when chunked. Returns 0 or an error.
+  int End(uint32_t seq, std::string_view trailers);
+  // Writes "HTTP/1.1 100 Continue" for `seq`.
+  int WriteContinue(uint32_t seq);
+  // Writes a canned error response (when nothing of a response is on the
+  // wire yet) and closes the connection gracefully.
+  void SendErrorAndClose(int status);
+  // Write backlog above the high-water mark (res.write() returns false).
+  bool NeedsDrain() const;
+  bool HeadersSent(uint32_t seq) const;
+  // Number of responses not yet finished.
+  size_t pending_responses() const { return requests_.size(); }
+  // Parse what a pipeline pause left unparsed (called in a dispatch).
+  void ResumeParsing() override;
+
+  Connection* connection() const { return conn_; }
+
+ private:
+  struct Request {
+    uint32_t seq = 0;
+    int method = 0;
+    bool http10 = false;       // HTTP/1.0 (or 0.9)
+    bool req_keep_alive = true;
+    bool body_done = false;    // the request was fully received
+    bool head_sent = false;    // BeginHead called
+    bool no_body = false;      // HEAD, 1xx, 204, 304: body bytes dropped
+    bool chunked = false;
+    bool ended = false;        // End called
+    bool close_after = false;  // the connection closes after this response
+    OutputQueue staged;        // output produced before this one's turn
+  };
+
+  // llhttp callbacks: static trampolines into the members below.
+  static int OnMessageBeginCb(llhttp_t* p);
+  static int OnUrlCb(llhttp_t* p, const char* at, size_t len);
+  static int OnHeaderFieldCb(llhttp_t* p, const char* at, size_t len);
+  static int OnHeaderValueCb(llhttp_t* p, const char* at, size_t len);
+  static int OnHeadersCompleteCb(llhttp_t* p);
+  static int OnBodyCb(llhttp_t* p, const char* at, size_t len);
+  static int OnMessageCompleteCb(llhttp_t* p);
+  int OnMessageBegin();
+  int OnUrl(const char* at, size_t len);
+  int OnHeaderField(const char* at, size_t len);
+  int OnHeaderValue(const char* at, size_t len);
+  int OnHeadersComplete();
+  int OnBody(const char* at, size_t len);
+  int OnMessageComplete();
+
+  void Execute(const char* data, size_t len);
+  void DeliverHead(bool complete);
+  void HandleParseError(llhttp_errno_t err, const char* pos);
+  void ReportClientError(int status, const char* code, const char* reason);
+  Request* Find(uint32_t seq);
+  OutputQueue& QueueFor(Request& r);
+  bool IsFront(const Request& r) const {
+    return !requests_.empty() && &requests_.front() == &r;
+  }
+  // Pops finished responses at the front and promotes the next one's
+  // staged output to the writer.
+  void Advance();
+  int CheckHeaderBudget(size_t len);
+
+  Connection* conn_;
+  llhttp_t parser_;
+  llhttp_settings_t settings_;
+  std::deque<Request> requests_;
+  uint32_t next_seq_ = 0;
+
+  // The head being parsed: names and values as offsets into arena_, which
+  // keeps fields split across reads.
+  std::string arena_;
+  struct Span { uint32_t off, len; };
+  std::vector<std::pair<Span, Span>> fields_;
+  Span url_{0, 0};
+  bool in_field_ = false;       // inside a header name
+  size_t trailer_start_ = 0;    // fields_ index where trailers begin
+  bool in_trailers_ = false;
+  bool message_in_progress_ = false;
+  bool head_pending_ = false;   // headers complete, not yet delivered
+  bool expect_continue_ = false;
+  size_t header_bytes_ = 0;
+  uint32_t current_seq_ = 0;    // seq of the message being parsed
+  RequestHead head_;            // reused to avoid per-request allocation
+  std::vector<std::pair<std::string_view, std::string_view>> trailers_;
+
+  bool parse_dead_ = false;     // after a parse error: ignore input
+  bool header_overflow_ = false;
+  bool server_closing_ = false;
+  bool eof_ = false;
+  std::string unparsed_;        // input held back by a pipeline pause
+};
+
+}  // namespace sluice

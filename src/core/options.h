@@ -1,0 +1,30 @@
+// Server options the core enforces; the binding fills them from JS.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sluice {
+
+struct ServerOptions {
+  // Bytes of request line + header fields and values (node's
+  // --max-http-header-size accounting); over it: 431.
+  size_t max_header_size = 16384;
+  // From a request's first byte until its headers are complete; 408.
+  uint64_t headers_timeout_ms = 60000;
+  // From a request's first byte until it is fully received; 408.
+  uint64_t request_timeout_ms = 300000;
+  // Idle time allowed between requests on a keep-alive connection.
+  uint64_t keep_alive_timeout_ms = 5000;
+  // How long a closing connection keeps draining the peer's input after our
+  // FIN, so that unread request bytes do not turn the close into a RST that
+  // destroys the response in flight.
+  uint64_t linger_ms = 2000;
+  // res.write() returns false once this many bytes wait to be written.
+  size_t high_water_mark = 65536;
+  // Requests parsed ahead of their responses before the connection stops
+  // reading (bounds memory against pipelining floods).
+  size_t max_pipelined = 128;
+};
+
+}  // namespace sluice

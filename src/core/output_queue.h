@@ -1,0 +1,76 @@
+// OutputQueue: bytes waiting to be written to a socket, as one contiguous
+// inline buffer (headers, small bodies, chunk framing) interleaved with
+// references to external memory (large bodies, never copied).
+//
+// Knows nothing of N-API: external memory is owned through ExternalRef,
+// which the binding implements over a napi reference.
+#pragma once
+
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace sluice {
+
+// Owner of an external byte range referenced by an OutputQueue.
+// Release() is called exactly once, on the loop thread, when the bytes have
+// been written to the kernel or dropped (connection closed). The object may
+// delete itself in Release().
+class ExternalRef {
+ public:
+  virtual ~ExternalRef() = default;
+  virtual void Release() = 0;
+};
+
+class OutputQueue {
+ public:
+  OutputQueue() = default;
+  ~OutputQueue() { Clear(); }
+  OutputQueue(const OutputQueue&) = delete;
+  OutputQueue& operator=(const OutputQueue&) = delete;
+  OutputQueue(OutputQueue&& other) noexcept { *this = std::move(other); }
+  OutputQueue& operator=(OutputQueue&& other) noexcept;
+
+  // Returns space for at least n bytes at the end of the inline buffer;
+  // Commit(k) (k <= n) makes k of them part of the queue. The pointer is
+  // valid until the next call that appends.
+  char* Reserve(size_t n);
+  void Commit(size_t n);
+  void Append(const char* data, size_t n);
+  void Append(const char* s) ;
+  // References [data, data+n) without copying; ref->Release() is called when
+  // the queue is done with it (ref may be null for static memory).
+  void AppendExternal(const char* data, size_t n, ExternalRef* ref);
+  // Moves all of other's bytes to the end of this queue, in order.
+  void Splice(OutputQueue& other);
+
+  size_t size() const { return total_; }
+  bool empty() const { return total_ == 0; }
+  size_t inline_size() const { return inline_len_; }
+  // Drops everything, releasing external refs.
+  void Clear();
+
+  // Fills iovecs for the bytes after the first `skip` bytes. The iovecs point
+  // into this queue, which must not change until they are used.
+  void ToIovecs(size_t skip, std::vector<uv_buf_t>* out) const;
+
+ private:
+  struct Segment {
+    const char* ext;   // external bytes, or nullptr: inline_[off, off+len)
+    size_t off;
+    size_t len;
+    ExternalRef* ref;  // owner of ext (may be null)
+  };
+  void Grow(size_t need);
+
+  std::unique_ptr<char[]> inline_;
+  size_t inline_len_ = 0;
+  size_t inline_cap_ = 0;
+  size_t total_ = 0;
+  std::vector<Segment> segs_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,75 @@
+// The interface through which the core reports to its embedder (the N-API
+// binding, or a fuzz harness). All calls happen on the loop thread.
+//
+// Re-entrancy: the embedder may call back into the core (write a response,
+// pause, destroy a connection) from inside any of these; the core defers
+// anything that would free memory it is still using until the outermost
+// dispatch ends.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sluice {
+
+class Connection;
+
+// A request's head, valid only during the OnRequest call: the views point
+// into the session's header arena.
+struct RequestHead {
+  uint32_t seq;            // per-connection request number, from 0
+  int method;              // llhttp_method_t
+  int http_major;
+  int http_minor;
+  std::string_view url;
+  // Raw header names and values as received, in order.
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
+  bool keep_alive;         // per llhttp_should_keep_alive
+  bool expect_continue;    // "Expect: 100-continue"
+  bool upgrade;
+  bool complete;           // the whole message (no body left) was parsed
+};
+
+struct ClientError {
+  int status;              // HTTP status to answer with (400, 408, 413, 431)
+  const char* code;        // stable code: "HPE_INVALID_METHOD", "ERR_HTTP_REQUEST_TIMEOUT"...
+  const char* reason;      // human readable
+  size_t bytes_parsed;
+};
+
+class ServerDelegate {
+ public:
+  virtual ~ServerDelegate() = default;
+
+  // Brackets every entry from libuv that may call the methods below; nested.
+  // The embedder opens its JS scopes here. Core flushes output after the
+  // outermost End.
+  virtual void OnDispatchBegin() = 0;
+  virtual void OnDispatchEnd() = 0;
+
+  // A request's headers are complete (complete=true: and its body too).
+  virtual void OnRequest(Connection* c, const RequestHead& head) = 0;
+  // Body bytes of request `seq`. [data, len) is only valid during the call.
+  virtual void OnBody(Connection* c, uint32_t seq, const char* data,
+                      size_t len) = 0;
+  // Request `seq`'s body is complete (trailers, if any, in `trailers`).
+  virtual void OnRequestEnd(
+      Connection* c, uint32_t seq,
+      const std::vector<std::pair<std::string_view, std::string_view>>&
+          trailers) = 0;
+  // The write backlog fell below the low-water mark after passing the high.
+  virtual void OnDrain(Connection* c) = 0;
+  // Bad input or a timeout. The embedder decides the answer: it calls
+  // Connection::SendErrorAndClose (the default) or writes its own.
+  virtual void OnClientError(Connection* c, const ClientError& err) = 0;
+  // The connection is closed; `c` is freed right after this returns.
+  // `aborted` is true if a request was in progress (body or response).
+  virtual void OnConnectionClose(Connection* c) = 0;
+  // The listener stopped accepting and its last connection closed.
+  virtual void OnServerClosed() = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,44 @@
+// Session: the protocol spoken on a connection (HTTP/1.1 now, HTTP/2 later).
+// The Connection owns its Session and feeds it what it reads.
+#pragma once
+
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sluice {
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // Called by Connection's alloc callback: where the next read should land.
+  // Return false to use the connection's default (shared) read buffer.
+  virtual bool AllocRead(size_t suggested, uv_buf_t* buf) {
+    (void)suggested;
+    (void)buf;
+    return false;
+  }
+  // Called by Connection inside a dispatch with bytes read from the socket.
+  // [data, len) is valid only during the call.
+  virtual void OnRead(const char* data, size_t len) = 0;
+  // The peer closed its side (EOF).
+  virtual void OnEof() = 0;
+  // The writer's backlog reached zero.
+  virtual void OnWritesDone() {}
+  // A deadline the session set on its connection passed.
+  virtual void OnTimeout(int kind) = 0;
+  // True when no request is in progress (parsing, handling or responding):
+  // the connection may be closed without losing anything.
+  virtual bool IsIdle() const = 0;
+  // The server is closing: finish what is in flight, then close.
+  virtual void OnServerClosing() = 0;
+  // Parses input held back while reading was paused for pipelining
+  // (called inside a dispatch).
+  virtual void ResumeParsing() {}
+  // The connection is closing; drop queued state (refs, buffers).
+  virtual void OnClose() {}
+};
+
+}  // namespace sluice
