@@ -1,0 +1,168 @@
+'use strict';
+
+// Connection management: keep-alive for HTTP/1.1, close after the response
+// for HTTP/1.0 and `Connection: close`, keepAliveTimeout.
+
+const http = require('node:http');
+const common = require('../common');
+const { assert } = common;
+
+function connectionHeader(r) {
+  return String(r.headers.connection || '').toLowerCase();
+}
+
+describe(`http1 keep-alive and close [${common.implName}]`, function () {
+  afterEach(common.cleanup);
+
+  it('HTTP/1.1 keeps the connection open across requests', async function () {
+    const ports = [];
+    const { port } = await common.startServer((req, res) => {
+      ports.push(req.socket.remotePort);
+      res.end(req.url);
+    });
+    const c = await common.rawConnect(port);
+    c.socket.write('GET /1 HTTP/1.1\r\nHost: h\r\n\r\n');
+    const [r1] = await c.responses(1);
+    assert.notStrictEqual(connectionHeader(r1), 'close');
+    await common.sleep(50);
+    assert.strictEqual(c.closed, false);
+    c.socket.write('GET /2 HTTP/1.1\r\nHost: h\r\n\r\n');
+    const rs = await c.responses(2);
+    assert.strictEqual(rs[1].body.toString(), '/2');
+    await common.sleep(50);
+    assert.strictEqual(c.closed, false);
+    assert.deepStrictEqual(ports, [c.socket.localPort, c.socket.localPort]);
+  });
+
+  it('node http client with a keep-alive agent reuses one connection', async function () {
+    const ports = new Set();
+    const { port } = await common.startServer((req, res) => {
+      ports.add(req.socket.remotePort);
+      res.end('ok');
+    });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const r = await common.httpRequest(port, { agent, path: `/${i}` });
+        assert.strictEqual(r.body.toString(), 'ok');
+      }
+    } finally {
+      agent.destroy();
+    }
+    assert.strictEqual(ports.size, 1);
+  });
+
+  it('Connection: close in the request: response says close and the server closes', async function () {
+    const { port } = await common.startServer((req, res) => res.end('bye'));
+    const c = await common.rawConnect(port);
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+    const data = await c.waitClose(2000);
+    const [r] = common.parseAll(data);
+    assert.strictEqual(r.statusCode, 200);
+    assert.strictEqual(connectionHeader(r), 'close');
+    assert.strictEqual(r.body.toString(), 'bye');
+  });
+
+  it('Connection: close with two pipelined requests: both answered, then close', async function () {
+    const { port } = await common.startServer((req, res) => res.end(req.url));
+    const c = await common.rawConnect(port);
+    c.socket.write('GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
+    const data = await c.waitClose(2000);
+    const rs = common.parseAll(data);
+    assert.deepStrictEqual(rs.map((r) => r.body.toString()), ['/1', '/2']);
+  });
+
+  it('Connection: close set by the handler closes after the response', async function () {
+    const { port } = await common.startServer((req, res) => {
+      res.setHeader('Connection', 'close');
+      res.end('handler closes');
+    });
+    const c = await common.rawConnect(port);
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+    const data = await c.waitClose(2000);
+    const [r] = common.parseAll(data);
+    assert.strictEqual(r.body.toString(), 'handler closes');
+  });
+
+  it('HTTP/1.0 closes after the response (Content-Length known)', async function () {
+    const { port } = await common.startServer((req, res) => res.end('one-oh'));
+    const c = await common.rawConnect(port);
+    c.socket.write('GET / HTTP/1.0\r\n\r\n');
+    const data = await c.waitClose(2000);
+    const [r] = common.parseAll(data);
+    assert.strictEqual(r.statusCode, 200);
+    assert.strictEqual(r.body.toString(), 'one-oh');
+    assert.notStrictEqual(String(r.headers['transfer-encoding'] || '').toLowerCase(), 'chunked');
+  });
+
+  it('HTTP/1.0 with a streamed body: no chunked encoding, body delimited by close', async function () {
+    const { port } = await common.startServer(async (req, res) => {
+      res.write('first ');
+      await common.sleep(10);
+      res.write('second ');
+      res.end('third');
+    });
+    const c = await common.rawConnect(port);
+    c.socket.write('GET / HTTP/1.0\r\nHost: h\r\n\r\n');
+    const data = await c.waitClose(2000);
+    const [r] = common.parseAll(data);
+    assert.strictEqual(r.headers['transfer-encoding'], undefined);
+    assert.strictEqual(r.body.toString(), 'first second third');
+  });
+
+  it('HTTP/1.0 with Connection: keep-alive and an explicit Content-Length stays open (as node)', async function () {
+    const { port } = await common.startServer((req, res) => {
+      res.setHeader('Content-Length', Buffer.byteLength(req.url));
+      res.end(req.url);
+    });
+    const c = await common.rawConnect(port);
+    c.socket.write('GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');
+    const [r1] = await c.responses(1);
+    assert.strictEqual(r1.body.toString(), '/a');
+    assert.strictEqual(connectionHeader(r1), 'keep-alive');
+    await common.sleep(50);
+    assert.strictEqual(c.closed, false);
+    c.socket.write('GET /b HTTP/1.0\r\n\r\n');
+    const data = await c.waitClose(2000);
+    const rs = common.parseAll(data);
+    assert.deepStrictEqual(rs.map((r) => r.body.toString()), ['/a', '/b']);
+  });
+
+  it('curl --http1.0', async function () {
+    let version;
+    const { url } = await common.startServer((req, res) => {
+      version = req.httpVersion;
+      res.end('via 1.0');
+    });
+    const r = await common.curl(['--http1.0', `${url}/`]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.strictEqual(r.stdout.toString(), 'via 1.0');
+    assert.strictEqual(version, '1.0');
+  });
+
+  it('keepAliveTimeout closes an idle connection', async function () {
+    const { port } = await common.startServer({ keepAliveTimeout: 300 }, (req, res) => res.end('x'));
+    const c = await common.rawConnect(port);
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+    await c.responses(1);
+    const t0 = Date.now();
+    await c.waitClose(3000);
+    const ms = Date.now() - t0;
+    assert.ok(ms >= 150, `closed too early (${ms} ms)`);
+    assert.ok(ms < 2000, `closed too late (${ms} ms)`);
+    assert.strictEqual(common.parseAll(c.data).length, 1, 'nothing but the response was sent');
+  });
+
+  it('a request within keepAliveTimeout is served on the same connection', async function () {
+    const { port } = await common.startServer({ keepAliveTimeout: 400 }, (req, res) => res.end(req.url));
+    const c = await common.rawConnect(port);
+    for (let i = 0; i < 4; i++) {
+      c.socket.write(`GET /${i} HTTP/1.1\r\nHost: h\r\n\r\n`);
+      const rs = await c.responses(i + 1);
+      assert.strictEqual(rs[i].body.toString(), `/${i}`);
+      await common.sleep(200);
+    }
+    assert.strictEqual(c.closed, false, 'each request restarts the idle timer');
+    await c.waitClose(3000);
+  });
+});
