@@ -553,6 +553,12 @@ function handlerErrors() {
           return r;
         } catch (e) {
           errors.push(e);
+          // A failed assertion inside a request handler must not leave the
+          // client waiting until the mocha timeout: end the response.
+          const res = args[1];
+          if (res && typeof res.end === 'function' && res.writableEnded === false) {
+            try { res.end(); } catch (_) { /* ignore */ }
+          }
           return undefined;
         }
       };

@@ -227,6 +227,34 @@ describe(`http1 request body [${common.implName}]`, function () {
     assert.deepStrictEqual({ ...trailers }, { 'x-sum': '42' });
   });
 
+  for (const size of [1000, 100000, 1024 * 1024]) {
+    it(`bodies of ${size} bytes consumed with resume() only (no data listener), 4 on one keep-alive connection`, async function () {
+      const { port } = await common.startServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.end(req.url));
+      });
+      const c = await common.rawConnect(port);
+      const body = Buffer.alloc(size, 120);
+      for (let i = 0; i < 4; i++) {
+        c.socket.write(`POST /${i} HTTP/1.1\r\nHost: h\r\nContent-Length: ${size}\r\n\r\n`);
+        c.socket.write(body);
+        const rs = await c.responses(i + 1, {}, 3000);
+        assert.strictEqual(rs[i].body.toString(), `/${i}`);
+      }
+    });
+  }
+
+  it('bodies left unread by the handler are discarded and the connection keeps serving', async function () {
+    const { port } = await common.startServer((req, res) => res.end(req.url));
+    const c = await common.rawConnect(port);
+    for (let i = 0; i < 4; i++) {
+      c.socket.write(`POST /${i} HTTP/1.1\r\nHost: h\r\nContent-Length: 200000\r\n\r\n`);
+      c.socket.write(Buffer.alloc(200000, 120));
+      const rs = await c.responses(i + 1, {}, 3000);
+      assert.strictEqual(rs[i].body.toString(), `/${i}`);
+    }
+  });
+
   it('8 MiB upload (node http client, Content-Length) arrives intact (sha256)', async function () {
     const { port } = await common.startServer(hashHandler);
     const body = crypto.randomBytes(8 * 1024 * 1024);
