@@ -444,9 +444,11 @@ function parseAll(buf, opts = {}) {
 
 // Resolve { res, statusCode, headers, body (Buffer), trailers }.
 // opts: node http.request options plus `body` (string|Buffer|array of chunks)
+// opts.timeout: fail after this many ms (default 8000).
 function httpRequest(port, opts = {}) {
-  const { body, ...reqOpts } = opts;
-  return new Promise((resolve, reject) => {
+  const { body, timeout = 8000, ...reqOpts } = opts;
+  const what = () => `response to ${reqOpts.method || 'GET'} ${reqOpts.path || '/'}`;
+  return withTimeout(new Promise((resolve, reject) => {
     const req = http.request({
       host: '127.0.0.1',
       port,
@@ -478,7 +480,7 @@ function httpRequest(port, opts = {}) {
     } else {
       req.end(body);
     }
-  });
+  }), timeout, what);
 }
 
 function curl(args, { input, timeout = 10000 } = {}) {

@@ -490,6 +490,31 @@ describe(`http1 response API [${common.implName}]`, function () {
       assert.strictEqual(r, 'late body');
     });
 
+    it('a write() that returned false is followed by "drain" even when the socket took everything at once', async function () {
+      let ret;
+      let drained = false;
+      const { port } = await common.startServer((req, res) => {
+        ret = res.write(Buffer.alloc(100000, 97));
+        if (ret) {
+          res.end();
+          return;
+        }
+        res.on('drain', () => {
+          drained = true;
+          res.end();
+        });
+      });
+      const c = await common.rawConnect(port);
+      c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+      try {
+        const [r] = await c.responses(1, {}, 2000);
+        assert.strictEqual(r.body.length, 100000);
+      } catch (e) {
+        assert.ok(!(ret === false && !drained), `write() returned false and no 'drain' followed (client got ${c.len} bytes)`);
+        throw e;
+      }
+    });
+
     it('write() returns false under a slow reader and "drain" follows', async function () {
       this.timeout(10000);
       const chunk = Buffer.alloc(1024 * 1024, 'x');

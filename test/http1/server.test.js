@@ -255,7 +255,7 @@ describe(`http1 server lifecycle [${common.implName}]`, function () {
       const script = `
         const common = require('./test/common');
         const server = common.impl.createServer({ keepAliveTimeout: 60000, headersTimeout: 60000, requestTimeout: 120000 }, (req, res) => {
-          req.resume();
+          req.on('data', () => {});
           req.on('end', () => res.end('ok'));
         });
         server.listen(0, '127.0.0.1', async () => {
