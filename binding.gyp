@@ -28,6 +28,7 @@
       ],
       "defines": [
         "NAPI_VERSION=8",
+        "LLHTTP_STRICT_MODE=1",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED"
       ],

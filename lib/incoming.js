@@ -86,6 +86,12 @@ class IncomingRequest extends Readable {
   // Called by the server when the body is complete.
   _pushEnd(rawTrailers) {
     this.complete = true;
+    // What follows on the socket belongs to the next request: the pause
+    // applied for this body's backpressure must not outlive it.
+    if (this[kSocketPaused]) {
+      this[kSocketPaused] = false;
+      this[kConn].resume();
+    }
     if (rawTrailers) {
       this.rawTrailers = rawTrailers;
       this.trailers = headersObject(rawTrailers);

@@ -17,6 +17,9 @@ const kHeaders = Symbol('sluice.headers');
 const kNeedDrain = Symbol('sluice.needDrain');
 const kTrailers = Symbol('sluice.trailers');
 const kSocket = Symbol('sluice.socket');
+// The head reached native code (headersSent turns true earlier, at
+// writeHead, as in node; the bytes wait to be coalesced with the body).
+const kHeadOnWire = Symbol('sluice.headOnWire');
 
 // Must match ResponseHeadFlags in src/core/http1_session.h.
 const F_CONTENT_LENGTH = 1 << 0;
@@ -78,6 +81,7 @@ class ServerResponse extends Stream {
     this.statusMessage = undefined;
     this.sendDate = true;
     this.headersSent = false;
+    this[kHeadOnWire] = false;
     this.writableEnded = false;
     this.writableFinished = false;
     this.destroyed = false;
@@ -187,7 +191,7 @@ class ServerResponse extends Stream {
         }
       }
     }
-    this._writeHeadCalled = true;
+    this.headersSent = true;
     return this;
   }
 
@@ -233,13 +237,14 @@ class ServerResponse extends Stream {
   _sendHead() {
     const [block, flags] = this._headBlock();
     this.headersSent = true;
+    this[kHeadOnWire] = true;
     if (!(flags & (F_CONTENT_LENGTH | F_TRANSFER_ENCODING))) this.chunkedEncoding = true;
     return this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
       block, undefined, undefined);
   }
 
   flushHeaders() {
-    if (!this.headersSent) this._result(this._sendHead());
+    if (!this[kHeadOnWire]) this._result(this._sendHead());
   }
 
   writeContinue(cb) {
@@ -278,7 +283,7 @@ class ServerResponse extends Stream {
     }
     const body = toBody(chunk, encoding);
     if (this.destroyed) return false;
-    if (!this.headersSent) this._sendHead();
+    if (!this[kHeadOnWire]) this._sendHead();
     const ok = this._result(this[kConn].write(this[kSeq], body));
     if (cb) process.nextTick(cb);
     return ok;
@@ -296,9 +301,10 @@ class ServerResponse extends Stream {
     if (this.destroyed) return this;
     let r;
     const trailers = this[kTrailers] || undefined;
-    if (!this.headersSent) {
+    if (!this[kHeadOnWire]) {
       const [block, flags] = this._headBlock();
       this.headersSent = true;
+      this[kHeadOnWire] = true;
       r = this[kConn].respond(this[kSeq], this._statusFlags(flags | F_WHOLE_BODY | F_END),
         this.statusMessage, block, body, trailers);
     } else {

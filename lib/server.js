@@ -19,6 +19,7 @@ const { methods } = binding;
 const RQ_COMPLETE = 1;
 const RQ_KEEP_ALIVE = 2;
 const RQ_EXPECT_CONTINUE = 4;
+const RQ_HAS_EXPECT = 16;
 
 const kNative = Symbol('sluice.native');
 const kState = Symbol('sluice.connState');
@@ -233,6 +234,15 @@ class Server extends EventEmitter {
         return;
       }
       res.writeContinue();
+    } else if (flags & RQ_HAS_EXPECT) {
+      // An expectation other than 100-continue, as node answers it.
+      if (this.listenerCount('checkExpectation') > 0) {
+        this.emit('checkExpectation', req, res);
+      } else {
+        res.writeHead(417);
+        res.end();
+      }
+      return;
     }
     this.emit('request', req, res);
   }

@@ -212,7 +212,7 @@ void JsServer::OnRequest(Connection* c, const RequestHead& head) {
     napi_set_element(env, headers, i++, Latin1String(env, h.second));
   }
   int flags = (head.complete ? 1 : 0) | (head.keep_alive ? 2 : 0) |
-              (head.expect_continue ? 4 : 0) | (head.upgrade ? 8 : 0) |
+              (head.expect_continue ? 4 : 0) | (head.upgrade ? 8 : 0) | (head.has_expect ? 16 : 0) |
               ((head.http_major * 10 + head.http_minor) << 8);
   napi_value argv[6] = {ConnectionObject(c),
                         Int(env, head.seq),

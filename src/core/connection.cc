@@ -119,7 +119,22 @@ void Connection::Flush() {
   if (ending_ && !shut_down_ && !writer_.HasWritesInFlight() &&
       writer_.queue().empty()) {
     StartShutdown();
+    return;
   }
+  // A write() that reported backpressure gets its 'drain' even when the
+  // kernel took everything at once.
+  MaybeEmitDrain();
+}
+
+void Connection::MaybeEmitDrain() {
+  if (!drain_wanted_ || closing_ ||
+      writer_.Backlog() >= listener_->options().high_water_mark) {
+    return;
+  }
+  drain_wanted_ = false;
+  listener_->BeginDispatch();
+  listener_->delegate()->OnDrain(this);
+  listener_->EndDispatch();
 }
 
 void Connection::OnWriteComplete(int status) {
@@ -134,13 +149,7 @@ void Connection::OnWriteComplete(int status) {
     StartShutdown();
     return;
   }
-  if (drain_wanted_ &&
-      writer_.Backlog() < listener_->options().high_water_mark) {
-    drain_wanted_ = false;
-    listener_->BeginDispatch();
-    listener_->delegate()->OnDrain(this);
-    listener_->EndDispatch();
-  }
+  MaybeEmitDrain();
 }
 
 void Connection::EndGracefully() {

@@ -89,6 +89,7 @@ class Connection final : private WriterClient {
   void StartReading();
   void StopReading();
   void StartShutdown();
+  void MaybeEmitDrain();
 
   Listener* listener_;
   uv_tcp_t tcp_;

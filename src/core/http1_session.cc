@@ -26,6 +26,13 @@ bool EqualsIgnoreCase(std::string_view a, const char* lower) {
 // in memory before the first byte leaves.
 constexpr size_t kCorkFlushBytes = 256 * 1024;
 
+// A field value without the trailing whitespace llhttp leaves in it
+// (RFC 9110 5.5: OWS around the value is not part of it).
+std::string_view TrimOws(const char* p, size_t n) {
+  while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+  return std::string_view(p, n);
+}
+
 inline Http1Session* From(llhttp_t* p) {
   return static_cast<Http1Session*>(p->data);
 }
@@ -98,6 +105,8 @@ void Http1Session::OnRead(const char* data, size_t len) {
 
 void Http1Session::Execute(const char* data, size_t len) {
   const char* end = data + len;
+  exec_start_ = data;
+  exec_end_ = end;
   while (true) {
     llhttp_errno_t err = llhttp_execute(&parser_, data, end - data);
     // Headers complete but their body not in this read yet: deliver now so
@@ -153,6 +162,7 @@ int Http1Session::OnMessageBegin() {
   head_pending_ = false;
   trailer_start_ = 0;
   header_bytes_ = 0;
+  invalid_header_ = false;
   current_seq_ = next_seq_++;
   const ServerOptions& o = conn_->listener()->options();
   conn_->ClearDeadline(kDeadlineKeepAlive);
@@ -183,6 +193,16 @@ int Http1Session::OnHeaderField(const char* at, size_t len) {
 
 int Http1Session::OnHeaderValue(const char* at, size_t len) {
   if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
+  // llhttp 8 accepts obs-fold (a value continued on the next line after
+  // whitespace), which RFC 9112 lets a server reject and node rejects. It
+  // shows as a second span of the same value that does not simply continue
+  // the previous one across a read boundary.
+  if (fields_.back().second.len > 0 &&
+      !(at == exec_start_ && value_span_hit_end_)) {
+    invalid_header_ = true;
+    return -1;
+  }
+  value_span_hit_end_ = (at + len == exec_end_);
   arena_.append(at, len);
   fields_.back().second.len += static_cast<uint32_t>(len);
   return 0;
@@ -212,13 +232,14 @@ void Http1Session::DeliverHead(bool complete) {
   head_.url = std::string_view(arena_.data() + url_.off, url_.len);
   head_.headers.clear();
   head_.expect_continue = false;
+  head_.has_expect = false;
   for (size_t i = 0; i < trailer_start_; i++) {
     const auto& f = fields_[i];
     std::string_view name(arena_.data() + f.first.off, f.first.len);
-    std::string_view value(arena_.data() + f.second.off, f.second.len);
-    if (name.size() == 6 && EqualsIgnoreCase(name, "expect") &&
-        EqualsIgnoreCase(value, "100-continue")) {
-      head_.expect_continue = true;
+    std::string_view value = TrimOws(arena_.data() + f.second.off, f.second.len);
+    if (name.size() == 6 && EqualsIgnoreCase(name, "expect")) {
+      head_.has_expect = true;
+      if (EqualsIgnoreCase(value, "100-continue")) head_.expect_continue = true;
     }
     head_.headers.emplace_back(name, value);
   }
@@ -251,7 +272,7 @@ int Http1Session::OnMessageComplete() {
       const auto& f = fields_[i];
       trailers_.emplace_back(
           std::string_view(arena_.data() + f.first.off, f.first.len),
-          std::string_view(arena_.data() + f.second.off, f.second.len));
+          TrimOws(arena_.data() + f.second.off, f.second.len));
     }
     conn_->listener()->delegate()->OnRequestEnd(conn_, current_seq_,
                                                 trailers_);
@@ -273,6 +294,11 @@ void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
   (void)pos;
   if (header_overflow_) {
     ReportClientError(431, "HPE_HEADER_OVERFLOW", "Header overflow");
+    return;
+  }
+  if (invalid_header_) {
+    ReportClientError(400, "HPE_INVALID_HEADER_TOKEN",
+                      "Invalid header value char");
     return;
   }
   if (err == HPE_USER) {
@@ -334,8 +360,10 @@ void Http1Session::OnTimeout(int kind) {
   }
   // headersTimeout / requestTimeout
   if (!message_in_progress_) {
-    // Never sent a byte of a request: nothing to answer.
-    if (requests_.empty()) conn_->Destroy();
+    // A connection that never sent a request line: node answers 408 too.
+    if (requests_.empty()) {
+      ReportClientError(408, "ERR_HTTP_REQUEST_TIMEOUT", "Request timeout");
+    }
     return;
   }
   Request* cur = Find(current_seq_);

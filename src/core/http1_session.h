@@ -155,7 +155,6 @@ class Http1Session final : public Session {
   bool in_trailers_ = false;
   bool message_in_progress_ = false;
   bool head_pending_ = false;   // headers complete, not yet delivered
-  bool expect_continue_ = false;
   size_t header_bytes_ = 0;
   uint32_t current_seq_ = 0;    // seq of the message being parsed
   RequestHead head_;            // reused to avoid per-request allocation
@@ -163,6 +162,12 @@ class Http1Session final : public Session {
 
   bool parse_dead_ = false;     // after a parse error: ignore input
   bool header_overflow_ = false;
+  bool invalid_header_ = false;   // obs-fold in a value
+  // The input llhttp_execute is working on, and whether the last header
+  // value span ended at its end (obs-fold detection).
+  const char* exec_start_ = nullptr;
+  const char* exec_end_ = nullptr;
+  bool value_span_hit_end_ = false;
   bool server_closing_ = false;
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause

@@ -102,7 +102,6 @@ void Listener::RemoveConnection(Connection* c) {
     v.erase(std::remove(v.begin(), v.end(), c), v.end());
   };
   drop(dirty_);
-  drop(flushing_);
   drop(reparse_);
 }
 
@@ -151,17 +150,23 @@ void Listener::ScheduleReparse(Connection* c) {
 }
 
 void Listener::FlushDirty() {
-  // Flushing can close connections (write errors), which removes them from
-  // the lists: iterate over a detached copy.
+  // Re-entered when a flush emits 'drain' and its handler writes more: the
+  // outer loop picks those connections up.
+  if (flushing_) return;
+  flushing_ = true;
+  std::vector<Connection*> batch;
   while (!dirty_.empty()) {
-    flushing_.swap(dirty_);
-    for (size_t i = 0; i < flushing_.size(); i++) {
-      Connection* c = flushing_[i];
+    batch.swap(dirty_);
+    // Connections are freed only in close callbacks, never during this
+    // loop, so the pointers stay valid even if a flush destroys one.
+    for (size_t i = 0; i < batch.size(); i++) {
+      Connection* c = batch[i];
       c->dirty = false;
       c->Flush();
     }
-    flushing_.clear();
+    batch.clear();
   }
+  flushing_ = false;
 }
 
 void Listener::OnIdle(uv_idle_t* h) {

@@ -101,7 +101,7 @@ class Listener {
   int dispatch_depth_ = 0;
   std::vector<Connection*> connections_;
   std::vector<Connection*> dirty_;
-  std::vector<Connection*> flushing_;
+  bool flushing_ = false;
   std::vector<Connection*> reparse_;
   char* shared_read_buf_;
 };

@@ -29,6 +29,7 @@ struct RequestHead {
   std::vector<std::pair<std::string_view, std::string_view>> headers;
   bool keep_alive;         // per llhttp_should_keep_alive
   bool expect_continue;    // "Expect: 100-continue"
+  bool has_expect;         // any Expect header
   bool upgrade;
   bool complete;           // the whole message (no body left) was parsed
 };
