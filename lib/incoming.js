@@ -8,6 +8,7 @@
 const { Readable } = require('stream');
 const { headersObject, headersDistinct } = require('./headers');
 const { codedError } = require('./errors');
+const { releaseHold } = require('./buffer_pool');
 
 const kConn = Symbol('sluice.conn');
 const kSeq = Symbol('sluice.seq');
@@ -75,9 +76,18 @@ class IncomingRequest extends Readable {
   }
 
   // Called by the server for each body chunk.
+  // Pool chunks that are not handed to the user go back here (dumped
+  // bodies, chunks a decoder turned into strings); releaseHold ignores
+  // memory no pool owns.
   _pushBody(chunk) {
-    if (this._dumped) return;
-    if (!this.push(chunk) && !this[kSocketPaused]) {
+    if (this._dumped || this.destroyed) {
+      releaseHold(chunk);
+      return;
+    }
+    const decoding = this._readableState.decoder !== null;
+    const more = this.push(chunk);
+    if (decoding) releaseHold(chunk);
+    if (!more && !this[kSocketPaused]) {
       this[kSocketPaused] = true;
       this[kConn].pause();
     }
@@ -123,6 +133,14 @@ class IncomingRequest extends Readable {
   }
 
   _destroy(err, cb) {
+    // Chunks still queued in the stream were never handed out: give their
+    // pool references back.
+    const queued = this._readableState.buffer;
+    if (queued && this._readableState.length > 0) {
+      for (const chunk of queued) {
+        if (typeof chunk !== 'string') releaseHold(chunk);
+      }
+    }
     // As node: destroying a request whose body is still arriving destroys
     // the connection (the rest of the body cannot be skipped safely).
     if (!this.complete && !this.aborted) {

@@ -11,9 +11,17 @@ const binding = require('./binding');
 const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
+const {
+  retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
+} = require('./buffer_pool');
 const { codedError, codedTypeError } = require('./errors');
 
 const { methods } = binding;
+
+// onAlloc answers besides a Buffer (ServerDelegate::BufferResult).
+const ALLOC_FALLBACK = 0;
+const ALLOC_DRY = 1;
+const ALLOC_ERROR = 2;
 
 // Flags of onRequest (src/binding/js_server.cc).
 const RQ_COMPLETE = 1;
@@ -46,6 +54,7 @@ class ConnState {
     this.socket = new SluiceSocket(conn);
     this.current = null;  // request receiving body
     this.live = [];       // [req, res] pairs not finished
+    this.bodyBuf = null;  // allocator buffer native code reads body bytes into
   }
 }
 
@@ -81,7 +90,19 @@ class Server extends EventEmitter {
     this.timeout = 0;
     this.maxHeadersCount = null;
     this.maxRequestsPerSocket = 0;
-    this.requestBufferAllocator = options.requestBufferAllocator;
+    const allocator = options.requestBufferAllocator;
+    if (allocator !== undefined && allocator !== null && typeof allocator !== 'function') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE',
+        'The "options.requestBufferAllocator" property must be of type function');
+    }
+    this.requestBufferAllocator = allocator || null;
+    // A pool's own alloc returning undefined means "dry": stop reading and
+    // wait for the pool's signal. Any other allocator's non-Buffer means
+    // "copy this read".
+    this._poolAllocator = !!allocator && isPoolAllocator(allocator);
+    this._waitingMemory = new Set();
+    this._onPoolAvailable = this._retryWaiting.bind(this);
+    if (this._poolAllocator) onBufferAvailable(allocator, this._onPoolAvailable);
     if (requestListener) this.on('request', requestListener);
 
     this[kNative] = new binding.NativeServer({
@@ -90,6 +111,7 @@ class Server extends EventEmitter {
       requestTimeout: this.requestTimeout,
       keepAliveTimeout: this.keepAliveTimeout,
       highWaterMark: options.highWaterMark || defaults.highWaterMark,
+      bodyAllocator: !!allocator,
     }, {
       onRequest: this._onRequest.bind(this),
       onBody: onBody,
@@ -98,6 +120,8 @@ class Server extends EventEmitter {
       onClientError: this._onClientError.bind(this),
       onClose: onClose,
       onServerClose: this._onServerClose.bind(this),
+      onAlloc: this._onAlloc.bind(this),
+      onReleaseBody: onReleaseBody,
     });
     this._listening = false;
     this._closing = false;
@@ -260,13 +284,67 @@ class Server extends EventEmitter {
   }
 
   _onServerClose() {
+    if (this._poolAllocator) offBufferAvailable(this.requestBufferAllocator, this._onPoolAvailable);
+    this._waitingMemory.clear();
     this.emit('close');
+  }
+
+  // Native code needs memory for the next body read of `conn`.
+  _onAlloc(conn, size) {
+    const st = connState(conn);
+    let buf;
+    try {
+      buf = this.requestBufferAllocator(size);
+    } catch (err) {
+      // The connection is destroyed (native side); the request learns why.
+      const req = st.current;
+      if (req !== null && !req.complete) {
+        req.aborted = true;
+        if (req.listenerCount('error') > 0) req.destroy(err);
+      }
+      if (this.listenerCount('clientError') > 0) this.emit('clientError', err, st.socket);
+      return ALLOC_ERROR;
+    }
+    if (buf instanceof Uint8Array && buf.length > 0 && Buffer.isBuffer(buf)) {
+      st.bodyBuf = buf;
+      return buf;
+    }
+    if (this._poolAllocator) {
+      this._waitingMemory.add(conn);
+      return ALLOC_DRY;
+    }
+    return ALLOC_FALLBACK;
+  }
+
+  // A pool refilled: retry the connections waiting for memory. A retry
+  // that finds the pool dry again re-registers through _onAlloc.
+  _retryWaiting() {
+    const waiting = [...this._waitingMemory];
+    this._waitingMemory.clear();
+    for (const conn of waiting) conn.retryBodyBuffer();
   }
 }
 
-function onBody(conn, seq, chunk) {
-  const req = conn[kState].current;
+function onBody(conn, seq, chunk, len) {
+  const st = conn[kState];
+  if (typeof chunk === 'number') {
+    // Zero-copy: the bytes are in the allocator's buffer; hand out a view
+    // holding its own reference on the pool buffer.
+    chunk = st.bodyBuf.subarray(chunk, chunk + len);
+    retainChunk(chunk);
+  }
+  const req = st.current;
   if (req !== null) req._pushBody(chunk);
+  else releaseHold(chunk);
+}
+
+// Native code no longer reads into the current body buffer.
+function onReleaseBody(conn) {
+  const st = conn[kState];
+  if (st.bodyBuf !== null) {
+    releaseHold(st.bodyBuf);
+    st.bodyBuf = null;
+  }
 }
 
 function onEnd(conn, seq, rawTrailers) {
@@ -301,6 +379,10 @@ function onClose(conn) {
   for (let i = 0; i < live.length; i += 2) {
     live[i]._abort();
     live[i + 1]._closed();
+  }
+  if (st.bodyBuf !== null) {
+    releaseHold(st.bodyBuf);
+    st.bodyBuf = null;
   }
   st.socket._closed();
 }

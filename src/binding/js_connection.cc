@@ -133,6 +133,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Peer>("peer"),
           InstanceMethod<&JsConnection::Local>("local"),
           InstanceMethod<&JsConnection::Stats>("stats"),
+          InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
 }
 
@@ -340,6 +341,11 @@ Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
   int port = 0, family = 0;
   int r = conn_->GetLocal(&ip, &port, &family);
   return AddressArray(info.Env(), r, ip, port, family);
+}
+
+Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
+  if (Http1Session* s = session()) s->RetryBodyBuffer();
+  return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {

@@ -40,6 +40,8 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   Napi::Value Peer(const Napi::CallbackInfo& info);
   Napi::Value Local(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  // The body buffer pool refilled: retry the allocation that came back dry.
+  Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
 
   int AppendBody(uint32_t seq, napi_value chunk);
   int Result(int err) const;

@@ -81,6 +81,9 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   o.high_water_mark = OptionMs(opts, "highWaterMark", o.high_water_mark);
   o.max_pipelined = OptionMs(opts, "maxPipelined", o.max_pipelined);
   if (o.max_pipelined == 0) o.max_pipelined = 1;
+  o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
+  o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
+  if (o.body_buffer_size == 0) o.body_buffer_size = 65536;
   on_request_ = Callback(cbs, "onRequest");
   on_body_ = Callback(cbs, "onBody");
   on_end_ = Callback(cbs, "onEnd");
@@ -88,6 +91,8 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   on_client_error_ = Callback(cbs, "onClientError");
   on_close_ = Callback(cbs, "onClose");
   on_server_close_ = Callback(cbs, "onServerClose");
+  on_alloc_ = Callback(cbs, "onAlloc");
+  on_release_body_ = Callback(cbs, "onReleaseBody");
 
   Napi::Object resource = Napi::Object::New(env);
   resource_ = Napi::Persistent(resource);
@@ -178,9 +183,9 @@ void JsServer::OnDispatchEnd() {
   handle_scope_ = nullptr;
 }
 
-void JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
-                    const napi_value* argv) {
-  if (fn.IsEmpty()) return;
+napi_value JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
+                          const napi_value* argv) {
+  if (fn.IsEmpty()) return nullptr;
   napi_env env = Env();
   napi_value undefined, result;
   napi_get_undefined(env, &undefined);
@@ -190,7 +195,9 @@ void JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
     napi_value err;
     napi_get_and_clear_last_exception(env, &err);
     napi_fatal_exception(env, err);
+    return nullptr;
   }
+  return st == napi_ok ? result : nullptr;
 }
 
 napi_value JsServer::ConnectionObject(Connection* c) {
@@ -224,13 +231,57 @@ void JsServer::OnRequest(Connection* c, const RequestHead& head) {
 }
 
 void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
-                      size_t len) {
+                      size_t len, int64_t user_offset) {
   napi_env env = Env();
+  if (user_offset >= 0) {
+    // The bytes are in the buffer the allocator gave: lib/ cuts a view of
+    // it (no copy; one allocation of a small JS object).
+    napi_value argv[4] = {ConnectionObject(c), Int(env, seq),
+                          Int(env, user_offset), Int(env, static_cast<int64_t>(len))};
+    Call(on_body_, 4, argv);
+    return;
+  }
   napi_value buf;
   void* out;
   napi_create_buffer_copy(env, len, data, &out, &buf);
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
   Call(on_body_, 3, argv);
+}
+
+ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
+                                                         size_t size,
+                                                         char** base,
+                                                         size_t* len) {
+  napi_env env = Env();
+  // Called inside a dispatch or from a JS call (retry): a handle scope of
+  // our own keeps this self-contained either way.
+  Napi::HandleScope scope(env);
+  napi_value argv[2] = {ConnectionObject(c),
+                        Int(env, static_cast<int64_t>(size))};
+  napi_value r = Call(on_alloc_, 2, argv);
+  if (r == nullptr) return BufferResult::kError;
+  bool is_buffer = false;
+  napi_is_buffer(env, r, &is_buffer);
+  if (is_buffer) {
+    void* data = nullptr;
+    size_t n = 0;
+    napi_get_buffer_info(env, r, &data, &n);
+    if (n == 0) return BufferResult::kFallback;
+    *base = static_cast<char*>(data);
+    *len = n;
+    return BufferResult::kOk;
+  }
+  int32_t code = 0;
+  napi_get_value_int32(env, r, &code);
+  if (code == 1) return BufferResult::kDry;
+  if (code == 2) return BufferResult::kError;
+  return BufferResult::kFallback;
+}
+
+void JsServer::ReleaseBodyBuffer(Connection* c) {
+  if (!c->user_data) return;
+  napi_value argv[1] = {ConnectionObject(c)};
+  Call(on_release_body_, 1, argv);
 }
 
 void JsServer::OnRequestEnd(

@@ -22,8 +22,11 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnDispatchBegin() override;
   void OnDispatchEnd() override;
   void OnRequest(Connection* c, const RequestHead& head) override;
-  void OnBody(Connection* c, uint32_t seq, const char* data,
-              size_t len) override;
+  void OnBody(Connection* c, uint32_t seq, const char* data, size_t len,
+              int64_t user_offset) override;
+  BufferResult AcquireBodyBuffer(Connection* c, size_t size, char** base,
+                                 size_t* len) override;
+  void ReleaseBodyBuffer(Connection* c) override;
   void OnRequestEnd(Connection* c, uint32_t seq,
                     const std::vector<std::pair<std::string_view,
                                                 std::string_view>>& trailers)
@@ -45,8 +48,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   napi_value ConnectionObject(Connection* c);
   // Calls fn with argv; a throw becomes an uncaught exception, as a throw
   // from a node:http handler does.
-  void Call(const Napi::FunctionReference& fn, size_t argc,
-            const napi_value* argv);
+  // Returns the result, or nullptr if fn is missing or threw.
+  napi_value Call(const Napi::FunctionReference& fn, size_t argc,
+                  const napi_value* argv);
 
   Listener* listener_ = nullptr;
   Napi::FunctionReference on_request_;
@@ -56,6 +60,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::FunctionReference on_client_error_;
   Napi::FunctionReference on_close_;
   Napi::FunctionReference on_server_close_;
+  Napi::FunctionReference on_alloc_;
+  Napi::FunctionReference on_release_body_;
   // Keeps this object (and through the callbacks, the JS Server) alive
   // while it listens or has connections: users drop the server object.
   Napi::ObjectReference self_ref_;

@@ -93,14 +93,79 @@ int Http1Session::OnMessageCompleteCb(llhttp_t* p) {
 
 // ---- parsing -------------------------------------------------------------
 
+bool Http1Session::AllocRead(size_t suggested, uv_buf_t* buf) {
+  (void)suggested;
+  if (!ubuf_base_ || !in_body_ || ubuf_used_ >= ubuf_len_) return false;
+  *buf = uv_buf_init(ubuf_base_ + ubuf_used_,
+                     static_cast<unsigned int>(ubuf_len_ - ubuf_used_));
+  return true;
+}
+
 void Http1Session::OnRead(const char* data, size_t len) {
+  bool in_ubuf = ubuf_base_ && data >= ubuf_base_ &&
+                 data < ubuf_base_ + ubuf_len_;
+  if (in_ubuf) ubuf_used_ = static_cast<size_t>(data - ubuf_base_) + len;
   if (parse_dead_ || conn_->closing()) return;  // discard
   if (!unparsed_.empty()) {
     // Reads are stopped while input is held back; keep order regardless.
     unparsed_.append(data, len);
     return;
   }
+  read_in_ubuf_ = in_ubuf;
   Execute(data, len);
+  read_in_ubuf_ = false;
+  PrepareBodyBuffer();
+}
+
+void Http1Session::PrepareBodyBuffer() {
+  const ServerOptions& o = conn_->listener()->options();
+  if (!o.body_allocator || conn_->closing() || parse_dead_) return;
+  if (!in_body_) {
+    // Between requests no buffer is held: an idle keep-alive connection
+    // must not pin pool memory.
+    RetireBodyBuffer();
+    return;
+  }
+  if (ubuf_base_ && ubuf_len_ - ubuf_used_ >= o.body_buffer_min_free) return;
+  RetireBodyBuffer();
+  char* base = nullptr;
+  size_t len = 0;
+  ServerDelegate* d = conn_->listener()->delegate();
+  switch (d->AcquireBodyBuffer(conn_, o.body_buffer_size, &base, &len)) {
+    case ServerDelegate::BufferResult::kOk:
+      ubuf_base_ = base;
+      ubuf_len_ = len;
+      ubuf_used_ = 0;
+      if (waiting_memory_) {
+        waiting_memory_ = false;
+        conn_->Resume(Connection::kPauseMemory);
+      }
+      break;
+    case ServerDelegate::BufferResult::kFallback:
+      break;  // this read goes to the shared buffer and is copied
+    case ServerDelegate::BufferResult::kDry:
+      // TCP backpressure instead of unbounded copying: the peer's window
+      // fills while we wait for the pool (RetryBodyBuffer).
+      waiting_memory_ = true;
+      conn_->Pause(Connection::kPauseMemory);
+      break;
+    case ServerDelegate::BufferResult::kError:
+      conn_->Destroy();
+      break;
+  }
+}
+
+void Http1Session::RetireBodyBuffer() {
+  if (!ubuf_base_) return;
+  ubuf_base_ = nullptr;
+  ubuf_len_ = 0;
+  ubuf_used_ = 0;
+  conn_->listener()->delegate()->ReleaseBodyBuffer(conn_);
+}
+
+void Http1Session::RetryBodyBuffer() {
+  if (!waiting_memory_ || conn_->closing()) return;
+  PrepareBodyBuffer();
 }
 
 void Http1Session::Execute(const char* data, size_t len) {
@@ -141,6 +206,7 @@ void Http1Session::ResumeParsing() {
   input.swap(unparsed_);
   llhttp_resume(&parser_);
   Execute(input.data(), input.size());
+  PrepareBodyBuffer();
 }
 
 int Http1Session::CheckHeaderBudget(size_t len) {
@@ -219,6 +285,9 @@ int Http1Session::OnHeadersComplete() {
   conn_->ClearDeadline(kDeadlineHeaders);
   head_pending_ = true;
   in_trailers_ = true;
+  in_body_ = (parser_.flags & F_CHUNKED) != 0 ||
+             ((parser_.flags & F_CONTENT_LENGTH) != 0 &&
+              parser_.content_length > 0);
   trailer_start_ = fields_.size();
   return 0;
 }
@@ -254,12 +323,17 @@ int Http1Session::OnBody(const char* at, size_t len) {
     DeliverHead(false);
     if (conn_->destroyed()) return -1;
   }
-  conn_->listener()->delegate()->OnBody(conn_, current_seq_, at, len);
+  int64_t offset = -1;
+  if (read_in_ubuf_ && at >= ubuf_base_ && at + len <= ubuf_base_ + ubuf_len_) {
+    offset = at - ubuf_base_;
+  }
+  conn_->listener()->delegate()->OnBody(conn_, current_seq_, at, len, offset);
   return conn_->destroyed() ? -1 : 0;
 }
 
 int Http1Session::OnMessageComplete() {
   message_in_progress_ = false;
+  in_body_ = false;
   in_trailers_ = false;
   conn_->ClearDeadline(kDeadlineHeaders);
   conn_->ClearDeadline(kDeadlineRequest);
@@ -387,6 +461,10 @@ void Http1Session::OnServerClosing() {
 void Http1Session::OnClose() {
   requests_.clear();  // releases staged external refs
   unparsed_.clear();
+  // The embedder drops its hold on the body buffer in OnConnectionClose
+  // (this may run outside any JS scope).
+  ubuf_base_ = nullptr;
+  in_body_ = false;
 }
 
 // ---- responses -------------------------------------------------------------

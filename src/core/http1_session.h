@@ -51,6 +51,7 @@ class Http1Session final : public Session {
   ~Http1Session() override;
 
   // Session
+  bool AllocRead(size_t suggested, uv_buf_t* buf) override;
   void OnRead(const char* data, size_t len) override;
   void OnEof() override;
   void OnTimeout(int kind) override;
@@ -90,6 +91,9 @@ class Http1Session final : public Session {
   size_t pending_responses() const { return requests_.size(); }
   // Parse what a pipeline pause left unparsed (called in a dispatch).
   void ResumeParsing() override;
+  // The embedder's buffer pool refilled: try again to get a body buffer
+  // and resume reading (called from the embedder, outside a dispatch).
+  void RetryBodyBuffer();
 
   Connection* connection() const { return conn_; }
 
@@ -137,6 +141,10 @@ class Http1Session final : public Session {
   // staged output to the writer.
   void Advance();
   int CheckHeaderBudget(size_t len);
+  // After each read: make sure the next read of body bytes has embedder
+  // memory to land in, or retire the buffer when no body is expected.
+  void PrepareBodyBuffer();
+  void RetireBodyBuffer();
 
   Connection* conn_;
   llhttp_t parser_;
@@ -171,6 +179,16 @@ class Http1Session final : public Session {
   bool server_closing_ = false;
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
+
+  // Zero-copy uploads: the embedder's buffer body reads land in. Reads go
+  // to [ubuf_base_ + ubuf_used_, ubuf_base_ + ubuf_len_) while a body is
+  // expected; body chunks parsed from there are reported by offset.
+  char* ubuf_base_ = nullptr;
+  size_t ubuf_len_ = 0;
+  size_t ubuf_used_ = 0;
+  bool in_body_ = false;           // headers done, body bytes still to come
+  bool read_in_ubuf_ = false;      // the read being parsed is in ubuf
+  bool waiting_memory_ = false;    // paused: the embedder's pool is dry
 };
 
 }  // namespace sluice

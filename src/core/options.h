@@ -25,6 +25,12 @@ struct ServerOptions {
   // Requests parsed ahead of their responses before the connection stops
   // reading (bounds memory against pipelining floods).
   size_t max_pipelined = 128;
+  // The embedder supplies body read buffers (requestBufferAllocator).
+  bool body_allocator = false;
+  // Size asked of the allocator; a buffer with less free space than
+  // min_free is retired and the next read goes to a fresh one.
+  size_t body_buffer_size = 65536;
+  size_t body_buffer_min_free = 8192;
 };
 
 }  // namespace sluice

@@ -54,8 +54,29 @@ class ServerDelegate {
   // A request's headers are complete (complete=true: and its body too).
   virtual void OnRequest(Connection* c, const RequestHead& head) = 0;
   // Body bytes of request `seq`. [data, len) is only valid during the call.
+  // user_offset >= 0: the bytes lie in the body buffer the embedder gave
+  // (AcquireBodyBuffer) at that offset, so the embedder can hand out a view
+  // instead of a copy; -1: they are in transient memory and must be copied.
   virtual void OnBody(Connection* c, uint32_t seq, const char* data,
-                      size_t len) = 0;
+                      size_t len, int64_t user_offset) = 0;
+
+  // Body read buffers supplied by the embedder (requestBufferAllocator).
+  // Called inside a dispatch, or from the embedder's own call (Retry).
+  enum class BufferResult {
+    kOk,        // *base/*len describe memory sluice may read into
+    kFallback,  // no memory this time: read into the shared buffer, copy
+    kDry,       // a bounded pool is empty: stop reading until it refills
+    kError,     // the allocator failed: the connection is to be destroyed
+  };
+  virtual BufferResult AcquireBodyBuffer(Connection* c, size_t size,
+                                         char** base, size_t* len) {
+    (void)c; (void)size; (void)base; (void)len;
+    return BufferResult::kFallback;
+  }
+  // Sluice no longer reads into the current body buffer (views cut from it
+  // stay valid: the embedder owns that memory). Inside a dispatch only; on
+  // close the embedder drops its hold itself in OnConnectionClose.
+  virtual void ReleaseBodyBuffer(Connection* c) { (void)c; }
   // Request `seq`'s body is complete (trailers, if any, in `trailers`).
   virtual void OnRequestEnd(
       Connection* c, uint32_t seq,
