@@ -17,6 +17,7 @@
         "src/core/listener.cc",
         "src/core/date_cache.cc",
         "src/core/response_serializer.cc",
+        "src/core/pipe.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc"
