@@ -170,8 +170,10 @@ void Listener::FlushDirty() {
 }
 
 void Listener::OnIdle(uv_idle_t* h) {
-  // Only here to make the poll phase non-blocking; the check flushes.
-  uv_idle_stop(h);
+  // Only here to make the poll phase non-blocking; OnCheck flushes and
+  // stops it. (Stopping it here would be too early: idle handles run
+  // before libuv computes the poll timeout, so poll would block.)
+  (void)h;
 }
 
 void Listener::OnCheck(uv_check_t* h) {
