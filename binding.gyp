@@ -18,9 +18,12 @@
         "src/core/date_cache.cc",
         "src/core/response_serializer.cc",
         "src/core/pipe.cc",
+        "src/core/http2_headers.cc",
+        "src/core/http2_session.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
-        "src/binding/js_connection.cc"
+        "src/binding/js_connection.cc",
+        "src/binding/js_http2.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

@@ -11,6 +11,7 @@ const binding = require('./binding');
 const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
+const http2Server = require('./http2_server');
 const {
   retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
 } = require('./buffer_pool');
@@ -112,6 +113,7 @@ class Server extends EventEmitter {
       keepAliveTimeout: this.keepAliveTimeout,
       highWaterMark: options.highWaterMark || defaults.highWaterMark,
       bodyAllocator: !!allocator,
+      ...http2Server.nativeOptions(options),
     }, {
       onRequest: this._onRequest.bind(this),
       onBody: onBody,
@@ -122,6 +124,7 @@ class Server extends EventEmitter {
       onServerClose: this._onServerClose.bind(this),
       onAlloc: this._onAlloc.bind(this),
       onReleaseBody: onReleaseBody,
+      ...http2Server.callbacks(this),
     });
     this._listening = false;
     this._closing = false;

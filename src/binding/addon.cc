@@ -5,6 +5,7 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
+#include "binding/js_http2.h"
 #include "binding/js_server.h"
 
 namespace sluice {
@@ -33,6 +34,7 @@ Napi::Value GetCountersJs(const Napi::CallbackInfo& info) {
 Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   AddonData* data = new AddonData();
   data->connection_ctor = Napi::Persistent(JsConnection::Init(env));
+  data->http2_session_ctor = Napi::Persistent(JsHttp2Session::Init(env));
   env.SetInstanceData(data);
 
   exports.Set("NativeServer", JsServer::Init(env));

@@ -8,6 +8,7 @@ namespace sluice {
 
 struct AddonData {
   Napi::FunctionReference connection_ctor;
+  Napi::FunctionReference http2_session_ctor;
 };
 
 inline AddonData* GetAddonData(Napi::Env env) {

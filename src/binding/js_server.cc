@@ -4,6 +4,7 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
+#include "binding/js_http2.h"
 #include "core/connection.h"
 
 namespace sluice {
@@ -81,6 +82,13 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   o.high_water_mark = OptionMs(opts, "highWaterMark", o.high_water_mark);
   o.max_pipelined = OptionMs(opts, "maxPipelined", o.max_pipelined);
   if (o.max_pipelined == 0) o.max_pipelined = 1;
+  o.http2_max_concurrent_streams = OptionMs(
+      opts, "http2MaxConcurrentStreams", o.http2_max_concurrent_streams);
+  o.http2_stream_window =
+      OptionMs(opts, "http2StreamWindow", o.http2_stream_window);
+  o.http2_connection_window =
+      OptionMs(opts, "http2ConnectionWindow", o.http2_connection_window);
+  if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
   if (o.body_buffer_size == 0) o.body_buffer_size = 65536;
@@ -320,7 +328,10 @@ void JsServer::OnClientError(Connection* c, const ClientError& err) {
   Call(on_client_error_, 4, argv);
 }
 
+Http2Delegate* JsServer::http2() { return http2_.get(); }
+
 void JsServer::OnConnectionClose(Connection* c) {
+  if (http2_) http2_->OnConnectionClose(c);
   JsConnection* jc = static_cast<JsConnection*>(c->user_data);
   if (!jc) return;
   napi_value argv[1] = {jc->Value()};

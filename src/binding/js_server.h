@@ -5,10 +5,14 @@
 
 #include <napi.h>
 
+#include <memory>
+
 #include "core/listener.h"
 #include "core/server_delegate.h"
 
 namespace sluice {
+
+class JsHttp2;
 
 class JsServer final : public Napi::ObjectWrap<JsServer>,
                        public ServerDelegate {
@@ -35,6 +39,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnClientError(Connection* c, const ClientError& err) override;
   void OnConnectionClose(Connection* c) override;
   void OnServerClosed() override;
+  Http2Delegate* http2() override;
 
  private:
   Napi::Value Listen(const Napi::CallbackInfo& info);
@@ -53,6 +58,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
                   const napi_value* argv);
 
   Listener* listener_ = nullptr;
+  // HTTP/2 events (js_http2.cc); null when lib/ gave no onStream callback.
+  std::unique_ptr<JsHttp2> http2_;
   Napi::FunctionReference on_request_;
   Napi::FunctionReference on_body_;
   Napi::FunctionReference on_end_;

@@ -58,9 +58,10 @@ void Connection::Resume(PauseReason why) {
   if (!(pause_mask_ & why)) return;
   pause_mask_ &= ~why;
   if (pause_mask_ || closing_) return;
-  if (why == kPausePipeline) {
-    // Held-back input must be parsed before new reads, and parsing calls
-    // into the embedder: never from inside the embedder's own call.
+  if (session_ && session_->HasHeldInput()) {
+    // Held-back input must be parsed before new reads (whichever pause
+    // reason was lifted last), and parsing calls into the embedder: never
+    // from inside the embedder's own call.
     listener_->ScheduleReparse(this);
     return;
   }

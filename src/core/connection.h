@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "core/protocol_detect.h"
 #include "core/session.h"
 #include "core/writer.h"
 
@@ -90,6 +91,9 @@ class Connection final : private WriterClient {
   void StopReading();
   void StartShutdown();
   void MaybeEmitDrain();
+  // First bytes of the connection: HTTP/2 preface or HTTP/1.1 (called by
+  // OnReadCb while detecting_).
+  void DetectProtocol(const char* data, size_t len);
 
   Listener* listener_;
   uv_tcp_t tcp_;
@@ -104,6 +108,10 @@ class Connection final : private WriterClient {
   bool shut_down_ = false;   // FIN sent: discarding input until EOF
   bool eof_ = false;
   bool drain_wanted_ = false;
+  // Until the first bytes decide, input goes to DetectProtocol (only when
+  // the embedder speaks HTTP/2).
+  bool detecting_ = false;
+  PrefaceMatcher preface_;
 };
 
 }  // namespace sluice

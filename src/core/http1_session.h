@@ -91,6 +91,7 @@ class Http1Session final : public Session {
   size_t pending_responses() const { return requests_.size(); }
   // Parse what a pipeline pause left unparsed (called in a dispatch).
   void ResumeParsing() override;
+  bool HasHeldInput() const override { return !unparsed_.empty(); }
   // The embedder's buffer pool refilled: try again to get a body buffer
   // and resume reading (called from the embedder, outside a dispatch).
   void RetryBodyBuffer();

@@ -31,6 +31,11 @@ struct ServerOptions {
   // min_free is retired and the next read goes to a fresh one.
   size_t body_buffer_size = 65536;
   size_t body_buffer_min_free = 8192;
+  // HTTP/2 (http2.* options): SETTINGS_MAX_CONCURRENT_STREAMS, the initial
+  // stream window (SETTINGS_INITIAL_WINDOW_SIZE) and the connection window.
+  size_t http2_max_concurrent_streams = 100;
+  size_t http2_stream_window = 1024 * 1024;
+  size_t http2_connection_window = 16 * 1024 * 1024;
 };
 
 }  // namespace sluice

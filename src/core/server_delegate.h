@@ -16,6 +16,7 @@
 namespace sluice {
 
 class Connection;
+class Http2Delegate;
 
 // A request's head, valid only during the OnRequest call: the views point
 // into the session's header arena.
@@ -92,6 +93,9 @@ class ServerDelegate {
   virtual void OnConnectionClose(Connection* c) = 0;
   // The listener stopped accepting and its last connection closed.
   virtual void OnServerClosed() = 0;
+  // HTTP/2 stream events go here (http2_delegate.h); nullptr: the server
+  // speaks HTTP/1.1 only.
+  virtual Http2Delegate* http2() { return nullptr; }
 };
 
 }  // namespace sluice

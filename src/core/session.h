@@ -37,6 +37,8 @@ class Session {
   // Parses input held back while reading was paused for pipelining
   // (called inside a dispatch).
   virtual void ResumeParsing() {}
+  // True while input read earlier waits to be parsed (ResumeParsing).
+  virtual bool HasHeldInput() const { return false; }
   // The connection is closing; drop queued state (refs, buffers).
   virtual void OnClose() {}
 };

@@ -1,0 +1,243 @@
+'use strict';
+
+// The HTTP/2 half of Server: its options, and the native callbacks that
+// turn HTTP/2 stream events into 'stream' events (ServerHttp2Stream) or,
+// when only a 'request' listener exists, into the same req/res objects
+// HTTP/1.1 uses (IncomingRequest / ServerResponse over a per-stream
+// adapter that speaks the native connection's method names).
+
+const { IncomingRequest } = require('./incoming');
+const { ServerResponse } = require('./response');
+const { SluiceSocket } = require('./socket');
+const { headersObject } = require('./headers');
+const {
+  ServerHttp2Stream, Http2SessionHandle, constants, toChunk,
+} = require('./http2_stream');
+const { codedTypeError } = require('./errors');
+
+const kState = Symbol('sluice.h2state');
+
+// Flags of the native respond/end (src/binding/js_http2.cc).
+const RF_HTTP1_BLOCK = 1 << 2;
+const RF_ADD_DATE = 1 << 3;
+const RF_END_AFTER_BODY = 1 << 4;
+// ServerResponse's head flags (lib/response.js), shifted by 10 in the
+// status word it passes to respond().
+const F_DATE = 1 << 3;
+const F_END = 1 << 8;
+// ServerResponse treats this as "the connection is gone" (no throw).
+const R_CLOSED = -4;
+
+function validateInt(name, v, min, max) {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE', `The "options.${name}" property must be an integer in [${min}, ${max}]`);
+  }
+  return v;
+}
+
+// options.http2 { maxConcurrentStreams, initialWindowSize,
+// connectionWindowSize } (or node's options.settings for the first two) →
+// the NativeServer's option names. Unset ones keep the core's defaults
+// (100 streams, 1 MiB stream window, 16 MiB connection window).
+function nativeOptions(options) {
+  const h2 = options.http2 || {};
+  const settings = options.settings || {};
+  const out = {};
+  const mcs = validateInt('http2.maxConcurrentStreams',
+    h2.maxConcurrentStreams !== undefined ? h2.maxConcurrentStreams : settings.maxConcurrentStreams,
+    0, 0xffffffff);
+  const iws = validateInt('http2.initialWindowSize',
+    h2.initialWindowSize !== undefined ? h2.initialWindowSize : settings.initialWindowSize,
+    0, 0x7fffffff);
+  const cws = validateInt('http2.connectionWindowSize', h2.connectionWindowSize, 65535, 0x7fffffff);
+  if (mcs !== undefined) out.http2MaxConcurrentStreams = mcs;
+  if (iws !== undefined) out.http2StreamWindow = iws;
+  if (cws !== undefined) out.http2ConnectionWindow = cws;
+  return out;
+}
+
+// ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------
+
+// The subset of NativeConnection that IncomingRequest and ServerResponse
+// call, mapped onto one stream of a native HTTP/2 session. `seq` arguments
+// are ignored: the adapter is per stream.
+class StreamConn {
+  constructor(native, id) {
+    this._native = native;
+    this._id = id;
+  }
+
+  respond(seq, statusWord, reason, block, body, trailers) {
+    const f = statusWord >>> 10;
+    let flags = RF_HTTP1_BLOCK;
+    if (!(f & F_DATE)) flags |= RF_ADD_DATE;
+    if (f & F_END) flags |= RF_END_AFTER_BODY;
+    const r = this._native.respond(this._id, statusWord & 0x3ff, block || '', flags,
+      body === undefined ? undefined : toChunk(body), trailers);
+    return r < 0 ? R_CLOSED : r;
+  }
+
+  write(seq, body) {
+    const r = this._native.write(this._id, toChunk(body));
+    return r < 0 ? R_CLOSED : r;
+  }
+
+  end(seq, body, trailers) {
+    const r = this._native.end(this._id, body === undefined ? undefined : toChunk(body),
+      trailers, RF_HTTP1_BLOCK);
+    return r < 0 ? R_CLOSED : r;
+  }
+
+  writeContinue() { this._native.info(this._id, 100, '', 0); }
+
+  pause() { this._native.pauseStream(this._id); }
+
+  resume() { this._native.resumeStream(this._id); }
+
+  destroy() { this._native.rstStream(this._id, constants.NGHTTP2_CANCEL); }
+
+  peer() { return this._native.peer(); }
+
+  local() { return this._native.local(); }
+}
+
+// What req.socket's native side is for an HTTP/2 session: addresses and
+// destroy; raw writes are refused (as node's http2 socket proxy does).
+function socketConn(native) {
+  return {
+    peer: () => native.peer(),
+    local: () => native.local(),
+    destroy: () => native.destroy(),
+    writeRaw: () => false,
+    endRaw: () => native.goaway(0),
+    pause() {},
+    resume() {},
+  };
+}
+
+class CompatEntry {
+  constructor(req, res) {
+    this.req = req;
+    this.res = res;
+  }
+
+  _onData(chunk) { this.req._pushBody(chunk); }
+
+  _onEnd(rawTrailers) { this.req._pushEnd(rawTrailers); }
+
+  _onDrain() { this.res._drain(); }
+
+  _onWantTrailers() {}
+
+  _onClose() {
+    this.req._abort();
+    this.res._closed();
+  }
+}
+
+function onCompatFinish(res) {
+  const req = res.req;
+  // Body left unread: keep acknowledging it so the client is not stalled.
+  if (!req.complete && !req._consuming) req._dump();
+}
+
+// ---- native callbacks ------------------------------------------------------------
+
+function sessionState(server, native) {
+  let st = native[kState];
+  if (st === undefined) {
+    const socket = new SluiceSocket(socketConn(native));
+    st = { streams: new Map(), socket, handle: new Http2SessionHandle(native, socket) };
+    native[kState] = st;
+    server.emit('session', st.handle);
+  }
+  return st;
+}
+
+function callbacks(server) {
+  return {
+    onStream(native, id, raw, endFlag) {
+      const st = sessionState(server, native);
+      const endStream = (endFlag & 1) !== 0;
+      if (server.listenerCount('stream') > 0) {
+        const headers = headersObject(raw);
+        const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
+        st.streams.set(id, stream);
+        if (endStream) stream.push(null);
+        server.emit('stream', stream, headers,
+          constants.NGHTTP2_FLAG_END_HEADERS | (endStream ? constants.NGHTTP2_FLAG_END_STREAM : 0),
+          raw);
+      } else if (server.listenerCount('request') > 0) {
+        emitCompat(server, st, native, id, raw, endStream);
+      } else {
+        native.rstStream(id, constants.NGHTTP2_REFUSED_STREAM);
+      }
+    },
+    onStreamData(native, id, chunk) {
+      const e = native[kState].streams.get(id);
+      if (e !== undefined) e._onData(chunk);
+    },
+    onStreamEnd(native, id, rawTrailers) {
+      const e = native[kState].streams.get(id);
+      if (e !== undefined) e._onEnd(rawTrailers);
+    },
+    onStreamDrain(native, id) {
+      const e = native[kState].streams.get(id);
+      if (e !== undefined) e._onDrain();
+    },
+    onStreamWantTrailers(native, id) {
+      const e = native[kState].streams.get(id);
+      if (e !== undefined) e._onWantTrailers();
+    },
+    onStreamClose(native, id, code) {
+      const st = native[kState];
+      if (st === undefined) return;
+      const e = st.streams.get(id);
+      if (e === undefined) return;
+      st.streams.delete(id);
+      e._onClose(code);
+    },
+    onGoaway(native, code, lastStreamId) {
+      const st = sessionState(server, native);
+      st.handle.emit('goaway', code, lastStreamId);
+    },
+    onSessionClose(native) {
+      const st = native[kState];
+      if (st === undefined) return;
+      const entries = [...st.streams.values()];
+      st.streams.clear();
+      for (const e of entries) e._onClose(constants.NGHTTP2_CANCEL);
+      st.handle._closed();
+      st.socket._closed();
+    },
+  };
+}
+
+function emitCompat(server, st, native, id, raw, endStream) {
+  let method = 'GET';
+  let url = '/';
+  let authority;
+  const rawHeaders = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name[0] === ':') {
+      if (name === ':method') method = raw[i + 1];
+      else if (name === ':path') url = raw[i + 1];
+      else if (name === ':authority') authority = raw[i + 1];
+    } else {
+      rawHeaders.push(name, raw[i + 1]);
+    }
+  }
+  // One handler for both protocols: HTTP/2's authority is HTTP/1.1's Host.
+  if (authority !== undefined && !rawHeaders.includes('host')) rawHeaders.push('host', authority);
+  const conn = new StreamConn(native, id);
+  const req = new IncomingRequest(conn, id, method, url, rawHeaders, 20, st.socket);
+  const res = new ServerResponse(req, conn, id, st.socket);
+  res._onFinish = onCompatFinish;
+  st.streams.set(id, new CompatEntry(req, res));
+  if (endStream) req._pushEnd(undefined);
+  server.emit('request', req, res);
+}
+
+module.exports = { nativeOptions, callbacks, constants };

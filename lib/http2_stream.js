@@ -1,0 +1,346 @@
+'use strict';
+
+// ServerHttp2Stream: node:http2's ServerHttp2Stream for sluice, a Duplex
+// over one stream of a native HTTP/2 session. The readable side is the
+// request body (DATA frames, copied for now); the writable side is the
+// response body. Backpressure both ways: a full readable buffer pauses the
+// stream natively (its window is then not replenished, so the client
+// stops); a full native queue holds the write callback until 'drain'.
+
+const { Duplex } = require('stream');
+const { EventEmitter } = require('events');
+const { headersObject } = require('./headers');
+const { codedError, codedTypeError, codedRangeError } = require('./errors');
+
+// NGHTTP2 error codes (RFC 9113 7).
+const constants = Object.freeze({
+  NGHTTP2_NO_ERROR: 0,
+  NGHTTP2_PROTOCOL_ERROR: 1,
+  NGHTTP2_INTERNAL_ERROR: 2,
+  NGHTTP2_FLOW_CONTROL_ERROR: 3,
+  NGHTTP2_SETTINGS_TIMEOUT: 4,
+  NGHTTP2_STREAM_CLOSED: 5,
+  NGHTTP2_FRAME_SIZE_ERROR: 6,
+  NGHTTP2_REFUSED_STREAM: 7,
+  NGHTTP2_CANCEL: 8,
+  NGHTTP2_COMPRESSION_ERROR: 9,
+  NGHTTP2_CONNECT_ERROR: 10,
+  NGHTTP2_ENHANCE_YOUR_CALM: 11,
+  NGHTTP2_INADEQUATE_SECURITY: 12,
+  NGHTTP2_HTTP_1_1_REQUIRED: 13,
+  NGHTTP2_FLAG_END_STREAM: 0x1,
+  NGHTTP2_FLAG_END_HEADERS: 0x4,
+});
+const errorNames = [
+  'NGHTTP2_NO_ERROR', 'NGHTTP2_PROTOCOL_ERROR', 'NGHTTP2_INTERNAL_ERROR',
+  'NGHTTP2_FLOW_CONTROL_ERROR', 'NGHTTP2_SETTINGS_TIMEOUT', 'NGHTTP2_STREAM_CLOSED',
+  'NGHTTP2_FRAME_SIZE_ERROR', 'NGHTTP2_REFUSED_STREAM', 'NGHTTP2_CANCEL',
+  'NGHTTP2_COMPRESSION_ERROR', 'NGHTTP2_CONNECT_ERROR', 'NGHTTP2_ENHANCE_YOUR_CALM',
+  'NGHTTP2_INADEQUATE_SECURITY', 'NGHTTP2_HTTP_1_1_REQUIRED',
+];
+
+// Flags of the native respond/end (src/binding/js_http2.cc).
+const RF_END_STREAM = 1 << 0;
+const RF_WAIT_FOR_TRAILERS = 1 << 1;
+const RF_ADD_DATE = 1 << 3;
+// Native results (src/core/http2_session.h Http2Result).
+const R_CLOSED = -4;
+
+// RFC 9113 8.2.2: fields that are connection-specific in HTTP/1.1.
+const connectionHeaders = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade',
+]);
+const tokenRegExp = /^[\^_`a-z\-0-9!#$%&'*+.|~]+$/;
+const invalidValueRegExp = /[^\t\x20-\x7e\x80-\xff]/;
+
+// Serializes a headers object into the native "name\0value\0" form.
+// Returns [block, status]. `allowStatus`: response headers (else trailers).
+function serializeHeaders(headers, allowStatus) {
+  let block = '';
+  let status = 200;
+  if (headers == null) return [block, status];
+  if (typeof headers !== 'object') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "headers" argument must be of type object');
+  }
+  for (const rawName of Object.keys(headers)) {
+    const value = headers[rawName];
+    if (value === undefined) continue;
+    const name = rawName.toLowerCase();
+    if (name[0] === ':') {
+      if (name === ':status' && allowStatus) {
+        status = value | 0;
+        continue;
+      }
+      throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
+    }
+    if (!tokenRegExp.test(name)) {
+      throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
+    }
+    if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
+      throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
+    }
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) {
+      const s = String(v);
+      if (invalidValueRegExp.test(s)) {
+        throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
+      }
+      block += name + '\0' + s + '\0';
+    }
+  }
+  return [block, status];
+}
+
+function toChunk(chunk, encoding) {
+  if (typeof chunk === 'string') {
+    if (!encoding || encoding === 'utf8' || encoding === 'utf-8' || encoding === 'buffer') return chunk;
+    return Buffer.from(chunk, encoding);
+  }
+  if (Buffer.isBuffer(chunk) || chunk instanceof Uint8Array) return chunk;
+  if (ArrayBuffer.isView(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (chunk instanceof ArrayBuffer) return Buffer.from(chunk);
+  throw codedTypeError('ERR_INVALID_ARG_TYPE',
+    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
+}
+
+// What stream.session gives: the parts of Http2Session a handler touches.
+class Http2SessionHandle extends EventEmitter {
+  constructor(native, socket) {
+    super();
+    this._native = native;
+    this.socket = socket;
+    this.closed = false;
+    this.destroyed = false;
+    this.encrypted = false;
+    this.alpnProtocol = 'h2c';
+  }
+
+  close(cb) {
+    if (cb) this.once('close', cb);
+    this._native.goaway(0);
+  }
+
+  goaway(code = 0) { this._native.goaway(code); }
+
+  destroy() { this._native.destroy(); }
+
+  setTimeout() { return this; }
+
+  _closed() {
+    if (this.destroyed) return;
+    this.closed = true;
+    this.destroyed = true;
+    this.emit('close');
+  }
+}
+
+class ServerHttp2Stream extends Duplex {
+  constructor(native, id, headers, session, endStream) {
+    super({ allowHalfOpen: true, decodeStrings: false, autoDestroy: false });
+    this._native = native;
+    this._id = id;
+    this._session = session;
+    this._requestHeaders = headers;
+    this._isHead = headers[':method'] === 'HEAD';
+    this._readPaused = false;
+    this._pendingWriteCb = null;
+    this._noBody = false;
+    this._nativeEnded = false;
+    this._nativeClosed = false;
+    this._localClose = false;
+    this.headersSent = false;
+    this.sentHeaders = undefined;
+    this.sentTrailers = undefined;
+    this.sentInfoHeaders = [];
+    this.rstCode = undefined;
+    this.aborted = false;
+    this.endAfterHeaders = endStream;
+    this.timeout = 0;
+  }
+
+  get id() { return this._id; }
+  get pending() { return false; }
+  get closed() { return this._nativeClosed; }
+  get session() { return this._session; }
+  get bufferSize() { return this.writableLength; }
+  get state() {
+    return {
+      state: this._nativeClosed ? 7 : 2,
+      localClose: this._nativeEnded ? 1 : 0,
+      remoteClose: this.readableEnded || this.endAfterHeaders ? 1 : 0,
+      weight: 16,
+      sumDependencyWeight: 0,
+    };
+  }
+
+  respond(headers, options) {
+    if (this.destroyed || this._nativeClosed) {
+      throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
+    }
+    if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
+    options = options || {};
+    const [block, status] = serializeHeaders(headers, true);
+    if (status === 101) throw codedError('ERR_HTTP2_STATUS_101', 'HTTP status code 101 (Switching Protocols) is forbidden in HTTP/2');
+    if (status < 200 || status > 599) {
+      if (status >= 100 && status < 200) {
+        throw codedRangeError('ERR_HTTP2_INFO_STATUS_NOT_ALLOWED', 'Informational status codes cannot be used');
+      }
+      throw codedRangeError('ERR_HTTP2_STATUS_INVALID', `Invalid status code: ${status}`);
+    }
+    let endStream = !!options.endStream;
+    if (status === 204 || status === 205 || status === 304 || this._isHead) endStream = true;
+    let flags = RF_ADD_DATE;
+    if (options.sendDate === false) flags = 0;
+    if (endStream) flags |= RF_END_STREAM;
+    if (options.waitForTrailers) flags |= RF_WAIT_FOR_TRAILERS;
+    const r = this._native.respond(this._id, status, block, flags);
+    this.headersSent = true;
+    this.sentHeaders = { ...headers, ':status': status };
+    if (r === R_CLOSED) return;
+    if (endStream) {
+      this._noBody = true;
+      this._nativeEnded = true;
+      this.end();
+    }
+  }
+
+  additionalHeaders(headers) {
+    if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_AFTER_RESPOND', 'Cannot specify additional headers after response initiated');
+    const [block, status] = serializeHeaders(headers, true);
+    if (status < 100 || status > 199) {
+      throw codedRangeError('ERR_HTTP2_INVALID_INFO_STATUS', `Invalid informational status code: ${status}`);
+    }
+    this._native.info(this._id, status, block, 0);
+    this.sentInfoHeaders.push(headers);
+  }
+
+  sendTrailers(headers) {
+    if (this.destroyed || this._nativeClosed) {
+      throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
+    }
+    if (this.sentTrailers) throw codedError('ERR_HTTP2_TRAILERS_ALREADY_SENT', 'Trailing headers have already been sent');
+    if (!this._wantTrailers) throw codedError('ERR_HTTP2_TRAILERS_NOT_READY', 'Trailing headers cannot be sent until after the wantTrailers event is emitted');
+    const [block] = serializeHeaders(headers, false);
+    this.sentTrailers = headers;
+    this._native.sendTrailers(this._id, block);
+  }
+
+  close(code = constants.NGHTTP2_NO_ERROR, callback) {
+    if (typeof code !== 'number' || code < 0 || code > 0xffffffff) {
+      throw codedRangeError('ERR_OUT_OF_RANGE', 'The value of "code" is out of range.');
+    }
+    if (typeof callback === 'function') this.once('close', callback);
+    if (this._nativeClosed || this.rstCode !== undefined) return;
+    this.rstCode = code;
+    this._localClose = true;
+    this._native.rstStream(this._id, code);
+  }
+
+  priority() {}
+
+  setTimeout(ms, cb) {
+    this.timeout = ms;
+    if (cb) this.on('timeout', cb);
+    return this;
+  }
+
+  // ---- Duplex --------------------------------------------------------------
+  _write(chunk, encoding, cb) {
+    let body;
+    try {
+      body = toChunk(chunk, encoding);
+    } catch (err) {
+      cb(err);
+      return;
+    }
+    if (!this.headersSent) this.respond();
+    if (this._noBody) {
+      cb();
+      return;
+    }
+    const r = this._native.write(this._id, body);
+    if (r === 1) {
+      this._pendingWriteCb = cb;
+    } else {
+      cb();
+    }
+  }
+
+  _final(cb) {
+    if (!this.headersSent && !this._nativeClosed) this.respond({ ':status': 200 }, { endStream: true });
+    if (!this._nativeEnded) {
+      this._nativeEnded = true;
+      this._native.end(this._id, undefined, undefined, 0);
+    }
+    cb();
+  }
+
+  _read() {
+    if (this._readPaused) {
+      this._readPaused = false;
+      this._native.resumeStream(this._id);
+    }
+  }
+
+  _destroy(err, cb) {
+    if (!this._nativeClosed) {
+      // Destroyed by the user: reset the stream (as node: CANCEL without an
+      // error, INTERNAL_ERROR with one).
+      const code = this.rstCode !== undefined ? this.rstCode :
+        (err ? constants.NGHTTP2_INTERNAL_ERROR : constants.NGHTTP2_CANCEL);
+      if (this.rstCode === undefined) this.rstCode = code;
+      this._native.rstStream(this._id, code);
+    }
+    const pending = this._pendingWriteCb;
+    this._pendingWriteCb = null;
+    if (pending) pending();
+    cb(err);
+  }
+
+  // ---- native events (lib/http2_server.js) -----------------------------------
+  _onData(chunk) {
+    if (this.destroyed) return;
+    if (!this.push(chunk) && !this._readPaused) {
+      this._readPaused = true;
+      this._native.pauseStream(this._id);
+    }
+  }
+
+  _onEnd(rawTrailers) {
+    if (this.destroyed) return;
+    if (rawTrailers) this.emit('trailers', headersObject(rawTrailers), constants.NGHTTP2_FLAG_END_STREAM);
+    this.push(null);
+  }
+
+  _onDrain() {
+    const cb = this._pendingWriteCb;
+    this._pendingWriteCb = null;
+    if (cb) cb();
+  }
+
+  _onWantTrailers() {
+    this._wantTrailers = true;
+    this.emit('wantTrailers');
+  }
+
+  _onClose(code) {
+    if (this._nativeClosed) return;
+    this._nativeClosed = true;
+    if (this.rstCode === undefined) this.rstCode = code;
+    const writableDone = this.writableFinished || this._nativeEnded;
+    if (!writableDone) {
+      if (!this.aborted) {
+        this.aborted = true;
+        this.emit('aborted');
+      }
+    }
+    let err;
+    if (!this._localClose && code !== constants.NGHTTP2_NO_ERROR && code !== constants.NGHTTP2_CANCEL) {
+      err = codedError('ERR_HTTP2_STREAM_ERROR', `Stream closed with error code ${errorNames[code] || code}`);
+    }
+    if (!this.readableEnded) this.push(null);
+    this.destroy(err);
+  }
+}
+
+module.exports = { ServerHttp2Stream, Http2SessionHandle, constants, serializeHeaders, toChunk };

@@ -1,0 +1,433 @@
+#include "binding/js_http2.h"
+
+#include <string>
+
+#include "binding/addon_data.h"
+#include "core/connection.h"
+#include "core/date_cache.h"
+#include "core/http2_headers.h"
+#include "core/http2_session.h"
+#include "core/listener.h"
+
+namespace sluice {
+
+namespace {
+
+// Flags of JsHttp2Session.respond / end (lib/http2_stream.js and
+// lib/http2_compat.js use the same values).
+constexpr uint32_t kFlagEndStream = 1u << 0;        // Http2RespondFlags
+constexpr uint32_t kFlagWaitForTrailers = 1u << 1;  // Http2RespondFlags
+constexpr uint32_t kFlagHttp1Block = 1u << 2;  // "Name: value\r\n" lines
+constexpr uint32_t kFlagAddDate = 1u << 3;     // add date unless present
+constexpr uint32_t kFlagEndAfterBody = 1u << 4;
+constexpr int kErrBadBody = -10;
+// Bodies below this are copied into the stream's queue; larger ones are
+// referenced (the JS Buffer stays alive until the kernel has the bytes).
+constexpr size_t kCopyThreshold = 4096;
+
+// Keeps a JS value alive while its bytes sit in an output queue.
+class NapiBufferRef final : public ExternalRef {
+ public:
+  NapiBufferRef(napi_env env, napi_value value) : env_(env) {
+    napi_create_reference(env, value, 1, &ref_);
+  }
+  void Release() override {
+    napi_delete_reference(env_, ref_);
+    delete this;
+  }
+
+ private:
+  napi_env env_;
+  napi_ref ref_ = nullptr;
+};
+
+bool IsString(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) == napi_ok && t == napi_string;
+}
+
+bool IsNullish(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) != napi_ok || t == napi_undefined ||
+         t == napi_null;
+}
+
+void Latin1(napi_env env, napi_value v, std::string* out) {
+  size_t len = 0;
+  napi_get_value_string_latin1(env, v, nullptr, 0, &len);
+  out->resize(len + 1);
+  napi_get_value_string_latin1(env, v, &(*out)[0], len + 1, &len);
+  out->resize(len);
+}
+
+// Bytes of a Uint8Array/Buffer (lib/ converts other views to one).
+bool Bytes(napi_env env, napi_value v, const char** data, size_t* len) {
+  bool is = false;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is) return false;
+  napi_typedarray_type type;
+  size_t length, offset;
+  void* base;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, v, &type, &length, &base, &ab,
+                               &offset) != napi_ok ||
+      (type != napi_uint8_array && type != napi_int8_array &&
+       type != napi_uint8_clamped_array)) {
+    return false;
+  }
+  *data = static_cast<const char*>(base);
+  *len = length;
+  return true;
+}
+
+void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
+                  uint32_t flags, Http2HeaderList* h) {
+  if (status > 0) h->AddStatus(status);
+  if (IsString(env, block)) {
+    std::string text;
+    Latin1(env, block, &text);
+    if (flags & kFlagHttp1Block) {
+      h->AddHttp1Block(text);
+    } else {
+      h->AddPairs(text);
+    }
+  }
+  if ((flags & kFlagAddDate) && !h->Has("date")) {
+    // "Date: <IMF-fixdate>\r\n" → the value alone.
+    const char* line = s->connection()->listener()->date().HeaderLine();
+    h->Add("date", std::string_view(line + 6, DateCache::kHeaderLineLen - 8));
+  }
+}
+
+inline napi_value Int(napi_env env, int64_t n) {
+  napi_value v;
+  napi_create_int64(env, n, &v);
+  return v;
+}
+
+Napi::Value AddressArray(Napi::Env env, int r, const std::string& ip,
+                         int port, int family) {
+  if (r != 0) return env.Undefined();
+  Napi::Array a = Napi::Array::New(env, 3);
+  a.Set(0u, Napi::String::New(env, ip));
+  a.Set(1u, Napi::Number::New(env, port));
+  a.Set(2u, Napi::Number::New(env, family));
+  return a;
+}
+
+}  // namespace
+
+// ---- JsHttp2Session ------------------------------------------------------------
+
+Napi::Function JsHttp2Session::Init(Napi::Env env) {
+  return DefineClass(
+      env, "NativeHttp2Session",
+      {
+          InstanceMethod<&JsHttp2Session::Respond>("respond"),
+          InstanceMethod<&JsHttp2Session::Info>("info"),
+          InstanceMethod<&JsHttp2Session::Write>("write"),
+          InstanceMethod<&JsHttp2Session::End>("end"),
+          InstanceMethod<&JsHttp2Session::SendTrailers>("sendTrailers"),
+          InstanceMethod<&JsHttp2Session::RstStream>("rstStream"),
+          InstanceMethod<&JsHttp2Session::PauseStream>("pauseStream"),
+          InstanceMethod<&JsHttp2Session::ResumeStream>("resumeStream"),
+          InstanceMethod<&JsHttp2Session::Goaway>("goaway"),
+          InstanceMethod<&JsHttp2Session::Destroy>("destroy"),
+          InstanceMethod<&JsHttp2Session::Peer>("peer"),
+          InstanceMethod<&JsHttp2Session::Local>("local"),
+      });
+}
+
+JsHttp2Session::JsHttp2Session(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsHttp2Session>(info) {}
+
+void JsHttp2Session::Attach(Http2Session* s) {
+  session_ = s;
+  self_ = Napi::Persistent(Value());
+}
+
+void JsHttp2Session::Detach() {
+  session_ = nullptr;
+  self_.Reset();
+}
+
+Http2Session* JsHttp2Session::live() const {
+  if (!session_ || session_->connection()->destroyed()) return nullptr;
+  return session_;
+}
+
+int JsHttp2Session::Result(int32_t id, int err) const {
+  if (err < 0) return err;
+  Http2Session* s = live();
+  return s && s->StreamNeedsDrain(id) ? 1 : 0;
+}
+
+int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
+  napi_env env = Env();
+  Http2Session* s = live();
+  if (!s) return kH2Closed;
+  if (IsString(env, chunk)) {
+    size_t len = 0;
+    napi_get_value_string_utf8(env, chunk, nullptr, 0, &len);
+    std::string bytes(len + 1, '\0');
+    napi_get_value_string_utf8(env, chunk, &bytes[0], len + 1, &len);
+    return s->Write(id, bytes.data(), len, nullptr);
+  }
+  const char* data;
+  size_t len;
+  if (!Bytes(env, chunk, &data, &len)) return kErrBadBody;
+  if (len < kCopyThreshold) return s->Write(id, data, len, nullptr);
+  return s->Write(id, data, len, new NapiBufferRef(env, chunk));
+}
+
+Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http2Session* s = live();
+  if (!s) return Napi::Number::New(env, kH2Closed);
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  int status = info[1].As<Napi::Number>().Int32Value();
+  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  Http2HeaderList h;
+  BuildHeaders(env, s, status, info[2], flags, &h);
+  int err = s->Respond(id, status, h,
+                       flags & (kFlagEndStream | kFlagWaitForTrailers));
+  if (err == 0 && info.Length() > 4 && !IsNullish(env, info[4])) {
+    err = WriteChunk(id, info[4]);
+  }
+  if (err == 0 && (flags & kFlagEndAfterBody)) {
+    Http2HeaderList trailers;
+    if (info.Length() > 5) {
+      BuildHeaders(env, s, 0, info[5], flags & kFlagHttp1Block, &trailers);
+    }
+    err = s->End(id, &trailers);
+  }
+  return Napi::Number::New(env, Result(id, err));
+}
+
+Napi::Value JsHttp2Session::Info(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http2Session* s = live();
+  if (!s) return Napi::Number::New(env, kH2Closed);
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  int status = info[1].As<Napi::Number>().Int32Value();
+  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  Http2HeaderList h;
+  BuildHeaders(env, s, status, info[2], flags & kFlagHttp1Block, &h);
+  return Napi::Number::New(env, s->SendInformational(id, h));
+}
+
+Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  return Napi::Number::New(info.Env(), Result(id, WriteChunk(id, info[1])));
+}
+
+Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http2Session* s = live();
+  if (!s) return Napi::Number::New(env, kH2Closed);
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  uint32_t flags = info.Length() > 3 && info[3].IsNumber()
+                       ? info[3].As<Napi::Number>().Uint32Value()
+                       : 0;
+  int err = 0;
+  if (info.Length() > 1 && !IsNullish(env, info[1])) {
+    err = WriteChunk(id, info[1]);
+  }
+  if (err == 0) {
+    Http2HeaderList trailers;
+    if (info.Length() > 2) {
+      BuildHeaders(env, s, 0, info[2], flags & kFlagHttp1Block, &trailers);
+    }
+    err = s->End(id, &trailers);
+  }
+  return Napi::Number::New(env, Result(id, err));
+}
+
+Napi::Value JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http2Session* s = live();
+  if (!s) return Napi::Number::New(env, kH2Closed);
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  Http2HeaderList h;
+  BuildHeaders(env, s, 0, info[1], 0, &h);
+  return Napi::Number::New(env, s->SendTrailers(id, h));
+}
+
+Napi::Value JsHttp2Session::RstStream(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  if (!s) return Napi::Number::New(info.Env(), kH2Closed);
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  uint32_t code = info[1].As<Napi::Number>().Uint32Value();
+  return Napi::Number::New(info.Env(), s->ResetStream(id, code));
+}
+
+Napi::Value JsHttp2Session::PauseStream(const Napi::CallbackInfo& info) {
+  if (Http2Session* s = live()) {
+    s->PauseStream(info[0].As<Napi::Number>().Int32Value());
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp2Session::ResumeStream(const Napi::CallbackInfo& info) {
+  if (Http2Session* s = live()) {
+    s->ResumeStream(info[0].As<Napi::Number>().Int32Value());
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp2Session::Goaway(const Napi::CallbackInfo& info) {
+  if (Http2Session* s = live()) {
+    if (info.Length() > 0 && info[0].IsNumber() &&
+        info[0].As<Napi::Number>().Uint32Value() != NGHTTP2_NO_ERROR) {
+      s->Terminate(info[0].As<Napi::Number>().Uint32Value());
+    } else {
+      s->Shutdown();
+    }
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp2Session::Destroy(const Napi::CallbackInfo& info) {
+  if (Http2Session* s = live()) s->connection()->Destroy();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp2Session::Peer(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  if (!s) return info.Env().Undefined();
+  std::string ip;
+  int port = 0, family = 0;
+  int r = s->connection()->GetPeer(&ip, &port, &family);
+  return AddressArray(info.Env(), r, ip, port, family);
+}
+
+Napi::Value JsHttp2Session::Local(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  if (!s) return info.Env().Undefined();
+  std::string ip;
+  int port = 0, family = 0;
+  int r = s->connection()->GetLocal(&ip, &port, &family);
+  return AddressArray(info.Env(), r, ip, port, family);
+}
+
+// ---- JsHttp2 -------------------------------------------------------------------
+
+namespace {
+Napi::FunctionReference Callback(const Napi::Object& o, const char* name) {
+  Napi::Value v = o.Get(name);
+  if (!v.IsFunction()) return Napi::FunctionReference();
+  return Napi::Persistent(v.As<Napi::Function>());
+}
+}  // namespace
+
+bool JsHttp2::Wanted(const Napi::Object& callbacks) {
+  return callbacks.Get("onStream").IsFunction();
+}
+
+JsHttp2::JsHttp2(Napi::Env env, const Napi::Object& cbs) : env_(env) {
+  on_stream_ = Callback(cbs, "onStream");
+  on_data_ = Callback(cbs, "onStreamData");
+  on_end_ = Callback(cbs, "onStreamEnd");
+  on_drain_ = Callback(cbs, "onStreamDrain");
+  on_want_trailers_ = Callback(cbs, "onStreamWantTrailers");
+  on_stream_close_ = Callback(cbs, "onStreamClose");
+  on_goaway_ = Callback(cbs, "onGoaway");
+  on_session_close_ = Callback(cbs, "onSessionClose");
+}
+
+void JsHttp2::Call(const Napi::FunctionReference& fn, size_t argc,
+                   const napi_value* argv) {
+  if (fn.IsEmpty()) return;
+  napi_value undefined, result;
+  napi_get_undefined(env_, &undefined);
+  napi_status st =
+      napi_call_function(env_, undefined, fn.Value(), argc, argv, &result);
+  if (st == napi_pending_exception) {
+    // As a throw from a node:http2 'stream' handler: uncaught.
+    napi_value err;
+    napi_get_and_clear_last_exception(env_, &err);
+    napi_fatal_exception(env_, err);
+  }
+}
+
+napi_value JsHttp2::SessionObject(Http2Session* s) {
+  if (s->user_data) return static_cast<JsHttp2Session*>(s->user_data)->Value();
+  Napi::Object o = GetAddonData(env_)->http2_session_ctor.New({});
+  JsHttp2Session* js = JsHttp2Session::Unwrap(o);
+  js->Attach(s);
+  s->user_data = js;
+  return o;
+}
+
+napi_value JsHttp2::Fields(const Http2Fields& fields) {
+  napi_value arr;
+  napi_create_array_with_length(env_, fields.size() * 2, &arr);
+  uint32_t i = 0;
+  for (const auto& f : fields) {
+    napi_value v;
+    napi_create_string_latin1(env_, f.first.data(), f.first.size(), &v);
+    napi_set_element(env_, arr, i++, v);
+    napi_create_string_latin1(env_, f.second.data(), f.second.size(), &v);
+    napi_set_element(env_, arr, i++, v);
+  }
+  return arr;
+}
+
+void JsHttp2::OnConnectionClose(Connection* c) {
+  Http2Session* s = dynamic_cast<Http2Session*>(c->session());
+  if (!s || !s->user_data) return;
+  JsHttp2Session* js = static_cast<JsHttp2Session*>(s->user_data);
+  napi_value argv[1] = {js->Value()};
+  js->Detach();
+  s->user_data = nullptr;
+  Call(on_session_close_, 1, argv);
+}
+
+void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
+                       bool end_stream) {
+  napi_value argv[4] = {SessionObject(s), Int(env_, id), Fields(headers),
+                        Int(env_, end_stream ? 1 : 0)};
+  Call(on_stream_, 4, argv);
+}
+
+void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
+                           size_t len) {
+  napi_value buf;
+  void* out;
+  napi_create_buffer_copy(env_, len, data, &out, &buf);
+  napi_value argv[3] = {SessionObject(s), Int(env_, id), buf};
+  Call(on_data_, 3, argv);
+}
+
+void JsHttp2::OnStreamEnd(Http2Session* s, int32_t id,
+                          const Http2Fields& trailers) {
+  napi_value t;
+  if (trailers.empty()) {
+    napi_get_undefined(env_, &t);
+  } else {
+    t = Fields(trailers);
+  }
+  napi_value argv[3] = {SessionObject(s), Int(env_, id), t};
+  Call(on_end_, 3, argv);
+}
+
+void JsHttp2::OnStreamDrain(Http2Session* s, int32_t id) {
+  napi_value argv[2] = {SessionObject(s), Int(env_, id)};
+  Call(on_drain_, 2, argv);
+}
+
+void JsHttp2::OnStreamWantTrailers(Http2Session* s, int32_t id) {
+  napi_value argv[2] = {SessionObject(s), Int(env_, id)};
+  Call(on_want_trailers_, 2, argv);
+}
+
+void JsHttp2::OnStreamClose(Http2Session* s, int32_t id, uint32_t code) {
+  napi_value argv[3] = {SessionObject(s), Int(env_, id), Int(env_, code)};
+  Call(on_stream_close_, 3, argv);
+}
+
+void JsHttp2::OnGoaway(Http2Session* s, uint32_t code, int32_t last_id) {
+  napi_value argv[3] = {SessionObject(s), Int(env_, code), Int(env_, last_id)};
+  Call(on_goaway_, 3, argv);
+}
+
+}  // namespace sluice

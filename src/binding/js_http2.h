@@ -1,0 +1,96 @@
+// HTTP/2 in the binding: JsHttp2 turns the core's Http2Delegate events into
+// calls of the JS callbacks lib/server.js gave (onStream, onStreamData...),
+// and JsHttp2Session is the JS handle of one HTTP/2 session (an ObjectWrap)
+// whose methods take a stream id and cross into native code once each.
+//
+// Ownership: JsServer owns its JsHttp2. A JsHttp2Session is created on the
+// session's first event, stored in Http2Session::user_data, and holds
+// itself strongly until the connection closes (JsHttp2::OnConnectionClose
+// detaches it; its methods then return kH2Closed).
+#pragma once
+
+#include <napi.h>
+
+#include "core/http2_delegate.h"
+
+namespace sluice {
+
+class Connection;
+class Http2Session;
+
+class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  explicit JsHttp2Session(const Napi::CallbackInfo& info);
+
+  void Attach(Http2Session* s);
+  void Detach();
+
+ private:
+  Http2Session* live() const;
+  // respond(id, status, headerBlock, flags[, body]) -> result
+  Napi::Value Respond(const Napi::CallbackInfo& info);
+  // info(id, status, headerBlock, flags): 1xx headers
+  Napi::Value Info(const Napi::CallbackInfo& info);
+  // write(id, chunk) -> result (1: wait for drain)
+  Napi::Value Write(const Napi::CallbackInfo& info);
+  // end(id, chunk, trailerBlock, flags) -> result
+  Napi::Value End(const Napi::CallbackInfo& info);
+  Napi::Value SendTrailers(const Napi::CallbackInfo& info);
+  Napi::Value RstStream(const Napi::CallbackInfo& info);
+  Napi::Value PauseStream(const Napi::CallbackInfo& info);
+  Napi::Value ResumeStream(const Napi::CallbackInfo& info);
+  Napi::Value Goaway(const Napi::CallbackInfo& info);
+  Napi::Value Destroy(const Napi::CallbackInfo& info);
+  Napi::Value Peer(const Napi::CallbackInfo& info);
+  Napi::Value Local(const Napi::CallbackInfo& info);
+
+  int WriteChunk(int32_t id, napi_value chunk);
+  int Result(int32_t id, int err) const;
+
+  Http2Session* session_ = nullptr;
+  Napi::ObjectReference self_;
+};
+
+class JsHttp2 final : public Http2Delegate {
+ public:
+  // True when lib/ passed the HTTP/2 callbacks.
+  static bool Wanted(const Napi::Object& callbacks);
+  JsHttp2(Napi::Env env, const Napi::Object& callbacks);
+
+  // Called by JsServer::OnConnectionClose (inside a dispatch) for every
+  // connection; reports the end of an HTTP/2 session to JS.
+  void OnConnectionClose(Connection* c);
+
+  // Http2Delegate
+  void OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
+                bool end_stream) override;
+  void OnStreamData(Http2Session* s, int32_t id, const char* data,
+                    size_t len) override;
+  void OnStreamEnd(Http2Session* s, int32_t id,
+                   const Http2Fields& trailers) override;
+  void OnStreamDrain(Http2Session* s, int32_t id) override;
+  void OnStreamWantTrailers(Http2Session* s, int32_t id) override;
+  void OnStreamClose(Http2Session* s, int32_t id,
+                     uint32_t error_code) override;
+  void OnGoaway(Http2Session* s, uint32_t error_code,
+                int32_t last_stream_id) override;
+
+ private:
+  napi_value SessionObject(Http2Session* s);
+  napi_value Fields(const Http2Fields& fields);
+  void Call(const Napi::FunctionReference& fn, size_t argc,
+            const napi_value* argv);
+
+  napi_env env_;
+  Napi::FunctionReference on_stream_;
+  Napi::FunctionReference on_data_;
+  Napi::FunctionReference on_end_;
+  Napi::FunctionReference on_drain_;
+  Napi::FunctionReference on_want_trailers_;
+  Napi::FunctionReference on_stream_close_;
+  Napi::FunctionReference on_goaway_;
+  Napi::FunctionReference on_session_close_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,57 @@
+// Http2Delegate: how an Http2Session reports stream events to the embedder
+// (the binding's JsHttp2). Obtained from ServerDelegate::http2(); a server
+// whose delegate returns nullptr does not speak HTTP/2 (the preface is then
+// parsed as HTTP/1.1 and rejected).
+//
+// Every call happens on the loop thread inside a Listener dispatch bracket
+// (ServerDelegate::OnDispatchBegin/End). The embedder may call back into the
+// session (respond, write, reset, pause) from inside any of them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sluice {
+
+class Http2Session;
+
+using Http2Fields =
+    std::vector<std::pair<std::string_view, std::string_view>>;
+
+class Http2Delegate {
+ public:
+  virtual ~Http2Delegate() = default;
+
+  // A request stream's headers arrived (pseudo-headers first, names
+  // lower-case, as received). end_stream: no body follows. The views are
+  // valid only during the call.
+  virtual void OnStream(Http2Session* s, int32_t id,
+                        const Http2Fields& headers, bool end_stream) = 0;
+  // Request body bytes, valid only during the call. The stream window is
+  // replenished as the embedder consumes (see Http2Session::PauseStream).
+  virtual void OnStreamData(Http2Session* s, int32_t id, const char* data,
+                            size_t len) = 0;
+  // The request body ended (trailers may be empty).
+  virtual void OnStreamEnd(Http2Session* s, int32_t id,
+                           const Http2Fields& trailers) = 0;
+  // The stream's queued output fell below the high-water mark after a
+  // write reported backpressure.
+  virtual void OnStreamDrain(Http2Session* s, int32_t id) = 0;
+  // The body of a stream responded with waitForTrailers is fully sent;
+  // the embedder now calls Http2Session::SendTrailers.
+  virtual void OnStreamWantTrailers(Http2Session* s, int32_t id) = 0;
+  // The stream closed (error_code: NGHTTP2_NO_ERROR, or the RST_STREAM
+  // code). Only for streams reported with OnStream.
+  virtual void OnStreamClose(Http2Session* s, int32_t id,
+                             uint32_t error_code) = 0;
+  // The peer sent GOAWAY.
+  virtual void OnGoaway(Http2Session* s, uint32_t error_code,
+                        int32_t last_stream_id) = 0;
+  // (The connection closing is reported as ServerDelegate::
+  // OnConnectionClose; every stream still open is gone then.)
+};
+
+}  // namespace sluice

@@ -1,0 +1,47 @@
+// Http2HeaderList: a header list for nghttp2_submit_response / _headers /
+// _trailer, built from the serialized forms the binding receives from JS.
+// Owns the bytes its nghttp2_nv entries point to; nghttp2 copies them during
+// the submit call, so a list may be a short-lived local.
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice {
+
+class Http2HeaderList {
+ public:
+  // Appends one field. Names are sent as given (callers lower-case them).
+  void Add(std::string_view name, std::string_view value);
+  // ":status" with a 3-digit value; must come before regular fields.
+  void AddStatus(int status);
+  // "name\0value\0name\0value\0..." (the 'stream' API: names lower-cased
+  // and validated by lib/http2_stream.js).
+  void AddPairs(std::string_view block);
+  // HTTP/1-style "Name: value\r\n" lines (the compat ServerResponse's
+  // header block): names are lower-cased and the connection-specific
+  // fields HTTP/2 forbids (RFC 9113 8.2.2: Connection, Keep-Alive,
+  // Proxy-Connection, Transfer-Encoding, Upgrade) are dropped.
+  void AddHttp1Block(std::string_view block);
+  bool Has(std::string_view name) const;
+  bool empty() const { return spans_.empty(); }
+
+  // The nv array for nghttp2; valid until the next Add*.
+  const nghttp2_nv* nv();
+  size_t size() const { return spans_.size(); }
+
+ private:
+  struct Span {
+    size_t name_off, name_len, value_off, value_len;
+  };
+  std::string bytes_;
+  std::vector<Span> spans_;
+  std::vector<nghttp2_nv> nv_;
+};
+
+}  // namespace sluice
