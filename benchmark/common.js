@@ -10,8 +10,46 @@ const http = require('node:http');
 const net = require('node:net');
 
 const HOST = '127.0.0.1'; // all benchmark traffic stays on loopback
-// SLUICE_MODULE=path runs another build of sluice (e.g. an older checkout).
-const SLUICE_PATH = path.resolve(process.env.SLUICE_MODULE || path.join(__dirname, '..'));
+const REPO = path.resolve(__dirname, '..');
+
+// Where sluice is loaded from: $SLUICE_MODULE (another checkout, or the
+// snapshot below), else this repository. Read at call time: the runner may
+// point it at a snapshot after start-up, and the servers inherit it.
+function sluicePath() {
+  return path.resolve(process.env.SLUICE_MODULE || REPO);
+}
+
+// Copy the package as it is now (package.json, lib/, the built addon) to a
+// temporary directory and point SLUICE_MODULE at it, so that a rebuild of
+// the working tree during a long run cannot break or mix the servers.
+// Returns { dir, addon } or throws; the copy is removed when the runner exits.
+function snapshotSluice() {
+  const src = REPO;
+  const addon = process.env.SLUICE_ADDON || path.join(src, 'build', 'Release', 'sluice.node');
+  if (!fs.existsSync(addon)) throw new Error(`no built addon at ${addon}`);
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'sluice-bench-'));
+  process.on('exit', () => { try { fs.rmSync(dir, { recursive: true, force: true }); } catch {} });
+  fs.copyFileSync(path.join(src, 'package.json'), path.join(dir, 'package.json'));
+  fs.cpSync(path.join(src, 'lib'), path.join(dir, 'lib'), { recursive: true });
+  fs.mkdirSync(path.join(dir, 'build', 'Release'), { recursive: true });
+  fs.copyFileSync(addon, path.join(dir, 'build', 'Release', 'sluice.node'));
+  // lib/binding.js loads ../build/Release/sluice.node unless SLUICE_ADDON
+  // names another file: then that file was copied, and the copy is used.
+  if (process.env.SLUICE_ADDON) process.env.SLUICE_ADDON = path.join(dir, 'build', 'Release', 'sluice.node');
+  process.env.SLUICE_MODULE = dir;
+  sluiceLoadError = undefined;
+  return { dir, addon, mtime: fs.statSync(addon).mtime };
+}
+
+function gitDescribe() {
+  try {
+    const head = execFileSync('git', ['-C', REPO, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['-C', REPO, 'status', '--porcelain', '--', 'lib', 'src', 'binding.gyp'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return dirty ? `${head} + uncommitted changes in lib/ or src/` : head;
+  } catch {
+    return 'unknown';
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Child process bookkeeping: every child is tracked and killed when the runner
@@ -97,19 +135,21 @@ function cpuCount() {
 // Does `require('/work/main')` load? Checked in a child so a crashing addon
 // cannot take the runner down. Returns null when it loads, else the error.
 let sluiceLoadError;
-function sluiceLoadProblem() {
+function sluiceLoadProblem({ fresh = false } = {}) {
+  if (fresh) sluiceLoadError = undefined;
   if (sluiceLoadError === undefined) {
     try {
       execFileSync(process.execPath, ['-e', `
-        const s = require(${JSON.stringify(SLUICE_PATH)});
+        const s = require(${JSON.stringify(sluicePath())});
         for (const f of ['createServer', 'createBufferPool', 'releaseBuffer'])
           if (typeof s[f] !== 'function') throw new Error('sluice.' + f + ' is not a function');
       `], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20000, encoding: 'utf8' });
       sluiceLoadError = null;
     } catch (err) {
       const text = String(err.stderr || err.message || err);
-      const lines = text.split('\n').filter((l) => /Error|error:|Cannot find|not a function/.test(l));
-      sluiceLoadError = (lines[0] || text.split('\n')[0] || 'unknown error').trim();
+      const lines = text.split('\n');
+      const line = lines.find((l) => /^\s*\w*Error\b/.test(l)) || lines.find((l) => /error/i.test(l));
+      sluiceLoadError = (line || lines[0] || 'unknown error').trim();
     }
   }
   return sluiceLoadError;
@@ -119,12 +159,15 @@ function sluiceLoadProblem() {
 // /proc accounting
 
 function readProcStat(pid) {
-  // Fields after "(comm)": state is field 3; utime 14, stime 15 (1-based).
+  // Fields after "(comm)": state is field 3; minflt 10, majflt 12, utime 14,
+  // stime 15 (1-based, as in proc(5)).
   const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const utime = Number(rest[14 - 3]);
   const stime = Number(rest[15 - 3]);
-  return { utime, stime, ticks: utime + stime };
+  const minflt = Number(rest[10 - 3]);
+  const majflt = Number(rest[12 - 3]);
+  return { utime, stime, ticks: utime + stime, faults: minflt + majflt };
 }
 
 function readProcIo(pid) {
@@ -180,6 +223,7 @@ function snapshot(pid) {
   return {
     time: process.hrtime.bigint(),
     ticks: stat.ticks,
+    faults: stat.faults,
     machineBusy: readMachineBusy(),
     syscw: io ? io.syscw : null,
     syscr: io ? io.syscr : null,
@@ -283,8 +327,13 @@ async function startServer(script, args, { cpu = 0, env, startTimeoutMs = 20000 
   };
   handle.stop = () => stopServer(handle);
   handle.errorTail = (n = 12) => {
+    // The first error line (often the cause, e.g. "Error: Cannot find
+    // module ...") and the last n lines of the server's stderr.
     const lines = handle.stderr.trim().split('\n').filter(Boolean);
-    return lines.slice(-n).join('\n');
+    const first = lines.findIndex((l) => /Error|error:|Assertion|Aborted|Segmentation/.test(l));
+    const tail = lines.slice(-n);
+    if (first !== -1 && first < lines.length - n) tail.unshift(lines[first], '...');
+    return tail.join('\n');
   };
 
   try {
@@ -604,7 +653,10 @@ function sleep(ms) {
 
 module.exports = {
   HOST,
-  SLUICE_PATH,
+  REPO,
+  sluicePath,
+  snapshotSluice,
+  gitDescribe,
   hasTool,
   clockTicks,
   cpuCount,

@@ -35,6 +35,9 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
   --markdown     also print the tables as Markdown
   --json FILE    write every measurement to FILE
   --list         list the cases that would run, and exit
+  --no-snapshot  load sluice from the working tree itself (default: from a
+                 temporary copy of package.json, lib/ and the built addon,
+                 so a rebuild during the run cannot break or mix servers)
   -h, --help     this text`;
 
 function parseCli(argv) {
@@ -58,6 +61,7 @@ function parseCli(argv) {
       case '--markdown': o.markdown = true; break;
       case '--json': o.json = val(); break;
       case '--list': o.list = true; break;
+      case '--no-snapshot': o.noSnapshot = true; break;
       case '-h': case '--help': console.log(USAGE); process.exit(0); break;
       default:
         if (a.startsWith('-')) die(`unknown option ${a}\n${USAGE}`);
@@ -247,7 +251,9 @@ async function runCase(spec, c, opts) {
             `server CPU ${common.fmtNum(m.cpuPct, 0)}% (load ${common.fmtNum(m.loadCpuPct, 0)}%), ` +
             `${common.fmtNum(m.cpuUsPerReq)} µs/req, other load ${common.fmtNum(m.otherCpuPct, 0)}%` +
             (m.writesPerResp !== null ? `, ${common.fmtNum(m.writesPerResp, 3)} writes/resp` : '') +
-            `, GC ${common.fmtNum(m.gcMsPerSec, 1)} ms/s, RSS ${common.fmtNum(m.rss / 1048576, 0)} MB` +
+            `, GC ${common.fmtNum(m.gcMsPerSec, 1)} ms/s, ${common.fmtNum(m.faultsPerReq, 2)} page faults/req` +
+            `, RSS ${common.fmtNum(m.rss / 1048576, 0)} MB` +
+            (m.pool ? `, pool ${JSON.stringify(m.pool)}` : '') +
             (m.warnings.length ? `  [${m.warnings.join('; ')}]` : ''));
       }
     }
@@ -310,6 +316,7 @@ async function measure(c, spec, l, duration) {
     otherCpuPct: Math.max(0, (((s1.machineBusy - s0.machineBusy) / hz - cpuSec - (load.cpuSec || 0)) / wall) * 100),
     cpuUsPerReq: (cpuSec * 1e6) / n,
     writesPerResp: s0.syscw !== null && s1.syscw !== null ? (s1.syscw - s0.syscw) / n : null,
+    faultsPerReq: (s1.faults - s0.faults) / n,
     readsPerReq: s0.syscr !== null && s1.syscr !== null ? (s1.syscr - s0.syscr) / n : null,
     gcMs: gc0 && gc1 ? gc1.gcMs - gc0.gcMs : NaN,
     gcCount: gc0 && gc1 ? gc1.gcCount - gc0.gcCount : NaN,
@@ -343,6 +350,7 @@ const COLUMNS = {
   writesPerResp: { header: 'writes/resp', get: (r) => common.fmtNum(med(r, 'writesPerResp'), 3) },
   cpuSecPerGB: { header: 'CPU s/GB', get: (r) => common.fmtNum(med(r, 'cpuSecPerGB'), 3) },
   gcMsPerSec: { header: 'GC ms/s', get: (r) => common.fmtNum(med(r, 'gcMsPerSec'), 1) },
+  faultsPerReq: { header: 'page faults/req', get: (r) => common.fmtNum(med(r, 'faultsPerReq'), 1) },
   peakRss: { header: 'peak RSS MB', get: (r) => common.fmtNum(med(r, 'peakRss') / 1048576, 0) },
   ratioRps: { header: 'req/s ratio', get: (r, base) => ratio(r, base, 'rps') },
   ratioCpu: { header: 'CPU ratio', get: (r, base, spec) => ratio(r, base, spec.ratioCpuMetric) },
@@ -360,29 +368,42 @@ function ratio(r, base, key) {
 function buildTable(spec, results) {
   const headers = ['case', 'server', ...spec.columns.map((k) => COLUMNS[k].header)];
   const rows = [];
-  const notes = [];
+  // Notes are grouped by text, so that one cause (a tool missing, sluice not
+  // building, a crash) is told once with the rows it hit.
+  const notes = new Map(); // text -> [who]
+  const note = (who, text) => {
+    if (!notes.has(text)) notes.set(text, []);
+    if (who && !notes.get(text).includes(who)) notes.get(text).push(who);
+  };
   for (const res of results) {
     const base = res.variants.find((v) => v.baseline && v.runs.length);
     for (const v of res.variants) {
+      const who = `${res.case} / ${v.label}`;
       if (!v.runs.length) {
-        const why = v.skipped || v.failed || 'no result';
         rows.push([res.case, v.label, v.skipped ? 'skipped (see notes)' : 'FAILED (see notes)',
           ...spec.columns.slice(1).map(() => '')]);
-        notes.push(v.skipped ? `${v.label}: ${why}` : `${res.case} / ${v.label}: ${why}`);
+        const sameForAll = res.variants.every((o) => o.skipped === v.skipped);
+        if (v.skipped) note(sameForAll ? null : v.label, v.skipped);
+        else note(who, v.failed || 'no result');
         continue;
       }
       rows.push([res.case, v.label, ...spec.columns.map((k) => COLUMNS[k].get(v, base, spec))]);
-      if (v.failed) notes.push(`${res.case} / ${v.label}: later run failed: ${v.failed}`);
+      if (v.failed) note(who, `a later run failed (earlier runs shown): ${v.failed}`);
       const warns = [...new Set(v.runs.flatMap((m) => m.warnings).filter((w) => !w.startsWith('other load')))];
       const noisy = v.runs.filter((m) => m.otherCpuPct > OTHER_LOAD_WARN);
       if (noisy.length) {
         warns.push(`${noisy.length}/${v.runs.length} run(s) shared the machine with other load ` +
           `(up to ${Math.round(Math.max(...noisy.map((m) => m.otherCpuPct)))}% of a core)`);
       }
-      if (warns.length) notes.push(`${res.case} / ${v.label}: ${warns.join('; ')}`);
+      if (warns.length) note(who, warns.join('; '));
     }
   }
-  return { headers, rows, notes: [...new Set(notes)] };
+  const lines = [...notes].map(([text, whos]) => {
+    const [first, ...rest] = text.split('\n');
+    const head = whos.length ? `${whos.join(', ')}: ${first}` : first;
+    return [head, ...rest.map((l) => `  ${l}`)].join('\n');
+  });
+  return { headers, rows, notes: lines };
 }
 
 function machineInfo() {
@@ -403,6 +424,39 @@ function machineInfo() {
     clkTck: common.clockTicks(),
     tools,
   };
+}
+
+// Make sure sluice loads (retrying briefly: the addon may be mid-rebuild),
+// then run the servers from a snapshot of it. Returns a line for the header.
+async function prepareSluice(plan, opts) {
+  const wanted = plan.some((p) => p.cases.some((c) => c.variants.some((v) => v.impl === 'sluice' &&
+    (!opts.servers || opts.servers.includes(v.label) || opts.servers.includes(v.impl)))));
+  if (!wanted) return null;
+  if (process.env.SLUICE_MODULE) return `sluice from SLUICE_MODULE=${process.env.SLUICE_MODULE}`;
+  const git = common.gitDescribe();
+  // A missing sluice.node usually means node-gyp is rebuilding it right now:
+  // wait up to a minute for it. Any other load error is retried once.
+  const started = Date.now();
+  for (let attempt = 1; common.sluiceLoadProblem({ fresh: true }); attempt++) {
+    const problem = common.sluiceLoadProblem();
+    const rebuilding = /Cannot find module .*\.node'/.test(problem);
+    if (rebuilding ? Date.now() - started > 60000 : attempt > 1) break;
+    log(`sluice does not load (${problem}); ${rebuilding ? 'the addon may be rebuilding, ' : ''}retrying in 5 s`);
+    await common.sleep(5000);
+  }
+  if (common.sluiceLoadProblem()) return `sluice: ${common.REPO} at ${git}`;
+  if (opts.noSnapshot) return `sluice: ${common.REPO} at ${git} (live working tree, no snapshot)`;
+  try {
+    const snap = common.snapshotSluice();
+    const problem = common.sluiceLoadProblem({ fresh: true });
+    if (problem) throw new Error(problem);
+    return `sluice: ${common.REPO} at ${git}, addon built ${snap.mtime.toISOString().replace(/\.\d+Z$/, 'Z')} ` +
+      `(servers run a snapshot copy: ${snap.dir})`;
+  } catch (err) {
+    delete process.env.SLUICE_MODULE;
+    common.sluiceLoadProblem({ fresh: true });
+    return `sluice: ${common.REPO} at ${git} (snapshot failed: ${err.message}; using the live tree)`;
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -438,11 +492,13 @@ async function main() {
 
   const info = machineInfo();
   if (info.cpus < 2) log(`warning: ${info.cpus} CPU(s) visible; server (CPU ${SERVER_CPU}) and load (CPU ${LOAD_CPU}) cannot be separated`);
+  const sluiceLine = await prepareSluice(plan, opts);
   const sluiceProblem = common.sluiceLoadProblem();
   console.log(`# sluice benchmarks  ${info.date}`);
   console.log(`# ${info.cpus} CPUs (${info.model}), ${info.kernel}, node ${info.node}, ${info.tools.join(', ')}`);
   console.log(`# server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU}; CPU from /proc/PID/stat (CLK_TCK ${info.clkTck}), writes from /proc/PID/io syscw`);
   console.log(`# mode: ${opts.quick ? 'quick' : 'normal'}${opts.full ? ' + full grid' : ''}; medians over runs; ratios are sluice / node`);
+  if (sluiceLine) console.log(`# ${sluiceLine}`);
   if (sluiceProblem) console.log(`# sluice does not load (${sluiceProblem}): its rows are skipped`);
   for (const t of ['taskset', 'wrk', 'h2load']) if (!common.hasTool(t)) console.log(`# ${t} not found: cases that need it are skipped`);
 

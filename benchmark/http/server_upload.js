@@ -55,7 +55,7 @@ for (const connections of [50, 200]) {
 
 module.exports = {
   title: 'http/server_upload: 1 MiB POST uploads, sluice (pool on/off) vs node:http',
-  columns: ['rps', 'gbps', 'cpuPct', 'loadCpuPct', 'otherCpuPct', 'cpuSecPerGB', 'gcMsPerSec', 'peakRss', 'ratioRps', 'ratioCpu'],
+  columns: ['rps', 'gbps', 'cpuPct', 'loadCpuPct', 'otherCpuPct', 'cpuSecPerGB', 'gcMsPerSec', 'faultsPerReq', 'peakRss', 'ratioRps', 'ratioCpu'],
   ratioCpuMetric: 'cpuSecPerGB',
   cases,
 };
