@@ -20,10 +20,13 @@
         "src/core/pipe.cc",
         "src/core/http2_headers.cc",
         "src/core/http2_session.cc",
+        "src/core/file_source.cc",
+        "src/core/http1_pipe_body.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
-        "src/binding/js_http2.cc"
+        "src/binding/js_http2.cc",
+        "src/binding/js_file.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

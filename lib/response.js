@@ -10,6 +10,7 @@ const {
   validateHeaderName, validateHeaderValue, validateStatusCode, headersSentError,
 } = require('./headers');
 const { codedError, codedTypeError } = require('./errors');
+const fileResponse = require('./file_response');
 
 const kConn = Symbol('sluice.conn');
 const kSeq = Symbol('sluice.seq');
@@ -319,9 +320,44 @@ class ServerResponse extends Stream {
   destroy(err) {
     if (this.destroyed) return this;
     this.destroyed = true;
+    if (this._nativeFile) this._nativeFile.close();
     if (!this.writableFinished) this[kConn].destroy();
     if (err) process.nextTick(() => this.emit('error', err));
     return this;
+  }
+
+  // ---- native file bodies (lib/file_response.js) ---------------------------
+  // As node:http2's stream.respondWithFile(path[, headers][, options]): the
+  // file is opened, stat'ed and sent by native code (async fs on the
+  // threadpool, no JS per chunk), with Content-Length from the stat and
+  // range; HEAD gets the head only.
+  respondWithFile(path, headers, options) {
+    fileResponse.respond(this, path, false, headers, options);
+  }
+
+  // The same for a descriptor (or FileHandle) the caller keeps: never
+  // closed by sluice.
+  respondWithFD(fd, headers, options) {
+    fileResponse.respond(this, fd, true, headers, options);
+  }
+
+  // Sends the head, then hands the opened native file to the connection's
+  // pipe. onError(status) hears a mid-body failure. Returns the native
+  // result (< 0: not started).
+  _respondWithNativeFile(file, onError) {
+    const [block, flags] = this._headBlock();
+    this.headersSent = true;
+    this[kHeadOnWire] = true;
+    this.writableEnded = true;
+    let r = this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
+      block, undefined, undefined);
+    if (r < 0) return r;
+    r = file.respondHttp1(this[kConn], this[kSeq], (status) => {
+      if (status === 0) process.nextTick(emitFinish, this);
+      else onError(status);
+    });
+    if (r === 1) process.nextTick(emitFinish, this);  // HEAD: no body
+    return r;
   }
 
   cork() {}
@@ -341,6 +377,7 @@ class ServerResponse extends Stream {
   }
 
   _closed() {
+    if (this._nativeFile) this._nativeFile.close();
     if (this.writableFinished) return;
     this.destroyed = true;
     this.emit('close');

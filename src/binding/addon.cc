@@ -6,6 +6,7 @@
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
+#include "binding/js_file.h"
 #include "binding/js_server.h"
 
 namespace sluice {
@@ -39,6 +40,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
 
   exports.Set("NativeServer", JsServer::Init(env));
   exports.Set("NativeConnection", data->connection_ctor.Value());
+  exports.Set("NativeFile", JsFile::Init(env));
   exports.Set("errname", Napi::Function::New(env, ErrName));
   exports.Set("strerror", Napi::Function::New(env, StrError));
   exports.Set("counters", Napi::Function::New(env, GetCountersJs));

@@ -20,6 +20,8 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   // Detach (the core connection closed).
   void Attach(Connection* c);
   void Detach();
+  // The live HTTP/1.1 session, or null once closed (native file responses).
+  Http1Session* http1_session() const { return session(); }
 
  private:
   Http1Session* session() const;

@@ -150,6 +150,9 @@ void Connection::OnWriteComplete(int status) {
     StartShutdown();
     return;
   }
+  // The session may produce more now (a native pipe body waits for this).
+  session_->OnWritesDone();
+  if (closing_) return;
   MaybeEmitDrain();
 }
 

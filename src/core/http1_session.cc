@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/connection.h"
+#include "core/http1_pipe_body.h"
 #include "core/listener.h"
 #include "core/response_serializer.h"
 
@@ -653,6 +654,9 @@ void Http1Session::Advance() {
       requests_.size() <= conn_->listener()->options().max_pipelined / 2) {
     conn_->Resume(Connection::kPausePipeline);
   }
+  // A response whose body comes from a pipe reached the front: it may
+  // start sending (it only pulls while it is the front one).
+  if (!requests_.empty() && requests_.front().pipe_body) PumpPipeBody();
 }
 
 void Http1Session::SendErrorAndClose(int status) {

@@ -10,18 +10,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/output_queue.h"
+#include "core/pipe.h"
 #include "core/server_delegate.h"
 #include "core/session.h"
 
 namespace sluice {
 
 class Connection;
+class Http1PipeBody;
+class PipeBodyListener;
 
 // Headers the user set, as flags computed by the JS layer while it built the
 // header block (so the core need not re-scan it).
@@ -58,6 +62,7 @@ class Http1Session final : public Session {
   bool IsIdle() const override;
   void OnServerClosing() override;
   void OnClose() override;
+  void OnWritesDone() override;
 
   // --- Response API, used by the binding. `seq` names the request. ---
   // Starts the head: appends the status line to the request's output queue
@@ -98,6 +103,17 @@ class Http1Session final : public Session {
 
   Connection* connection() const { return conn_; }
 
+  // Body from a native pipe (respondWithFile), after BeginHead/FinishHead
+  // (the head carries Content-Length, or the body is chunked). Takes
+  // `source` in every case. Returns kRespOk (the pipe runs; `listener`
+  // hears OnPipeBodyDone exactly once), 1 (no body is sent — HEAD, 204,
+  // 304 — and the response is already ended; the listener is not called),
+  // or an error. Bodies stream in request order: a pipelined response's
+  // pipe only starts pulling when it reaches the front. See
+  // http1_pipe_body.cc.
+  int StartPipeBody(uint32_t seq, PipeSource* source,
+                    PipeBodyListener* listener);
+
  private:
   struct Request {
     uint32_t seq = 0;
@@ -111,7 +127,17 @@ class Http1Session final : public Session {
     bool ended = false;        // End called
     bool close_after = false;  // the connection closes after this response
     OutputQueue staged;        // output produced before this one's turn
+    std::unique_ptr<Http1PipeBody> pipe_body;  // body from a native pipe
   };
+  friend class Http1PipeBody;
+  // Pipe bodies (http1_pipe_body.cc): moves the front response's pipe data
+  // to the writer until the backlog bound, the pipe runs dry, or it ends.
+  void PumpPipeBody();
+  void PumpFrontPipe();
+  void FailPipeBody(uint32_t seq, int err);
+  // A pipe event from libuv (fs or write callback), or from inside
+  // StartPipeBody (then no dispatch is opened: we are in a JS call).
+  void OnPipeEvent(uint32_t seq, int err);
 
   // llhttp callbacks: static trampolines into the members below.
   static int OnMessageBeginCb(llhttp_t* p);
@@ -178,6 +204,9 @@ class Http1Session final : public Session {
   const char* exec_end_ = nullptr;
   bool value_span_hit_end_ = false;
   bool server_closing_ = false;
+  bool pumping_ = false;        // PumpPipeBody on the stack
+  bool pump_again_ = false;     // asked again while pumping
+  int in_pipe_api_ = 0;         // inside StartPipeBody
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
 

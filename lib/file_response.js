@@ -1,0 +1,235 @@
+'use strict';
+
+// respondWithFile / respondWithFD for HTTP/1.1 responses (and, through
+// `openNativeFile`, for any protocol whose stream can take a native
+// FileSource). The file is opened and stat'ed on the libuv threadpool; JS
+// sees the stat once (statCheck, Content-Length); then the body flows
+// natively (src/core/pipe.h, src/core/file_source.h): no JS call per
+// chunk, no synchronous file I/O anywhere.
+//
+// Options, as node:http2's respondWithFile:
+//   offset, length   byte range (length clamped to the file's end)
+//   statCheck(stat, headers, statOptions)  may add headers (on `headers`);
+//                    returning false cancels (the handler answers itself)
+//   onError(err)     called instead of the default error answer
+// Differences from node:http2, on purpose or by protocol:
+//   - Without onError, an open/stat failure answers 404 (ENOENT, ENOTDIR)
+//     or 500 (anything else) with an empty body, since an HTTP/1.1 response
+//     has no RST_STREAM; if the failure happens mid-body (the head and its
+//     Content-Length are already out), the connection is destroyed.
+//   - Like node:http2, `last-modified` is not added: statCheck gets
+//     stat.mtime to set it (headers['last-modified'] =
+//     stat.mtime.toUTCString()). Content-Length is set after statCheck
+//     from the stat and the range (as node does).
+//   - statOptions changes made by statCheck are ignored (the range is fixed
+//     when the file is opened, so its first read can start at once).
+
+const { URL, fileURLToPath } = require('url');
+const binding = require('./binding');
+const { codedError, codedTypeError, codedRangeError } = require('./errors');
+
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const S_IFCHR = 0o020000;
+const S_IFBLK = 0o060000;
+const S_IFIFO = 0o010000;
+const S_IFLNK = 0o120000;
+const S_IFSOCK = 0o140000;
+
+// fs.Stats-shaped view of the native fstat (fs.Stats' constructor is
+// deprecated, so a look-alike).
+class FileStat {
+  constructor(a) {
+    this.dev = a[0]; this.mode = a[1]; this.nlink = a[2]; this.uid = a[3];
+    this.gid = a[4]; this.rdev = a[5]; this.blksize = a[6]; this.ino = a[7];
+    this.size = a[8]; this.blocks = a[9];
+    this.atimeMs = a[10]; this.mtimeMs = a[11]; this.ctimeMs = a[12];
+    this.birthtimeMs = a[13];
+    this.atime = new Date(this.atimeMs);
+    this.mtime = new Date(this.mtimeMs);
+    this.ctime = new Date(this.ctimeMs);
+    this.birthtime = new Date(this.birthtimeMs);
+  }
+  isFile() { return (this.mode & S_IFMT) === S_IFREG; }
+  isDirectory() { return (this.mode & S_IFMT) === S_IFDIR; }
+  isCharacterDevice() { return (this.mode & S_IFMT) === S_IFCHR; }
+  isBlockDevice() { return (this.mode & S_IFMT) === S_IFBLK; }
+  isFIFO() { return (this.mode & S_IFMT) === S_IFIFO; }
+  isSymbolicLink() { return (this.mode & S_IFMT) === S_IFLNK; }
+  isSocket() { return (this.mode & S_IFMT) === S_IFSOCK; }
+}
+
+function uvError(errno, syscall, path) {
+  const code = binding.errname(errno);
+  let msg = `${code}: ${binding.strerror(errno)}, ${syscall}`;
+  if (path !== undefined) msg += ` '${path}'`;
+  const err = new Error(msg);
+  err.errno = errno;
+  err.code = code;
+  err.syscall = syscall;
+  if (path !== undefined) err.path = path;
+  return err;
+}
+
+function toPath(p) {
+  if (typeof p === 'string') return p;
+  if (Buffer.isBuffer(p)) return p.toString();
+  if (p instanceof URL) return fileURLToPath(p);
+  throw codedTypeError('ERR_INVALID_ARG_TYPE',
+    'The "path" argument must be of type string or an instance of Buffer or URL');
+}
+
+function toFd(fd) {
+  if (fd !== null && typeof fd === 'object' && typeof fd.fd === 'number') fd = fd.fd; // FileHandle
+  if (!Number.isInteger(fd) || fd < 0 || fd > 0x7fffffff) {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE',
+      'The "fd" argument must be of type number or an instance of FileHandle');
+  }
+  return fd;
+}
+
+function validateOptions(options) {
+  if (options === undefined || options === null) options = {};
+  else if (typeof options !== 'object') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
+  }
+  let offset = options.offset;
+  let length = options.length;
+  if (offset === undefined) offset = 0;
+  else if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw codedRangeError('ERR_OUT_OF_RANGE', 'The value of "options.offset" is out of range');
+  }
+  if (length === undefined || length === null) length = -1;
+  else if (!Number.isSafeInteger(length) || length < 0) {
+    throw codedRangeError('ERR_OUT_OF_RANGE', 'The value of "options.length" is out of range');
+  }
+  for (const name of ['statCheck', 'onError']) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw codedTypeError('ERR_INVALID_ARG_VALUE', `The property 'options.${name}' is invalid`);
+    }
+  }
+  return {
+    offset, length,
+    hasOffset: options.offset !== undefined,
+    hasLength: length >= 0,
+    statCheck: options.statCheck,
+    onError: options.onError,
+  };
+}
+
+// Opens `target` (a path, or an fd when isFd) natively and calls
+// onStat(err, stat, file) once; `file` is the NativeFile whose opened
+// source a protocol sink takes (file.respondHttp1, or an HTTP/2 stream).
+function openNativeFile(target, isFd, opts, onStat) {
+  const file = new binding.NativeFile();
+  const r = file.open(target, isFd, opts.offset, opts.length, (errno, syscall, st) => {
+    if (errno !== 0) onStat(uvError(errno, syscall, isFd ? undefined : target), null, file);
+    else onStat(null, new FileStat(st), file);
+  });
+  if (r !== 0) {
+    const err = uvError(r, isFd ? 'fstat' : 'open', isFd ? undefined : target);
+    process.nextTick(onStat, err, null, file);
+  }
+  return file;
+}
+
+// The default answer to an error before anything was sent.
+function answerError(res, err) {
+  if (res.destroyed || res.writableEnded) return;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const status = err && (err.code === 'ENOENT' || err.code === 'ENOTDIR') ? 404 : 500;
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  res.statusCode = status;
+  res.setHeader('content-length', 0);
+  res.end();
+}
+
+function respond(res, target, isFd, headers, options) {
+  if (res.headersSent || res.writableEnded) {
+    throw codedError('ERR_HTTP_HEADERS_SENT', 'Response has already been initiated.');
+  }
+  if (headers !== undefined && headers !== null && typeof headers !== 'object') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "headers" argument must be of type object');
+  }
+  target = isFd ? toFd(target) : toPath(target);
+  const opts = validateOptions(options);
+  const name = isFd ? undefined : target;
+  const fail = (err) => {
+    if (opts.onError) opts.onError(err);
+    else answerError(res, err);
+  };
+  // Headers given here join those already set on res; ':status' sets the
+  // status as on an HTTP/2 stream.
+  if (headers) {
+    for (const key of Object.keys(headers)) {
+      const v = headers[key];
+      if (v === undefined) continue;
+      if (key === ':status') res.statusCode = Number(v);
+      else if (key[0] !== ':') res.setHeader(key, v);
+    }
+  }
+  const file = openNativeFile(target, isFd, opts, (err, stat) => {
+    res._nativeFile = null;
+    if (res.destroyed || res.writableEnded || res.headersSent) {
+      file.close();
+      return;
+    }
+    if (err) {
+      fail(err);
+      return;
+    }
+    if (stat.isDirectory()) {
+      file.close();
+      fail(codedError('ERR_HTTP2_SEND_FILE', 'Directories cannot be sent'));
+      return;
+    }
+    const [offset, length, known] = file.range();
+    if (!stat.isFile() && (opts.hasOffset || opts.hasLength)) {
+      file.close();
+      fail(codedError('ERR_HTTP2_SEND_FILE_NOSEEK',
+        'Offset or length can only be specified for regular files'));
+      return;
+    }
+    if (opts.statCheck) {
+      const h = res.getHeaders();
+      h[':status'] = res.statusCode;
+      let ok;
+      try {
+        ok = opts.statCheck(stat, h, { offset, length: known ? length : undefined });
+      } catch (e) {
+        file.close();
+        throw e;
+      }
+      if (ok === false) {
+        file.close();
+        return;
+      }
+      if (res.headersSent || res.writableEnded || res.destroyed) {
+        file.close();
+        return;
+      }
+      for (const key of Object.keys(h)) {
+        if (key === ':status') res.statusCode = Number(h[key]);
+        else if (key[0] !== ':' && h[key] !== undefined && res.getHeader(key) !== h[key]) {
+          res.setHeader(key, h[key]);
+        }
+      }
+    }
+    if (known) res.setHeader('content-length', length);
+    else res.removeHeader('content-length');
+    const r = res._respondWithNativeFile(file, (status) => {
+      if (status === 0) return;
+      // The body broke after its head went out: the connection is gone.
+      const e = uvError(status, 'read', name);
+      if (opts.onError) opts.onError(e);
+    });
+    if (r < 0) file.close();
+  });
+  res._nativeFile = file;
+}
+
+module.exports = { respond, openNativeFile, FileStat, validateOptions, uvError, toPath, toFd };

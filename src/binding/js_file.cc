@@ -1,0 +1,223 @@
+#include "binding/js_file.h"
+
+#include <cstring>
+#include <string>
+
+#include "binding/js_connection.h"
+#include "core/http1_session.h"
+
+namespace sluice {
+
+namespace {
+
+uv_loop_t* LoopOf(napi_env env) {
+  uv_loop_t* loop = nullptr;
+  napi_get_uv_event_loop(env, &loop);
+  return loop;
+}
+
+double Ms(const uv_timespec_t& t) {
+  return static_cast<double>(t.tv_sec) * 1e3 +
+         static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+}  // namespace
+
+Napi::Function JsFile::Init(Napi::Env env) {
+  return DefineClass(env, "NativeFile",
+                     {
+                         InstanceMethod<&JsFile::Open>("open"),
+                         InstanceMethod<&JsFile::Range>("range"),
+                         InstanceMethod<&JsFile::RespondHttp1>("respondHttp1"),
+                         InstanceMethod<&JsFile::Close>("close"),
+                         StaticMethod<&JsFile::Stats>("stats"),
+                     });
+}
+
+JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) {
+  napi_value name;
+  napi_create_string_utf8(info.Env(), "sluice.FileResponse", NAPI_AUTO_LENGTH,
+                          &name);
+  napi_async_init(info.Env(), info.This(), name, &async_context_);
+}
+
+JsFile::~JsFile() {
+  // Collected: nothing in the core refers to us (holds_ kept us alive while
+  // it did). A source never handed to a pipe closes its fd here (async).
+  if (source_) source_->Close();
+  if (async_context_) napi_async_destroy(Env(), async_context_);
+}
+
+FileSource* JsFile::TakeSource() {
+  FileSource* s = source_;
+  source_ = nullptr;
+  return s;
+}
+
+void JsFile::Hold() {
+  if (holds_++ == 0) self_ = Napi::Persistent(Value());
+}
+
+void JsFile::Unhold() {
+  if (holds_ > 0 && --holds_ == 0) self_.Reset();
+}
+
+void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
+                    bool from_libuv) {
+  napi_env env = Env();
+  // napi_make_callback needs an object receiver: this NativeFile.
+  napi_value recv = Value(), result;
+  napi_status st;
+  if (from_libuv) {
+    // A callback from the loop: node's MakeCallback semantics (async hooks,
+    // nextTicks and microtasks run after it).
+    st = napi_make_callback(env, async_context_, recv, fn.Value(), argc, argv,
+                            &result);
+  } else {
+    st = napi_call_function(env, recv, fn.Value(), argc, argv, &result);
+  }
+  if (st == napi_pending_exception) {
+    napi_value err;
+    napi_get_and_clear_last_exception(env, &err);
+    napi_fatal_exception(env, err);
+  }
+}
+
+Napi::Value JsFile::Open(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (source_ || !on_open_.IsEmpty()) {
+    return Napi::Number::New(env, UV_EALREADY);
+  }
+  bool is_fd = info[1].ToBoolean().Value();
+  int64_t offset = info[2].As<Napi::Number>().Int64Value();
+  int64_t length = info[3].As<Napi::Number>().Int64Value();
+  if (!info[4].IsFunction()) return Napi::Number::New(env, UV_EINVAL);
+  FileSource* src =
+      FileSource::Create(LoopOf(env), PipeBufferPool::ForThisThread());
+  int r;
+  if (is_fd) {
+    r = src->OpenFd(info[0].As<Napi::Number>().Int32Value(), offset, length,
+                    this);
+  } else {
+    std::string path = info[0].As<Napi::String>().Utf8Value();
+    r = src->Open(path.c_str(), offset, length, this);
+  }
+  if (r != 0) {
+    src->Close();
+    return Napi::Number::New(env, r);
+  }
+  source_ = src;
+  on_open_ = Napi::Persistent(info[4].As<Napi::Function>());
+  Hold();  // until OnFileOpened
+  return Napi::Number::New(env, 0);
+}
+
+void JsFile::OnFileOpened(int err, const char* syscall, const uv_stat_t* st) {
+  // From a libuv fs callback: no JS scope is open.
+  napi_env env = Env();
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value argv[3];
+  napi_create_int32(env, err, &argv[0]);
+  napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &argv[1]);
+  if (err != 0) {
+    // The source holds nothing worth keeping; it closes what it opened.
+    if (source_) {
+      source_->Close();
+      source_ = nullptr;
+    }
+    napi_get_undefined(env, &argv[2]);
+  } else {
+    // fs.Stats order: dev, mode, nlink, uid, gid, rdev, blksize, ino, size,
+    // blocks, atimeMs, mtimeMs, ctimeMs, birthtimeMs.
+    double v[14] = {
+        static_cast<double>(st->st_dev),     static_cast<double>(st->st_mode),
+        static_cast<double>(st->st_nlink),   static_cast<double>(st->st_uid),
+        static_cast<double>(st->st_gid),     static_cast<double>(st->st_rdev),
+        static_cast<double>(st->st_blksize), static_cast<double>(st->st_ino),
+        static_cast<double>(st->st_size),    static_cast<double>(st->st_blocks),
+        Ms(st->st_atim),                     Ms(st->st_mtim),
+        Ms(st->st_ctim),                     Ms(st->st_birthtim)};
+    napi_value ab, arr;
+    void* data;
+    napi_create_arraybuffer(env, sizeof(v), &data, &ab);
+    memcpy(data, v, sizeof(v));
+    napi_create_typedarray(env, napi_float64_array, 14, ab, 0, &arr);
+    argv[2] = arr;
+  }
+  Napi::FunctionReference fn = std::move(on_open_);
+  CallJs(fn, 3, argv, true);
+  napi_close_handle_scope(env, scope);
+  Unhold();
+}
+
+Napi::Value JsFile::Range(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array a = Napi::Array::New(env, 3);
+  if (source_) {
+    a.Set(0u, Napi::Number::New(env, static_cast<double>(source_->offset())));
+    a.Set(1u, Napi::Number::New(env, static_cast<double>(source_->length())));
+    a.Set(2u, Napi::Boolean::New(env, source_->length_known()));
+  }
+  return a;
+}
+
+Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!source_) return Napi::Number::New(env, kRespNoRequest);
+  JsConnection* jc = JsConnection::Unwrap(info[0].As<Napi::Object>());
+  uint32_t seq = info[1].As<Napi::Number>().Uint32Value();
+  Http1Session* s = jc ? jc->http1_session() : nullptr;
+  FileSource* src = TakeSource();
+  if (!s) {
+    src->Close();
+    return Napi::Number::New(env, kRespClosed);
+  }
+  if (info[2].IsFunction()) {
+    on_done_ = Napi::Persistent(info[2].As<Napi::Function>());
+  }
+  Hold();  // the session holds us as its listener until OnPipeBodyDone
+  int r = s->StartPipeBody(seq, src, this);
+  if (r != kRespOk) Unhold();  // the listener will not be called
+  return Napi::Number::New(env, r);
+}
+
+void JsFile::OnPipeBodyDone(int status) {
+  // Inside a dispatch (scopes open) or a JS call into the core. A
+  // cancelled body (connection closed) is reported to JS by the
+  // connection's close, not here.
+  if (status != UV_ECANCELED && !on_done_.IsEmpty()) {
+    napi_env env = Env();
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    napi_value arg;
+    napi_create_int32(env, status, &arg);
+    Napi::FunctionReference fn = std::move(on_done_);
+    CallJs(fn, 1, &arg, false);
+    napi_close_handle_scope(env, scope);
+  }
+  on_done_.Reset();
+  Unhold();
+}
+
+Napi::Value JsFile::Close(const Napi::CallbackInfo& info) {
+  if (source_) {
+    source_->Close();  // no OnFileOpened after this
+    source_ = nullptr;
+  }
+  if (!on_open_.IsEmpty()) {
+    on_open_.Reset();
+    Unhold();
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsFile::Stats(const Napi::CallbackInfo& info) {
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("sources", Napi::Number::New(info.Env(), static_cast<double>(FileSource::live_count())));
+  o.Set("buffersOutstanding", Napi::Number::New(info.Env(),
+        static_cast<double>(PipeBufferPool::ForThisThread()->outstanding())));
+  return o;
+}
+
+}  // namespace sluice

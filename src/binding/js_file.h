@@ -1,0 +1,64 @@
+// JsFile (NativeFile in JS): one file response's native side. Opens and
+// stats a file on the threadpool (FileSource), reports the stat to JS once
+// (for statCheck and Content-Length), then hands the FileSource to a
+// protocol's pipe sink: HTTP/1.1 now (respondHttp1), HTTP/2 through the
+// same FileSource when its stream sink lands (see docs in js_file.cc).
+//
+// Lifetime: the FileSource is owned here until it is handed to a pipe (or
+// closed). While the core holds this object as a listener (open in flight,
+// pipe running) a strong reference keeps the JS object, and so this, alive;
+// it is dropped when the core is done with it. The destructor (GC) closes a
+// source never handed over.
+#pragma once
+
+#include <napi.h>
+
+#include "core/file_source.h"
+#include "core/http1_pipe_body.h"
+
+namespace sluice {
+
+class JsFile final : public Napi::ObjectWrap<JsFile>,
+                     private FileSource::OpenListener,
+                     private PipeBodyListener {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  explicit JsFile(const Napi::CallbackInfo& info);
+  ~JsFile() override;
+
+  // For protocol sinks outside this file (HTTP/2): takes the opened source
+  // (nullptr if none). The caller owns it from then on.
+  FileSource* TakeSource();
+
+ private:
+  // open(pathOrFd, isFd, offset, length, onOpen(err, syscall, stat))
+  //   -> 0, or a UV_E* code when nothing could be started.
+  Napi::Value Open(const Napi::CallbackInfo& info);
+  // range() -> [offset, length, lengthKnown]
+  Napi::Value Range(const Napi::CallbackInfo& info);
+  // respondHttp1(conn, seq, onDone(status)) after conn.respond() sent the
+  // head: 0 (pipe running; onDone follows once, unless the connection
+  // closes first), 1 (no body: HEAD/204/304, response ended), < 0 error.
+  Napi::Value RespondHttp1(const Napi::CallbackInfo& info);
+  // close(): cancels (closes a source not handed to a pipe). Idempotent.
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  // NativeFile.stats() -> { sources, buffersOutstanding } (leak checks)
+  static Napi::Value Stats(const Napi::CallbackInfo& info);
+
+  void OnFileOpened(int err, const char* syscall,
+                    const uv_stat_t* st) override;
+  void OnPipeBodyDone(int status) override;
+  void Hold();
+  void Unhold();
+  void CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
+              bool from_libuv);
+
+  FileSource* source_ = nullptr;
+  Napi::FunctionReference on_open_;
+  Napi::FunctionReference on_done_;
+  Napi::ObjectReference self_;
+  int holds_ = 0;
+  napi_async_context async_context_ = nullptr;
+};
+
+}  // namespace sluice
