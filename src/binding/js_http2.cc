@@ -188,11 +188,22 @@ Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
   uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
   Http2HeaderList h;
   BuildHeaders(env, s, status, info[2], flags, &h);
+  bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
+  if ((flags & kFlagEndAfterBody) && !h.Has("content-length")) {
+    // The whole body is known (compat res.end(body)): as HTTP/1.1 does,
+    // tell its length.
+    size_t len = 0;
+    if (has_body && IsString(env, info[4])) {
+      napi_get_value_string_utf8(env, info[4], nullptr, 0, &len);
+    } else if (has_body) {
+      const char* data;
+      if (!Bytes(env, info[4], &data, &len)) len = 0;
+    }
+    h.Add("content-length", std::to_string(len));
+  }
   int err = s->Respond(id, status, h,
                        flags & (kFlagEndStream | kFlagWaitForTrailers));
-  if (err == 0 && info.Length() > 4 && !IsNullish(env, info[4])) {
-    err = WriteChunk(id, info[4]);
-  }
+  if (err == 0 && has_body) err = WriteChunk(id, info[4]);
   if (err == 0 && (flags & kFlagEndAfterBody)) {
     Http2HeaderList trailers;
     if (info.Length() > 5) {

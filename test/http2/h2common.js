@@ -1,0 +1,71 @@
+'use strict';
+
+// Helpers for the HTTP/2 tests: node's http2 client sessions (tracked and
+// destroyed by common.cleanup), one-shot requests, and a raw frame-level
+// client for what node's client will not do (ignore the server's limits,
+// split the preface).
+
+const http2 = require('node:http2');
+const common = require('../common');
+
+function connect(port, options = {}) {
+  const session = http2.connect(`http://127.0.0.1:${port}`, options);
+  common.trackSocket(session);
+  session.on('error', () => {});
+  return session;
+}
+
+// One request on `session`; resolves { headers, body, trailers, rstCode }.
+function request(session, headers = {}, { body, timeout = 10000 } = {}) {
+  const what = () => `HTTP/2 response to ${headers[':method'] || 'GET'} ${headers[':path'] || '/'}`;
+  return common.withTimeout(new Promise((resolve, reject) => {
+    const req = session.request({ ':path': '/', ...headers }, { endStream: body === undefined });
+    const chunks = [];
+    let resHeaders;
+    let trailers;
+    req.on('response', (h) => { resHeaders = h; });
+    req.on('trailers', (t) => { trailers = t; });
+    req.on('data', (d) => chunks.push(d));
+    req.on('end', () => resolve({ headers: resHeaders, body: Buffer.concat(chunks), trailers, req }));
+    req.on('error', reject);
+    if (body !== undefined) req.end(body);
+  }), timeout, what);
+}
+
+// ---- raw frames ---------------------------------------------------------------
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+const FRAME = { DATA: 0, HEADERS: 1, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, WINDOW_UPDATE: 8 };
+
+function frame(type, flags, streamId, payload = Buffer.alloc(0)) {
+  const h = Buffer.alloc(9);
+  h.writeUIntBE(payload.length, 0, 3);
+  h[3] = type;
+  h[4] = flags;
+  h.writeUInt32BE(streamId & 0x7fffffff, 5);
+  return Buffer.concat([h, payload]);
+}
+
+// A GET / request header block in HPACK: :method GET (static 2), :scheme
+// http (6), :path / (4), and :authority "a" (literal, indexed name 1).
+const GET_SLASH = Buffer.from([0x82, 0x86, 0x84, 0x41, 0x01, 0x61]);
+
+// Parses the frames in `buf`: [{ type, flags, streamId, payload }].
+function parseFrames(buf) {
+  const frames = [];
+  let p = 0;
+  while (p + 9 <= buf.length) {
+    const len = buf.readUIntBE(p, 3);
+    if (p + 9 + len > buf.length) break;
+    frames.push({
+      type: buf[p + 3],
+      flags: buf[p + 4],
+      streamId: buf.readUInt32BE(p + 5) & 0x7fffffff,
+      payload: buf.subarray(p + 9, p + 9 + len),
+    });
+    p += 9 + len;
+  }
+  return frames;
+}
+
+module.exports = { connect, request, PREFACE, FRAME, frame, parseFrames, GET_SLASH };
