@@ -1,0 +1,280 @@
+'use strict';
+
+// HTTP/2 streams: concurrency and its limit, flow control against a tiny
+// client window, trailers, resets from either side, GOAWAY on close,
+// header validation, and h2load as an independent client.
+
+const { execFile } = require('node:child_process');
+const http2 = require('node:http2');
+const common = require('../common');
+const h2 = require('./h2common');
+const { assert } = common;
+
+const describeSluice = common.isNode ? describe.skip : describe;
+
+function h2load(args, timeout = 20000) {
+  return new Promise((resolve, reject) => {
+    execFile('h2load', args, { timeout }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return reject(err);
+      resolve({ code: err ? err.code : 0, stdout: stdout.toString(), stderr: stderr.toString() });
+    });
+  });
+}
+
+describeSluice('http2 streams', function () {
+  afterEach(common.cleanup);
+
+  it('100 concurrent streams on one session, each intact', async function () {
+    const { server, port } = await common.startServer();
+    let open = 0;
+    let maxOpen = 0;
+    const held = [];
+    server.on('stream', (stream, headers) => {
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      stream.on('close', () => { open--; });
+      const n = Number(headers[':path'].slice(1));
+      held.push(() => {
+        stream.respond({ ':status': 200 });
+        stream.end(Buffer.alloc(1000 + n * 100, n));
+      });
+      // Answer all at once when the 100th is open: they really overlap.
+      if (held.length === 100) held.splice(0).forEach((f) => f());
+    });
+    const s = h2.connect(port);
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => h2.request(s, { ':path': `/${i}` })));
+    results.forEach((r, i) => {
+      assert.strictEqual(r.headers[':status'], 200);
+      assert.strictEqual(r.body.length, 1000 + i * 100);
+      assert.ok(r.body.every((b) => b === (i & 0xff)), `stream ${i} body`);
+    });
+    assert.strictEqual(maxOpen, 100);
+  });
+
+  it('beyond http2.maxConcurrentStreams, streams are refused with REFUSED_STREAM', async function () {
+    const { server, port } = await common.startServer({ http2: { maxConcurrentStreams: 2 } });
+    const streams = [];
+    server.on('stream', (stream) => { streams.push(stream); });
+    const c = await common.rawConnect(port);
+    const frames = [h2.PREFACE, h2.frame(h2.FRAME.SETTINGS, 0, 0)];
+    for (let id = 1; id <= 9; id += 2) frames.push(h2.frame(h2.FRAME.HEADERS, 0x5, id, h2.GET_SLASH));
+    await c.write(Buffer.concat(frames));
+    const rst = await c.waitFor((cl) => {
+      const r = h2.parseFrames(cl.data).filter((f) => f.type === h2.FRAME.RST_STREAM);
+      return r.length >= 3 ? r : null;
+    }, 5000, '3 RST_STREAM frames');
+    assert.deepStrictEqual(rst.map((f) => f.streamId), [5, 7, 9]);
+    for (const f of rst) assert.strictEqual(f.payload.readUInt32BE(0), 7, 'REFUSED_STREAM');
+    assert.strictEqual(streams.length, 2);
+    // The admitted ones still work.
+    for (const st of streams) {
+      st.respond();
+      st.end('ok');
+    }
+    await c.waitFor((cl) => h2.parseFrames(cl.data).filter((f) => f.type === h2.FRAME.DATA && (f.flags & 1)).length === 2,
+      5000, 'two responses');
+  });
+
+  it('node client with the server limit: 150 requests on one session all complete', async function () {
+    const { server, port } = await common.startServer({ http2: { maxConcurrentStreams: 10 } });
+    server.on('stream', (stream) => {
+      setImmediate(() => {
+        stream.respond();
+        stream.end('x');
+      });
+    });
+    const s = h2.connect(port);
+    await common.once(s, 'remoteSettings', 5000);
+    assert.strictEqual(s.remoteSettings.maxConcurrentStreams, 10);
+    const rs = await Promise.all(Array.from({ length: 150 }, () => h2.request(s)));
+    assert.ok(rs.every((r) => r.body.toString() === 'x'));
+  });
+
+  it('a client with a tiny window (initialWindowSize 1024) still gets a large body', async function () {
+    this.timeout(30000);
+    const body = require('node:crypto').randomBytes(2 * 1024 * 1024 + 123);
+    const { server, port } = await common.startServer();
+    server.on('stream', (stream) => {
+      stream.respond({ ':status': 200 });
+      stream.end(body);
+    });
+    const s = h2.connect(port, { settings: { initialWindowSize: 1024 } });
+    const r = await h2.request(s, {}, { timeout: 25000 });
+    assert.strictEqual(r.body.length, body.length);
+    assert.strictEqual(common.sha256(r.body), common.sha256(body));
+  });
+
+  it('waitForTrailers: wantTrailers, then sendTrailers reaches the client', async function () {
+    const { server, port } = await common.startServer();
+    server.on('stream', (stream) => {
+      stream.respond({ ':status': 200 }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'x-checksum': 'abc' }));
+      stream.end('body');
+    });
+    const s = h2.connect(port);
+    const r = await h2.request(s);
+    assert.strictEqual(r.body.toString(), 'body');
+    assert.strictEqual(r.trailers['x-checksum'], 'abc');
+  });
+
+  it('compat: res.addTrailers are sent as HTTP/2 trailers', async function () {
+    const { port } = await common.startServer((req, res) => {
+      res.write('a');
+      res.addTrailers({ 'X-T': '1' });
+      res.end('b');
+    });
+    const s = h2.connect(port);
+    const r = await h2.request(s);
+    assert.strictEqual(r.body.toString(), 'ab');
+    assert.strictEqual(r.trailers['x-t'], '1');
+  });
+
+  it('request trailers reach the stream', async function () {
+    const { server, port } = await common.startServer();
+    const got = new Promise((resolve) => {
+      server.on('stream', (stream) => {
+        let trailers;
+        stream.on('trailers', (t) => { trailers = t; });
+        common.collect(stream).then((b) => {
+          stream.respond();
+          stream.end();
+          resolve({ body: b.toString(), trailers });
+        });
+      });
+    });
+    const s = h2.connect(port);
+    const req = s.request({ ':method': 'POST', ':path': '/' }, { waitForTrailers: true });
+    req.on('wantTrailers', () => req.sendTrailers({ 'x-req-trailer': 'yes' }));
+    req.end('data');
+    req.resume();
+    const { body, trailers } = await common.withTimeout(got, 5000, 'stream end');
+    assert.strictEqual(body, 'data');
+    assert.strictEqual(trailers['x-req-trailer'], 'yes');
+  });
+
+  it('client reset mid-response: aborted and close on the server, and the next stream works', async function () {
+    const { server, port } = await common.startServer();
+    const closes = [];
+    server.on('stream', (stream, headers) => {
+      if (headers[':path'] === '/big') {
+        stream.on('aborted', () => closes.push('aborted'));
+        stream.on('close', () => closes.push(`close ${stream.rstCode}`));
+        stream.on('error', (e) => closes.push(`error ${e.code}`));
+        stream.respond();
+        const chunk = Buffer.alloc(256 * 1024, 7);
+        const pump = () => {
+          while (!stream.destroyed && stream.write(chunk));
+          if (!stream.destroyed) stream.once('drain', pump);
+        };
+        pump();
+      } else {
+        stream.respond();
+        stream.end('next');
+      }
+    });
+    const s = h2.connect(port);
+    for (let round = 0; round < 20; round++) {
+      const req = s.request({ ':path': '/big' });
+      req.on('error', () => {});
+      await common.once(req, 'data', 5000, 'first data');
+      req.close(http2.constants.NGHTTP2_CANCEL);
+      await common.once(req, 'close', 5000);
+    }
+    await common.sleep(50);
+    assert.strictEqual(closes.filter((e) => e === 'aborted').length, 20);
+    assert.strictEqual(closes.filter((e) => e === 'close 8').length, 20);
+    assert.ok(!closes.some((e) => e.startsWith('error')), closes.join());
+    const r = await h2.request(s, { ':path': '/small' });
+    assert.strictEqual(r.body.toString(), 'next');
+  });
+
+  it('stream.close(code) resets the stream with that code', async function () {
+    const { server, port } = await common.startServer();
+    server.on('stream', (stream) => {
+      stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    });
+    const s = h2.connect(port);
+    const req = s.request({ ':path': '/' });
+    req.on('error', () => {});
+    await common.once(req, 'close', 5000);
+    assert.strictEqual(req.rstCode, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    // The session lives on.
+    server.removeAllListeners('stream');
+    server.on('stream', (stream) => { stream.respond(); stream.end('fine'); });
+    assert.strictEqual((await h2.request(s)).body.toString(), 'fine');
+  });
+
+  it('server.close() sends GOAWAY and lets the open stream finish', async function () {
+    const { server, port } = await common.startServer();
+    let pending;
+    server.on('stream', (stream) => {
+      stream.respond();
+      stream.write('part1 ');
+      pending = stream;
+    });
+    const s = h2.connect(port);
+    const goaway = common.once(s, 'goaway', 5000);
+    const res = h2.request(s);
+    await common.withTimeout((async () => { while (!pending) await common.sleep(5); })(), 5000);
+    const closed = new Promise((resolve) => server.close(resolve));
+    const [code] = await goaway;
+    assert.strictEqual(code, http2.constants.NGHTTP2_NO_ERROR);
+    await common.sleep(50);
+    pending.end('part2');
+    const r = await res;
+    assert.strictEqual(r.body.toString(), 'part1 part2');
+    await common.withTimeout(closed, 5000, 'server close');
+  });
+
+  it('respond() validates headers as node does', async function () {
+    const { server, port } = await common.startServer();
+    const errors = [];
+    server.on('stream', (stream) => {
+      for (const bad of [{ ':path': '/x' }, { connection: 'close' }, { 'bad name': 'x' },
+        { 'x-v': 'a\r\nb' }, { ':status': 99 }, { ':status': 101 }]) {
+        try {
+          stream.respond(bad);
+        } catch (e) {
+          errors.push(e.code);
+        }
+      }
+      stream.respond({ ':status': 200, te: 'trailers' });
+      try { stream.respond(); } catch (e) { errors.push(e.code); }
+      stream.end();
+    });
+    const s = h2.connect(port);
+    const r = await h2.request(s);
+    assert.strictEqual(r.headers[':status'], 200);
+    assert.deepStrictEqual(errors, [
+      'ERR_HTTP2_INVALID_PSEUDOHEADER', 'ERR_HTTP2_INVALID_CONNECTION_HEADERS',
+      'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_CHAR', 'ERR_HTTP2_STATUS_INVALID',
+      'ERR_HTTP2_STATUS_101', 'ERR_HTTP2_HEADERS_SENT',
+    ]);
+  });
+
+  it('request headers over maxHeaderSize get 431 and never reach the handler', async function () {
+    const { server, port } = await common.startServer({ maxHeaderSize: 1024 });
+    let seen = 0;
+    server.on('stream', (stream) => { seen++; stream.respond(); stream.end(); });
+    const s = h2.connect(port);
+    const r = await h2.request(s, { 'x-big': 'y'.repeat(2000) });
+    assert.strictEqual(r.headers[':status'], 431);
+    assert.strictEqual(seen, 0);
+    const ok = await h2.request(s, { 'x-small': 'y' });
+    assert.strictEqual(ok.headers[':status'], 200);
+  });
+
+  it('h2load: 2000 requests over 4 sessions x 10 streams all succeed', async function () {
+    this.timeout(30000);
+    const { server, port } = await common.startServer();
+    server.on('stream', (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'text/plain' });
+      stream.end('hello world');
+    });
+    const r = await h2load(['-n', '2000', '-c', '4', '-m', '10', `http://127.0.0.1:${port}/`]);
+    assert.strictEqual(r.code, 0, r.stderr);
+    assert.match(r.stdout, /requests: 2000 total, 2000 started, 2000 done, 2000 succeeded, 0 failed, 0 errored/);
+    assert.match(r.stdout, /status codes: 2000 2xx/);
+  });
+});
