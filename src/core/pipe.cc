@@ -166,6 +166,27 @@ ssize_t Pipe::Pull(size_t max, PipeSlice* out) {
   return static_cast<ssize_t>(n);
 }
 
+ssize_t Pipe::Available(size_t max, bool* eof) {
+  *eof = false;
+  if (error_ != 0) return error_;
+  if (destroyed_) return UV_ECANCELED;
+  if (readable_ == 0 && !source_ended_) {
+    PullRead();
+    if (error_ != 0) return error_;
+  }
+  if (readable_ == 0) {
+    if (source_ended_) {
+      *eof = true;
+      return 0;
+    }
+    sink_waiting_ = true;
+    return kPipeWouldBlock;
+  }
+  size_t n = std::min(max, readable_);
+  *eof = source_ended_ && n == readable_;
+  return static_cast<ssize_t>(n);
+}
+
 void Pipe::PullRead() {
   // Inside the sink's Pull: no sink callback may happen (in_pull_ silences
   // them; Pull's return value carries the news instead), so the pipe cannot

@@ -226,6 +226,14 @@ class Pipe final : public PipeSourceClient {
   // spans buffers; call again for more). Returns the byte count (> 0, and
   // *out filled), kPipeWouldBlock, kPipeEof, or a UV_E* error.
   ssize_t Pull(size_t max, PipeSlice* out);
+  // Sink → pipe, for sinks that size a frame before filling it (the HTTP/2
+  // data provider, then send_data with NO_COPY): how many of `max` bytes
+  // Pulls can deliver now. Returns > 0 (with *eof set when those are the
+  // last bytes of the body), 0 with *eof set (the body is complete),
+  // kPipeWouldBlock (OnPipeReadable follows, as after a missed Pull), or a
+  // UV_E* error. Nothing is consumed; the Pulls that follow may span
+  // buffers (one slice per buffer).
+  ssize_t Available(size_t max, bool* eof);
   // Bytes a Pull could return now without waiting (all queued buffers).
   size_t readable() const { return readable_; }
   // The source has ended: readable() is everything left. (HTTP/2 sets
