@@ -20,6 +20,7 @@
         "src/core/pipe.cc",
         "src/core/http2_headers.cc",
         "src/core/http2_session.cc",
+        "src/core/http2_pipe_body.cc",
         "src/core/file_source.cc",
         "src/core/http1_pipe_body.cc",
         "src/binding/addon.cc",

@@ -11,6 +11,8 @@ const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
 const { headersObject } = require('./headers');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
+const fileResponse = require('./file_response');
+const binding = require('./binding');
 
 // NGHTTP2 error codes (RFC 9113 7).
 const constants = Object.freeze({
@@ -204,6 +206,99 @@ class ServerHttp2Stream extends Duplex {
     }
   }
 
+  // As node:http2: the file is opened and stat'ed on the threadpool, then
+  // its bytes flow natively into DATA frames (src/core/http2_pipe_body.h):
+  // no JS per chunk, nothing copied. Options: offset, length,
+  // statCheck(stat, headers, statOptions), onError(err) (otherwise the
+  // stream is reset with INTERNAL_ERROR), waitForTrailers.
+  respondWithFile(path, headers, options) {
+    this._respondWithNativeFile(path, false, headers, options);
+  }
+
+  // The same for a descriptor (or FileHandle) the caller keeps: never
+  // closed by sluice.
+  respondWithFD(fd, headers, options) {
+    this._respondWithNativeFile(fd, true, headers, options);
+  }
+
+  _respondWithNativeFile(target, isFd, headers, options) {
+    if (this.destroyed || this._nativeClosed) {
+      throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
+    }
+    if (this.headersSent || this._fileResponding) {
+      throw codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
+    }
+    target = isFd ? fileResponse.toFd(target) : fileResponse.toPath(target);
+    const opts = fileResponse.validateOptions(options);
+    const waitForTrailers = !!(options && options.waitForTrailers);
+    headers = { ...(headers || {}) };
+    serializeHeaders(headers, true);  // throws now, not after the open
+    const name = isFd ? undefined : target;
+    const fail = (err) => {
+      if (opts.onError) opts.onError(err);
+      else this.close(constants.NGHTTP2_INTERNAL_ERROR);
+    };
+    this._fileResponding = true;
+    const file = fileResponse.openNativeFile(target, isFd, opts, (err, stat) => {
+      this._nativeFile = null;
+      if (this.destroyed || this._nativeClosed || this.headersSent) {
+        file.close();
+        return;
+      }
+      if (err) {
+        fail(err);
+        return;
+      }
+      if (stat.isDirectory()) {
+        file.close();
+        fail(codedError('ERR_HTTP2_SEND_FILE', 'Directories cannot be sent'));
+        return;
+      }
+      const [offset, length, known] = file.range();
+      if (!stat.isFile() && (opts.hasOffset || opts.hasLength)) {
+        file.close();
+        fail(codedError('ERR_HTTP2_SEND_FILE_NOSEEK', 'Offset or length can only be specified for regular files'));
+        return;
+      }
+      if (opts.statCheck) {
+        let ok;
+        try {
+          ok = opts.statCheck(stat, headers, { offset, length: known ? length : undefined });
+        } catch (e) {
+          file.close();
+          throw e;
+        }
+        if (ok === false) {
+          // The handler answers itself.
+          file.close();
+          this._fileResponding = false;
+          return;
+        }
+        if (this.destroyed || this._nativeClosed || this.headersSent) {
+          file.close();
+          return;
+        }
+      }
+      if (known) headers['content-length'] = length;
+      else delete headers['content-length'];
+      this.respond(headers, { waitForTrailers });
+      if (this._noBody) {
+        file.close();
+        return;
+      }
+      this._nativeEnded = true;  // the pipe ends the body
+      const r = this._native.respondFile(this._id, file, (status) => {
+        if (status !== 0 && binding.errname(status) !== 'ECANCELED') {
+          // Mid-body failure: the core reset the stream.
+          if (opts.onError) opts.onError(fileResponse.uvError(status, 'read', name));
+        }
+      });
+      if (r < 0) file.close();
+      this.end();
+    });
+    this._nativeFile = file;
+  }
+
   additionalHeaders(headers) {
     if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_AFTER_RESPOND', 'Cannot specify additional headers after response initiated');
     const [block, status] = serializeHeaders(headers, true);
@@ -283,6 +378,10 @@ class ServerHttp2Stream extends Duplex {
   }
 
   _destroy(err, cb) {
+    if (this._nativeFile) {
+      this._nativeFile.close();
+      this._nativeFile = null;
+    }
     if (!this._nativeClosed) {
       // Destroyed by the user: reset the stream (as node: CANCEL without an
       // error, INTERNAL_ERROR with one).

@@ -3,8 +3,10 @@
 #include <string>
 
 #include "binding/addon_data.h"
+#include "binding/js_file.h"
 #include "core/connection.h"
 #include "core/date_cache.h"
+#include "core/http1_pipe_body.h"
 #include "core/http2_headers.h"
 #include "core/http2_session.h"
 #include "core/listener.h"
@@ -98,6 +100,40 @@ void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
   }
 }
 
+// Calls a JS onDone(status) once when a native file body ends; frees
+// itself after. The session calls it inside a dispatch, or while the
+// connection closes (Connection::Destroy): it opens its own handle scope.
+class JsBodyDone final : public PipeBodyListener {
+ public:
+  JsBodyDone(napi_env env, napi_value fn) : env_(env) {
+    napi_create_reference(env, fn, 1, &fn_);
+  }
+  void OnPipeBodyDone(int status) override {
+    napi_handle_scope scope;
+    napi_open_handle_scope(env_, &scope);
+    napi_value fn, undefined, arg, result;
+    napi_get_reference_value(env_, fn_, &fn);
+    napi_get_undefined(env_, &undefined);
+    napi_create_int32(env_, status, &arg);
+    if (napi_call_function(env_, undefined, fn, 1, &arg, &result) ==
+        napi_pending_exception) {
+      napi_value err;
+      napi_get_and_clear_last_exception(env_, &err);
+      napi_fatal_exception(env_, err);
+    }
+    napi_close_handle_scope(env_, scope);
+    Discard();
+  }
+  void Discard() {
+    napi_delete_reference(env_, fn_);
+    delete this;
+  }
+
+ private:
+  napi_env env_;
+  napi_ref fn_ = nullptr;
+};
+
 inline napi_value Int(napi_env env, int64_t n) {
   napi_value v;
   napi_create_int64(env, n, &v);
@@ -130,6 +166,7 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::RstStream>("rstStream"),
           InstanceMethod<&JsHttp2Session::PauseStream>("pauseStream"),
           InstanceMethod<&JsHttp2Session::ResumeStream>("resumeStream"),
+          InstanceMethod<&JsHttp2Session::RespondFile>("respondFile"),
           InstanceMethod<&JsHttp2Session::Goaway>("goaway"),
           InstanceMethod<&JsHttp2Session::Destroy>("destroy"),
           InstanceMethod<&JsHttp2Session::Peer>("peer"),
@@ -283,6 +320,25 @@ Napi::Value JsHttp2Session::ResumeStream(const Napi::CallbackInfo& info) {
     s->ResumeStream(info[0].As<Napi::Number>().Int32Value());
   }
   return info.Env().Undefined();
+}
+
+Napi::Value JsHttp2Session::RespondFile(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  JsFile* file = JsFile::Unwrap(info[1].As<Napi::Object>());
+  PipeSource* source = file ? file->TakeSource() : nullptr;
+  if (!source) return Napi::Number::New(env, kH2Invalid);
+  Http2Session* s = live();
+  if (!s) {
+    source->Close();
+    return Napi::Number::New(env, kH2Closed);
+  }
+  JsBodyDone* done = new JsBodyDone(env, info[2]);
+  int r = s->StartPipeBody(id, source, done);
+  if (r != kH2Ok) {
+    done->Discard();  // not started: never called
+  }
+  return Napi::Number::New(env, r);
 }
 
 Napi::Value JsHttp2Session::Goaway(const Napi::CallbackInfo& info) {

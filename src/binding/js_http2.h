@@ -40,6 +40,11 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
   Napi::Value RstStream(const Napi::CallbackInfo& info);
   Napi::Value PauseStream(const Napi::CallbackInfo& info);
   Napi::Value ResumeStream(const Napi::CallbackInfo& info);
+  // respondFile(id, nativeFile, onDone(status)) after respond(): the body
+  // comes from the NativeFile's opened source through the native pipe
+  // (Http2PipeBody). -> 0 (running; onDone follows once), 1 (no body:
+  // HEAD/204/304), < 0 error.
+  Napi::Value RespondFile(const Napi::CallbackInfo& info);
   Napi::Value Goaway(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);

@@ -6,6 +6,7 @@
 
 #include "core/connection.h"
 #include "core/http2_headers.h"
+#include "core/http2_pipe_body.h"
 #include "core/listener.h"
 
 namespace sluice {
@@ -345,7 +346,12 @@ void Http2Session::OnServerClosing() { Shutdown(); }
 void Http2Session::OnClose() {
   closed_ = true;
   for (auto& it : streams_) it.second->DetachSource();
-  events_.clear();
+  // Stream events die with the connection; body listeners are still told.
+  std::vector<Event> events;
+  events.swap(events_);
+  for (const Event& e : events) {
+    if (e.kind == Event::kBodyDone) e.listener->OnPipeBodyDone(e.status);
+  }
 }
 
 void Http2Session::OnFlush() {
@@ -385,7 +391,12 @@ void Http2Session::DeliverEvents() {
   events.swap(events_);
   l->BeginDispatch();
   for (const Event& e : events) {
-    if (dead() || !d) break;
+    if (e.kind == Event::kBodyDone) {
+      // Always told, even when the connection closed meanwhile.
+      e.listener->OnPipeBodyDone(e.status);
+      continue;
+    }
+    if (dead() || !d) continue;
     switch (e.kind) {
       case Event::kClose:
         d->OnStreamClose(this, e.id, e.code);
@@ -395,6 +406,8 @@ void Http2Session::DeliverEvents() {
         break;
       case Event::kWantTrailers:
         if (Find(e.id)) d->OnStreamWantTrailers(this, e.id);
+        break;
+      case Event::kBodyDone:
         break;
     }
   }
@@ -438,7 +451,7 @@ ssize_t Http2Session::ReadCb(nghttp2_session* session, int32_t id, uint8_t*,
       st->trailers.reset();
     } else if (st->wait_for_trailers) {
       *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
-      self->events_.push_back({Event::kWantTrailers, id, 0});
+      self->events_.push_back({Event::kWantTrailers, id, 0, nullptr, 0});
     }
   }
   return n;
@@ -469,7 +482,7 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
   }
   if (st->drain_wanted && st->queue && st->queue->size() < self->high_water_mark_) {
     st->drain_wanted = false;
-    self->events_.push_back({Event::kDrain, st->id, 0});
+    self->events_.push_back({Event::kDrain, st->id, 0, nullptr, 0});
   }
   return 0;
 }
@@ -632,7 +645,7 @@ int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
   self->conn_->MarkDirty();  // OnFlush decides whether the session is done
   if (!st->delivered) return 0;
   if (self->sending_) {
-    self->events_.push_back({Event::kClose, id, error_code});
+    self->events_.push_back({Event::kClose, id, error_code, nullptr, 0});
     return 0;
   }
   Http2Delegate* d = self->conn_->listener()->delegate()->http2();
@@ -801,6 +814,38 @@ void Http2Session::ResumeData(int32_t id) {
   st->deferred = false;
   nghttp2_session_resume_data(session_, id);
   conn_->MarkDirty();
+}
+
+int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
+                                PipeBodyListener* listener) {
+  Stream* st = dead() ? nullptr : Find(id);
+  int err = kH2Ok;
+  if (dead()) {
+    err = kH2Closed;
+  } else if (!st) {
+    err = kH2NoStream;
+  } else if (!st->responded) {
+    err = kH2HeadersNotSent;
+  } else if (st->no_body) {
+    err = 1;
+  } else if (st->ended || !st->queue || st->queue->size() > 0) {
+    err = kH2Invalid;
+  }
+  if (err != kH2Ok) {
+    source->Close();
+    return err;
+  }
+  Http2PipeBody* body = new Http2PipeBody(this, id, source, listener);
+  AttachBodySource(id, body);
+  // Start may fail synchronously (OnPipeError resets the stream).
+  body->Start();
+  return kH2Ok;
+}
+
+void Http2Session::DeferBodyDone(PipeBodyListener* listener, int status) {
+  events_.push_back({Event::kBodyDone, 0, 0, listener, status});
+  // Delivered after the nghttp2 call in progress (SendPending).
+  if (!sending_) conn_->MarkDirty();
 }
 
 void Http2Session::Shutdown() {

@@ -37,6 +37,8 @@ namespace sluice {
 
 class Connection;
 class Http2HeaderList;
+class PipeBodyListener;
+class PipeSource;
 
 // The producer of a stream's response body, pulled by nghttp2's data
 // provider. Implemented by the queue of JS writes (in http2_session.cc) and
@@ -133,6 +135,17 @@ class Http2Session final : public Session {
   int AttachBodySource(int32_t id, Http2BodySource* source);
   // A producer that answered kBodyWouldBlock has data now.
   void ResumeData(int32_t id);
+  // The body of stream `id` (responded without kH2EndStream, nothing
+  // written yet) comes from a native pipe over `source` (taken in every
+  // case): an Http2PipeBody (http2_pipe_body.h). Returns kH2Ok (the pipe
+  // runs; `listener` hears OnPipeBodyDone exactly once), 1 (the response
+  // has no body — HEAD, 204, 304 — the source is closed and the listener
+  // not called), or an error (source closed, listener not called).
+  int StartPipeBody(int32_t id, PipeSource* source,
+                    PipeBodyListener* listener);
+  // Tells `listener` its body finished with `status`, from a dispatch
+  // after the current nghttp2 call (used by Http2PipeBody).
+  void DeferBodyDone(PipeBodyListener* listener, int status);
   // GOAWAY(NO_ERROR) now; open streams finish, then the connection closes.
   void Shutdown();
   // GOAWAY with `code` and close once it is written.
@@ -147,9 +160,11 @@ class Http2Session final : public Session {
   struct Stream;
   class WriteQueue;
   struct Event {
-    enum Kind { kDrain, kWantTrailers, kClose } kind;
+    enum Kind { kDrain, kWantTrailers, kClose, kBodyDone } kind;
     int32_t id;
     uint32_t code;
+    PipeBodyListener* listener;  // kBodyDone
+    int status;                  // kBodyDone
   };
 
   // nghttp2 callbacks (static trampolines; user_data is the session).
