@@ -284,8 +284,14 @@ async function measure(c, spec, l, duration) {
     const tail = h.errorTail();
     return { failure: `server died during the run (${common.describeExit(h.exited)})${tail ? `\n${common.indent(tail, '      ')}` : ''}` };
   }
-  const s1 = common.snapshot(h.pid);
-  const status = common.readProcStatus(h.pid);
+  let s1;
+  let status;
+  try {
+    s1 = common.snapshot(h.pid);
+    status = common.readProcStatus(h.pid);
+  } catch {
+    return { failure: `server gone right after the run (${common.describeExit(h.exited)})` };
+  }
   let gc1 = null;
   try { gc1 = await h.stats(); } catch { /* reported as '-' */ }
   if (load.failure) return { failure: load.failure };
