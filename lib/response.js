@@ -349,6 +349,7 @@ class ServerResponse extends Stream {
     this.headersSent = true;
     this[kHeadOnWire] = true;
     this.writableEnded = true;
+    file.holdHttp1(this[kConn], this[kSeq]);  // head leaves with the first data
     let r = this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
       block, undefined, undefined);
     if (r < 0) return r;

@@ -28,6 +28,7 @@ Napi::Function JsFile::Init(Napi::Env env) {
                      {
                          InstanceMethod<&JsFile::Open>("open"),
                          InstanceMethod<&JsFile::Range>("range"),
+                         InstanceMethod<&JsFile::HoldHttp1>("holdHttp1"),
                          InstanceMethod<&JsFile::RespondHttp1>("respondHttp1"),
                          InstanceMethod<&JsFile::Close>("close"),
                          StaticMethod<&JsFile::Stats>("stats"),
@@ -160,6 +161,13 @@ Napi::Value JsFile::Range(const Napi::CallbackInfo& info) {
     a.Set(2u, Napi::Boolean::New(env, source_->length_known()));
   }
   return a;
+}
+
+Napi::Value JsFile::HoldHttp1(const Napi::CallbackInfo& info) {
+  JsConnection* jc = JsConnection::Unwrap(info[0].As<Napi::Object>());
+  Http1Session* s = jc ? jc->http1_session() : nullptr;
+  if (s) s->HoldOutput(info[1].As<Napi::Number>().Uint32Value());
+  return info.Env().Undefined();
 }
 
 Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {

@@ -36,6 +36,9 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::Value Open(const Napi::CallbackInfo& info);
   // range() -> [offset, length, lengthKnown]
   Napi::Value Range(const Napi::CallbackInfo& info);
+  // holdHttp1(conn, seq) before conn.respond(): the head waits for the
+  // file's first bytes so that both leave in one write.
+  Napi::Value HoldHttp1(const Napi::CallbackInfo& info);
   // respondHttp1(conn, seq, onDone(status)) after conn.respond() sent the
   // head: 0 (pipe running; onDone follows once, unless the connection
   // closes first), 1 (no body: HEAD/204/304, response ended), < 0 error.

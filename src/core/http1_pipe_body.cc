@@ -67,11 +67,13 @@ int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
     err = kRespHeadersNotSent;
   }
   if (err != kRespOk) {
+    if (r) ReleaseOutput(*r);
     source->Close();
     return err;
   }
   if (r->no_body) {
     // HEAD, 204, 304: the head (with the file's length) is the response.
+    ReleaseOutput(*r);
     source->Close();
     err = End(seq, std::string_view());
     return err == kRespOk ? 1 : err;
@@ -87,6 +89,20 @@ int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
   }
   in_pipe_api_--;
   return kRespOk;
+}
+
+void Http1Session::HoldOutput(uint32_t seq) {
+  Request* r = Find(seq);
+  if (r && !r->head_sent) r->hold_output = true;
+}
+
+void Http1Session::ReleaseOutput(Request& r) {
+  if (!r.hold_output) return;
+  r.hold_output = false;
+  if (IsFront(r)) {
+    conn_->writer().queue().Splice(r.staged);
+    conn_->MarkDirty();
+  }
 }
 
 void Http1Session::OnPipeEvent(uint32_t seq, int err) {
@@ -147,6 +163,8 @@ void Http1Session::PumpFrontPipe() {
     }
     PipeSlice s;
     ssize_t n = body->pipe()->Pull(limit - w.Backlog(), &s);
+    // The held head goes first, with the first data (or alone, at the end).
+    if (n != kPipeWouldBlock && r.hold_output) ReleaseOutput(r);
     if (n > 0) {
       OutputQueue& q = w.queue();
       if (r.chunked) AppendChunkHeader(q, s.len);
@@ -177,6 +195,7 @@ void Http1Session::FailPipeBody(uint32_t seq, int err) {
   if (conn_->closing()) return;
   Request* r = Find(seq);
   if (!r || !r->pipe_body) return;
+  r->hold_output = false;
   PipeBodyListener* listener = r->pipe_body->TakeListener();
   r->pipe_body.reset();
   // The head promised a length (or a chunked body that would now end

@@ -478,7 +478,7 @@ Http1Session::Request* Http1Session::Find(uint32_t seq) {
 }
 
 OutputQueue& Http1Session::QueueFor(Request& r) {
-  return IsFront(r) ? conn_->writer().queue() : r.staged;
+  return IsFront(r) && !r.hold_output ? conn_->writer().queue() : r.staged;
 }
 
 OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
@@ -635,7 +635,7 @@ void Http1Session::Advance() {
       conn_->EndGracefully();
       return;
     }
-    if (!requests_.empty()) {
+    if (!requests_.empty() && !requests_.front().hold_output) {
       conn_->writer().queue().Splice(requests_.front().staged);
     }
   }

@@ -113,6 +113,10 @@ class Http1Session final : public Session {
   // http1_pipe_body.cc.
   int StartPipeBody(uint32_t seq, PipeSource* source,
                     PipeBodyListener* listener);
+  // Before BeginHead of a response whose body will come from a pipe: keep
+  // its output (the head) back until the pipe has data, so that head and
+  // first data go out in one write. StartPipeBody (or End) releases it.
+  void HoldOutput(uint32_t seq);
 
  private:
   struct Request {
@@ -128,6 +132,9 @@ class Http1Session final : public Session {
     bool close_after = false;  // the connection closes after this response
     OutputQueue staged;        // output produced before this one's turn
     std::unique_ptr<Http1PipeBody> pipe_body;  // body from a native pipe
+    // Output stays in `staged` even at the front (HoldOutput): a pipe
+    // body's head waits for its first data so both leave in one write.
+    bool hold_output = false;
   };
   friend class Http1PipeBody;
   // Pipe bodies (http1_pipe_body.cc): moves the front response's pipe data
@@ -135,6 +142,8 @@ class Http1Session final : public Session {
   void PumpPipeBody();
   void PumpFrontPipe();
   void FailPipeBody(uint32_t seq, int err);
+  // Ends HoldOutput: staged output joins the writer if r is the front.
+  void ReleaseOutput(Request& r);
   // A pipe event from libuv (fs or write callback), or from inside
   // StartPipeBody (then no dispatch is opened: we are in a JS call).
   void OnPipeEvent(uint32_t seq, int err);

@@ -352,6 +352,25 @@ maybe(`http1 respondWithFile [${common.implName}]`, function () {
     }
   });
 
+  it('a small file\'s head and body leave in one write (the connection\'s flush count)', async function () {
+    let conn;
+    const { port } = await common.startServer((req, res) => {
+      const sym = Object.getOwnPropertySymbols(res.socket).find((x) => x.description === 'sluice.conn');
+      conn = res.socket[sym];
+      res.respondWithFile(small);
+    });
+    const c = await common.rawConnect(port);
+    const N = 20;
+    for (let i = 0; i < N; i++) {
+      c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+      const rs = await c.responses(i + 1);
+      assert.ok(rs[i].body.equals(smallData));
+    }
+    const { flushes } = conn.stats();
+    assert.ok(flushes <= N + 1, `${flushes} writes for ${N} responses`);
+    c.destroy();
+  });
+
   it('50 concurrent 1 MiB ranges on 50 connections all arrive intact; no buffer stays out', async function () {
     this.timeout(30000);
     const { port } = await common.startServer((req, res) => {
