@@ -4,6 +4,7 @@
 
 #include "core/address.h"
 #include "core/http1_session.h"
+#include "core/http2_session.h"
 #include "core/listener.h"
 
 namespace sluice {
@@ -31,6 +32,7 @@ Connection* Connection::Accept(Listener* listener, uv_stream_t* server) {
   uv_tcp_nodelay(&c->tcp_, 1);
   listener->AddConnection(c);
   c->session_.reset(new Http1Session(c));
+  c->detecting_ = listener->delegate()->http2() != nullptr;
   c->StartReading();
   return c;
 }
@@ -76,7 +78,8 @@ void Connection::ReparseHeldInput() {
 
 void Connection::OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf) {
   Connection* c = static_cast<Connection*>(h->data);
-  if (c->session_ && !c->shut_down_ && c->session_->AllocRead(suggested, buf)) {
+  if (c->session_ && !c->shut_down_ && !c->detecting_ &&
+      c->session_->AllocRead(suggested, buf)) {
     return;
   }
   *buf = uv_buf_init(c->listener_->shared_read_buffer(),
@@ -93,7 +96,9 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   l->BeginDispatch();
-  if (nread > 0) {
+  if (nread > 0 && c->detecting_) {
+    c->DetectProtocol(buf->base, static_cast<size_t>(nread));
+  } else if (nread > 0) {
     c->session_->OnRead(buf->base, static_cast<size_t>(nread));
   } else if (nread == UV_EOF) {
     c->eof_ = true;
@@ -106,11 +111,32 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   l->EndDispatch();
 }
 
+void Connection::DetectProtocol(const char* data, size_t len) {
+  size_t replay = preface_.matched();  // preface bytes of earlier reads
+  PrefaceMatcher::Result r = preface_.Feed(data, len);
+  if (r == PrefaceMatcher::kNeedMore) return;
+  detecting_ = false;
+  if (r == PrefaceMatcher::kHttp2) {
+    // No HTTP/1.1 byte was parsed: the session is simply replaced.
+    Http2Session* h2 = new Http2Session(this);
+    session_.reset(h2);
+    if (h2->Start() != 0) {
+      Destroy();
+      return;
+    }
+  }
+  if (replay > 0) session_->OnRead(PrefaceMatcher::kPreface, replay);
+  if (!closing_) session_->OnRead(data, len);
+}
+
 void Connection::MarkDirty() {
   if (!dirty && !closing_) listener_->MarkDirty(this);
 }
 
 void Connection::Flush() {
+  if (closing_) return;
+  // Protocols that cork inside their engine (HTTP/2) produce output now.
+  session_->OnFlush();
   if (closing_) return;
   int r = writer_.Flush();
   if (r != 0) {

@@ -27,6 +27,10 @@ class Session {
   virtual void OnEof() = 0;
   // The writer's backlog reached zero.
   virtual void OnWritesDone() {}
+  // Called by Connection::Flush just before queued output is written:
+  // a session that corks inside its protocol engine (HTTP/2: nghttp2's
+  // outbound queue) moves that output to the writer's queue here.
+  virtual void OnFlush() {}
   // A deadline the session set on its connection passed.
   virtual void OnTimeout(int kind) = 0;
   // True when no request is in progress (parsing, handling or responding):
