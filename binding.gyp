@@ -21,6 +21,7 @@
         "src/core/http2_headers.cc",
         "src/core/http2_session.cc",
         "src/core/http2_pipe_body.cc",
+        "src/core/http2_upgrade.cc",
         "src/core/file_source.cc",
         "src/core/http1_pipe_body.cc",
         "src/binding/addon.cc",

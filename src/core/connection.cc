@@ -129,6 +129,11 @@ void Connection::DetectProtocol(const char* data, size_t len) {
   if (!closing_) session_->OnRead(data, len);
 }
 
+void Connection::ReplaceSession(Session* s) {
+  retired_session_ = std::move(session_);
+  session_.reset(s);
+}
+
 void Connection::MarkDirty() {
   if (!dirty && !closing_) listener_->MarkDirty(this);
 }

@@ -49,6 +49,11 @@ class Connection final : private WriterClient {
   void Resume(PauseReason why);
   bool paused() const { return pause_mask_ != 0; }
 
+  // Protocol switch mid-connection (h2c upgrade): `s` becomes the session.
+  // The old one, possibly still on the stack, lives until the connection
+  // is freed.
+  void ReplaceSession(Session* s);
+
   // Closes once queued output is written: FIN, then a short linger reading
   // and discarding input, then close.
   void EndGracefully();
@@ -99,6 +104,7 @@ class Connection final : private WriterClient {
   uv_tcp_t tcp_;
   Writer writer_;
   std::unique_ptr<Session> session_;
+  std::unique_ptr<Session> retired_session_;  // see ReplaceSession
   uv_shutdown_t shutdown_req_;
   uint64_t deadlines_[kDeadlineCount] = {0, 0, 0, 0};
   int pause_mask_ = 0;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/connection.h"
+#include "core/http2_upgrade.h"
 #include "core/http1_pipe_body.h"
 #include "core/listener.h"
 #include "core/response_serializer.h"
@@ -188,6 +189,14 @@ void Http1Session::Execute(const char* data, size_t len) {
       conn_->Pause(Connection::kPausePipeline);
       return;
     }
+    if (err == HPE_PAUSED_UPGRADE && conn_->session() != this) {
+      // Switched to HTTP/2 (h2c upgrade): what follows is HTTP/2.
+      parse_dead_ = true;
+      if (pos < end && !conn_->closing()) {
+        conn_->session()->OnRead(pos, static_cast<size_t>(end - pos));
+      }
+      return;
+    }
     if (err == HPE_PAUSED_UPGRADE) {
       // No protocol switch is offered over HTTP/1.1 here: the upgrade
       // request was answered as a normal request; keep parsing HTTP.
@@ -316,6 +325,13 @@ void Http1Session::DeliverHead(bool complete) {
   head_.keep_alive = llhttp_should_keep_alive(&parser_) != 0;
   head_.upgrade = parser_.upgrade != 0;
   head_.complete = complete;
+  // h2c upgrade: a complete request, alone in flight, may switch the
+  // connection to HTTP/2 (http2_upgrade.h), where it becomes stream 1.
+  if (complete && head_.upgrade && requests_.size() == 1 &&
+      UpgradeToHttp2(conn_, head_)) {
+    requests_.clear();
+    return;
+  }
   conn_->listener()->delegate()->OnRequest(conn_, head_);
 }
 
