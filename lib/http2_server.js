@@ -6,6 +6,7 @@
 // HTTP/1.1 uses (IncomingRequest / ServerResponse over a per-stream
 // adapter that speaks the native connection's method names).
 
+const binding = require('./binding');
 const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
@@ -86,6 +87,21 @@ class StreamConn {
   end(seq, body, trailers) {
     const r = this._native.end(this._id, body === undefined ? undefined : toChunk(body),
       trailers, RF_HTTP1_BLOCK);
+    return r < 0 ? R_CLOSED : r;
+  }
+
+  // ServerResponse.respondWithFile over HTTP/2 (lib/response.js): the head,
+  // then the opened NativeFile into this stream's native pipe sink.
+  // Returns < 0 (not started), 0 (onDone(status) follows) or 1 (no body:
+  // HEAD, 204, 304; the stream is ended here).
+  respondWithNativeFile(seq, statusWord, reason, block, file, onDone) {
+    let r = this.respond(seq, statusWord, reason, block, undefined, undefined);
+    if (r < 0) return r;
+    r = this._native.respondFile(this._id, file, (status) => {
+      // A cancel (the stream closed first) reaches res as 'close'.
+      if (status === 0 || binding.errname(status) !== 'ECANCELED') onDone(status);
+    });
+    if (r === 1) this.end(seq, undefined, undefined);
     return r < 0 ? R_CLOSED : r;
   }
 

@@ -349,14 +349,28 @@ class ServerResponse extends Stream {
     this.headersSent = true;
     this[kHeadOnWire] = true;
     this.writableEnded = true;
-    file.holdHttp1(this[kConn], this[kSeq]);  // head leaves with the first data
-    let r = this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
-      block, undefined, undefined);
-    if (r < 0) return r;
-    r = file.respondHttp1(this[kConn], this[kSeq], (status) => {
-      if (status === 0) process.nextTick(emitFinish, this);
-      else onError(status);
-    });
+    const conn = this[kConn];
+    const done = (status) => {
+      if (status === 0) {
+        this._nativeFileDone = true;  // _closed() may come before the tick
+        process.nextTick(emitFinish, this);
+      } else {
+        onError(status);
+      }
+    };
+    let r;
+    if (typeof conn.respondWithNativeFile === 'function') {
+      // A protocol adapter (HTTP/2 compat: lib/http2_server.js StreamConn)
+      // feeds the file to its own pipe sink.
+      r = conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, file, done);
+    } else {
+      file.holdHttp1(conn, this[kSeq]);  // head leaves with the first data
+      r = conn.respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, undefined, undefined);
+      if (r < 0) return r;
+      r = file.respondHttp1(conn, this[kSeq], done);
+    }
     if (r === 1) process.nextTick(emitFinish, this);  // HEAD: no body
     return r;
   }
@@ -379,6 +393,9 @@ class ServerResponse extends Stream {
 
   _closed() {
     if (this._nativeFile) this._nativeFile.close();
+    // A native file body that completed: its stream may close before the
+    // finish tick (HTTP/2), which must still see 'finish'.
+    if (this._nativeFileDone) emitFinish(this);
     if (this.writableFinished) return;
     this.destroyed = true;
     this.emit('close');
