@@ -15,6 +15,8 @@ const kSeq = Symbol('sluice.seq');
 const kHeaders = Symbol('sluice.headers');
 const kSocketPaused = Symbol('sluice.socketPaused');
 const kSocket = Symbol('sluice.socket');
+const kRaw = Symbol('sluice.rawHeaders');
+const kEofPending = Symbol('sluice.eofPending');
 
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
 
@@ -28,7 +30,10 @@ class IncomingRequest extends Readable {
     this[kSocket] = socket;
     this.method = method;
     this.url = url;
-    this.rawHeaders = rawHeaders;
+    // An array, or the native side's packed "name\0value\0..." string,
+    // split on first use.
+    this[kRaw] = rawHeaders;
+    this[kEofPending] = false;
     this.rawTrailers = [];
     this.trailers = {};
     this.httpVersionMajor = (versionCode / 10) | 0;
@@ -41,6 +46,18 @@ class IncomingRequest extends Readable {
     this._dumped = false;
     this._consuming = false;
   }
+
+  get rawHeaders() {
+    let raw = this[kRaw];
+    if (typeof raw === 'string') {
+      raw = raw.split('\0');
+      raw.length--; // the trailing separator
+      this[kRaw] = raw;
+    }
+    return raw;
+  }
+
+  set rawHeaders(v) { this[kRaw] = v; }
 
   get headers() {
     if (this[kHeaders] === null) this[kHeaders] = headersObject(this.rawHeaders);
@@ -69,6 +86,11 @@ class IncomingRequest extends Readable {
   }
 
   _read() {
+    if (this[kEofPending]) {
+      this[kEofPending] = false;
+      this.push(null);
+      return;
+    }
     if (this[kSocketPaused]) {
       this[kSocketPaused] = false;
       this[kConn].resume();
@@ -106,7 +128,12 @@ class IncomingRequest extends Readable {
       this.rawTrailers = rawTrailers;
       this.trailers = headersObject(rawTrailers);
     }
-    if (!this._dumped) this.push(null);
+    if (this._dumped) return;
+    // EOF is pushed when a consumer asks for data (_read): a request nobody
+    // reads then costs no stream machinery (emitReadable ticks). If a read
+    // is outstanding, it is answered now.
+    if (this._readableState.reading) this.push(null);
+    else this[kEofPending] = true;
   }
 
   // The response finished while the body was unread: discard the rest

@@ -89,6 +89,7 @@ class ServerResponse extends Stream {
     this.chunkedEncoding = false;
     this.shouldKeepAlive = true;
     this.strictContentLength = false;
+    this._headFlags = 0;
   }
 
   get socket() { return this[kSocket]; }
@@ -198,6 +199,7 @@ class ServerResponse extends Stream {
 
   // Serializes user headers into "Name: value\r\n" lines and the flags
   // telling native code which framing headers the user set.
+  // The flags are left in this._headFlags (no array per response).
   _headBlock() {
     let block = '';
     let flags = this.sendDate ? 0 : F_DATE;
@@ -214,7 +216,8 @@ class ServerResponse extends Stream {
       }
     }
     if (flags & F_CONNECTION_CLOSE) this.shouldKeepAlive = false;
-    return [block, flags];
+    this._headFlags = flags;
+    return block;
   }
 
   _statusFlags(flags) {
@@ -236,7 +239,8 @@ class ServerResponse extends Stream {
   // Starts the response without a body (write() with headers pending,
   // flushHeaders()).
   _sendHead() {
-    const [block, flags] = this._headBlock();
+    const block = this._headBlock();
+    const flags = this._headFlags;
     this.headersSent = true;
     this[kHeadOnWire] = true;
     if (!(flags & (F_CONTENT_LENGTH | F_TRANSFER_ENCODING))) this.chunkedEncoding = true;
@@ -303,7 +307,8 @@ class ServerResponse extends Stream {
     let r;
     const trailers = this[kTrailers] || undefined;
     if (!this[kHeadOnWire]) {
-      const [block, flags] = this._headBlock();
+      const block = this._headBlock();
+      const flags = this._headFlags;
       this.headersSent = true;
       this[kHeadOnWire] = true;
       r = this[kConn].respond(this[kSeq], this._statusFlags(flags | F_WHOLE_BODY | F_END),
@@ -345,7 +350,8 @@ class ServerResponse extends Stream {
   // pipe. onError(status) hears a mid-body failure. Returns the native
   // result (< 0: not started).
   _respondWithNativeFile(file, onError) {
-    const [block, flags] = this._headBlock();
+    const block = this._headBlock();
+    const flags = this._headFlags;
     this.headersSent = true;
     this[kHeadOnWire] = true;
     this.writableEnded = true;

@@ -5,6 +5,8 @@
 
 #include <napi.h>
 
+#include <string>
+
 #include <memory>
 
 #include "core/listener.h"
@@ -82,6 +84,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // >0 while JS is calling into this server: dispatches opened then must
   // not open a callback scope (it would run microtasks mid-call).
   int js_calls_ = 0;
+  // Reused buffer for the packed request headers (OnRequest).
+  std::string header_scratch_;
 };
 
 }  // namespace sluice
