@@ -560,10 +560,35 @@ function pipelinedCheck(port, depth, expectBodyLength, timeoutMs = 10000) {
   });
 }
 
+// One GET over HTTP/2 (h2c prior knowledge) with node's client, for
+// servers that speak only HTTP/2 (check.http2).
+function http2Get(port, p = '/', timeoutMs = 10000) {
+  return new Promise((resolve, reject) => {
+    const session = require('node:http2').connect(`http://${HOST}:${port}`);
+    const t = setTimeout(() => {
+      session.destroy();
+      reject(new Error(`no HTTP/2 response within ${timeoutMs} ms`));
+    }, timeoutMs);
+    session.on('error', (e) => { clearTimeout(t); reject(e); });
+    const req = session.request({ ':path': p });
+    const chunks = [];
+    let status;
+    req.on('response', (h) => { status = h[':status']; });
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      clearTimeout(t);
+      session.close();
+      resolve({ status, body: Buffer.concat(chunks) });
+    });
+    req.on('error', (e) => { clearTimeout(t); session.destroy(); reject(e); });
+  });
+}
+
 async function checkServer(port, check) {
   if (!check) return;
   const body = check.bodySize ? Buffer.alloc(check.bodySize, 'x') : undefined;
-  const res = await httpRequest(port, { method: check.method, path: check.path, body });
+  const res = check.http2 ? await http2Get(port, check.path) :
+    await httpRequest(port, { method: check.method, path: check.path, body });
   if (res.status !== (check.status || 200)) {
     throw new Error(`${check.method || 'GET'} ${check.path || '/'} answered ${res.status}, expected ${check.status || 200}`);
   }
