@@ -18,10 +18,21 @@ Connection::~Connection() = default;
 uv_loop_t* Connection::loop() const { return listener_->loop(); }
 
 Connection* Connection::Accept(Listener* listener, uv_stream_t* server) {
+  return Open(listener, server, -1);
+}
+
+Connection* Connection::Adopt(Listener* listener, uv_os_sock_t fd) {
+  return Open(listener, nullptr, fd);
+}
+
+Connection* Connection::Open(Listener* listener, uv_stream_t* server,
+                             uv_os_sock_t fd) {
   Connection* c = new Connection(listener);
   uv_tcp_init(listener->loop(), &c->tcp_);
   c->tcp_.data = c;
-  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_)) != 0) {
+  int r = server ? uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_))
+                 : uv_tcp_open(&c->tcp_, fd);
+  if (r != 0) {
     // Not yet registered anywhere: free after the handle closes.
     c->closing_ = true;
     uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp_),

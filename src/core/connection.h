@@ -29,6 +29,13 @@ class Connection final : private WriterClient {
  public:
   // Accepts a pending connection on `server`. Returns nullptr on failure.
   static Connection* Accept(Listener* listener, uv_stream_t* server);
+  // Takes over an already connected stream socket (uv_tcp_open), which then
+  // behaves as an accepted connection; on failure returns nullptr and the
+  // caller keeps `fd`. For embedders that own their sockets: the fuzz
+  // harness (test/fuzz/) adopts one end of a socketpair, so the session is
+  // driven through the real read/write/close paths without a listening
+  // socket and without a transport interface in the hot path.
+  static Connection* Adopt(Listener* listener, uv_os_sock_t fd);
 
   Listener* listener() const { return listener_; }
   Session* session() const { return session_.get(); }
@@ -87,6 +94,9 @@ class Connection final : private WriterClient {
  private:
   explicit Connection(Listener* listener);
   ~Connection();
+  // Accept (server != nullptr) or Adopt (fd).
+  static Connection* Open(Listener* listener, uv_stream_t* server,
+                          uv_os_sock_t fd);
   static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
   static void OnShutdown(uv_shutdown_t* req, int status);

@@ -1,0 +1,143 @@
+'use strict';
+// Writes the seed corpus (test/fuzz/corpus/http1, http2) in the harnesses'
+// input format (see harness.h): config bytes, split records, decision
+// bytes, then the client's bytes. Crash inputs found later are added to the
+// same directories by hand (crash-*), never regenerated.
+const fs = require('fs');
+const path = require('path');
+const crypto = require('crypto');
+
+function encode({ flags = 0, flags2 = 0, splits = [], decisions = [0, 1, 2, 3, 4, 5, 6, 7], data }) {
+  const recs = [];
+  for (const s of splits.slice(0, 15)) {
+    const len = typeof s === 'number' ? s : s.len;
+    const op = typeof s === 'number' ? 0 : s.op;
+    const code = len < 128 ? len : 128 | Math.min(127, Math.round(len / 64));
+    recs.push(code, op);
+  }
+  const dec = decisions.concat([0, 0, 0, 0, 0, 0, 0, 0]).slice(0, 8);
+  return Buffer.concat([Buffer.from([flags, flags2, recs.length / 2]), Buffer.from(recs),
+    Buffer.from(dec), Buffer.from(data, 'latin1')]);
+}
+
+function write(dir, name, buf) {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `seed-${name}`), buf);
+}
+
+const CRLF = '\r\n';
+const get = (p = '/', extra = '') => `GET ${p} HTTP/1.1${CRLF}Host: a${CRLF}${extra}${CRLF}`;
+const post = (body, extra = '') =>
+  `POST /up HTTP/1.1${CRLF}Host: a${CRLF}Content-Length: ${body.length}${CRLF}${extra}${CRLF}${body}`;
+const chunked = (chunks, trailer = '') =>
+  `POST /c HTTP/1.1${CRLF}Host: a${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}` +
+  chunks.map((c) => `${c.length.toString(16)}${CRLF}${c}${CRLF}`).join('') + `0${CRLF}${trailer}${CRLF}`;
+
+const http1 = {
+  get: get(),
+  get_keepalive_pair: get('/a') + get('/b'),
+  pipelined_10: Array.from({ length: 10 }, (_, i) => get(`/p${i}`)).join(''),
+  post_small: post('hello world'),
+  post_64k: post('x'.repeat(65536)),
+  chunked: chunked(['abc', 'defgh', 'x'.repeat(300)]),
+  chunked_trailers: chunked(['abc'], `X-Trailer: 1${CRLF}`),
+  chunk_ext: `POST / HTTP/1.1${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}3;a=b${CRLF}abc${CRLF}0${CRLF}${CRLF}`,
+  head: `HEAD / HTTP/1.1${CRLF}Host: a${CRLF}${CRLF}` + get(),
+  http10: `GET / HTTP/1.0${CRLF}${CRLF}`,
+  http10_keepalive: `GET / HTTP/1.0${CRLF}Connection: keep-alive${CRLF}${CRLF}` + get(),
+  expect: post('0123456789', `Expect: 100-continue${CRLF}`),
+  connection_close: get('/', `Connection: close${CRLF}`) + get('/dropped'),
+  connect: `CONNECT a:443 HTTP/1.1${CRLF}Host: a:443${CRLF}${CRLF}` + get(),
+  upgrade: `GET / HTTP/1.1${CRLF}Upgrade: websocket${CRLF}Connection: Upgrade${CRLF}${CRLF}` + get(),
+  upgrade_body: `POST / HTTP/1.1${CRLF}Upgrade: x${CRLF}Connection: upgrade${CRLF}Content-Length: 3${CRLF}${CRLF}abc` + get(),
+  cl_te: `POST / HTTP/1.1${CRLF}Content-Length: 5${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}0${CRLF}${CRLF}`,
+  dup_cl: `POST / HTTP/1.1${CRLF}Content-Length: 5${CRLF}Content-Length: 6${CRLF}${CRLF}hello`,
+  cl_comma: `POST / HTTP/1.1${CRLF}Content-Length: 5, 5${CRLF}${CRLF}hello`,
+  cl_negative: `POST / HTTP/1.1${CRLF}Content-Length: -1${CRLF}${CRLF}`,
+  cl_overflow: `POST / HTTP/1.1${CRLF}Content-Length: 99999999999999999999999${CRLF}${CRLF}`,
+  te_identity: `POST / HTTP/1.1${CRLF}Transfer-Encoding: chunked, identity${CRLF}${CRLF}0${CRLF}${CRLF}`,
+  te_double: `POST / HTTP/1.1${CRLF}Transfer-Encoding: gzip${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}0${CRLF}${CRLF}`,
+  bad_chunk_size: `POST / HTTP/1.1${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}zz${CRLF}abc${CRLF}0${CRLF}${CRLF}`,
+  huge_chunk_size: `POST / HTTP/1.1${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}ffffffffffffffffff${CRLF}abc`,
+  bare_lf: `GET / HTTP/1.1\nHost: a\n\n`,
+  obs_fold: `GET / HTTP/1.1${CRLF}X-A: b${CRLF} c${CRLF}${CRLF}`,
+  space_before_colon: `GET / HTTP/1.1${CRLF}Host : a${CRLF}${CRLF}`,
+  nul_header: `GET / HTTP/1.1${CRLF}X-A: a\0b${CRLF}${CRLF}`,
+  absolute_form: `GET http://a/b?c HTTP/1.1${CRLF}Host: a${CRLF}${CRLF}`,
+  asterisk: `OPTIONS * HTTP/1.1${CRLF}Host: a${CRLF}${CRLF}`,
+  http09: `GET /${CRLF}`,
+  long_header: get('/', `X-Long: ${'v'.repeat(20000)}${CRLF}`),
+  long_url: get('/' + 'u'.repeat(20000)),
+  many_headers: get('/', Array.from({ length: 300 }, (_, i) => `X-H${i}: ${i}${CRLF}`).join('')),
+  garbage: '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03',
+  h2_preface_as_http1: 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n',
+  post_then_get: post('abcdef') + get('/next') + post('z'.repeat(1000)),
+  empty_lines: `${CRLF}${CRLF}` + get(),
+  trailing_garbage_after_body: post('abc') + 'XYZ',
+};
+const dir1 = path.join(__dirname, 'corpus', 'http1');
+for (const [name, data] of Object.entries(http1)) {
+  write(dir1, name, encode({ data }));
+  // The same bytes split at every few bytes, and with other flags.
+  const n = Buffer.byteLength(data, 'latin1');
+  const step = Math.max(1, Math.ceil(n / 15));
+  write(dir1, `${name}-split`, encode({ flags: 0x01, data,
+    splits: Array.from({ length: Math.min(15, n) }, (_, i) => ({ len: step, op: i % 2 ? 2 : 0 })),
+    decisions: [1, 2, 3, 0, 0x10, 0x8c, 0x21, 0x05] }));
+}
+write(dir1, 'timeouts', encode({ flags: 0x20, data: get() + 'GET / HTTP/1.1\r\nHo',
+  splits: [{ len: Buffer.byteLength(get()), op: 1 | (2 << 6) }, { len: 2, op: 1 | (3 << 6) }] }));
+write(dir1, 'pool-dry', encode({ flags: 0x01, data: post('x'.repeat(5000)),
+  splits: [{ len: 60, op: 0 }, { len: 100, op: 8 }, { len: 1000, op: 8 | 4 }], decisions: [0, 0, 0, 0, 0, 0, 0, 0] }));
+write(dir1, 'pipeline-pause', encode({ flags: 0x04 | 0x10, data: Array.from({ length: 8 }, () => get()).join(''),
+  decisions: [0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e], splits: [{ len: 40, op: 32 }] }));
+
+// HTTP/2 seeds: the preface, SETTINGS, and request frames.
+function frame(type, flags, id, payload = Buffer.alloc(0)) {
+  const h = Buffer.alloc(9);
+  h.writeUIntBE(payload.length, 0, 3);
+  h[3] = type; h[4] = flags; h.writeUInt32BE(id, 5);
+  return Buffer.concat([h, payload]);
+}
+// HPACK: literal without indexing, new name (0x00) / indexed (0x80|i).
+function hpack(headers) {
+  const out = [];
+  for (const [k, v] of headers) {
+    out.push(Buffer.from([0x00, k.length]), Buffer.from(k), Buffer.from([v.length]), Buffer.from(v));
+  }
+  return Buffer.concat(out);
+}
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+const SETTINGS = frame(4, 0, 0);
+const req = (id, method = 'GET', end = true, extra = []) => frame(1, 0x04 | (end ? 1 : 0), id,
+  hpack([[':method', method], [':path', '/'], [':scheme', 'http'], [':authority', 'a'], ...extra]));
+const data = (id, s, end) => frame(0, end ? 1 : 0, id, Buffer.from(s));
+const h2 = {
+  get: [req(1)],
+  two_gets: [req(1), req(3)],
+  post: [req(1, 'POST', false), data(1, 'hello', false), data(1, ' world', true)],
+  post_cl: [req(1, 'POST', false, [['content-length', '3']]), data(1, 'abc', true)],
+  rst: [req(1, 'POST', false), frame(3, 0, 1, Buffer.from([0, 0, 0, 8]))],
+  ping: [frame(6, 0, 0, Buffer.alloc(8))],
+  window_update: [frame(8, 0, 0, Buffer.from([0, 0, 0x10, 0])), req(1)],
+  goaway: [req(1), frame(7, 0, 0, Buffer.alloc(8))],
+  settings_small_window: [frame(4, 0, 0, Buffer.from([0, 4, 0, 0, 0, 10])), req(1)],
+  continuation: [frame(1, 0x01, 1, hpack([[':method', 'GET'], [':path', '/']])),
+    frame(9, 0x04, 1, hpack([[':scheme', 'http'], [':authority', 'a']]))],
+  priority: [frame(2, 0, 1, Buffer.from([0, 0, 0, 0, 16])), req(1)],
+  trailers: [req(1, 'POST', false), data(1, 'x', false), frame(1, 0x05, 1, hpack([['x-t', '1']]))],
+  bad_frame: [frame(0, 0, 0, Buffer.from('x'))],
+  many_streams: Array.from({ length: 20 }, (_, i) => req(2 * i + 1)),
+};
+const dir2 = path.join(__dirname, 'corpus', 'http2');
+for (const [name, frames] of Object.entries(h2)) {
+  const bytes = Buffer.concat([PREFACE, SETTINGS, ...frames]).toString('latin1');
+  write(dir2, name, encode({ data: bytes }));
+  const n = bytes.length;
+  write(dir2, `${name}-split`, encode({ flags: 1, data: bytes,
+    splits: Array.from({ length: Math.min(15, n) }, (_, i) => ({ len: 7 + i, op: i % 2 ? 2 : 0 })),
+    decisions: [1, 2, 3, 0, 0x10, 0x8c, 0x21, 0x05] }));
+}
+console.log('corpus: %d http1, %d http2 seeds', fs.readdirSync(dir1).filter((f) => f.startsWith('seed-')).length,
+  fs.readdirSync(dir2).filter((f) => f.startsWith('seed-')).length);
+void crypto;
