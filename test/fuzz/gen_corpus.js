@@ -131,13 +131,18 @@ const h2 = {
 };
 const dir2 = path.join(__dirname, 'corpus', 'http2');
 for (const [name, frames] of Object.entries(h2)) {
-  const bytes = Buffer.concat([PREFACE, SETTINGS, ...frames]).toString('latin1');
+  // The harness prepends the client preface (flag 128 turns that off).
+  const bytes = Buffer.concat([SETTINGS, ...frames]).toString('latin1');
   write(dir2, name, encode({ data: bytes }));
   const n = bytes.length;
   write(dir2, `${name}-split`, encode({ flags: 1, data: bytes,
     splits: Array.from({ length: Math.min(15, n) }, (_, i) => ({ len: 7 + i, op: i % 2 ? 2 : 0 })),
     decisions: [1, 2, 3, 0, 0x10, 0x8c, 0x21, 0x05] }));
 }
+const upgrade = `GET / HTTP/1.1${CRLF}Host: a${CRLF}Connection: Upgrade, HTTP2-Settings${CRLF}Upgrade: h2c${CRLF}` +
+  `HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA${CRLF}${CRLF}`;
+write(dir2, 'h2c_upgrade', encode({ flags: 128, data: upgrade + Buffer.concat([PREFACE, SETTINGS, req(3)]).toString('latin1') }));
+write(dir2, 'h2c_upgrade_post', encode({ flags: 128, data: upgrade.replace('GET', 'POST') }));
 console.log('corpus: %d http1, %d http2 seeds', fs.readdirSync(dir1).filter((f) => f.startsWith('seed-')).length,
   fs.readdirSync(dir2).filter((f) => f.startsWith('seed-')).length);
 void crypto;
