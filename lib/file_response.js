@@ -46,11 +46,12 @@ class FileStat {
     this.size = a[8]; this.blocks = a[9];
     this.atimeMs = a[10]; this.mtimeMs = a[11]; this.ctimeMs = a[12];
     this.birthtimeMs = a[13];
-    this.atime = new Date(this.atimeMs);
-    this.mtime = new Date(this.mtimeMs);
-    this.ctime = new Date(this.ctimeMs);
-    this.birthtime = new Date(this.birthtimeMs);
   }
+  // Dates on demand: most responses never look at them.
+  get atime() { return new Date(this.atimeMs); }
+  get mtime() { return new Date(this.mtimeMs); }
+  get ctime() { return new Date(this.ctimeMs); }
+  get birthtime() { return new Date(this.birthtimeMs); }
   isFile() { return (this.mode & S_IFMT) === S_IFREG; }
   isDirectory() { return (this.mode & S_IFMT) === S_IFDIR; }
   isCharacterDevice() { return (this.mode & S_IFMT) === S_IFCHR; }

@@ -1,12 +1,15 @@
-// FileSource: a PipeSource reading a file with async libuv fs requests on
-// the threadpool (uv_fs_open, uv_fs_fstat, uv_fs_read, uv_fs_close). No
-// synchronous file I/O on the loop thread, ever.
+// FileSource: a PipeSource reading a file with libuv fs on the threadpool.
+// Opening is one threadpool job (uv_queue_work running uv_fs_open,
+// uv_fs_fstat, the first uv_fs_read — and uv_fs_close when that read holds
+// the whole range — synchronously on the threadpool thread: one round trip
+// for a small file instead of four); later reads and the close are async
+// uv_fs_read / uv_fs_close requests. No file I/O on the loop thread, ever.
 //
 // Lifecycle:
 //   FileSource* f = FileSource::Create(loop, pool);
 //   f->Open(path, offset, length, listener)   // or OpenFd(fd, ...)
 //     → listener->OnFileOpened(0, &stat) once (or an error), on the loop
-//       thread; the first read is already in flight then (prefetch) so that
+//       thread; the first read is already done then (prefetch) so that
 //       small files answer with one write.
 //   hand f to a Pipe (which owns it from then on) — or f->Close().
 //
@@ -15,14 +18,15 @@
 // OpenFd's fd belongs to the caller and is never closed.
 //
 // Teardown: Close() never frees memory a threadpool request may still
-// write into: with a request in flight it tries uv_cancel and otherwise
-// waits for the callback; then it closes its own fd (uv_fs_close) and
-// deletes itself.
+// write into: with the open job or a read in flight it tries uv_cancel and
+// otherwise waits for the callback; then it closes its own fd (uv_fs_close)
+// and deletes itself.
 #pragma once
 
 #include <uv.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/pipe.h"
 
@@ -103,13 +107,13 @@ class FileSource final : public PipeSource {
  private:
   FileSource(uv_loop_t* loop, PipeBufferPool* pool);
   ~FileSource();
-  int StartOpen(const char* path);
-  void StartFstat();
+  int StartOpenJob(int fd, int64_t offset, int64_t length,
+                   OpenListener* listener);
+  static void OpenJob(uv_work_t* w);                  // threadpool
+  static void AfterOpenJob(uv_work_t* w, int status); // loop thread
   void StartRead();
   void Deliver();
   void FinishClose();
-  static void OnOpenCb(uv_fs_t* req);
-  static void OnFstatCb(uv_fs_t* req);
   static void OnReadCb(uv_fs_t* req);
   static void OnCloseCb(uv_fs_t* req);
   void Enter() { depth_++; }
@@ -117,7 +121,18 @@ class FileSource final : public PipeSource {
 
   uv_loop_t* loop_;
   PipeBufferPool* pool_;
-  FsRequest req_;                   // at most one fs request in flight
+  FsRequest req_;                   // reads and the close, one at a time
+  // The open job (open + fstat + first read, see file_source.cc). While
+  // job_busy_ the threadpool thread owns fd_, owns_fd_, offset_, length_,
+  // length_known_ and the job_* fields; the loop thread reads them after.
+  uv_work_t work_;
+  bool job_busy_ = false;
+  std::string path_;
+  PipeBuffer* job_buf_ = nullptr;
+  int job_err_ = 0;
+  const char* job_syscall_ = "open";
+  uv_stat_t job_stat_;
+  ssize_t job_read_ = 0;
   OpenListener* listener_ = nullptr;
   PipeSourceClient* client_ = nullptr;
   int fd_ = -1;
