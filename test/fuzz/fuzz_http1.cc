@@ -2,7 +2,8 @@
 // transport and the input format). A fake ServerDelegate answers each
 // request — synchronously, at the end of its body, or later from the
 // driver; with no body, a small one, a chunked one or a large referenced
-// one; sometimes with Connection: close, a 100 Continue, or by destroying
+// one, or from a native pipe (respondWithFile over mem_source.h's source);
+// sometimes with Connection: close, a 100 Continue, or by destroying
 // the connection — and checks the core's promises:
 //   - requests arrive in order (seq 0, 1, 2...), heads only once;
 //   - never more body bytes than the head's framing allows (Content-Length
@@ -24,7 +25,8 @@
 // Ops (per split record): &3: 1 = deadlines pass (time jumps by an amount
 // chosen by op>>6), 2 = answer deferred requests, 3 = both · 4 = resume a
 // user pause · 8 = refill a dry buffer pool (RetryBodyBuffer) · 16 =
-// server.close() · 32 = toggle client reading.
+// server.close() · 32 = toggle client reading · 128 = do not answer the
+// pending reads of pipe sources (respondWithFile) this time.
 #include <llhttp.h>
 
 #include <cstring>
@@ -39,6 +41,7 @@
 #include "core/output_queue.h"
 #include "core/server_delegate.h"
 #include "harness.h"
+#include "mem_source.h"
 
 using namespace sluice;
 
@@ -107,6 +110,8 @@ class Delegate final : public ServerDelegate {
   std::map<uint32_t, Expected> expected;  // by seq: what was answered
   std::map<uint32_t, int> methods;
   std::deque<uint32_t> deferred;
+  fuzz::Sources sources;
+  std::deque<fuzz::PipeDone> pipes;  // one per started pipe body
   bool user_paused = false;
   bool dry = false;
   int dispatch = 0;
@@ -348,6 +353,12 @@ class Delegate final : public ServerDelegate {
     int status = 200;
     if ((d & 0xc0) == 0x80) status = (d & 0x10) ? 204 : 304;
     bool close = (d & 0x10) != 0 && status == 200;
+    // A native pipe body (respondWithFile) instead: one response in four;
+    // the binding holds such a head back until the first data.
+    uint8_t p = NextDecision();
+    bool pipe = (p & 3) == 3 && status == 200;
+    if (pipe) s->HoldOutput(r.seq);
+    int rc = 0;
     int err = 0;
     OutputQueue* q = s->BeginHead(r.seq, status, "", &err);
     if (!q) {
@@ -365,6 +376,23 @@ class Delegate final : public ServerDelegate {
     }
     int body_mode = (d >> 2) & 3;
     size_t body_len = 0;
+    if (pipe) {
+      // respondWithFile: Content-Length or chunked, then the pipe.
+      size_t total = ((p >> 3) & 7) * 40000 + (p & 4);
+      bool known = (p & 0x80) != 0;
+      rc = s->FinishHead(r.seq, flags | (known ? kHeadWholeBody : 0), total);
+      FUZZ_CHECK(rc == kRespOk, "FinishHead: %d", rc);
+      bool no_body = r.method == HTTP_HEAD;
+      expected[r.seq] = Expected{r.method, no_body ? 0 : total, no_body, close};
+      auto* src = new fuzz::MemSource(&sources, total, (p & 0x20) ? 1000 : 200000,
+                                      (p & 4) != 0, (p & 0x40) ? 1 : -1);
+      pipes.emplace_back();
+      fuzz::PipeDone* done = &pipes.back();
+      rc = s->StartPipeBody(r.seq, src, done);
+      FUZZ_CHECK(rc == kRespOk || rc == 1 || rc == kRespClosed, "StartPipeBody: %d", rc);
+      if (rc != kRespOk) pipes.pop_back();
+      return;
+    }
     if (body_mode == 1) body_len = 1 + r.seq % 50;
     if (body_mode == 3) body_len = kBigBody;
     if (body_mode == 2) {
@@ -373,7 +401,7 @@ class Delegate final : public ServerDelegate {
       flags |= kHeadWholeBody;
     }
     bool no_body = r.method == HTTP_HEAD || status != 200;
-    int rc = s->FinishHead(r.seq, flags, body_len);
+    rc = s->FinishHead(r.seq, flags, body_len);
     FUZZ_CHECK(rc == kRespOk, "FinishHead: %d", rc);
     size_t written = 0;
     auto write = [&](size_t len, bool external) {
@@ -583,6 +611,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     if ((op & 3) >= 2) d.AnswerDeferred();
+    if (!(op & 128)) d.sources.Run();
     if ((op & 4) && d.user_paused && alive()) {
       d.user_paused = false;
       d.conn->Resume(Connection::kPauseUser);
@@ -614,6 +643,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     drv.Pump();
   }
   d.AnswerDeferred();
+  d.sources.Run();
+  drv.Pump();
+  d.sources.Run();
   drv.Pump();
   l->Close();
   // Whatever is still open is cut: its last response may be incomplete.
@@ -626,6 +658,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   l->Release();
   fuzz::CloseLoop(&loop);
   FUZZ_CHECK(d.live_refs == 0, "%d external refs not released", d.live_refs);
+  d.sources.Run();  // frees sources closed while a read was pending
+  FUZZ_CHECK(d.sources.live == 0, "%zu pipe sources not freed", d.sources.live);
+  for (auto& p : d.pipes) {
+    FUZZ_CHECK(p.calls == 1, "a pipe body ended %d times", p.calls);
+  }
+  FUZZ_CHECK(PipeBufferPool::ForThisThread()->outstanding() == 0,
+             "%zu pipe buffers not returned",
+             PipeBufferPool::ForThisThread()->outstanding());
   ResponseChecker rc(d);
   rc.Check(drv.received(), true);
   return 0;

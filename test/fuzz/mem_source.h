@@ -1,0 +1,129 @@
+// MemSource: a PipeSource for the fuzz harnesses, standing in for the file
+// source of respondWithFile. It produces `total` bytes of the harness's
+// body pattern ('a' + offset % 26) in pooled PipeBuffers of up to `piece`
+// bytes, answering each Read at once or later (when the driver calls
+// Sources::Run, outside any dispatch, as a libuv fs callback would), and
+// optionally fails with UV_EIO after `fail_after` buffers. It checks the
+// PipeSource contract: one Read outstanding, no Read after Close.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "core/http1_pipe_body.h"
+#include "core/pipe.h"
+#include "harness.h"
+
+namespace fuzz {
+
+class MemSource;
+
+// The sources waiting for the driver to answer their Read.
+class Sources {
+ public:
+  void Add(MemSource* s) { pending_.push_back(s); }
+  bool Has(MemSource* s) const {
+    return std::find(pending_.begin(), pending_.end(), s) != pending_.end();
+  }
+  inline void Run();
+  size_t live = 0;  // sources not yet freed
+
+ private:
+  std::vector<MemSource*> pending_;
+};
+
+class MemSource final : public sluice::PipeSource {
+ public:
+  MemSource(Sources* sources, size_t total, size_t piece, bool async,
+            int fail_after)
+      : sources_(sources), total_(total), piece_(piece), async_(async),
+        fail_after_(fail_after) {
+    sources_->live++;
+  }
+  ~MemSource() override { sources_->live--; }
+
+  void SetClient(sluice::PipeSourceClient* c) override { client_ = c; }
+  void Read(size_t max) override {
+    FUZZ_CHECK(!closed_, "Read after Close");
+    FUZZ_CHECK(!reading_, "two Reads outstanding");
+    FUZZ_CHECK(max > 0, "Read of 0 bytes");
+    reading_ = true;
+    if (async_) {
+      sources_->Add(this);
+    } else {
+      Answer();
+    }
+  }
+  void Close() override {
+    FUZZ_CHECK(!closed_, "Close twice");
+    closed_ = true;
+    if (!sources_->Has(this) && answering_ == 0) delete this;
+  }
+
+  // Answers the outstanding Read (or frees a source closed meanwhile).
+  // Returns false when the source was freed.
+  bool Answer() {
+    if (closed_) {
+      if (answering_ == 0) delete this;
+      return false;
+    }
+    reading_ = false;
+    answering_++;
+    if (fail_after_ == 0) {
+      client_->OnSourceError(UV_EIO);
+    } else if (produced_ >= total_) {
+      client_->OnSourceEnd();
+    } else {
+      sluice::PipeBuffer* b = sluice::PipeBufferPool::ForThisThread()->Acquire();
+      size_t n = std::min({piece_, total_ - produced_, b->capacity()});
+      for (size_t i = 0; i < n; i++) {
+        b->data()[i] = static_cast<char>('a' + (base_ + produced_ + i) % 26);
+      }
+      b->size = n;
+      produced_ += n;
+      if (fail_after_ > 0) fail_after_--;
+      client_->OnSourceData(b);
+    }
+    answering_--;
+    if (closed_ && answering_ == 0 && !sources_->Has(this)) {
+      delete this;
+      return false;
+    }
+    return true;
+  }
+  // The pattern continues from this offset of the response body.
+  void set_base(size_t b) { base_ = b; }
+
+ private:
+  Sources* sources_;
+  sluice::PipeSourceClient* client_ = nullptr;
+  size_t total_, piece_;
+  bool async_;
+  int fail_after_;
+  size_t produced_ = 0;
+  size_t base_ = 0;
+  bool reading_ = false;
+  bool closed_ = false;
+  int answering_ = 0;  // Answer calls on the stack (a sync Read nests)
+};
+
+void Sources::Run() {
+  for (int round = 0; round < 64 && !pending_.empty(); round++) {
+    std::vector<MemSource*> batch;
+    batch.swap(pending_);
+    for (MemSource* s : batch) s->Answer();
+  }
+}
+
+// Hears how a pipe body ended; exactly once per started pipe.
+struct PipeDone final : sluice::PipeBodyListener {
+  int calls = 0;
+  int status = 0;
+  void OnPipeBodyDone(int st) override {
+    FUZZ_CHECK(calls == 0, "OnPipeBodyDone twice");
+    calls++;
+    status = st;
+  }
+};
+
+}  // namespace fuzz
