@@ -20,6 +20,32 @@ uint64_t OptionMs(const Napi::Object& o, const char* name, uint64_t def) {
   return static_cast<uint64_t>(d);
 }
 
+// Limits (options.h), from createServer options or later server property
+// assignments. lib/ validates; here a non-number, negative or infinite
+// value means "no limit". Returns false for an unknown name.
+bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
+  double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+  bool finite = d >= 0 && d < 9e15;
+  if (name == "maxHeadersCount") {
+    o->max_headers_count = finite ? static_cast<size_t>(d) : 0;
+  } else if (name == "maxRequestBodySize") {
+    o->max_request_body_size = finite ? static_cast<uint64_t>(d) : UINT64_MAX;
+  } else if (name == "maxRequestsPerSocket") {
+    o->max_requests_per_socket = finite ? static_cast<uint64_t>(d) : 0;
+  } else if (name == "maxConnections") {
+    o->max_connections = finite ? static_cast<size_t>(d) : SIZE_MAX;
+  } else if (name == "maxOutputBuffer") {
+    o->max_output_buffer = finite ? static_cast<size_t>(d) : 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+constexpr const char* kLimitNames[] = {"maxHeadersCount", "maxRequestBodySize",
+                                       "maxRequestsPerSocket", "maxConnections",
+                                       "maxOutputBuffer"};
+
 Napi::FunctionReference Callback(const Napi::Object& o, const char* name) {
   Napi::Value v = o.Get(name);
   if (!v.IsFunction()) return Napi::FunctionReference();
@@ -60,6 +86,8 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::CloseIdleConnections>(
               "closeIdleConnections"),
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
+          InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
+          InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
       });
 }
 
@@ -81,6 +109,9 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
       OptionMs(opts, "keepAliveTimeout", o.keep_alive_timeout_ms);
   o.high_water_mark = OptionMs(opts, "highWaterMark", o.high_water_mark);
   o.max_pipelined = OptionMs(opts, "maxPipelined", o.max_pipelined);
+  for (const char* name : kLimitNames) {
+    if (opts.Has(name)) SetLimit(&o, name, opts.Get(name));
+  }
   if (o.max_pipelined == 0) o.max_pipelined = 1;
   o.http2_max_concurrent_streams = OptionMs(
       opts, "http2MaxConcurrentStreams", o.http2_max_concurrent_streams);
@@ -163,6 +194,24 @@ Napi::Value JsServer::CloseIdleConnections(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// setLimit(name, value): a server property assignment (server.maxConnections
+// = n...). Applies from the next request or connection. Returns false for
+// an unknown name.
+Napi::Value JsServer::SetLimitMethod(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsString()) {
+    return Napi::Boolean::New(env, false);
+  }
+  bool ok = SetLimit(&listener_->mutable_options(),
+                     info[0].As<Napi::String>().Utf8Value(), info[1]);
+  return Napi::Boolean::New(env, ok);
+}
+
+Napi::Value JsServer::DroppedConnections(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(),
+                           static_cast<double>(listener_->dropped_connections()));
+}
+
 Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(),
                            static_cast<double>(listener_->connection_count()));
@@ -234,6 +283,7 @@ void JsServer::OnRequest(Connection* c, const RequestHead& head) {
   napi_value headers = Latin1String(env, packed);
   int flags = (head.complete ? 1 : 0) | (head.keep_alive ? 2 : 0) |
               (head.expect_continue ? 4 : 0) | (head.upgrade ? 8 : 0) | (head.has_expect ? 16 : 0) |
+              (head.has_host ? 32 : 0) |
               ((head.http_major * 10 + head.http_minor) << 8);
   napi_value argv[6] = {ConnectionObject(c),
                         Int(env, head.seq),

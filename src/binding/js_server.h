@@ -50,6 +50,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::Value CloseAllConnections(const Napi::CallbackInfo& info);
   Napi::Value CloseIdleConnections(const Napi::CallbackInfo& info);
   Napi::Value ConnectionCount(const Napi::CallbackInfo& info);
+  Napi::Value SetLimitMethod(const Napi::CallbackInfo& info);
+  Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
 
   // The JS object for `c`, created on first use.
   napi_value ConnectionObject(Connection* c);

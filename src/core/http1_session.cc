@@ -54,10 +54,15 @@ Http1Session::Http1Session(Connection* conn) : conn_(conn) {
   // field completion marks where the value starts: an empty value produces
   // no on_header_value call at all.
   settings_.on_header_field_complete = [](llhttp_t* p) -> int {
-    Http1Session* s = From(p);
-    s->fields_.back().second =
-        Span{static_cast<uint32_t>(s->arena_.size()), 0};
-    s->in_field_ = false;
+    return From(p)->OnHeaderFieldComplete();
+  };
+  settings_.on_version = OnVersionCb;
+  settings_.on_version_complete = OnVersionCompleteCb;
+  settings_.on_chunk_extension_name = OnChunkExtensionCb;
+  settings_.on_chunk_extension_value = OnChunkExtensionCb;
+  // Called once a chunk-size line (extensions included) is complete.
+  settings_.on_chunk_header = [](llhttp_t* p) -> int {
+    From(p)->chunk_ext_bytes_ = 0;
     return 0;
   };
   llhttp_init(&parser_, HTTP_REQUEST, &settings_);
@@ -91,6 +96,76 @@ int Http1Session::OnBodyCb(llhttp_t* p, const char* at, size_t len) {
 }
 int Http1Session::OnMessageCompleteCb(llhttp_t* p) {
   return From(p)->OnMessageComplete();
+}
+
+// llhttp 8 ends the request line at CRLF or a bare LF; node's llhttp 9
+// requires CRLF ("Expected CRLF after version", 400). The version span is
+// fixed-size, so its end is reported without looking at the next byte:
+// that byte is either in this read (check it now) or the first of the next
+// one (cr_due_, checked in Execute).
+int Http1Session::OnVersionCb(llhttp_t* p, const char* at, size_t len) {
+  Http1Session* s = From(p);
+  s->version_end_ = at + len;
+  s->version_gen_ = s->exec_gen_;
+  return 0;
+}
+
+int Http1Session::OnVersionCompleteCb(llhttp_t* p) {
+  Http1Session* s = From(p);
+  // A span piece from an earlier read ended at that read's end: the
+  // terminator is this read's first byte.
+  const char* next =
+      s->version_gen_ == s->exec_gen_ ? s->version_end_ : s->exec_start_;
+  if (next < s->exec_end_) {
+    if (*next == '\r') return 0;
+    s->invalid_header_ = true;
+    s->invalid_code_ = "HPE_INVALID_VERSION";
+    s->invalid_reason_ = "Expected CRLF after version";
+    return -1;
+  }
+  s->cr_due_ = true;
+  return 0;
+}
+
+// Chunk extensions are parsed and dropped; their size per chunk is bounded
+// as node 20 bounds it (16 KiB, then 413), or a client could make the
+// parser chew on one endless chunk-size line.
+int Http1Session::OnChunkExtensionCb(llhttp_t* p, const char* at,
+                                     size_t len) {
+  (void)at;
+  Http1Session* s = From(p);
+  size_t max = s->conn_->listener()->options().max_chunk_extensions_size;
+  s->chunk_ext_bytes_ += len;
+  if (max > 0 && s->chunk_ext_bytes_ > max) {
+    s->ext_overflow_ = true;
+    return -1;
+  }
+  return 0;
+}
+
+int Http1Session::OnHeaderFieldComplete() {
+  // llhttp 8 accepts an empty field name (": x"); node's llhttp 9 answers
+  // 400. (With no name span at all, fields_.back() would not be ours.)
+  if (!in_field_ || fields_.empty() || fields_.back().first.len == 0) {
+    invalid_header_ = true;
+    invalid_code_ = "HPE_INVALID_HEADER_TOKEN";
+    invalid_reason_ = "Invalid header token";
+    return -1;
+  }
+  const Span& name = fields_.back().first;
+  if (in_trailers_ && name.len == 14 &&
+      EqualsIgnoreCase(std::string_view(arena_.data() + name.off, name.len),
+                       "content-length")) {
+    // A framing header after the body it would have framed: node's llhttp
+    // 9 refuses it (400), so a proxy in front cannot be told otherwise.
+    invalid_header_ = true;
+    invalid_code_ = "HPE_INVALID_CONTENT_LENGTH";
+    invalid_reason_ = "Content-Length can't be present with Transfer-Encoding";
+    return -1;
+  }
+  fields_.back().second = Span{static_cast<uint32_t>(arena_.size()), 0};
+  in_field_ = false;
+  return 0;
 }
 
 // ---- parsing -------------------------------------------------------------
@@ -174,6 +249,18 @@ void Http1Session::Execute(const char* data, size_t len) {
   const char* end = data + len;
   exec_start_ = data;
   exec_end_ = end;
+  exec_gen_++;
+  if (cr_due_ && len > 0) {
+    // The previous read ended right after the request line's version.
+    cr_due_ = false;
+    if (*data != '\r') {
+      invalid_header_ = true;
+      invalid_code_ = "HPE_INVALID_VERSION";
+      invalid_reason_ = "Expected CRLF after version";
+      HandleParseError(HPE_INVALID_VERSION, data);
+      return;
+    }
+  }
   while (true) {
     llhttp_errno_t err = llhttp_execute(&parser_, data, end - data);
     // Headers complete but their body not in this read yet: deliver now so
@@ -195,6 +282,13 @@ void Http1Session::Execute(const char* data, size_t len) {
       if (pos < end && !conn_->closing()) {
         conn_->session()->OnRead(pos, static_cast<size_t>(end - pos));
       }
+      return;
+    }
+    if (err == HPE_PAUSED_UPGRADE && parser_.method == HTTP_CONNECT) {
+      // What follows a CONNECT is tunnel data, never HTTP: parsing it as
+      // requests would be smuggling. lib/ closes the connection, as node
+      // does without a 'connect' listener.
+      parse_dead_ = true;
       return;
     }
     if (err == HPE_PAUSED_UPGRADE) {
@@ -239,6 +333,10 @@ int Http1Session::OnMessageBegin() {
   trailer_start_ = 0;
   header_bytes_ = 0;
   invalid_header_ = false;
+  invalid_code_ = nullptr;
+  invalid_reason_ = nullptr;
+  body_bytes_ = 0;
+  chunk_ext_bytes_ = 0;
   current_seq_ = next_seq_++;
   const ServerOptions& o = conn_->listener()->options();
   conn_->ClearDeadline(kDeadlineKeepAlive);
@@ -299,6 +397,16 @@ int Http1Session::OnHeadersComplete() {
              ((parser_.flags & F_CONTENT_LENGTH) != 0 &&
               parser_.content_length > 0);
   trailer_start_ = fields_.size();
+  if ((parser_.flags & F_CONTENT_LENGTH) != 0 &&
+      parser_.content_length >
+          conn_->listener()->options().max_request_body_size) {
+    // Refused before a body byte is read. The handler still gets the
+    // request (its req emits 'error'); the parser stops here, so the body
+    // is never taken for a next request.
+    body_too_large_ = true;
+    DeliverHead(false);
+    return -1;
+  }
   return 0;
 }
 
@@ -312,13 +420,20 @@ void Http1Session::DeliverHead(bool complete) {
   head_.headers.clear();
   head_.expect_continue = false;
   head_.has_expect = false;
-  for (size_t i = 0; i < trailer_start_; i++) {
+  head_.has_host = false;
+  // maxHeadersCount: lines past it are dropped, as node drops them.
+  size_t nfields = trailer_start_;
+  size_t max_fields = conn_->listener()->options().max_headers_count;
+  if (max_fields > 0 && nfields > max_fields) nfields = max_fields;
+  for (size_t i = 0; i < nfields; i++) {
     const auto& f = fields_[i];
     std::string_view name(arena_.data() + f.first.off, f.first.len);
     std::string_view value = TrimOws(arena_.data() + f.second.off, f.second.len);
     if (name.size() == 6 && EqualsIgnoreCase(name, "expect")) {
       head_.has_expect = true;
       if (EqualsIgnoreCase(value, "100-continue")) head_.expect_continue = true;
+    } else if (name.size() == 4 && EqualsIgnoreCase(name, "host")) {
+      head_.has_host = true;
     }
     head_.headers.emplace_back(name, value);
   }
@@ -340,6 +455,13 @@ int Http1Session::OnBody(const char* at, size_t len) {
     DeliverHead(false);
     if (conn_->destroyed()) return -1;
   }
+  body_bytes_ += len;
+  if (body_bytes_ > conn_->listener()->options().max_request_body_size) {
+    // A chunked body grew past maxRequestBodySize: none of this chunk is
+    // delivered (see RejectBody).
+    body_too_large_ = true;
+    return -1;
+  }
   int64_t offset = -1;
   if (read_in_ubuf_ && at >= ubuf_base_ && at + len <= ubuf_base_ + ubuf_len_) {
     offset = at - ubuf_base_;
@@ -359,7 +481,12 @@ int Http1Session::OnMessageComplete() {
     DeliverHead(true);
   } else {
     trailers_.clear();
-    for (size_t i = trailer_start_; i < fields_.size(); i++) {
+    size_t tend = fields_.size();
+    size_t max_fields = conn_->listener()->options().max_headers_count;
+    if (max_fields > 0 && tend - trailer_start_ > max_fields) {
+      tend = trailer_start_ + max_fields;
+    }
+    for (size_t i = trailer_start_; i < tend; i++) {
       const auto& f = fields_[i];
       trailers_.emplace_back(
           std::string_view(arena_.data() + f.first.off, f.first.len),
@@ -387,9 +514,21 @@ void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
     ReportClientError(431, "HPE_HEADER_OVERFLOW", "Header overflow");
     return;
   }
+  if (ext_overflow_) {
+    // As node 20: 413 for chunk extensions over 16 KiB.
+    ReportClientError(413, "HPE_CHUNK_EXTENSIONS_OVERFLOW",
+                      "Chunk extensions overflow");
+    return;
+  }
+  if (body_too_large_) {
+    RejectBody();
+    return;
+  }
   if (invalid_header_) {
-    ReportClientError(400, "HPE_INVALID_HEADER_TOKEN",
-                      "Invalid header value char");
+    ReportClientError(400,
+                      invalid_code_ ? invalid_code_ : "HPE_INVALID_HEADER_TOKEN",
+                      invalid_reason_ ? invalid_reason_
+                                      : "Invalid header value char");
     return;
   }
   if (err == HPE_USER) {
@@ -399,6 +538,46 @@ void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
   }
   const char* reason = llhttp_get_error_reason(&parser_);
   ReportClientError(400, llhttp_errno_name(err), reason ? reason : "");
+}
+
+void Http1Session::RejectBody() {
+  parse_dead_ = true;
+  unparsed_.clear();
+  message_in_progress_ = false;
+  in_body_ = false;
+  conn_->ClearDeadline(kDeadlineHeaders);
+  conn_->ClearDeadline(kDeadlineRequest);
+  uint32_t seq = current_seq_;
+  bool answered = false;
+  Request* r = Find(seq);
+  if (r && !r->head_sent) {
+    // 413 in this request's turn (staged behind earlier responses), then
+    // close: the rest of the body is never read.
+    int err = 0;
+    if (BeginHead(seq, 413, "", &err) != nullptr) {
+      FinishHead(seq, kHeadUserConnectionClose | kHeadWholeBody, 0);
+      End(seq, std::string_view());
+      answered = true;
+    }
+  } else if (r) {
+    // The handler answered already: close after its response.
+    r->close_after = true;
+  } else if (!conn_->closing()) {
+    conn_->EndGracefully();  // its response is out already
+  }
+  // Tells the embedder which request failed and whether sluice answered
+  // for it (status 413) or the handler's own response stands (0).
+  ClientError e;
+  e.status = answered ? 413 : 0;
+  e.code = "ERR_SLUICE_BODY_TOO_LARGE";
+  e.reason = "Request body too large";
+  e.bytes_parsed = 0;
+  conn_->listener()->delegate()->OnClientError(conn_, e);
+  if (!conn_->closing()) {
+    // A handler that never finishes its response must not keep the
+    // connection: bound it like any closing connection.
+    conn_->SetDeadline(kDeadlineLinger, conn_->listener()->options().linger_ms);
+  }
 }
 
 void Http1Session::ReportClientError(int status, const char* code,
@@ -528,6 +707,12 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   Listener* l = conn_->listener();
   bool keep_alive = r->req_keep_alive && !server_closing_ && !eof_ &&
                     !(flags & kHeadUserConnectionClose);
+  // maxRequestsPerSocket: the last request's response closes (node's
+  // semantics; requests beyond it are answered 503 by lib/).
+  uint64_t max_requests = l->options().max_requests_per_socket;
+  if (max_requests > 0 && static_cast<uint64_t>(r->seq) + 1 >= max_requests) {
+    keep_alive = false;
+  }
   if (!(flags & kHeadUserDate)) {
     q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
   }
@@ -555,6 +740,10 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
       if (!(flags & kHeadUserKeepAlive) && ka > 0) {
         q.Append("Keep-Alive: timeout=", 20);
         AppendDecimal(q, ka / 1000);
+        if (max_requests > 0) {
+          q.Append(", max=", 6);
+          AppendDecimal(q, max_requests);
+        }
         q.Append("\r\n", 2);
       }
     } else {
@@ -580,6 +769,15 @@ OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
   }
   if (!r->head_sent) {
     *err = kRespHeadersNotSent;
+    return nullptr;
+  }
+  size_t max_out = conn_->listener()->options().max_output_buffer;
+  if (max_out > 0 && len > 0 && conn_->writer().Backlog() > max_out) {
+    // maxOutputBuffer: the client does not read and the handler ignores
+    // 'drain'. Destroy (not end): nothing more of this response can get
+    // through. The connection object lives until its close callback.
+    conn_->Destroy();
+    *err = kRespClosed;
     return nullptr;
   }
   if (r->no_body || len == 0) return nullptr;

@@ -167,6 +167,15 @@ class Http1Session final : public Session {
   void Execute(const char* data, size_t len);
   void DeliverHead(bool complete);
   void HandleParseError(llhttp_errno_t err, const char* pos);
+  // Limits (options.h): the request body passed max_request_body_size.
+  // Answers 413 in the request's turn and closes (see RejectBody).
+  void RejectBody();
+  // on_version / on_version_complete: llhttp 8 accepts a bare LF after
+  // the version; node's llhttp 9 answers 400 (see the .cc).
+  static int OnVersionCb(llhttp_t* p, const char* at, size_t len);
+  static int OnVersionCompleteCb(llhttp_t* p);
+  static int OnChunkExtensionCb(llhttp_t* p, const char* at, size_t len);
+  int OnHeaderFieldComplete();
   void ReportClientError(int status, const char* code, const char* reason);
   Request* Find(uint32_t seq);
   OutputQueue& QueueFor(Request& r);
@@ -207,6 +216,21 @@ class Http1Session final : public Session {
   bool parse_dead_ = false;     // after a parse error: ignore input
   bool header_overflow_ = false;
   bool invalid_header_ = false;   // obs-fold in a value
+  // Why invalid_header_ (HPE_* code and reason for clientError).
+  const char* invalid_code_ = nullptr;
+  const char* invalid_reason_ = nullptr;
+  bool body_too_large_ = false;   // RejectBody is due
+  bool ext_overflow_ = false;     // chunk extensions over the limit
+  uint64_t body_bytes_ = 0;       // body bytes of the current request
+  size_t chunk_ext_bytes_ = 0;    // extension bytes of the current chunk
+  // End of the last on_version span and the Execute call it came from
+  // (exec_gen_): a span from an earlier read ended at that read's end.
+  const char* version_end_ = nullptr;
+  uint64_t version_gen_ = 0;
+  uint64_t exec_gen_ = 0;
+  // The version ended exactly at the end of a read: the next read's first
+  // byte must be CR.
+  bool cr_due_ = false;
   // The input llhttp_execute is working on, and whether the last header
   // value span ended at its end (obs-fold detection).
   const char* exec_start_ = nullptr;

@@ -83,6 +83,17 @@ int Listener::GetAddress(std::string* ip, int* port, int* family) const {
 void Listener::OnConnection(uv_stream_t* server, int status) {
   Listener* l = static_cast<Listener*>(server->data);
   if (status < 0 || l->closing_) return;
+  if (l->connections_.size() >= l->options_.max_connections) {
+    // maxConnections: accept and close at once, as node does (leaving it
+    // in the backlog would wake this callback again and again). No byte is
+    // read or written; the handle is freed in its close callback.
+    uv_tcp_t* t = new uv_tcp_t;
+    uv_tcp_init(l->loop_, t);
+    if (uv_accept(server, reinterpret_cast<uv_stream_t*>(t)) == 0) l->dropped_++;
+    uv_close(reinterpret_cast<uv_handle_t*>(t),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+    return;
+  }
   Connection::Accept(l, server);
 }
 

@@ -54,6 +54,12 @@ class Listener {
   uv_loop_t* loop() const { return loop_; }
   ServerDelegate* delegate() const { return delegate_; }
   const ServerOptions& options() const { return options_; }
+  // The limits lib/ lets users change later as server properties
+  // (maxHeadersCount, maxRequestsPerSocket, maxConnections...): read at
+  // each use, so a change applies from the next request / connection.
+  ServerOptions& mutable_options() { return options_; }
+  // Connections closed at accept because of max_connections.
+  uint64_t dropped_connections() const { return dropped_; }
   DateCache& date() { return date_; }
   bool closing() const { return closing_; }
   size_t connection_count() const { return connections_.size(); }
@@ -98,6 +104,7 @@ class Listener {
   bool released_ = false;
   bool flush_scheduled_ = false;
   int open_handles_ = 0;
+  uint64_t dropped_ = 0;
   int dispatch_depth_ = 0;
   std::vector<Connection*> connections_;
   std::vector<Connection*> dirty_;

@@ -25,6 +25,31 @@ struct ServerOptions {
   // Requests parsed ahead of their responses before the connection stops
   // reading (bounds memory against pipelining floods).
   size_t max_pipelined = 128;
+  // --- Limits (node-compatible names in lib/; 0 or SIZE_MAX: see each) ---
+  // Header lines delivered per request or trailer block (maxHeadersCount);
+  // lines past it are parsed (and count towards max_header_size) but
+  // dropped. 0 = no limit.
+  size_t max_headers_count = 2000;
+  // Request body bytes (maxRequestBodySize). A larger Content-Length is
+  // refused before any body byte is read; a chunked body is cut when it
+  // grows past it. Either way: 413, Connection: close. UINT64_MAX = none.
+  uint64_t max_request_body_size = UINT64_MAX;
+  // Requests per connection (maxRequestsPerSocket): the response to the
+  // last one carries Connection: close and the connection closes after
+  // it; Keep-Alive says max=N. 0 = no limit.
+  uint64_t max_requests_per_socket = 0;
+  // Open connections (maxConnections): one accepted beyond it is closed at
+  // once, before any byte is read. SIZE_MAX = no limit (0 refuses all, as
+  // node's server.maxConnections = 0).
+  size_t max_connections = SIZE_MAX;
+  // A response write made while more than this many bytes already wait to
+  // be written destroys the connection (maxOutputBuffer): a client that
+  // does not read cannot make a handler that ignores 'drain' buffer
+  // without bound. One large write is accepted whole. 0 = no limit.
+  size_t max_output_buffer = 16 * 1024 * 1024;
+  // Bytes of chunk-extension names and values per chunk, as node 20
+  // (HPE_CHUNK_EXTENSIONS_OVERFLOW, 413). 0 = no limit.
+  size_t max_chunk_extensions_size = 16384;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

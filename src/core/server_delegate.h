@@ -31,6 +31,7 @@ struct RequestHead {
   bool keep_alive;         // per llhttp_should_keep_alive
   bool expect_continue;    // "Expect: 100-continue"
   bool has_expect;         // any Expect header
+  bool has_host = false;   // a Host header (node answers 400 without one)
   bool upgrade;
   bool complete;           // the whole message (no body left) was parsed
 };
