@@ -5,7 +5,7 @@
 // Upgrade: h2c). A fake Http2Delegate answers each stream — at once, at the
 // end of its body or later from the driver; with no body, JS-style writes
 // (copied or referenced), trailers, or a reset; sometimes pausing the
-// request body — and checks:
+// request body; or from a native pipe (mem_source.h) — and checks:
 //   - streams are reported once, with odd increasing ids, and closed once;
 //   - no data/end/drain/trailers callback for an unknown or closed stream,
 //     no data after the end, never more data than a content-length allows
@@ -34,6 +34,7 @@
 #include "core/listener.h"
 #include "core/server_delegate.h"
 #include "harness.h"
+#include "mem_source.h"
 
 using namespace sluice;
 
@@ -75,6 +76,8 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
   bool server_closed = false;
   int live_refs = 0;
   std::deque<int32_t> deferred;
+  fuzz::Sources sources;
+  std::deque<fuzz::PipeDone> pipes;  // one per started pipe body
 
   // The connection's HTTP/2 session, once it speaks HTTP/2.
   Http2Session* H2() {
@@ -278,6 +281,10 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
     hl.AddStatus(status);
     hl.Add("x-id", std::to_string(st.id));
     uint32_t flags = 0;
+    // A native pipe body (respondWithFile) in one response of four.
+    uint8_t p = NextDecision();
+    bool pipe = (p & 3) == 3 && status == 200;
+    if (pipe) body_mode = 1;
     if (body_mode == 0 || status == 204) flags |= kH2EndStream;
     if (body_mode == 2 && (d & 0x20)) flags |= kH2WaitForTrailers;
     int r = s->Respond(st.id, status, hl, flags);
@@ -287,6 +294,17 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
       return;
     }
     if (flags & kH2EndStream) return;
+    if (pipe) {
+      size_t total = ((p >> 3) & 7) * 40000 + (p & 4);
+      auto* src = new fuzz::MemSource(&sources, total, (p & 0x20) ? 1000 : 200000,
+                                      (p & 4) != 0, (p & 0x40) ? 1 : -1);
+      pipes.emplace_back();
+      r = s->StartPipeBody(st.id, src, &pipes.back());
+      FUZZ_CHECK(r == kH2Ok || r == 1 || r == kH2NoStream || r == kH2Closed,
+                 "StartPipeBody: %d", r);
+      if (r != kH2Ok) pipes.pop_back();
+      return;
+    }
     auto write = [&](size_t len, bool external) {
       if (!h2 || closed) return;
       int e = external
@@ -363,6 +381,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     if ((op & 3) >= 2) d.AnswerDeferred();
+    if (!(op & 128)) d.sources.Run();
     if (op & 4) d.ResumeAll();
     if ((op & 8) && d.H2()) {
       if (op & 64) {
@@ -390,6 +409,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     drv.Pump();
   }
   d.AnswerDeferred();
+  d.sources.Run();
+  drv.Pump();
+  d.sources.Run();
   drv.Pump();
   l->Close();
   if (alive()) l->CloseAllConnections();
@@ -400,5 +422,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   l->Release();
   fuzz::CloseLoop(&loop);
   FUZZ_CHECK(d.live_refs == 0, "%d external refs not released", d.live_refs);
+  d.sources.Run();  // frees sources closed while a read was pending
+  FUZZ_CHECK(d.sources.live == 0, "%zu pipe sources not freed", d.sources.live);
+  for (auto& p : d.pipes) {
+    FUZZ_CHECK(p.calls == 1, "a pipe body ended %d times", p.calls);
+  }
+  FUZZ_CHECK(PipeBufferPool::ForThisThread()->outstanding() == 0,
+             "%zu pipe buffers not returned",
+             PipeBufferPool::ForThisThread()->outstanding());
   return 0;
 }
