@@ -820,6 +820,11 @@ int Http1Session::WriteContinue(uint32_t seq) {
   if (conn_->closing()) return kRespClosed;
   Request* r = Find(seq);
   if (!r || r->head_sent) return kRespNoRequest;
+  if (body_too_large_ && seq == current_seq_) {
+    // Its Content-Length is over maxRequestBodySize: the 413 that follows
+    // is the answer to the expectation; no body is invited.
+    return kRespOk;
+  }
   QueueFor(*r).Append("HTTP/1.1 100 Continue\r\n\r\n", 25);
   if (IsFront(*r)) conn_->MarkDirty();
   return kRespOk;
