@@ -24,11 +24,14 @@
         "src/core/http2_upgrade.cc",
         "src/core/file_source.cc",
         "src/core/http1_pipe_body.cc",
+        "src/core/compressor.cc",
+        "src/core/compress_job.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
         "src/binding/js_http2.cc",
-        "src/binding/js_file.cc"
+        "src/binding/js_file.cc",
+        "src/binding/js_compress.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

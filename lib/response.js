@@ -11,6 +11,7 @@ const {
 } = require('./headers');
 const { codedError, codedTypeError } = require('./errors');
 const fileResponse = require('./file_response');
+const compression = require('./compression');
 
 const kConn = Symbol('sluice.conn');
 const kSeq = Symbol('sluice.seq');
@@ -239,6 +240,7 @@ class ServerResponse extends Stream {
   // Starts the response without a body (write() with headers pending,
   // flushHeaders()).
   _sendHead() {
+    if (this._compressCfg) compression.startStream(this, this._compressCfg);
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
@@ -250,6 +252,15 @@ class ServerResponse extends Stream {
 
   flushHeaders() {
     if (!this[kHeadOnWire]) this._result(this._sendHead());
+  }
+
+  // As the `compression` middleware's res.flush(): what was written so far
+  // leaves the compressor now (server-sent events).
+  flush() {
+    if (!this[kHeadOnWire]) this.flushHeaders();
+    if (this._compressor && !this.writableEnded && !this.destroyed) {
+      this._result(this._compressor.write(this[kConn], this[kSeq], undefined, true));
+    }
   }
 
   writeContinue(cb) {
@@ -289,7 +300,9 @@ class ServerResponse extends Stream {
     const body = toBody(chunk, encoding);
     if (this.destroyed) return false;
     if (!this[kHeadOnWire]) this._sendHead();
-    const ok = this._result(this[kConn].write(this[kSeq], body));
+    const ok = this._result(this._compressor ?
+      this._compressor.write(this[kConn], this[kSeq], body, false) :
+      this[kConn].write(this[kSeq], body));
     if (cb) process.nextTick(cb);
     return ok;
   }
@@ -307,12 +320,16 @@ class ServerResponse extends Stream {
     let r;
     const trailers = this[kTrailers] || undefined;
     if (!this[kHeadOnWire]) {
+      const coding = this._compressCfg ?
+        compression.prepare(this, this._compressCfg, compression.byteLength(body)) : 0;
       const block = this._headBlock();
       const flags = this._headFlags;
       this.headersSent = true;
       this[kHeadOnWire] = true;
-      r = this[kConn].respond(this[kSeq], this._statusFlags(flags | F_WHOLE_BODY | F_END),
-        this.statusMessage, block, body, trailers);
+      r = (coding ? compression.respond : respondPlain)(this, coding, this[kConn], this[kSeq],
+        this._statusFlags(flags | F_WHOLE_BODY | F_END), this.statusMessage, block, body, trailers);
+    } else if (this._compressor) {
+      r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {
       r = this[kConn].end(this[kSeq], body, trailers);
     }
@@ -325,6 +342,7 @@ class ServerResponse extends Stream {
   destroy(err) {
     if (this.destroyed) return this;
     this.destroyed = true;
+    if (this._compressor) this._compressor.close();
     if (this._nativeFile) this._nativeFile.close();
     if (!this.writableFinished) this[kConn].destroy();
     if (err) process.nextTick(() => this.emit('error', err));
@@ -399,6 +417,7 @@ class ServerResponse extends Stream {
 
   _closed() {
     if (this._nativeFile) this._nativeFile.close();
+    if (this._compressor) this._compressor.close();
     // A native file body that completed: its stream may close before the
     // finish tick (HTTP/2), which must still see 'finish'.
     if (this._nativeFileDone) emitFinish(this);
@@ -406,6 +425,10 @@ class ServerResponse extends Stream {
     this.destroyed = true;
     this.emit('close');
   }
+}
+
+function respondPlain(res, coding, conn, seq, statusFlags, reason, block, body, trailers) {
+  return conn.respond(seq, statusFlags, reason, block, body, trailers);
 }
 
 function emitFinish(res) {

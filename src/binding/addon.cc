@@ -4,6 +4,7 @@
 #include <uv.h>
 
 #include "binding/addon_data.h"
+#include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
 #include "binding/js_file.h"
@@ -44,6 +45,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("errname", Napi::Function::New(env, ErrName));
   exports.Set("strerror", Napi::Function::New(env, StrError));
   exports.Set("counters", Napi::Function::New(env, GetCountersJs));
+  InitCompression(env, exports);
 
   // The llhttp compiled into this addon (not node's own copy, which the
   // hidden visibility keeps from interposing).

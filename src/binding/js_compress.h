@@ -1,0 +1,32 @@
+// Response compression for JS (lib/compression.js decides; this encodes):
+//
+//   respondCompressed(conn, seq, statusFlags, reason, headerBlock, body,
+//                     trailers, coding, level, brotliQuality) -> result
+//       res.end(body) with a negotiated coding: the body is compressed in
+//       one pass, inline below CompressJob::kAsyncThreshold, otherwise on
+//       the threadpool; head (Content-Length = compressed size) and body
+//       are queued when it is done. The response keeps its place among
+//       pipelined ones: nothing of it is queued before, and the responses
+//       after it are staged by the session until it ends.
+//   new NativeCompressor(coding, level, brotliQuality)
+//       .write(conn, seq, chunk, flush) -> result (res.write; flush: 1 =
+//              sync flush, what res.flush() asks for)
+//       .end(conn, seq, chunk, trailers) -> result (finishes the stream)
+//       .close()  frees the compressor state (reset, destroy)
+//   compressBuffer(coding, level, brotliQuality, buffer) -> Buffer
+//       one-shot, inline (tests compare it with node's zlib)
+//   compressionInfo() -> where zlib and brotli resolve (dladdr), versions
+//   compressionStats() -> { compressors, jobs } alive (leak checks)
+//
+// Results are those of JsConnection's methods: >= 0 (bit 0: wait for
+// drain) or a negative ResponseError. Nothing throws except on bad
+// arguments from lib/.
+#pragma once
+
+#include <napi.h>
+
+namespace sluice {
+
+void InitCompression(Napi::Env env, Napi::Object exports);
+
+}  // namespace sluice
