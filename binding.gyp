@@ -26,6 +26,7 @@
         "src/core/http1_pipe_body.cc",
         "src/core/compressor.cc",
         "src/core/compress_job.cc",
+        "src/core/compress_transform.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",

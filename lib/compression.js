@@ -253,7 +253,43 @@ function startStream(res, cfg) {
   }
 }
 
+// respondWithFile(path, headers, { precompressed: true }): serves the
+// sibling path.br or path.gz (br first, then the client's q-values as in
+// negotiate) when the client accepts that coding and the sibling exists
+// and is not older than path; sets Content-Encoding and Vary (Vary also
+// when no sibling fits, since the answer depended on Accept-Encoding).
+// Calls back with the path to serve. Works with or without the server's
+// compression option.
+function precompressed(res, path, cb) {
+  const fs = require('fs');
+  const ae = res.req && res.req.headers['accept-encoding'];
+  const order = [];
+  const left = [CODING.br, CODING.gzip];
+  for (;;) {
+    const c = negotiate(ae, left);
+    if (c === 0) break;
+    order.push(c);
+    left.splice(left.indexOf(c), 1);
+  }
+  if (res.getHeader('content-encoding') !== undefined) { cb(path); return; }
+  fs.stat(path, (err, st) => {
+    if (err || !st.isFile()) { cb(path); return; }  // the normal path reports it
+    addVary(res);
+    const next = (i) => {
+      if (i >= order.length) { cb(path); return; }
+      const sibling = path + (order[i] === CODING.br ? '.br' : '.gz');
+      fs.stat(sibling, (e, s2) => {
+        if (e || !s2.isFile() || s2.mtimeMs < st.mtimeMs) { next(i + 1); return; }
+        res.setHeader('Content-Encoding', NAMES[order[i]]);
+        cb(sibling);
+      });
+    };
+    next(0);
+  });
+}
+
 module.exports = {
+  precompressed,
   normalize, negotiate, parseAcceptEncoding, isCompressible, prepare, respond,
   startStream, byteLength, CODING, NAMES,
 };

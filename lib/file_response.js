@@ -26,6 +26,7 @@
 
 const { URL, fileURLToPath } = require('url');
 const binding = require('./binding');
+const compression = require('./compression');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
 const S_IFMT = 0o170000;
@@ -158,6 +159,15 @@ function respond(res, target, isFd, headers, options) {
   }
   target = isFd ? toFd(target) : toPath(target);
   const opts = validateOptions(options);
+  if (options && options.precompressed && !isFd) {
+    // path.br / path.gz when acceptable, present and not older (compression.js).
+    compression.precompressed(res, target, (path) => {
+      if (!res.headersSent && !res.writableEnded && !res.destroyed) {
+        respond(res, path, false, headers, { ...options, precompressed: false });
+      }
+    });
+    return;
+  }
   const name = isFd ? undefined : target;
   const fail = (err) => {
     if (opts.onError) opts.onError(err);
@@ -222,6 +232,9 @@ function respond(res, target, isFd, headers, options) {
     }
     if (known) res.setHeader('content-length', length);
     else res.removeHeader('content-length');
+    // Response compression (lib/compression.js): a compressible body goes
+    // through the native compressor in the pipe (then chunked).
+    if (res._compressCfg) res._fileCoding = compression.prepare(res, res._compressCfg, known ? length : -1);
     const r = res._respondWithNativeFile(file, (status) => {
       if (status === 0) return;
       // The body broke after its head went out: the connection is gone.

@@ -393,7 +393,10 @@ class ServerResponse extends Stream {
       r = conn.respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
         block, undefined, undefined);
       if (r < 0) return r;
-      r = file.respondHttp1(conn, this[kSeq], done);
+      const cfg = this._compressCfg;
+      r = cfg && this._fileCoding ?  // lib/compression.js: native compressor in the pipe
+        file.respondHttp1(conn, this[kSeq], done, this._fileCoding, cfg.level, cfg.brotliQuality) :
+        file.respondHttp1(conn, this[kSeq], done);
     }
     if (r === 1) process.nextTick(emitFinish, this);  // HEAD: no body
     return r;

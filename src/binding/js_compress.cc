@@ -5,6 +5,7 @@
 
 #include "binding/js_connection.h"
 #include "core/compress_job.h"
+#include "core/compress_transform.h"
 #include "core/compressor.h"
 #include "core/connection.h"
 #include "core/http1_session.h"
@@ -425,10 +426,29 @@ Napi::Value CompressionStats(const Napi::CallbackInfo& info) {
         Napi::Number::New(env, static_cast<double>(Compressor::live_count())));
   o.Set("jobs",
         Napi::Number::New(env, static_cast<double>(CompressJob::live_count())));
+  o.Set("transforms", Napi::Number::New(env, static_cast<double>(
+                                                 CompressTransform::live_count())));
   return o;
 }
 
 }  // namespace
+
+PipeSource* WrapCompression(const Napi::CallbackInfo& info, size_t at,
+                            PipeSource* src) {
+  if (info.Length() <= at || !info[at].IsNumber()) return src;
+  CompressParams p;
+  if (!ParseParams(info, at, &p)) return src;  // 0: identity
+  uv_loop_t* loop = nullptr;
+  napi_get_uv_event_loop(info.Env(), &loop);
+  CompressTransform* t =
+      CompressTransform::Create(loop, PipeBufferPool::ForThisThread(), p);
+  if (t == nullptr) {
+    src->Close();
+    return nullptr;
+  }
+  t->SetUpstream(src);
+  return t;
+}
 
 void InitCompression(Napi::Env env, Napi::Object exports) {
   exports.Set("respondCompressed", Napi::Function::New(env, RespondCompressed));

@@ -13,10 +13,13 @@
 //              sync flush, what res.flush() asks for)
 //       .end(conn, seq, chunk, trailers) -> result (finishes the stream)
 //       .close()  frees the compressor state (reset, destroy)
+//   NativeFile.respondHttp1(conn, seq, onDone, coding, level, quality)
+//       file bodies: FileSource → CompressTransform → sink (threadpool,
+//       chunk by chunk; see core/compress_transform.h)
 //   compressBuffer(coding, level, brotliQuality, buffer) -> Buffer
 //       one-shot, inline (tests compare it with node's zlib)
 //   compressionInfo() -> where zlib and brotli resolve (dladdr), versions
-//   compressionStats() -> { compressors, jobs } alive (leak checks)
+//   compressionStats() -> { compressors, jobs, transforms } alive (leak checks)
 //
 // Results are those of JsConnection's methods: >= 0 (bit 0: wait for
 // drain) or a negative ResponseError. Nothing throws except on bad
@@ -25,8 +28,17 @@
 
 #include <napi.h>
 
+#include "core/pipe.h"
+
 namespace sluice {
 
 void InitCompression(Napi::Env env, Napi::Object exports);
+
+// For file bodies (JsFile::RespondHttp1): when info[at] is a coding
+// (1..3; then info[at+1] level, info[at+2] brotli quality), returns a
+// CompressTransform over `src` (which it now owns); otherwise `src`
+// itself. nullptr when the transform cannot be made (`src` is closed).
+PipeSource* WrapCompression(const Napi::CallbackInfo& info, size_t at,
+                            PipeSource* src);
 
 }  // namespace sluice

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "core/http1_session.h"
 
@@ -185,7 +186,14 @@ Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
     on_done_ = Napi::Persistent(info[2].As<Napi::Function>());
   }
   Hold();  // the session holds us as its listener until OnPipeBodyDone
-  int r = s->StartPipeBody(seq, src, this);
+  // A negotiated content coding (args 3..5) puts the compressor between
+  // the file and the socket.
+  PipeSource* body = WrapCompression(info, 3, src);
+  if (!body) {
+    Unhold();
+    return Napi::Number::New(env, kRespClosed);
+  }
+  int r = s->StartPipeBody(seq, body, this);
   if (r != kRespOk) Unhold();  // the listener will not be called
   return Napi::Number::New(env, r);
 }

@@ -2,20 +2,22 @@
 // pass, inline on the loop thread or on the libuv threadpool.
 //
 // Why a threshold: compressing on the threadpool costs a uv_queue_work
-// round trip (a wake-up of a worker, an async handle wake-up of the loop,
-// ~15-30 µs on these machines) plus keeping the response's place in the
-// pipeline; compressing inline blocks the loop for the whole body. Measured
-// here (2-core VM, gzip level 6 / br quality 4 on JSON, see
-// test/compression/ and benchmark/zlib/compressed_response.js):
+// round trip (a worker wake-up, then an async-handle wake-up of the loop)
+// and keeps the response's place in the pipeline; compressing inline
+// blocks the loop for the whole body. Measured here (2-core VM shared with
+// other builds, load average ~9, so medians and noisy; level 6 / quality 4
+// on JSON, one-shot, /tmp script timing compressBuffer):
 //     body      gzip -6 inline   br q4 inline
-//     4 KiB        ~45 µs          ~60 µs
-//     16 KiB      ~140 µs         ~150 µs
-//     32 KiB      ~260 µs         ~280 µs
-//     64 KiB      ~520 µs         ~560 µs
-//     1 MiB       ~8.5 ms         ~9 ms
-// At 32 KiB the inline cost (~0.25 ms) is about ten times the hand-off, and
-// a loop blocked for that long is what a parallel tiny request's p99 shows;
-// above it the work goes to the threadpool (kAsyncThreshold).
+//     16 KiB      ~170 µs          ~160 µs
+//     32 KiB      ~300-490 µs      ~280 µs
+//     64 KiB      ~0.65-1.25 ms    ~0.66 ms
+//     1 MiB       ~25-41 ms        ~26 ms
+//   threadpool round trip (node's async zlib.gzip of 17 bytes, which also
+//   pays its JS wrapper): ~150 µs median, vs ~33 µs for gzipSync.
+// At 32 KiB the inline cost is about twice the hand-off and a loop blocked
+// for it is what a parallel tiny request's p99 shows; above it the work
+// goes to the threadpool (kAsyncThreshold). Below it, the hand-off would
+// cost more latency than it saves.
 //
 // Lifetime and threads: the input bytes are kept alive by an ExternalRef
 // (the binding's napi reference on the JS Buffer) or owned by the job (a
