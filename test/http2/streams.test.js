@@ -227,6 +227,29 @@ describeSluice('http2 streams', function () {
     await common.withTimeout(closed, 5000, 'server close');
   });
 
+  it('server.close() with an idle session: GOAWAY, the connection closes, the server reports close', async function () {
+    const { server, port } = await common.startServer((req, res) => res.end('x'));
+    const s = h2.connect(port);
+    await h2.request(s);
+    const goaway = common.once(s, 'goaway', 5000);
+    const sessionClosed = common.once(s, 'close', 5000);
+    const closed = new Promise((resolve) => server.close(resolve));
+    await goaway;
+    await sessionClosed;
+    await common.withTimeout(closed, 5000, 'server close');
+  });
+
+  it('an idle session is closed with GOAWAY after keepAliveTimeout', async function () {
+    const { port } = await common.startServer({ keepAliveTimeout: 200 }, (req, res) => res.end('x'));
+    const s = h2.connect(port);
+    await h2.request(s);
+    const t0 = Date.now();
+    const [code] = await common.once(s, 'goaway', 5000);
+    assert.strictEqual(code, 0);
+    await common.once(s, 'close', 5000);
+    assert.ok(Date.now() - t0 >= 100, 'not before the timeout');
+  });
+
   it('respond() validates headers as node does', async function () {
     const { server, port } = await common.startServer();
     const errors = [];
