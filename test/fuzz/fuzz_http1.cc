@@ -129,7 +129,7 @@ class Delegate final : public ServerDelegate {
   void OnDispatchEnd() override { dispatch--; }
 
   void OnRequest(Connection* c, const RequestHead& head) override {
-    Alive(c);
+    Parsing(c);
     FUZZ_CHECK(head.seq == next_seq_, "seq %u, expected %u", head.seq, next_seq_);
     FUZZ_CHECK(!cur_ || cur_->ended, "head %u before request %u ended",
                head.seq, cur_ ? cur_->seq : 0);
@@ -180,7 +180,7 @@ class Delegate final : public ServerDelegate {
 
   void OnBody(Connection* c, uint32_t seq, const char* data, size_t len,
               int64_t user_offset) override {
-    Alive(c);
+    Parsing(c);
     FUZZ_CHECK(cur_ && cur_->seq == seq, "body for %u, current %u", seq,
                cur_ ? cur_->seq : 0);
     FUZZ_CHECK(!cur_->ended, "body after the end of request %u", seq);
@@ -249,7 +249,7 @@ class Delegate final : public ServerDelegate {
       Connection* c, uint32_t seq,
       const std::vector<std::pair<std::string_view, std::string_view>>&
           trailers) override {
-    Alive(c);
+    Parsing(c);
     FUZZ_CHECK(cur_ && cur_->seq == seq && !cur_->ended, "end of %u", seq);
     if (cur_->has_cl) {
       FUZZ_CHECK(cur_->body == cur_->cl, "request ended after %llu of %llu bytes",
@@ -270,6 +270,8 @@ class Delegate final : public ServerDelegate {
   void OnClientError(Connection* c, const ClientError& err) override {
     Alive(c);
     FUZZ_CHECK(err.status >= 400 && err.status < 500, "status %d", err.status);
+    FUZZ_CHECK(error_status_ == 0, "second client error %d after %d",
+               err.status, error_status_);
     error_status_ = err.status;
     uint8_t d = NextDecision();
     if ((d & 7) == 7) {
@@ -308,6 +310,12 @@ class Delegate final : public ServerDelegate {
   void Alive(Connection* c) {
     FUZZ_CHECK(!closed, "callback after OnConnectionClose");
     FUZZ_CHECK(c == conn, "unknown connection");
+  }
+  // Request events: none after a client error (the input is dead).
+  void Parsing(Connection* c) {
+    Alive(c);
+    FUZZ_CHECK(error_status_ == 0, "request event after client error %d",
+               error_status_);
   }
 
   Req* FindReq(uint32_t seq) {
