@@ -17,6 +17,11 @@ namespace {
 // (queued + in flight): enough for a few large writevs on loopback, small
 // enough that a slow peer does not make us frame megabytes ahead.
 constexpr size_t kSendBacklogLimit = 512 * 1024;
+// Control frames (SETTINGS/PING ACKs, WINDOW_UPDATE, HEADERS) stay in
+// nghttp2's own queue once the writer holds this much: a peer that sends
+// PINGs without reading then trips nghttp2's outbound-ACK flood limit
+// (NGHTTP2_ERR_FLOODED) instead of growing our queue without bound.
+constexpr size_t kControlBacklogLimit = 1024 * 1024;
 // Payload slices below this are copied next to their frame header (one
 // iovec) instead of referenced.
 constexpr size_t kEmbedThreshold = 4096;
@@ -420,8 +425,12 @@ ssize_t Http2Session::SendCb(nghttp2_session*, const uint8_t* data,
                              size_t len, int, void* user) {
   // Control frames and headers: small, copied into the corked buffer.
   Http2Session* self = From(user);
-  self->conn_->writer().queue().Append(reinterpret_cast<const char*>(data),
-                                       len);
+  Writer& w = self->conn_->writer();
+  if (w.Backlog() >= kControlBacklogLimit) {
+    self->send_blocked_ = true;  // OnWritesDone sends the rest
+    return NGHTTP2_ERR_WOULDBLOCK;
+  }
+  w.queue().Append(reinterpret_cast<const char*>(data), len);
   return static_cast<ssize_t>(len);
 }
 

@@ -250,6 +250,31 @@ describeSluice('http2 streams', function () {
     assert.ok(Date.now() - t0 >= 100, 'not before the timeout');
   });
 
+  it('a peer flooding PINGs without reading is disconnected (nghttp2 flood limit), others are unaffected', async function () {
+    const { server, port } = await common.startServer();
+    server.on('stream', (stream) => { stream.respond(); stream.end('ok'); });
+    const c = await common.rawConnect(port);
+    c.socket.pause();  // never reads the PING ACKs
+    const ping = h2.frame(h2.FRAME.PING, 0, 0, Buffer.alloc(8));
+    // nghttp2 allows 1000 queued ACKs; the server stops framing them once
+    // its output backlog is full, so the limit trips however they arrive.
+    const batch = Buffer.concat(Array.from({ length: 500 }, () => ping));
+    c.socket.write(Buffer.concat([h2.PREFACE, h2.frame(h2.FRAME.SETTINGS, 0, 0)]));
+    let batches = 0;
+    const limit = 4000;  // 2M PINGs: 34 MB of ACKs
+    const pump = () => {
+      if (c.socket.destroyed || batches >= limit) return;
+      batches++;
+      if (c.socket.write(batch)) setImmediate(pump);
+      else c.socket.once('drain', pump);
+    };
+    pump();
+    await common.withTimeout(c.closedPromise, 15000, 'the server to drop the flooding connection');
+    assert.ok(batches < limit, `closed only after ${batches} batches of 500 PINGs`);
+    const s = h2.connect(port);
+    assert.strictEqual((await h2.request(s)).body.toString(), 'ok');
+  });
+
   it('respond() validates headers as node does', async function () {
     const { server, port } = await common.startServer();
     const errors = [];
