@@ -468,12 +468,14 @@ function loadCommand(load, port, seconds, caseDir) {
     const args = ['-t', String(load.threads || 1), '-c', String(load.connections),
       '-d', `${seconds}s`, '--timeout', `${load.timeout || 10}s`];
     if (load.script) args.push('-s', path.resolve(caseDir, load.script));
+    for (const h of load.headers || []) args.push('-H', h);
     args.push(url);
     if (load.scriptArgs && load.scriptArgs.length) args.push('--', ...load.scriptArgs.map(String));
     return { cmd: 'wrk', args, parse: parseWrk };
   }
   if (load.tool === 'h2load') {
-    const args = [...(load.args || []), '-t', String(load.threads || 1), '-D', String(seconds), url];
+    const args = [...(load.args || []), ...(load.headers || []).flatMap((h) => ['-H', h]),
+      '-t', String(load.threads || 1), '-D', String(seconds), url];
     return { cmd: 'h2load', args, parse: parseH2load };
   }
   throw new Error(`unknown load tool ${load.tool}`);
@@ -676,7 +678,43 @@ function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+// A tiny GET (`probe.path`) every `probe.intervalMs` (default 10) on one
+// keep-alive connection, one at a time, until stop(); resolves
+// { count, errors, p50, p99 } in ms.
+function startProbe(port, probe) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const lat = [];
+  let errors = 0;
+  let stopped = false;
+  const one = () => new Promise((resolve) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.get({ host: HOST, port, path: probe.path, agent, headers: probe.headers || {} }, (res) => {
+      res.resume();
+      res.on('end', () => { lat.push(Number(process.hrtime.bigint() - t0) / 1e6); resolve(); });
+    });
+    req.setTimeout(10000, () => req.destroy(new Error('probe timeout')));
+    req.on('error', () => { errors++; resolve(); });
+  });
+  const loop = (async () => {
+    while (!stopped) {
+      await one();
+      await sleep(probe.intervalMs || 10);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      agent.destroy();
+      const sorted = lat.slice().sort((a, b) => a - b);
+      const q = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN);
+      return { count: sorted.length, errors, p50: q(0.5), p99: q(0.99) };
+    },
+  };
+}
+
 module.exports = {
+  startProbe,
   HOST,
   REPO,
   sluicePath,

@@ -277,7 +277,11 @@ async function measure(c, spec, l, duration) {
   let s0;
   try { s0 = common.snapshot(h.pid); } catch { return { failure: `server gone before run (${common.describeExit(h.exited)})` }; }
 
+  // c.probe: a tiny request every few ms on its own connection while the
+  // load runs; its latency shows how responsive the server's loop stays.
+  const probe = c.probe ? common.startProbe(h.port, c.probe) : null;
   const load = await common.runLoad(c.load, h.port, duration, spec.dir, LOAD_CPU);
+  const probed = probe ? await probe.stop() : null;
   await common.sleep(150); // let the server finish what is in flight
 
   if (!h.alive()) {
@@ -333,6 +337,12 @@ async function measure(c, spec, l, duration) {
     command: load.command,
   };
   m.gcMsPerSec = m.gcMs / wall;
+  m.bytesPerResp = Number.isFinite(load.bytesRead) ? load.bytesRead / n : NaN;
+  if (probed) {
+    m.probeP99Ms = probed.p99;
+    m.probeCount = probed.count;
+    if (probed.errors) warnings.push(`${probed.errors} probe errors`);
+  }
   if (m.otherCpuPct > OTHER_LOAD_WARN) warnings.push(`other load on the machine (${Math.round(m.otherCpuPct)}% of a core)`);
   if (c.uploadBytes) {
     const bytes = n * c.uploadBytes;
@@ -358,6 +368,8 @@ const COLUMNS = {
   gcMsPerSec: { header: 'GC ms/s', get: (r) => common.fmtNum(med(r, 'gcMsPerSec'), 1) },
   faultsPerReq: { header: 'page faults/req', get: (r) => common.fmtNum(med(r, 'faultsPerReq'), 1) },
   peakRss: { header: 'peak RSS MB', get: (r) => common.fmtNum(med(r, 'peakRss') / 1048576, 0) },
+  bytesPerResp: { header: 'bytes/resp', get: (r) => common.fmtNum(med(r, 'bytesPerResp'), 0) },
+  probeP99: { header: 'tiny req p99 ms', get: (r) => common.fmtNum(med(r, 'probeP99Ms'), 2) },
   ratioRps: { header: 'req/s ratio', get: (r, base) => ratio(r, base, 'rps') },
   ratioCpu: { header: 'CPU ratio', get: (r, base, spec) => ratio(r, base, spec.ratioCpuMetric) },
 };

@@ -1,0 +1,53 @@
+'use strict';
+// Compressed responses (issue 7): sluice's native compression (whole
+// bodies on the threadpool above 32 KiB, files through the compression
+// transform of the native pipe) vs node:http + zlib (createGzip() /
+// createBrotliCompress() piped, and the sync gzipSync variant), plus
+// precompressed files. gzip level 6 and br quality 4 on both sides.
+// Columns: req/s, server CPU µs per request, bytes per response (head
+// included: the compressed size, same level on both sides), and the p99
+// latency of a tiny request sent every 10 ms on its own connection while
+// the load runs (how responsive the loop stays).
+// HTTP/1.1 with wrk; HTTP/2 (h2load) is not in yet: sluice compresses only
+// HTTP/1.1 responses so far.
+// Run: node benchmark/run.js zlib/compressed_response [--quick]
+
+const S = 'compressed_server.js';
+const probe = { path: '/tiny', intervalMs: 10 };
+
+function variants(body, enc) {
+  const base = ['--body', body, '--encoding', enc];
+  const v = [{ label: 'sluice', impl: 'sluice', args: base }];
+  if (body === 'precompressed') {
+    v.push({ label: 'node stream', impl: 'node', args: base, baseline: true });
+    return v;
+  }
+  v.push({ label: 'node pipe', impl: 'node', args: [...base, '--node', 'pipe'], baseline: true });
+  v.push({ label: 'node sync', impl: 'node', args: [...base, '--node', 'sync'] });
+  return v;
+}
+
+function wrkCase(name, body, enc, connections) {
+  return {
+    name,
+    server: { script: S, args: [] },
+    variants: variants(body, enc),
+    load: { tool: 'wrk', threads: 1, connections, headers: [`Accept-Encoding: ${enc}`] },
+    probe,
+    // The check fetches without Accept-Encoding: the identity body.
+    check: { bodyLength: body === 'json' ? undefined : 1 << 20 },
+  };
+}
+
+module.exports = {
+  title: 'zlib/compressed_response: compressed responses, sluice vs node:http + zlib',
+  columns: ['rps', 'cpuPct', 'loadCpuPct', 'otherCpuPct', 'cpuUsPerReq', 'bytesPerResp', 'probeP99', 'ratioRps', 'ratioCpu'],
+  cases: [
+    wrkCase('64 KiB JSON gzip wrk c50', 'json', 'gzip', 50),
+    wrkCase('64 KiB JSON br wrk c50', 'json', 'br', 50),
+    wrkCase('1 MiB text file gzip wrk c10', 'file', 'gzip', 10),
+    wrkCase('1 MiB text file br wrk c10', 'file', 'br', 10),
+    wrkCase('1 MiB text precompressed .gz wrk c10', 'precompressed', 'gzip', 10),
+    wrkCase('1 MiB text precompressed .br wrk c10', 'precompressed', 'br', 10),
+  ],
+};
