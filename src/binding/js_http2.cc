@@ -226,9 +226,11 @@ Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
   Http2HeaderList h;
   BuildHeaders(env, s, status, info[2], flags, &h);
   bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
-  if ((flags & kFlagEndAfterBody) && !h.Has("content-length")) {
+  if ((flags & kFlagEndAfterBody) && !h.Has("content-length") &&
+      status != 204 && status != 304 && status >= 200 &&
+      !s->IsHeadRequest(id)) {
     // The whole body is known (compat res.end(body)): as HTTP/1.1 does,
-    // tell its length.
+    // tell its length (not for responses that have no body).
     size_t len = 0;
     if (has_body && IsString(env, info[4])) {
       napi_get_value_string_utf8(env, info[4], nullptr, 0, &len);

@@ -798,6 +798,11 @@ bool Http2Session::StreamNeedsDrain(int32_t id) {
   return true;
 }
 
+bool Http2Session::IsHeadRequest(int32_t id) {
+  Stream* st = Find(id);
+  return st && st->head_request;
+}
+
 int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
   if (dead()) return kH2Closed;
   Stream* st = Find(id);

@@ -129,6 +129,8 @@ class Http2Session final : public Session {
   // Queued output of the stream at or above the high-water mark: the
   // embedder waits for OnStreamDrain (requested by calling this).
   bool StreamNeedsDrain(int32_t id);
+  // The request of stream `id` is a HEAD (its response carries no body).
+  bool IsHeadRequest(int32_t id);
   // Native body producers: `source` becomes the stream's body (after
   // Respond without kH2EndStream and before any write). The session calls
   // source->Detach() when the stream goes away.

@@ -134,7 +134,22 @@ describeSluice('http2 basics', function () {
     assert.strictEqual(r.body.toString(), 'x'.repeat(10));
     const head = await h2.request(s, { ':method': 'HEAD' });
     assert.strictEqual(head.headers[':status'], 200);
+    assert.strictEqual(head.headers['content-length'], undefined, 'no length invented for HEAD');
     assert.strictEqual(head.body.length, 0);
+  });
+
+  it('compat: 204 and 304 carry no body and no content-length', async function () {
+    const { port } = await common.startServer((req, res) => {
+      res.statusCode = req.url === '/204' ? 204 : 304;
+      res.end();
+    });
+    const s = h2.connect(port);
+    for (const status of [204, 304]) {
+      const r = await h2.request(s, { ':path': `/${status}` });
+      assert.strictEqual(r.headers[':status'], status);
+      assert.strictEqual(r.headers['content-length'], undefined);
+      assert.strictEqual(r.body.length, 0);
+    }
   });
 
   it('HTTP/1.1 and HTTP/2 on the same port', async function () {
