@@ -162,7 +162,9 @@ void JsConnection::Detach() {
 
 Http1Session* JsConnection::session() const {
   if (!conn_ || conn_->destroyed()) return nullptr;
-  return static_cast<Http1Session*>(conn_->session());
+  // After an h2c upgrade the connection's session is an Http2Session: the
+  // HTTP/1.1 objects of earlier requests must then find no session.
+  return dynamic_cast<Http1Session*>(conn_->session());
 }
 
 int JsConnection::Result(int err) const {
