@@ -15,6 +15,8 @@ ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null
 [ -f /usr/include/uv.h ] || need+=(libuv1-dev)
 [ -f /usr/include/nghttp2/nghttp2.h ] || need+=(libnghttp2-dev)
 [ -f /usr/share/llhttp/llhttp.c ] || need+=(node-llhttp)
+[ -f /usr/include/brotli/encode.h ] || need+=(libbrotli-dev)
+[ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "fuzz: installing ${need[*]}" >&2
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -58,6 +60,12 @@ for line in "${gyp[@]}"; do
     "lib "*) libs+=("${line#lib }") ;;
   esac
 done
+# What the addon takes from the node binary (which exports its zlib and
+# brotli), a standalone binary takes from Debian: only when the core uses it.
+node_libs=()
+if grep -qs "brotli/encode.h\|<zlib.h>" "${core_srcs[@]}" /dev/null; then
+  node_libs=(-lz -lbrotlienc)
+fi
 core=()
 for f in "${core_srcs[@]}"; do
   o="$OUT/obj/core_$(basename "${f%.cc}").o"
@@ -73,7 +81,7 @@ for h in "${@:-http1 http2}"; do
     [ -f "$src" ] || continue
     clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
       -fno-sanitize-recover=undefined "$src" "${core[@]}" "${llhttp_objs[@]}" \
-      -o "$OUT/fuzz_$name" -l:libuv.so.1 "${libs[@]}" -lpthread
+      -o "$OUT/fuzz_$name" -l:libuv.so.1 "${libs[@]}" "${node_libs[@]}" -lpthread
     echo "fuzz: built $OUT/fuzz_$name" >&2
   done
 done
