@@ -256,6 +256,38 @@ maybe(`http1 respondWithFile [${common.implName}]`, function () {
     assert.strictEqual(common.sha256(r.body), common.sha256(bigData));
   });
 
+  it('a slow reader gets all of a 10 MiB file while the server holds only a few pipe buffers (backpressure, resumed on write completion)', async function () {
+    this.timeout(30000);
+    const binding = require('../../lib/binding');
+    const { port } = await common.startServer((req, res) => res.respondWithFile(big));
+    const c = await common.rawConnect(port);
+    let maxOut = 0;
+    const probe = setInterval(() => {
+      maxOut = Math.max(maxOut, binding.NativeFile.stats().buffersOutstanding);
+    }, 5);
+    try {
+      c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+      // Read in bursts with pauses: the kernel buffers fill, the writer's
+      // backlog stops the pump, completions restart it.
+      const pacer = setInterval(() => {
+        if (c.socket.isPaused()) c.socket.resume(); else c.socket.pause();
+      }, 15);
+      try {
+        const [r] = await c.responses(1, {}, 25000);
+        assert.strictEqual(r.headers['content-length'], String(bigData.length));
+        assert.strictEqual(common.sha256(r.body), common.sha256(bigData));
+      } finally {
+        clearInterval(pacer);
+        c.socket.resume();
+      }
+    } finally {
+      clearInterval(probe);
+    }
+    // read_ahead (2) + the writer's bound (2 x 128 KiB) + one in the source.
+    assert.ok(maxOut <= 6, `${maxOut} pipe buffers were out at once`);
+    c.destroy();
+  });
+
   it('pipelined requests mixing file and normal responses come back in order', async function () {
     const { port } = await common.startServer((req, res) => {
       const [, kind, arg] = req.url.split('/');
