@@ -151,7 +151,7 @@ function answerError(res, err) {
 }
 
 function respond(res, target, isFd, headers, options) {
-  if (res.headersSent || res.writableEnded) {
+  if (res.headersSent || res.writableEnded || res._nativeFile) {
     throw codedError('ERR_HTTP_HEADERS_SENT', 'Response has already been initiated.');
   }
   if (headers !== undefined && headers !== null && typeof headers !== 'object') {

@@ -212,6 +212,14 @@ maybe(`http1 respondWithFile [${common.implName}]`, function () {
       try { res.respondWithFile(small); } catch (e) { errors.push(e.code); }
       res.end('done');
     });
+    const twice = [];
+    const { port: port2 } = await common.startServer((req, res) => {
+      res.respondWithFile(small);
+      try { res.respondWithFile(small); } catch (e) { twice.push(e.code); }
+    });
+    const r2 = await common.httpRequest(port2, { path: '/' });
+    assert.ok(r2.body.equals(smallData));
+    assert.deepStrictEqual(twice, ['ERR_HTTP_HEADERS_SENT']);
     const r = await common.httpRequest(port, { path: '/' });
     assert.strictEqual(r.body.toString(), 'done');
     assert.deepStrictEqual(errors, ['ERR_OUT_OF_RANGE', 'ERR_OUT_OF_RANGE', 'ERR_INVALID_ARG_VALUE',
