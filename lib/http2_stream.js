@@ -136,9 +136,12 @@ class Http2SessionHandle extends EventEmitter {
   }
 }
 
+// Shared by every stream (Duplex does not keep or change it).
+const duplexOptions = Object.freeze({ allowHalfOpen: true, decodeStrings: false, autoDestroy: false });
+
 class ServerHttp2Stream extends Duplex {
   constructor(native, id, headers, session, endStream) {
-    super({ allowHalfOpen: true, decodeStrings: false, autoDestroy: false });
+    super(duplexOptions);
     this._native = native;
     this._id = id;
     this._session = session;
@@ -151,7 +154,8 @@ class ServerHttp2Stream extends Duplex {
     this._nativeClosed = false;
     this._localClose = false;
     this.headersSent = false;
-    this.sentHeaders = undefined;
+    this._sentHeaders = undefined;
+    this._status = 0;
     this.sentTrailers = undefined;
     this.sentInfoHeaders = [];
     this.rstCode = undefined;
@@ -165,6 +169,9 @@ class ServerHttp2Stream extends Duplex {
   get closed() { return this._nativeClosed; }
   get session() { return this._session; }
   get bufferSize() { return this.writableLength; }
+  get sentHeaders() {
+    return this._sentHeaders === undefined ? undefined : { ...this._sentHeaders, ':status': this._status };
+  }
   get state() {
     return {
       state: this._nativeClosed ? 7 : 2,
@@ -197,7 +204,8 @@ class ServerHttp2Stream extends Duplex {
     if (options.waitForTrailers) flags |= RF_WAIT_FOR_TRAILERS;
     const r = this._native.respond(this._id, status, block, flags);
     this.headersSent = true;
-    this.sentHeaders = { ...headers, ':status': status };
+    this._sentHeaders = headers || {};
+    this._status = status;
     if (r === R_CLOSED) return;
     if (endStream) {
       this._noBody = true;
