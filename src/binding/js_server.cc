@@ -130,6 +130,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   on_client_error_ = Callback(cbs, "onClientError");
   on_close_ = Callback(cbs, "onClose");
   on_server_close_ = Callback(cbs, "onServerClose");
+  on_drop_ = Callback(cbs, "onDrop");
   on_alloc_ = Callback(cbs, "onAlloc");
   on_release_body_ = Callback(cbs, "onReleaseBody");
 
@@ -394,6 +395,22 @@ void JsServer::OnConnectionClose(Connection* c) {
   jc->Detach();
   c->user_data = nullptr;
   Call(on_close_, 1, argv);
+}
+
+void JsServer::OnConnectionDropped(const DroppedConnection& d) {
+  if (on_drop_.IsEmpty()) return;
+  Napi::Env env = Env();
+  // node's 'drop' argument.
+  Napi::Object o = Napi::Object::New(env);
+  auto family = [](int f) { return f == 6 ? "IPv6" : "IPv4"; };
+  o.Set("localAddress", std::string(d.local_ip));
+  o.Set("localPort", d.local_port);
+  o.Set("localFamily", family(d.local_family));
+  o.Set("remoteAddress", std::string(d.remote_ip));
+  o.Set("remotePort", d.remote_port);
+  o.Set("remoteFamily", family(d.remote_family));
+  napi_value argv[1] = {o};
+  Call(on_drop_, 1, argv);
 }
 
 void JsServer::OnServerClosed() {

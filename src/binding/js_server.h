@@ -41,6 +41,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnClientError(Connection* c, const ClientError& err) override;
   void OnConnectionClose(Connection* c) override;
   void OnServerClosed() override;
+  void OnConnectionDropped(const DroppedConnection& d) override;
   Http2Delegate* http2() override;
 
  private:
@@ -71,6 +72,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::FunctionReference on_client_error_;
   Napi::FunctionReference on_close_;
   Napi::FunctionReference on_server_close_;
+  Napi::FunctionReference on_drop_;
   Napi::FunctionReference on_alloc_;
   Napi::FunctionReference on_release_body_;
   // Keeps this object (and through the callbacks, the JS Server) alive

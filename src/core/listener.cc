@@ -89,9 +89,25 @@ void Listener::OnConnection(uv_stream_t* server, int status) {
     // read or written; the handle is freed in its close callback.
     uv_tcp_t* t = new uv_tcp_t;
     uv_tcp_init(l->loop_, t);
-    if (uv_accept(server, reinterpret_cast<uv_stream_t*>(t)) == 0) l->dropped_++;
+    bool accepted = uv_accept(server, reinterpret_cast<uv_stream_t*>(t)) == 0;
+    ServerDelegate::DroppedConnection d{};
+    std::string lip, rip;
+    if (accepted) {
+      l->dropped_++;
+      GetTcpAddress(t, AddressKind::kLocal, &lip, &d.local_port,
+                    &d.local_family);
+      GetTcpAddress(t, AddressKind::kPeer, &rip, &d.remote_port,
+                    &d.remote_family);
+      d.local_ip = lip;
+      d.remote_ip = rip;
+    }
     uv_close(reinterpret_cast<uv_handle_t*>(t),
              [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+    if (accepted && !l->released_) {
+      l->BeginDispatch();
+      l->delegate_->OnConnectionDropped(d);
+      l->EndDispatch();
+    }
     return;
   }
   Connection::Accept(l, server);

@@ -94,6 +94,14 @@ class ServerDelegate {
   virtual void OnConnectionClose(Connection* c) = 0;
   // The listener stopped accepting and its last connection closed.
   virtual void OnServerClosed() = 0;
+  // A connection was closed at accept because of max_connections (node's
+  // 'drop' event). Addresses as Connection::GetPeer / GetLocal: family 4
+  // or 6, empty ip when unknown.
+  struct DroppedConnection {
+    std::string_view local_ip, remote_ip;
+    int local_port, remote_port, local_family, remote_family;
+  };
+  virtual void OnConnectionDropped(const DroppedConnection& d) { (void)d; }
   // HTTP/2 stream events go here (http2_delegate.h); nullptr: the server
   // speaks HTTP/1.1 only.
   virtual Http2Delegate* http2() { return nullptr; }
