@@ -256,7 +256,10 @@ void Connection::OnClosed(uv_handle_t* h) {
   Listener* l = c->listener_;
   // Write callbacks (cancelled) have all run by now.
   l->BeginDispatch();
-  l->delegate()->OnConnectionClose(c);
+  // After Release the delegate may be gone (the binding's server object is
+  // finalized at environment teardown, e.g. a worker terminated with open
+  // connections): no delegate call then, as Listener::Release promises.
+  if (!l->released()) l->delegate()->OnConnectionClose(c);
   l->RemoveConnection(c);
   l->EndDispatch();
   delete c;

@@ -40,6 +40,7 @@ class Listener {
   // The owner (binding) is done with this listener. It frees itself once its
   // handles and connections are closed; no delegate call happens after this.
   void Release();
+  bool released() const { return released_; }
 
   // Dispatch bracketing (see ServerDelegate). The outermost End flushes the
   // output of every connection that produced any.
