@@ -730,6 +730,15 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     if (ref) ref->Release();
     return err;
   }
+  size_t max_out = conn_->listener()->options().max_output_buffer;
+  if (max_out > 0 && len > 0 && st->queue->size() > max_out) {
+    // maxOutputBuffer, per stream: the peer does not take the body and the
+    // handler ignores 'drain'. Reset the stream (as HTTP/1.1 destroys its
+    // connection): nothing more of this response can get through.
+    if (ref) ref->Release();
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    return kH2Closed;
+  }
   st->queue->Push(data, len, ref);
   if (st->deferred) {
     st->deferred = false;

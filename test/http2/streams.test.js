@@ -275,6 +275,39 @@ describeSluice('http2 streams', function () {
     assert.strictEqual((await h2.request(s)).body.toString(), 'ok');
   });
 
+  it('maxOutputBuffer (compat res): a handler ignoring drain to a client that does not read gets its stream reset', async function () {
+    this.timeout(20000);
+    let written = 0;
+    let resClosed;
+    const closed = new Promise((resolve) => { resClosed = resolve; });
+    const { server, port } = await common.startServer({ maxOutputBuffer: 4 * 1024 * 1024 }, (req, res) => {
+      res.on('close', resClosed);
+      const chunk = Buffer.alloc(256 * 1024);
+      const spin = () => {
+        // Ignores write()'s false on purpose.
+        for (let i = 0; i < 8 && !res.destroyed; i++) {
+          res.write(chunk);
+          written += chunk.length;
+        }
+        if (!res.destroyed && written < 64 * 1024 * 1024) setImmediate(spin);
+      };
+      spin();
+    });
+    const s = h2.connect(port, { settings: { initialWindowSize: 1024 } });
+    const req = s.request({ ':path': '/' });
+    req.on('error', () => {});
+    req.pause();  // reads nothing
+    const [code] = await Promise.all([
+      common.once(req, 'close', 15000).then(() => req.rstCode),
+      common.withTimeout(closed, 15000, 'res close'),
+    ]);
+    assert.strictEqual(code, http2.constants.NGHTTP2_INTERNAL_ERROR);
+    assert.ok(written < 16 * 1024 * 1024, `${written} bytes written before the reset`);
+    server.removeAllListeners('request');
+    server.on('request', (rq, rs) => rs.end('still serving'));
+    assert.strictEqual((await h2.request(s)).body.toString(), 'still serving');
+  });
+
   it('respond() validates headers as node does', async function () {
     const { server, port } = await common.startServer();
     const errors = [];
