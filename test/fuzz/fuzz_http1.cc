@@ -21,7 +21,8 @@
 // maxHeaderSize · 4 max_pipelined 2 · 8 half-close after the input · 16
 // the client does not read until the end · 32 server.close() after the
 // input · 64 small high-water mark · 128 answer deferred requests before
-// the teardown.
+// the teardown. flags2 & 0x20: the teardown releases the listener with the
+// connection open (the binding at environment teardown).
 // Ops (per split record): &3: 1 = deadlines pass (time jumps by an amount
 // chosen by op>>6), 2 = answer deferred requests, 3 = both · 4 = resume a
 // user pause · 8 = refill a dry buffer pool (RetryBodyBuffer) · 16 =
@@ -105,6 +106,7 @@ class Delegate final : public ServerDelegate {
 
   Connection* conn = nullptr;
   bool closed = false;
+  bool released = false;  // Listener::Release called: no more calls
   bool server_closed = false;
   int live_refs = 0;
   std::map<uint32_t, Expected> expected;  // by seq: what was answered
@@ -290,6 +292,7 @@ class Delegate final : public ServerDelegate {
   }
 
   void OnServerClosed() override {
+    FUZZ_CHECK(!released, "OnServerClosed after Listener::Release");
     FUZZ_CHECK(!server_closed, "OnServerClosed twice");
     server_closed = true;
   }
@@ -308,6 +311,7 @@ class Delegate final : public ServerDelegate {
 
  private:
   void Alive(Connection* c) {
+    FUZZ_CHECK(!released, "delegate call after Listener::Release");
     FUZZ_CHECK(!closed, "callback after OnConnectionClose");
     FUZZ_CHECK(c == conn, "unknown connection");
   }
@@ -655,16 +659,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   drv.Pump();
   d.sources.Run();
   drv.Pump();
-  l->Close();
-  // Whatever is still open is cut: its last response may be incomplete.
-  if (alive()) l->CloseAllConnections();
-  drv.Pump();
-  drv.ServerClosed();
-  FUZZ_CHECK(d.closed, "connection not closed at teardown");
-  FUZZ_CHECK(d.server_closed, "OnServerClosed missing");
-  drv.Drain();
-  l->Release();
-  fuzz::CloseLoop(&loop);
+  if ((in.flags2 & 0x20) && alive()) {
+    // As the binding at environment teardown (a terminated worker): the
+    // listener is released with the connection still open, and the
+    // delegate must hear nothing more.
+    d.released = true;
+    l->Release();
+    drv.Pump();
+    drv.ServerClosed();
+    fuzz::CloseLoop(&loop);
+    drv.Drain();
+    FUZZ_CHECK(drv.peer_closed(), "connection left open after Release");
+  } else {
+    l->Close();
+    // Whatever is still open is cut: its last response may be incomplete.
+    if (alive()) l->CloseAllConnections();
+    drv.Pump();
+    drv.ServerClosed();
+    FUZZ_CHECK(d.closed, "connection not closed at teardown");
+    FUZZ_CHECK(d.server_closed, "OnServerClosed missing");
+    drv.Drain();
+    l->Release();
+    fuzz::CloseLoop(&loop);
+  }
   FUZZ_CHECK(d.live_refs == 0, "%d external refs not released", d.live_refs);
   d.sources.Run();  // frees sources closed while a read was pending
   FUZZ_CHECK(d.sources.live == 0, "%zu pipe sources not freed", d.sources.live);
