@@ -89,6 +89,9 @@ write(dir1, 'timeouts', encode({ flags: 0x20, data: get() + 'GET / HTTP/1.1\r\nH
   splits: [{ len: Buffer.byteLength(get()), op: 1 | (2 << 6) }, { len: 2, op: 1 | (3 << 6) }] }));
 write(dir1, 'pool-dry', encode({ flags: 0x01, data: post('x'.repeat(5000)),
   splits: [{ len: 60, op: 0 }, { len: 100, op: 8 }, { len: 1000, op: 8 | 4 }], decisions: [0, 0, 0, 0, 0, 0, 0, 0] }));
+// The listener released with the connection open and a request pending.
+write(dir1, 'release-open', encode({ flags2: 0x20, data: get() + post('0123456789').slice(0, -8),
+  decisions: [3, 3, 3, 3, 3, 3, 3, 3] }));
 write(dir1, 'pipeline-pause', encode({ flags: 0x04 | 0x10, data: Array.from({ length: 8 }, () => get()).join(''),
   decisions: [0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e], splits: [{ len: 40, op: 32 }] }));
 
