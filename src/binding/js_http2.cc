@@ -117,9 +117,16 @@ class JsBodyDone final : public PipeBodyListener {
     napi_create_int32(env_, status, &arg);
     if (napi_call_function(env_, undefined, fn, 1, &arg, &result) ==
         napi_pending_exception) {
+      // A throw from onDone is uncaught, as from any handler. While the
+      // environment tears down (a worker terminated with file streams
+      // open: the session closes from the server's finalizer) JS cannot
+      // run and there is no exception: nothing to report then.
       napi_value err;
-      napi_get_and_clear_last_exception(env_, &err);
-      napi_fatal_exception(env_, err);
+      napi_valuetype type = napi_undefined;
+      if (napi_get_and_clear_last_exception(env_, &err) == napi_ok) {
+        napi_typeof(env_, err, &type);
+      }
+      if (type != napi_undefined) napi_fatal_exception(env_, err);
     }
     napi_close_handle_scope(env_, scope);
     Discard();
