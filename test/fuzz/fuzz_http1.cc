@@ -308,6 +308,10 @@ class Delegate final : public ServerDelegate {
   }
 
   int error_status() const { return error_status_; }
+  void DropBodyBuffer() {
+    free(ubuf_);
+    ubuf_ = nullptr;
+  }
 
  private:
   void Alive(Connection* c) {
@@ -670,6 +674,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::CloseLoop(&loop);
     drv.Drain();
     FUZZ_CHECK(drv.peer_closed(), "connection left open after Release");
+    d.DropBodyBuffer();  // the embedder's own teardown
   } else {
     l->Close();
     // Whatever is still open is cut: its last response may be incomplete.
