@@ -108,10 +108,13 @@ class MemSource final : public sluice::PipeSource {
 };
 
 void Sources::Run() {
-  for (int round = 0; round < 64 && !pending_.empty(); round++) {
-    std::vector<MemSource*> batch;
-    batch.swap(pending_);
-    for (MemSource* s : batch) s->Answer();
+  // One at a time: answering one source may close others (a failed body
+  // destroys the connection and every pipe on it); a source still listed
+  // here is freed by its own turn, never by Close.
+  for (int i = 0; i < 4096 && !pending_.empty(); i++) {
+    MemSource* s = pending_.front();
+    pending_.erase(pending_.begin());
+    s->Answer();
   }
 }
 
