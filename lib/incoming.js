@@ -159,6 +159,15 @@ class IncomingRequest extends Readable {
     this.destroy(this.listenerCount('error') > 0 ? err : undefined);
   }
 
+  // The request failed while the connection stays (lib/server.js: body
+  // over maxRequestBodySize, answered natively): 'error' only when someone
+  // listens for it, as _abort; the connection is not destroyed here.
+  _fail(err) {
+    if (this.complete || this.aborted) return;
+    this.aborted = true;
+    this.destroy(this.listenerCount('error') > 0 ? err : undefined);
+  }
+
   _destroy(err, cb) {
     // Chunks still queued in the stream were never handed out: give their
     // pool references back.

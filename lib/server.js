@@ -12,10 +12,11 @@ const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
 const http2Server = require('./http2_server');
+const compression = require('./compression');
 const {
   retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
 } = require('./buffer_pool');
-const { codedError, codedTypeError } = require('./errors');
+const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
 const { methods } = binding;
 
@@ -29,9 +30,36 @@ const RQ_COMPLETE = 1;
 const RQ_KEEP_ALIVE = 2;
 const RQ_EXPECT_CONTINUE = 4;
 const RQ_HAS_EXPECT = 16;
+const RQ_HAS_HOST = 32;
 
 const kNative = Symbol('sluice.native');
 const kState = Symbol('sluice.connState');
+const kLimits = Symbol('sluice.limits');
+
+// Limits enforced natively (src/core/options.h), as createServer options
+// and as server properties (node has them as properties): name -> default.
+// null / undefined / Infinity mean "no limit" except for maxHeadersCount
+// (null: node's default, 2000; 0: no limit).
+const limitDefaults = {
+  maxHeadersCount: null,
+  maxRequestsPerSocket: 0,
+  maxConnections: undefined,
+  maxRequestBodySize: Infinity,
+  maxOutputBuffer: 16 * 1024 * 1024,
+};
+
+function validateLimit(name, v) {
+  if (v === undefined || v === null) return v;
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', `The "${name}" property must be a non-negative number`);
+  }
+  return v;
+}
+
+function nativeLimit(name, v) {
+  if (name === 'maxHeadersCount' && (v === null || v === undefined)) return 2000;
+  return v === null || v === undefined ? Infinity : v;
+}
 
 const defaults = {
   maxHeaderSize: 16384,
@@ -88,15 +116,30 @@ class Server extends EventEmitter {
     this.headersTimeout = validateTimeout('headersTimeout', options.headersTimeout);
     this.requestTimeout = validateTimeout('requestTimeout', options.requestTimeout);
     this.keepAliveTimeout = validateTimeout('keepAliveTimeout', options.keepAliveTimeout);
+    if (this.requestTimeout > 0 && this.headersTimeout > 0 && this.headersTimeout > this.requestTimeout) {
+      // As node: the headers cannot be given longer than the whole request.
+      throw codedRangeError('ERR_OUT_OF_RANGE',
+        `The value of "headersTimeout" is out of range. It must be <= requestTimeout. Received ${this.headersTimeout}`);
+    }
     this.timeout = 0;
-    this.maxHeadersCount = null;
-    this.maxRequestsPerSocket = 0;
+    // Limits: the property setters below also reach the native server.
+    this[kLimits] = {};
+    const nativeLimits = {};
+    for (const name of Object.keys(limitDefaults)) {
+      const v = options[name] === undefined ? limitDefaults[name] : validateLimit(name, options[name]);
+      this[kLimits][name] = v;
+      nativeLimits[name] = nativeLimit(name, v);
+    }
+    // As node (RFC 9112 3.2): an HTTP/1.1 request without Host gets 400.
+    this.requireHostHeader = options.requireHostHeader !== false;
     const allocator = options.requestBufferAllocator;
     if (allocator !== undefined && allocator !== null && typeof allocator !== 'function') {
       throw codedTypeError('ERR_INVALID_ARG_TYPE',
         'The "options.requestBufferAllocator" property must be of type function');
     }
     this.requestBufferAllocator = allocator || null;
+    // Response compression (lib/compression.js): null when off.
+    this._compression = compression.normalize(options.compression);
     // A pool's own alloc returning undefined means "dry": stop reading and
     // wait for the pool's signal. Any other allocator's non-Buffer means
     // "copy this read".
@@ -113,6 +156,7 @@ class Server extends EventEmitter {
       keepAliveTimeout: this.keepAliveTimeout,
       highWaterMark: options.highWaterMark || defaults.highWaterMark,
       bodyAllocator: !!allocator,
+      ...nativeLimits,
       ...http2Server.nativeOptions(options),
     }, {
       onRequest: this._onRequest.bind(this),
@@ -122,6 +166,7 @@ class Server extends EventEmitter {
       onClientError: this._onClientError.bind(this),
       onClose: onClose,
       onServerClose: this._onServerClose.bind(this),
+      onDrop: (data) => this.emit('drop', data),
       onAlloc: this._onAlloc.bind(this),
       onReleaseBody: onReleaseBody,
       ...http2Server.callbacks(this),
@@ -245,6 +290,12 @@ class Server extends EventEmitter {
   // ---- native callbacks ----------------------------------------------------
 
   _onRequest(conn, seq, method, url, rawHeaders, flags) {
+    if (methods[method] === 'CONNECT') {
+      // No tunnels: close, as node does without a 'connect' listener (the
+      // native session parses nothing after a CONNECT).
+      conn.destroy();
+      return;
+    }
     const st = connState(conn);
     const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
       flags >> 8, st.socket);
@@ -252,9 +303,27 @@ class Server extends EventEmitter {
     res.shouldKeepAlive = (flags & RQ_KEEP_ALIVE) !== 0;
     res._onFinish = onResponseFinish;
     res._st = st;
+    res._compressCfg = this._compression;
     st.current = req;
     st.live.push(req, res);
     if (flags & RQ_COMPLETE) req._pushEnd(undefined);
+    if ((flags >> 8) === 11) {
+      // As node's parserOnIncoming, for HTTP/1.1 only.
+      if (this.requireHostHeader && !(flags & RQ_HAS_HOST)) {
+        res.writeHead(400, ['Connection', 'close']);
+        res.end();
+        return;
+      }
+      const maxRequests = this[kLimits].maxRequestsPerSocket;
+      if (maxRequests > 0 && seq >= maxRequests) {
+        // Beyond maxRequestsPerSocket (pipelined past the response that
+        // said Connection: close): 503, as node.
+        this.emit('dropRequest', req, st.socket);
+        res.writeHead(503);
+        res.end();
+        return;
+      }
+    }
     if (flags & RQ_EXPECT_CONTINUE) {
       if (this.listenerCount('checkContinue') > 0) {
         this.emit('checkContinue', req, res);
@@ -275,6 +344,10 @@ class Server extends EventEmitter {
   }
 
   _onClientError(conn, status, code, reason) {
+    if (code === 'ERR_SLUICE_BODY_TOO_LARGE') {
+      this._bodyTooLarge(conn, status);
+      return;
+    }
     const st = connState(conn);
     const err = codedError(code, code === 'ERR_HTTP_REQUEST_TIMEOUT' ?
       'Request timeout' : `Parse Error: ${reason}`);
@@ -284,6 +357,32 @@ class Server extends EventEmitter {
     } else {
       conn.sendError(status);
     }
+  }
+
+  // The body of the request being received passed maxRequestBodySize. The
+  // native session stopped reading it and, when status is 413, answered
+  // 413 + Connection: close for it (the handler's response can no longer
+  // be sent); status 0: the handler had answered already.
+  _bodyTooLarge(conn, status) {
+    const st = connState(conn);
+    const req = st.current;
+    if (req === null) return;
+    st.current = null;
+    const i = st.live.indexOf(req);
+    if (status !== 0 && i !== -1) st.live[i + 1].destroyed = true;
+    const err = codedError('ERR_SLUICE_BODY_TOO_LARGE',
+      `Request body larger than maxRequestBodySize (${this[kLimits].maxRequestBodySize} bytes)`);
+    err.statusCode = 413;
+    req._fail(err);
+  }
+
+  // Open connections (HTTP/1.1 and HTTP/2), as node's server._connections.
+  get _connections() { return this[kNative].connectionCount(); }
+
+  getConnections(cb) {
+    const n = this[kNative].connectionCount();
+    if (typeof cb === 'function') process.nextTick(cb, null, n);
+    return this;
   }
 
   _onServerClose() {
@@ -326,6 +425,21 @@ class Server extends EventEmitter {
     this._waitingMemory.clear();
     for (const conn of waiting) conn.retryBodyBuffer();
   }
+}
+
+// Limit properties (node: server.maxHeadersCount, maxRequestsPerSocket,
+// maxConnections; sluice: maxRequestBodySize, maxOutputBuffer): a change
+// applies from the next request or connection.
+for (const name of Object.keys(limitDefaults)) {
+  Object.defineProperty(Server.prototype, name, {
+    configurable: true,
+    enumerable: true,
+    get() { return this[kLimits][name]; },
+    set(v) {
+      this[kLimits][name] = validateLimit(name, v);
+      this[kNative].setLimit(name, nativeLimit(name, v));
+    },
+  });
 }
 
 function onBody(conn, seq, chunk, len) {
