@@ -30,6 +30,7 @@
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
+        "src/binding/js_values.cc",
         "src/binding/js_http2.cc",
         "src/binding/js_file.cc",
         "src/binding/js_compress.cc"

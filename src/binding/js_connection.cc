@@ -1,4 +1,5 @@
 #include "binding/js_connection.h"
+#include "binding/js_values.h"
 
 #include <string>
 
@@ -25,86 +26,6 @@ namespace {
 // 512 bytes. Netty's rule (max(128 B, headers/8)) lands lower for the
 // same reason it copies into a pooled buffer; here the copy is the cost.
 constexpr size_t kEmbedThreshold = 2048;
-
-// Keeps a JS Buffer alive while its bytes sit in an OutputQueue.
-class NapiBufferRef final : public ExternalRef {
- public:
-  NapiBufferRef(napi_env env, napi_value value) : env_(env) {
-    napi_create_reference(env, value, 1, &ref_);
-  }
-  void Release() override {
-    napi_delete_reference(env_, ref_);
-    delete this;
-  }
-
- private:
-  napi_env env_;
-  napi_ref ref_ = nullptr;
-};
-
-bool GetBytes(napi_env env, napi_value v, const char** data, size_t* len) {
-  bool is;
-  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
-    napi_typedarray_type type;
-    size_t length;
-    void* base;
-    napi_value ab;
-    size_t offset;
-    if (napi_get_typedarray_info(env, v, &type, &length, &base, &ab,
-                                 &offset) != napi_ok) {
-      return false;
-    }
-    size_t elem = 1;
-    switch (type) {
-      case napi_int16_array: case napi_uint16_array: elem = 2; break;
-      case napi_int32_array: case napi_uint32_array: case napi_float32_array:
-        elem = 4; break;
-      case napi_float64_array: case napi_bigint64_array:
-      case napi_biguint64_array: elem = 8; break;
-      default: break;
-    }
-    *data = static_cast<const char*>(base);
-    *len = length * elem;
-    return true;
-  }
-  if (napi_is_dataview(env, v, &is) == napi_ok && is) {
-    size_t length;
-    void* base;
-    napi_value ab;
-    size_t offset;
-    napi_get_dataview_info(env, v, &length, &base, &ab, &offset);
-    *data = static_cast<const char*>(base);
-    *len = length;
-    return true;
-  }
-  if (napi_is_arraybuffer(env, v, &is) == napi_ok && is) {
-    void* base;
-    napi_get_arraybuffer_info(env, v, &base, len);
-    *data = static_cast<const char*>(base);
-    return true;
-  }
-  return false;
-}
-
-// Reads a JS string as latin1 into `out` (header blocks, reasons).
-void Latin1(napi_env env, napi_value v, std::string* out) {
-  size_t len = 0;
-  napi_get_value_string_latin1(env, v, nullptr, 0, &len);
-  out->resize(len + 1);
-  napi_get_value_string_latin1(env, v, &(*out)[0], len + 1, &len);
-  out->resize(len);
-}
-
-bool IsString(napi_env env, napi_value v) {
-  napi_valuetype t;
-  return napi_typeof(env, v, &t) == napi_ok && t == napi_string;
-}
-
-bool IsNullish(napi_env env, napi_value v) {
-  napi_valuetype t;
-  return napi_typeof(env, v, &t) != napi_ok || t == napi_undefined ||
-         t == napi_null;
-}
 
 // Byte length of a body value: a string (UTF-8) or binary view.
 // Returns false for a type we cannot send.
@@ -206,7 +127,7 @@ int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
     q->Append(data, len);
     counters.body_bytes_copied += len;
   } else {
-    q->AppendExternal(data, len, new NapiBufferRef(env, chunk));
+    q->AppendExternal(data, len, new NapiValueRef(env, chunk));
     counters.body_bytes_referenced += len;
   }
   s->EndBody(seq);

@@ -1,4 +1,5 @@
 #include "binding/js_http2.h"
+#include "binding/js_values.h"
 
 #include <string>
 
@@ -26,41 +27,6 @@ constexpr int kErrBadBody = -10;
 // Bodies below this are copied into the stream's queue; larger ones are
 // referenced (the JS Buffer stays alive until the kernel has the bytes).
 constexpr size_t kCopyThreshold = 4096;
-
-// Keeps a JS value alive while its bytes sit in an output queue.
-class NapiBufferRef final : public ExternalRef {
- public:
-  NapiBufferRef(napi_env env, napi_value value) : env_(env) {
-    napi_create_reference(env, value, 1, &ref_);
-  }
-  void Release() override {
-    napi_delete_reference(env_, ref_);
-    delete this;
-  }
-
- private:
-  napi_env env_;
-  napi_ref ref_ = nullptr;
-};
-
-bool IsString(napi_env env, napi_value v) {
-  napi_valuetype t;
-  return napi_typeof(env, v, &t) == napi_ok && t == napi_string;
-}
-
-bool IsNullish(napi_env env, napi_value v) {
-  napi_valuetype t;
-  return napi_typeof(env, v, &t) != napi_ok || t == napi_undefined ||
-         t == napi_null;
-}
-
-void Latin1(napi_env env, napi_value v, std::string* out) {
-  size_t len = 0;
-  napi_get_value_string_latin1(env, v, nullptr, 0, &len);
-  out->resize(len + 1);
-  napi_get_value_string_latin1(env, v, &(*out)[0], len + 1, &len);
-  out->resize(len);
-}
 
 // Bytes of a Uint8Array/Buffer (lib/ converts other views to one).
 bool Bytes(napi_env env, napi_value v, const char** data, size_t* len) {
@@ -220,7 +186,7 @@ int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
   size_t len;
   if (!Bytes(env, chunk, &data, &len)) return kErrBadBody;
   if (len < kCopyThreshold) return s->Write(id, data, len, nullptr);
-  return s->Write(id, data, len, new NapiBufferRef(env, chunk));
+  return s->Write(id, data, len, new NapiValueRef(env, chunk));
 }
 
 Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {

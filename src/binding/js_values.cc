@@ -1,0 +1,84 @@
+#include "binding/js_values.h"
+
+namespace sluice {
+
+NapiValueRef::NapiValueRef(napi_env env, napi_value value) : env_(env) {
+  napi_create_reference(env, value, 1, &ref_);
+}
+
+void NapiValueRef::Release() {
+  napi_delete_reference(env_, ref_);
+  delete this;
+}
+
+bool IsString(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) == napi_ok && t == napi_string;
+}
+
+bool IsNullish(napi_env env, napi_value v) {
+  napi_valuetype t;
+  return napi_typeof(env, v, &t) != napi_ok || t == napi_undefined ||
+         t == napi_null;
+}
+
+bool GetBytes(napi_env env, napi_value v, const char** data, size_t* len) {
+  bool is;
+  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
+    napi_typedarray_type type;
+    size_t length, offset;
+    void* base;
+    napi_value ab;
+    if (napi_get_typedarray_info(env, v, &type, &length, &base, &ab,
+                                 &offset) != napi_ok) {
+      return false;
+    }
+    size_t elem = 1;
+    switch (type) {
+      case napi_int16_array: case napi_uint16_array: elem = 2; break;
+      case napi_int32_array: case napi_uint32_array: case napi_float32_array:
+        elem = 4; break;
+      case napi_float64_array: case napi_bigint64_array:
+      case napi_biguint64_array: elem = 8; break;
+      default: break;
+    }
+    *data = static_cast<const char*>(base);
+    *len = length * elem;
+    return true;
+  }
+  if (napi_is_dataview(env, v, &is) == napi_ok && is) {
+    size_t offset;
+    void* base;
+    napi_value ab;
+    if (napi_get_dataview_info(env, v, len, &base, &ab, &offset) != napi_ok) {
+      return false;
+    }
+    *data = static_cast<const char*>(base);
+    return true;
+  }
+  if (napi_is_arraybuffer(env, v, &is) == napi_ok && is) {
+    void* base;
+    if (napi_get_arraybuffer_info(env, v, &base, len) != napi_ok) return false;
+    *data = static_cast<const char*>(base);
+    return true;
+  }
+  return false;
+}
+
+void Latin1(napi_env env, napi_value v, std::string* out) {
+  size_t len = 0;
+  napi_get_value_string_latin1(env, v, nullptr, 0, &len);
+  out->resize(len + 1);
+  napi_get_value_string_latin1(env, v, &(*out)[0], len + 1, &len);
+  out->resize(len);
+}
+
+void Utf8(napi_env env, napi_value v, std::string* out) {
+  size_t len = 0;
+  napi_get_value_string_utf8(env, v, nullptr, 0, &len);
+  out->resize(len + 1);
+  napi_get_value_string_utf8(env, v, &(*out)[0], len + 1, &len);
+  out->resize(len);
+}
+
+}  // namespace sluice
