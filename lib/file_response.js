@@ -193,18 +193,13 @@ function respond(res, target, isFd, headers, options) {
       fail(err);
       return;
     }
-    if (stat.isDirectory()) {
+    const bad = statError(stat, opts);
+    if (bad) {
       file.close();
-      fail(codedError('ERR_HTTP2_SEND_FILE', 'Directories cannot be sent'));
+      fail(bad);
       return;
     }
     const [offset, length, known] = file.range();
-    if (!stat.isFile() && (opts.hasOffset || opts.hasLength)) {
-      file.close();
-      fail(codedError('ERR_HTTP2_SEND_FILE_NOSEEK',
-        'Offset or length can only be specified for regular files'));
-      return;
-    }
     if (opts.statCheck) {
       const h = res.getHeaders();
       h[':status'] = res.statusCode;
@@ -246,4 +241,17 @@ function respond(res, target, isFd, headers, options) {
   res._nativeFile = file;
 }
 
-module.exports = { respond, openNativeFile, FileStat, validateOptions, uvError, toPath, toFd };
+// What node:http2 refuses to send once the file is stat'ed: an Error, or
+// null. Shared by res.respondWithFile and stream.respondWithFile.
+function statError(stat, opts) {
+  if (stat.isDirectory()) {
+    return codedError('ERR_HTTP2_SEND_FILE', 'Directories cannot be sent');
+  }
+  if (!stat.isFile() && (opts.hasOffset || opts.hasLength)) {
+    return codedError('ERR_HTTP2_SEND_FILE_NOSEEK',
+      'Offset or length can only be specified for regular files');
+  }
+  return null;
+}
+
+module.exports = { respond, openNativeFile, statError, FileStat, validateOptions, uvError, toPath, toFd };

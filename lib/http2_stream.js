@@ -257,17 +257,13 @@ class ServerHttp2Stream extends Duplex {
         fail(err);
         return;
       }
-      if (stat.isDirectory()) {
+      const bad = fileResponse.statError(stat, opts);
+      if (bad) {
         file.close();
-        fail(codedError('ERR_HTTP2_SEND_FILE', 'Directories cannot be sent'));
+        fail(bad);
         return;
       }
       const [offset, length, known] = file.range();
-      if (!stat.isFile() && (opts.hasOffset || opts.hasLength)) {
-        file.close();
-        fail(codedError('ERR_HTTP2_SEND_FILE_NOSEEK', 'Offset or length can only be specified for regular files'));
-        return;
-      }
       if (opts.statCheck) {
         let ok;
         try {
