@@ -203,17 +203,7 @@ function respond(res, target, isFd, headers, options) {
     if (opts.statCheck) {
       const h = res.getHeaders();
       h[':status'] = res.statusCode;
-      let ok;
-      try {
-        ok = opts.statCheck(stat, h, { offset, length: known ? length : undefined });
-      } catch (e) {
-        file.close();
-        throw e;
-      }
-      if (ok === false) {
-        file.close();
-        return;
-      }
+      if (!runStatCheck(file, opts, stat, h, offset, length, known)) return;
       if (res.headersSent || res.writableEnded || res.destroyed) {
         file.close();
         return;
@@ -254,4 +244,22 @@ function statError(stat, opts) {
   return null;
 }
 
-module.exports = { respond, openNativeFile, statError, FileStat, validateOptions, uvError, toPath, toFd };
+// Calls opts.statCheck(stat, headers, { offset, length }) as node:http2
+// does. Returns false when it cancelled the response (returned false); the
+// file is closed then, and also when statCheck throws (the throw goes on).
+function runStatCheck(file, opts, stat, headers, offset, length, known) {
+  let ok;
+  try {
+    ok = opts.statCheck(stat, headers, { offset, length: known ? length : undefined });
+  } catch (e) {
+    file.close();
+    throw e;
+  }
+  if (ok === false) {
+    file.close();
+    return false;
+  }
+  return true;
+}
+
+module.exports = { respond, openNativeFile, statError, runStatCheck, FileStat, validateOptions, uvError, toPath, toFd };

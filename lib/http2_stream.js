@@ -265,17 +265,8 @@ class ServerHttp2Stream extends Duplex {
       }
       const [offset, length, known] = file.range();
       if (opts.statCheck) {
-        let ok;
-        try {
-          ok = opts.statCheck(stat, headers, { offset, length: known ? length : undefined });
-        } catch (e) {
-          file.close();
-          throw e;
-        }
-        if (ok === false) {
-          // The handler answers itself.
-          file.close();
-          this._fileResponding = false;
+        if (!fileResponse.runStatCheck(file, opts, stat, headers, offset, length, known)) {
+          this._fileResponding = false;  // the handler answers itself
           return;
         }
         if (this.destroyed || this._nativeClosed || this.headersSent) {
