@@ -217,13 +217,20 @@ Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
                        flags & (kFlagEndStream | kFlagWaitForTrailers));
   if (err == 0 && has_body) err = WriteChunk(id, info[4]);
   if (err == 0 && (flags & kFlagEndAfterBody)) {
-    Http2HeaderList trailers;
-    if (info.Length() > 5) {
-      BuildHeaders(env, s, 0, info[5], flags & kFlagHttp1Block, &trailers);
-    }
-    err = s->End(id, &trailers);
+    err = EndWithTrailers(env, s, id, info.Length() > 5 ? static_cast<napi_value>(info[5]) : nullptr,
+                          flags);
   }
   return Napi::Number::New(env, Result(id, err));
+}
+
+int JsHttp2Session::EndWithTrailers(napi_env env, Http2Session* s,
+                                    int32_t id, napi_value trailers,
+                                    uint32_t flags) {
+  Http2HeaderList list;
+  if (trailers != nullptr) {
+    BuildHeaders(env, s, 0, trailers, flags & kFlagHttp1Block, &list);
+  }
+  return s->End(id, &list);
 }
 
 Napi::Value JsHttp2Session::Info(const Napi::CallbackInfo& info) {
@@ -256,11 +263,8 @@ Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
     err = WriteChunk(id, info[1]);
   }
   if (err == 0) {
-    Http2HeaderList trailers;
-    if (info.Length() > 2) {
-      BuildHeaders(env, s, 0, info[2], flags & kFlagHttp1Block, &trailers);
-    }
-    err = s->End(id, &trailers);
+    err = EndWithTrailers(env, s, id, info.Length() > 2 ? static_cast<napi_value>(info[2]) : nullptr,
+                          flags);
   }
   return Napi::Number::New(env, Result(id, err));
 }

@@ -51,6 +51,9 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
   Napi::Value Local(const Napi::CallbackInfo& info);
 
   int WriteChunk(int32_t id, napi_value chunk);
+  // Ends stream `id`, sending `trailers` (a header block, or null) first.
+  int EndWithTrailers(napi_env env, Http2Session* s, int32_t id,
+                      napi_value trailers, uint32_t flags);
   int Result(int32_t id, int err) const;
 
   Http2Session* session_ = nullptr;
