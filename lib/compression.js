@@ -240,6 +240,11 @@ function prepare(res, cfg, bodyLength) {
 // res.end(body) with a coding from prepare(): one native call.
 function respond(res, coding, conn, seq, statusFlags, reason, block, body, trailers) {
   const cfg = res._compressCfg;
+  if (typeof conn.respondCompressed === 'function') {
+    // A protocol adapter (HTTP/2 compat: lib/http2_server.js StreamConn).
+    return conn.respondCompressed(seq, statusFlags, reason, block, body, trailers,
+      coding, cfg.level, cfg.brotliQuality);
+  }
   return binding.respondCompressed(conn, seq, statusFlags, reason, block, body, trailers,
     coding, cfg.level, cfg.brotliQuality);
 }
@@ -249,7 +254,10 @@ function respond(res, coding, conn, seq, statusFlags, reason, block, body, trail
 function startStream(res, cfg) {
   const coding = prepare(res, cfg, -1);
   if (coding !== 0) {
-    res._compressor = new binding.NativeCompressor(coding, cfg.level, cfg.brotliQuality);
+    // res._newCompressor: a protocol adapter's own (HTTP/2 compat,
+    // lib/http2_server.js StreamCompressor).
+    res._compressor = typeof res._newCompressor === 'function' ? res._newCompressor(coding) :
+      new binding.NativeCompressor(coding, cfg.level, cfg.brotliQuality);
   }
 }
 

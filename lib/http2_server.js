@@ -84,6 +84,18 @@ class StreamConn {
     return r < 0 ? R_CLOSED : r;
   }
 
+  // res.end(body) with a negotiated coding (lib/compression.js respond):
+  // head, compressed body (content-length = its size) and end in one
+  // native call; on the threadpool from 32 KiB.
+  respondCompressed(seq, statusWord, reason, block, body, trailers, coding, level, quality) {
+    const f = statusWord >>> 10;
+    let flags = RF_HTTP1_BLOCK;
+    if (!(f & F_DATE)) flags |= RF_ADD_DATE;
+    const r = this._native.respondCompressed(this._id, statusWord & 0x3ff, block || '', flags,
+      body === undefined ? undefined : toChunk(body), trailers, coding, level, quality);
+    return r < 0 ? (r === R_CLOSED ? R_CLOSED : r) : r;
+  }
+
   end(seq, body, trailers) {
     const r = this._native.end(this._id, body === undefined ? undefined : toChunk(body),
       trailers, RF_HTTP1_BLOCK);
@@ -94,13 +106,18 @@ class StreamConn {
   // then the opened NativeFile into this stream's native pipe sink.
   // Returns < 0 (not started), 0 (onDone(status) follows) or 1 (no body:
   // HEAD, 204, 304; the stream is ended here).
-  respondWithNativeFile(seq, statusWord, reason, block, file, onDone) {
+  // coding, level, quality: the response compression res._fileCoding
+  // chose (lib/file_response.js); the file then runs through a native
+  // compressor in the pipe.
+  respondWithNativeFile(seq, statusWord, reason, block, file, onDone, coding, level, quality) {
     let r = this.respond(seq, statusWord, reason, block, undefined, undefined);
     if (r < 0) return r;
-    r = this._native.respondFile(this._id, file, (status) => {
+    const done = (status) => {
       // A cancel (the stream closed first) reaches res as 'close'.
       if (status === 0 || binding.errname(status) !== 'ECANCELED') onDone(status);
-    });
+    };
+    r = coding ? this._native.respondFile(this._id, file, done, coding, level, quality) :
+      this._native.respondFile(this._id, file, done);
     if (r === 1) this.end(seq, undefined, undefined);
     return r < 0 ? R_CLOSED : r;
   }
@@ -120,6 +137,27 @@ class StreamConn {
 
 // What req.socket's native side is for an HTTP/2 session: addresses and
 // destroy; raw writes are refused (as node's http2 socket proxy does).
+// res._compressor of a compat response over HTTP/2 (the role of
+// binding.NativeCompressor on HTTP/1.1): the stream's own native
+// compressor (Http2Session::StartCompression) does the work, so write,
+// flush and end are the stream's.
+class StreamCompressor {
+  constructor(native, id, coding, cfg) {
+    this._native = native;
+    this._id = id;
+    native.compress(id, coding, cfg.level, cfg.brotliQuality);
+  }
+
+  write(conn, seq, chunk, flush) {
+    const r = this._native.write(this._id, chunk === undefined ? undefined : toChunk(chunk), flush);
+    return r < 0 ? R_CLOSED : r;
+  }
+
+  end(conn, seq, chunk, trailers) { return conn.end(seq, chunk, trailers); }
+
+  close() {}  // the stream's compressor dies with the stream
+}
+
 function socketConn(native) {
   return {
     peer: () => native.peer(),
@@ -179,6 +217,7 @@ function callbacks(server) {
       if (server.listenerCount('stream') > 0) {
         const headers = headersObject(raw);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
+        stream._compressCfg = server._compression;
         st.streams.set(id, stream);
         if (endStream) stream.push(null);
         server.emit('stream', stream, headers,
@@ -251,6 +290,14 @@ function emitCompat(server, st, native, id, raw, endStream) {
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, 20, st.socket);
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
+  const cfg = server._compression;
+  if (cfg) {
+    // Response compression as on HTTP/1.1 (lib/compression.js): whole
+    // bodies through conn.respondCompressed, streams through the stream's
+    // compressor, files through the pipe's.
+    res._compressCfg = cfg;
+    res._newCompressor = (coding) => new StreamCompressor(native, id, coding, cfg);
+  }
   st.streams.set(id, new CompatEntry(req, res));
   if (endStream) req._pushEnd(undefined);
   server.emit('request', req, res);

@@ -12,6 +12,8 @@ const { EventEmitter } = require('events');
 const { headersObject } = require('./headers');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 const fileResponse = require('./file_response');
+const h2compress = require('./http2_compress');
+const { byteLength } = require('./compression');
 const binding = require('./binding');
 
 // NGHTTP2 error codes (RFC 9113 7).
@@ -45,6 +47,10 @@ const errorNames = [
 const RF_END_STREAM = 1 << 0;
 const RF_WAIT_FOR_TRAILERS = 1 << 1;
 const RF_ADD_DATE = 1 << 3;
+const RF_END_AFTER_BODY = 1 << 4;
+// stream.flush(): a write of this (empty) chunk asks the native compressor
+// for a sync flush once the writes before it reached native code.
+const FLUSH = Buffer.alloc(0);
 // Native results (src/core/http2_session.h Http2Result).
 const R_CLOSED = -4;
 
@@ -162,6 +168,10 @@ class ServerHttp2Stream extends Duplex {
     this.aborted = false;
     this.endAfterHeaders = endStream;
     this.timeout = 0;
+    // Response compression (lib/http2_compress.js): the server's config
+    // (null: off), and a head waiting for the body's length.
+    this._compressCfg = null;
+    this._deferredHead = null;
   }
 
   get id() { return this._id; }
@@ -188,7 +198,7 @@ class ServerHttp2Stream extends Duplex {
     }
     if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
     options = options || {};
-    const [block, status] = serializeHeaders(headers, true);
+    let [block, status] = serializeHeaders(headers, true);
     if (status === 101) throw codedError('ERR_HTTP2_STATUS_101', 'HTTP status code 101 (Switching Protocols) is forbidden in HTTP/2');
     if (status < 200 || status > 599) {
       if (status >= 100 && status < 200) {
@@ -202,16 +212,91 @@ class ServerHttp2Stream extends Duplex {
     if (options.sendDate === false) flags = 0;
     if (endStream) flags |= RF_END_STREAM;
     if (options.waitForTrailers) flags |= RF_WAIT_FOR_TRAILERS;
+    let coding = 0;
+    const cfg = this._compressCfg;
+    if (cfg !== null && !endStream && options.compress !== false) {
+      let lengthUnknown;
+      [coding, headers, lengthUnknown] =
+        h2compress.decide(this._requestHeaders, cfg, status, headers, -1);
+      [block] = serializeHeaders(headers, true);
+      if (coding !== 0 && lengthUnknown) {
+        // Only the threshold is left to decide: the head waits for the
+        // body (lib/http2_compress.js).
+        this._deferredHead = { headers, status, flags, coding };
+        this.headersSent = true;
+        this._sentHeaders = headers;
+        this._status = status;
+        process.nextTick(sendDeferredHead, this);
+        return;
+      }
+    }
     const r = this._native.respond(this._id, status, block, flags);
     this.headersSent = true;
     this._sentHeaders = headers || {};
     this._status = status;
     if (r === R_CLOSED) return;
+    if (coding !== 0) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
     if (endStream) {
       this._noBody = true;
       this._nativeEnded = true;
       this.end();
     }
+  }
+
+  // Sends the head respond() held back. whole: `body` (may be undefined)
+  // is the whole body and the stream ends with it; otherwise the body
+  // streams through the compressor.
+  _sendDeferredHead(whole, body) {
+    const d = this._deferredHead;
+    this._deferredHead = null;
+    const cfg = this._compressCfg;
+    let { headers, coding, flags } = d;
+    if (whole && byteLength(body) < cfg.threshold) {
+      coding = 0;
+      headers = { ...headers };
+      delete headers['content-encoding'];
+    }
+    const [block] = serializeHeaders(headers, true);
+    this._sentHeaders = headers;
+    if (!whole) {
+      const r = this._native.respond(this._id, d.status, block, flags);
+      if (r !== R_CLOSED) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
+      return;
+    }
+    this._nativeEnded = true;
+    if (coding !== 0) {
+      this._native.respondCompressed(this._id, d.status, block, flags, body, undefined,
+        coding, cfg.level, cfg.brotliQuality);
+    } else {
+      // Plain: respond + body + end in one call (with its content-length).
+      this._native.respond(this._id, d.status, block, flags | RF_END_AFTER_BODY, body);
+    }
+  }
+
+  // end(body) while the head waits: the whole body is known now.
+  end(chunk, encoding, cb) {
+    if (this._deferredHead !== null && chunk !== undefined && chunk !== null &&
+        typeof chunk !== 'function' && this.writableLength === 0 &&
+        !this.writableEnded && !this.destroyed) {
+      if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
+      let body;
+      try {
+        body = toChunk(chunk, encoding);
+      } catch (err) {
+        return super.end(chunk, encoding, cb);  // reports it as node does
+      }
+      this._sendDeferredHead(true, body);
+      return typeof cb === 'function' ? super.end(cb) : super.end();
+    }
+    return super.end(chunk, encoding, cb);
+  }
+
+  // As the `compression` middleware's res.flush() (sluice extension): what
+  // was written so far leaves the compressor now (server-sent events). A
+  // no-op for an uncompressed stream.
+  flush() {
+    if (this.writableEnded || this.destroyed) return;
+    this.write(FLUSH);
   }
 
   // As node:http2: the file is opened and stat'ed on the threadpool, then
@@ -241,6 +326,18 @@ class ServerHttp2Stream extends Duplex {
     const waitForTrailers = !!(options && options.waitForTrailers);
     headers = { ...(headers || {}) };
     serializeHeaders(headers, true);  // throws now, not after the open
+    if (options && options.precompressed && !isFd) {
+      // path.br / path.gz when acceptable, present and not older
+      // (lib/compression.js precompressed), with their own length.
+      this._fileResponding = true;
+      h2compress.precompressed(this._requestHeaders, headers[':status'] | 0 || 200, headers, target,
+        (path, h) => {
+          this._fileResponding = false;
+          if (this.destroyed || this._nativeClosed || this.headersSent) return;
+          this._respondWithNativeFile(path, false, h, { ...options, precompressed: false });
+        });
+      return;
+    }
     const name = isFd ? undefined : target;
     const fail = (err) => {
       if (opts.onError) opts.onError(err);
@@ -276,18 +373,29 @@ class ServerHttp2Stream extends Duplex {
       }
       if (known) headers['content-length'] = length;
       else delete headers['content-length'];
-      this.respond(headers, { waitForTrailers });
+      // Response compression: the file goes through the native compressor
+      // in the pipe (then without content-length).
+      let coding = 0;
+      const cfg = this._compressCfg;
+      if (cfg !== null && !(options && options.compress === false)) {
+        [coding, headers] = h2compress.decide(this._requestHeaders, cfg,
+          headers[':status'] | 0 || 200, headers, known ? length : -1);
+      }
+      this.respond(headers, { waitForTrailers, compress: false });
       if (this._noBody) {
         file.close();
         return;
       }
       this._nativeEnded = true;  // the pipe ends the body
-      const r = this._native.respondFile(this._id, file, (status) => {
+      const onDone = (status) => {
         if (status !== 0 && binding.errname(status) !== 'ECANCELED') {
           // Mid-body failure: the core reset the stream.
           if (opts.onError) opts.onError(fileResponse.uvError(status, 'read', name));
         }
-      });
+      };
+      const r = coding !== 0 ?
+        this._native.respondFile(this._id, file, onDone, coding, cfg.level, cfg.brotliQuality) :
+        this._native.respondFile(this._id, file, onDone);
       if (r < 0) file.close();
       this.end();
     });
@@ -344,11 +452,13 @@ class ServerHttp2Stream extends Duplex {
       return;
     }
     if (!this.headersSent) this.respond();
+    if (this._deferredHead !== null) this._sendDeferredHead(false);
     if (this._noBody) {
       cb();
       return;
     }
-    const r = this._native.write(this._id, body);
+    const r = chunk === FLUSH ? this._native.write(this._id, undefined, true) :
+      this._native.write(this._id, body);
     if (r === 1) {
       this._pendingWriteCb = cb;
     } else {
@@ -358,6 +468,7 @@ class ServerHttp2Stream extends Duplex {
 
   _final(cb) {
     if (!this.headersSent && !this._nativeClosed) this.respond({ ':status': 200 }, { endStream: true });
+    if (this._deferredHead !== null && !this._nativeClosed) this._sendDeferredHead(true, undefined);
     if (!this._nativeEnded) {
       this._nativeEnded = true;
       this._native.end(this._id, undefined, undefined, 0);
@@ -373,6 +484,7 @@ class ServerHttp2Stream extends Duplex {
   }
 
   _destroy(err, cb) {
+    this._deferredHead = null;
     if (this._nativeFile) {
       this._nativeFile.close();
       this._nativeFile = null;
@@ -434,6 +546,12 @@ class ServerHttp2Stream extends Duplex {
     }
     if (!this.readableEnded) this.push(null);
     this.destroy(err);
+  }
+}
+
+function sendDeferredHead(stream) {
+  if (stream._deferredHead !== null && !stream._nativeClosed && !stream.destroyed) {
+    stream._sendDeferredHead(false);
   }
 }
 

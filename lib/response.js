@@ -386,8 +386,12 @@ class ServerResponse extends Stream {
     if (typeof conn.respondWithNativeFile === 'function') {
       // A protocol adapter (HTTP/2 compat: lib/http2_server.js StreamConn)
       // feeds the file to its own pipe sink.
-      r = conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
-        block, file, done);
+      const cfg = this._compressCfg;
+      r = cfg && this._fileCoding ?
+        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+          block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
+        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+          block, file, done);
     } else {
       file.holdHttp1(conn, this[kSeq]);  // head leaves with the first data
       r = conn.respond(this[kSeq], this._statusFlags(flags), this.statusMessage,

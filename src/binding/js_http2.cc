@@ -4,7 +4,10 @@
 #include <string>
 
 #include "binding/addon_data.h"
+#include "binding/js_compress.h"
 #include "binding/js_file.h"
+#include "core/compress_job.h"
+#include "core/compressor.h"
 #include "core/connection.h"
 #include "core/date_cache.h"
 #include "core/http1_pipe_body.h"
@@ -24,6 +27,7 @@ constexpr uint32_t kFlagHttp1Block = 1u << 2;  // "Name: value\r\n" lines
 constexpr uint32_t kFlagAddDate = 1u << 3;     // add date unless present
 constexpr uint32_t kFlagEndAfterBody = 1u << 4;
 constexpr int kErrBadBody = -10;
+constexpr int kErrCompress = -11;  // as js_compress.cc
 // Bodies below this are copied into the stream's queue; larger ones are
 // referenced (the JS Buffer stays alive until the kernel has the bytes).
 constexpr size_t kCopyThreshold = 4096;
@@ -107,6 +111,21 @@ class JsBodyDone final : public PipeBodyListener {
   napi_ref fn_ = nullptr;
 };
 
+// coding (1..3), level, brotliQuality at info[at..at+2], as lib/ passes
+// them (lib/compression.js CODING). False for anything else.
+bool CompressArgs(const Napi::CallbackInfo& info, size_t at,
+                  CompressParams* p) {
+  if (info.Length() <= at || !info[at].IsNumber()) return false;
+  int coding = info[at].As<Napi::Number>().Int32Value();
+  if (coding < 1 || coding > 3) return false;
+  p->coding = static_cast<Coding>(coding);
+  p->level = info.Length() > at + 1 && info[at + 1].IsNumber()
+                 ? info[at + 1].As<Napi::Number>().Int32Value() : -1;
+  p->brotli_quality = info.Length() > at + 2 && info[at + 2].IsNumber()
+                          ? info[at + 2].As<Napi::Number>().Int32Value() : 4;
+  return true;
+}
+
 inline napi_value Int(napi_env env, int64_t n) {
   napi_value v;
   napi_create_int64(env, n, &v);
@@ -140,6 +159,9 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::PauseStream>("pauseStream"),
           InstanceMethod<&JsHttp2Session::ResumeStream>("resumeStream"),
           InstanceMethod<&JsHttp2Session::RespondFile>("respondFile"),
+          InstanceMethod<&JsHttp2Session::Compress>("compress"),
+          InstanceMethod<&JsHttp2Session::RespondCompressed>(
+              "respondCompressed"),
           InstanceMethod<&JsHttp2Session::Goaway>("goaway"),
           InstanceMethod<&JsHttp2Session::Destroy>("destroy"),
           InstanceMethod<&JsHttp2Session::Peer>("peer"),
@@ -246,8 +268,67 @@ Napi::Value JsHttp2Session::Info(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
   int32_t id = info[0].As<Napi::Number>().Int32Value();
-  return Napi::Number::New(info.Env(), Result(id, WriteChunk(id, info[1])));
+  int err = 0;
+  if (!IsNullish(env, info[1])) err = WriteChunk(id, info[1]);
+  if (err == 0 && info.Length() > 2 && info[2].ToBoolean().Value()) {
+    Http2Session* s = live();
+    err = s ? s->FlushCompression(id) : kH2Closed;
+  }
+  return Napi::Number::New(env, Result(id, err));
+}
+
+Napi::Value JsHttp2Session::Compress(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http2Session* s = live();
+  if (!s) return Napi::Number::New(env, kH2Closed);
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  CompressParams p;
+  if (!CompressArgs(info, 1, &p)) return Napi::Number::New(env, kH2Invalid);
+  return Napi::Number::New(env, s->StartCompression(id, p));
+}
+
+Napi::Value JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http2Session* s = live();
+  if (!s) return Napi::Number::New(env, kH2Closed);
+  int32_t id = info[0].As<Napi::Number>().Int32Value();
+  int status = info[1].As<Napi::Number>().Int32Value();
+  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  CompressParams p;
+  if (!CompressArgs(info, 6, &p)) return Napi::Number::New(env, kErrBadBody);
+  napi_value body = info[4];
+  CompressJob* job;
+  if (IsString(env, body)) {
+    std::string utf8;
+    Utf8(env, body, &utf8);
+    job = CompressJob::Create(p, std::move(utf8));
+  } else if (IsNullish(env, body)) {
+    job = CompressJob::Create(p, std::string());
+  } else {
+    const char* data;
+    size_t len;
+    if (!GetBytes(env, body, &data, &len)) {
+      return Napi::Number::New(env, kErrBadBody);
+    }
+    // Small bodies are compressed before this call returns: no reference;
+    // larger ones keep the JS buffer alive while a worker reads it.
+    ExternalRef* owner = len >= CompressJob::kAsyncThreshold
+                             ? new NapiValueRef(env, body) : nullptr;
+    job = CompressJob::Create(p, data, len, owner);
+  }
+  Http2HeaderList h;
+  BuildHeaders(env, s, status, info[2], flags, &h);
+  Http2HeaderList trailers;
+  if (info.Length() > 5 && !IsNullish(env, info[5])) {
+    BuildHeaders(env, s, 0, info[5], flags & kFlagHttp1Block, &trailers);
+  }
+  int err = s->RespondCompressed(id, status, h,
+                                 flags & (kFlagEndStream | kFlagWaitForTrailers),
+                                 job, &trailers);
+  if (err == kH2Invalid) err = kErrCompress;
+  return Napi::Number::New(env, Result(id, err));
 }
 
 Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
@@ -307,6 +388,9 @@ Napi::Value JsHttp2Session::RespondFile(const Napi::CallbackInfo& info) {
   JsFile* file = JsFile::Unwrap(info[1].As<Napi::Object>());
   PipeSource* source = file ? file->TakeSource() : nullptr;
   if (!source) return Napi::Number::New(env, kH2Invalid);
+  // Response compression: FileSource → CompressTransform → Http2PipeBody.
+  source = WrapCompression(info, 3, source);
+  if (!source) return Napi::Number::New(env, kErrCompress);
   Http2Session* s = live();
   if (!s) {
     source->Close();

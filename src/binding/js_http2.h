@@ -32,7 +32,8 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
   Napi::Value Respond(const Napi::CallbackInfo& info);
   // info(id, status, headerBlock, flags): 1xx headers
   Napi::Value Info(const Napi::CallbackInfo& info);
-  // write(id, chunk) -> result (1: wait for drain)
+  // write(id, chunk[, flush]) -> result (1: wait for drain). chunk may be
+  // nullish with flush: a sync flush of the stream's compressor only.
   Napi::Value Write(const Napi::CallbackInfo& info);
   // end(id, chunk, trailerBlock, flags) -> result
   Napi::Value End(const Napi::CallbackInfo& info);
@@ -43,8 +44,18 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
   // respondFile(id, nativeFile, onDone(status)) after respond(): the body
   // comes from the NativeFile's opened source through the native pipe
   // (Http2PipeBody). -> 0 (running; onDone follows once), 1 (no body:
-  // HEAD/204/304), < 0 error.
+  // HEAD/204/304), < 0 error. Optional coding, level, brotliQuality
+  // (info[3..5]): a CompressTransform between the file and the stream.
   Napi::Value RespondFile(const Napi::CallbackInfo& info);
+  // compress(id, coding, level, brotliQuality) -> result: the stream's
+  // body goes through a streaming compressor (Http2Session::StartCompression).
+  Napi::Value Compress(const Napi::CallbackInfo& info);
+  // respondCompressed(id, status, headerBlock, flags, body, trailerBlock,
+  // coding, level, brotliQuality) -> result: head + compressed whole body
+  // + end in one call, content-length = compressed size; bodies of
+  // CompressJob::kAsyncThreshold and more compress on the threadpool
+  // (Http2Session::RespondCompressed).
+  Napi::Value RespondCompressed(const Napi::CallbackInfo& info);
   Napi::Value Goaway(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <deque>
 
+#include "core/compress_job.h"
+#include "core/compressor.h"
 #include "core/connection.h"
 #include "core/http2_headers.h"
 #include "core/http2_pipe_body.h"
@@ -82,6 +84,18 @@ class Http2Session::WriteQueue final : public Http2BodySource {
     size_ += len;
   }
 
+  // Bytes this queue now owns (compressor output): moved, not copied.
+  void PushOwned(std::string&& bytes) {
+    if (bytes.empty()) return;
+    if (bytes.size() < 4096) {
+      Push(bytes.data(), bytes.size(), nullptr);  // coalesced with neighbours
+      return;
+    }
+    size_ += bytes.size();
+    chunks_.emplace_back();
+    chunks_.back().own = std::move(bytes);
+  }
+
   size_t size() const { return size_; }
   void set_ended() { ended_ = true; }
 
@@ -142,6 +156,49 @@ class Http2Session::WriteQueue final : public Http2BodySource {
   bool ended_ = false;
 };
 
+// A whole body compressing on the threadpool for RespondCompressed: the
+// response waits here (head, flags, trailers) until the job is done.
+// Owned by its Stream: a stream that closes (reset, connection closed)
+// destroys it, and CompressJob::Destroy then frees the job after the
+// worker finishes without calling back, so nothing the worker uses is
+// freed under it.
+class Http2Session::PendingCompress final : public CompressJob::Client {
+ public:
+  PendingCompress(Http2Session* s, int32_t id, int status,
+                  Http2HeaderList&& headers, uint32_t flags,
+                  Http2HeaderList* trailers, CompressJob* job)
+      : session_(s),
+        id_(id),
+        job_(job),
+        status(status),
+        flags(flags),
+        headers(std::move(headers)) {
+    if (trailers && !trailers->empty()) {
+      this->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
+    }
+  }
+  ~PendingCompress() override {
+    if (job_) job_->Destroy();
+  }
+  // The job is done (loop thread, from uv's after-work callback): the
+  // session takes the job back and finishes the response.
+  void OnCompressDone(CompressJob* job, int st) override {
+    job_ = nullptr;
+    session_->OnCompressDone(id_, job, st);  // may free this
+  }
+
+ private:
+  Http2Session* session_;
+  int32_t id_;
+  CompressJob* job_;
+
+ public:
+  int status;
+  uint32_t flags;
+  Http2HeaderList headers;
+  std::unique_ptr<Http2HeaderList> trailers;
+};
+
 struct Http2Session::Stream {
   int32_t id = 0;
   // Header fields being received (request head, then trailers): offsets
@@ -164,6 +221,10 @@ struct Http2Session::Stream {
   std::unique_ptr<Http2HeaderList> trailers;  // from End, sent after the body
   std::unique_ptr<WriteQueue> queue;          // JS writes
   Http2BodySource* source = nullptr;          // queue.get() or a native one
+  // Response compression: the streaming compressor of Write/End, or the
+  // whole body on the threadpool (RespondCompressed).
+  std::unique_ptr<Compressor> compressor;
+  std::unique_ptr<PendingCompress> pending;
   // Request-body flow control.
   bool read_paused = false;
   size_t unacked = 0;
@@ -678,9 +739,16 @@ int Http2Session::Respond(int32_t id, int status, Http2HeaderList& headers,
   Stream* st = Find(id);
   if (!st) return kH2NoStream;
   if (st->responded) return kH2HeadersSent;
+  return SubmitResponse(st, status, headers, flags);
+}
+
+int Http2Session::SubmitResponse(Stream* st, int status,
+                                 Http2HeaderList& headers, uint32_t flags) {
+  int32_t id = st->id;
   st->responded = true;
   st->no_body = st->head_request || status == 204 || status == 304 ||
                 (flags & kH2EndStream);
+  if (st->no_body) st->compressor.reset();
   st->wait_for_trailers = (flags & kH2WaitForTrailers) != 0;
   int r;
   if (st->no_body && !st->wait_for_trailers) {
@@ -739,7 +807,20 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
     return kH2Closed;
   }
-  st->queue->Push(data, len, ref);
+  if (st->compressor) {
+    // Compressed now, on the loop thread; the input is not needed after.
+    std::string out;
+    int cr = st->compressor->ProcessAll(reinterpret_cast<const uint8_t*>(data),
+                                        len, Compressor::kNoFlush, &out);
+    if (ref) ref->Release();
+    if (cr != 0) {
+      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+      return kH2Invalid;
+    }
+    st->queue->PushOwned(std::move(out));
+  } else {
+    st->queue->Push(data, len, ref);
+  }
   if (st->deferred) {
     st->deferred = false;
     nghttp2_session_resume_data(session_, id);
@@ -754,6 +835,16 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
   if (!st) return kH2NoStream;
   if (!st->responded) return kH2HeadersNotSent;
   if (st->ended) return kH2Ok;
+  if (st->compressor && st->queue && st->source == st->queue.get()) {
+    std::string out;
+    int cr = st->compressor->ProcessAll(nullptr, 0, Compressor::kFinish, &out);
+    st->compressor.reset();  // its state (up to ~1 MiB for brotli) goes now
+    if (cr != 0) {
+      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+      return kH2Invalid;
+    }
+    st->queue->PushOwned(std::move(out));
+  }
   st->ended = true;
   if (trailers && !trailers->empty()) {
     st->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
@@ -765,6 +856,142 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
   }
   conn_->MarkDirty();
   return kH2Ok;
+}
+
+int Http2Session::StartCompression(int32_t id, const CompressParams& params) {
+  if (dead()) return kH2Closed;
+  Stream* st = Find(id);
+  if (!st) return kH2NoStream;
+  if (st->ended || st->pending || st->compressor ||
+      (st->queue && (st->source != st->queue.get() || st->queue->size() > 0))) {
+    return kH2Invalid;
+  }
+  if (st->responded && st->no_body) return kH2Ok;  // nothing to compress
+  auto c = std::make_unique<Compressor>();
+  if (c->Init(params) != 0) return kH2Invalid;
+  st->compressor = std::move(c);
+  return kH2Ok;
+}
+
+int Http2Session::FlushCompression(int32_t id) {
+  if (dead()) return kH2Closed;
+  Stream* st = Find(id);
+  if (!st) return kH2NoStream;
+  if (!st->compressor || !st->queue || st->ended) return kH2Ok;
+  std::string out;
+  if (st->compressor->ProcessAll(nullptr, 0, Compressor::kSyncFlush, &out) !=
+      0) {
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    return kH2Invalid;
+  }
+  if (out.empty()) return kH2Ok;
+  st->queue->PushOwned(std::move(out));
+  if (st->deferred) {
+    st->deferred = false;
+    nghttp2_session_resume_data(session_, id);
+  }
+  conn_->MarkDirty();
+  return kH2Ok;
+}
+
+namespace {
+// Holds a finished CompressJob while its output sits in a stream's queue
+// (referenced, not copied); the last segment written frees it.
+class JobOutputRef final : public ExternalRef {
+ public:
+  explicit JobOutputRef(CompressJob* job) : job_(job) {}
+  void Release() override {
+    job_->Destroy();
+    delete this;
+  }
+
+ private:
+  CompressJob* job_;
+};
+}  // namespace
+
+int Http2Session::RespondCompressed(int32_t id, int status,
+                                    Http2HeaderList& headers, uint32_t flags,
+                                    CompressJob* job,
+                                    Http2HeaderList* trailers) {
+  Stream* st = dead() ? nullptr : Find(id);
+  int err = kH2Ok;
+  if (dead()) {
+    err = kH2Closed;
+  } else if (!st) {
+    err = kH2NoStream;
+  } else if (st->responded) {
+    err = kH2HeadersSent;
+  }
+  if (err != kH2Ok) {
+    job->Destroy();
+    return err;
+  }
+  if (job->input_size() < CompressJob::kAsyncThreshold) {
+    if (job->RunInline() != 0) {
+      job->Destroy();
+      return kH2Invalid;
+    }
+    return FinishCompressed(st, status, headers, flags, job, trailers);
+  }
+  // Marked responded now (a second respond fails, writes are refused);
+  // submitted to nghttp2 once the work is done.
+  st->responded = true;
+  st->ended = true;
+  st->pending = std::make_unique<PendingCompress>(
+      this, id, status, std::move(headers), flags, trailers, job);
+  int r = job->Queue(conn_->listener()->loop(), st->pending.get());
+  if (r != 0) {
+    st->pending.reset();  // destroys the job (not queued)
+    return kH2Invalid;
+  }
+  return kH2Ok;
+}
+
+int Http2Session::FinishCompressed(Stream* st, int status,
+                                   Http2HeaderList& headers, uint32_t flags,
+                                   CompressJob* job,
+                                   Http2HeaderList* trailers) {
+  int32_t id = st->id;
+  size_t n = job->output_size();
+  headers.Add("content-length", std::to_string(n));
+  st->ended = false;
+  st->compressor.reset();
+  int err = SubmitResponse(st, status, headers, flags);
+  if (err != kH2Ok || st->no_body || !st->queue) {
+    job->Destroy();
+    return err;
+  }
+  if (n < 4096) {
+    st->queue->Push(job->output(), n, nullptr);
+    job->Destroy();
+  } else {
+    st->queue->Push(job->output(), n, new JobOutputRef(job));
+  }
+  return End(id, trailers);
+}
+
+void Http2Session::OnCompressDone(int32_t id, CompressJob* job, int status) {
+  Stream* st = dead() ? nullptr : Find(id);
+  if (!st || !st->pending) {
+    job->Destroy();
+    if (st) st->pending.reset();
+    return;
+  }
+  std::unique_ptr<PendingCompress> p = std::move(st->pending);
+  Listener* l = conn_->listener();
+  // From uv's after-work callback: the embedder's scopes (a stream close
+  // may reach JS) and one flush at the end.
+  l->BeginDispatch();
+  if (status != 0) {
+    job->Destroy();
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+  } else if (FinishCompressed(st, p->status, p->headers, p->flags, job,
+                              p->trailers.get()) != kH2Ok) {
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+  }
+  conn_->MarkDirty();
+  l->EndDispatch();
 }
 
 int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
@@ -820,6 +1047,7 @@ int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
     return kH2Invalid;
   }
   st->queue.reset();
+  st->compressor.reset();  // a native source brings its own (CompressTransform)
   st->source = source;
   st->ended = true;  // the source decides the end from now on
   if (st->deferred) {

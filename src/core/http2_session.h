@@ -35,8 +35,10 @@
 
 namespace sluice {
 
+class CompressJob;
 class Connection;
 class Http2HeaderList;
+struct CompressParams;
 class PipeBodyListener;
 class PipeSource;
 
@@ -117,6 +119,26 @@ class Http2Session final : public Session {
   int Write(int32_t id, const char* data, size_t len, ExternalRef* ref);
   // Ends the body; `trailers` (may be null or empty) are sent after it.
   int End(int32_t id, Http2HeaderList* trailers);
+  // ---- response compression (lib/http2_stream.js decides) ----
+  // From now on the stream's body (Write, End) goes through a streaming
+  // compressor with `params`, inline on the loop thread; the compressor is
+  // freed at End or when the stream goes away. Allowed before Respond (the
+  // compat API decides before it sends the head) and before any Write.
+  int StartCompression(int32_t id, const CompressParams& params);
+  // Sync flush of the stream's compressor (compat res.flush(), SSE): what
+  // was written so far becomes decodable by the client.
+  int FlushCompression(int32_t id);
+  // The whole response at once (respond + body + end) with the body
+  // compressed by `job` (taken in every case): content-length is the
+  // compressed size. Bodies below CompressJob::kAsyncThreshold are
+  // compressed now; larger ones on the threadpool, and nothing of the
+  // response (not even HEADERS) is submitted until the work is done; the
+  // stream is reset (INTERNAL_ERROR) if it fails. A stream closed
+  // meanwhile frees the job (CompressJob::Destroy defers while in flight).
+  // `trailers` (may be null) are sent after the body; flags as Respond.
+  int RespondCompressed(int32_t id, int status, Http2HeaderList& headers,
+                        uint32_t flags, CompressJob* job,
+                        Http2HeaderList* trailers);
   // After OnStreamWantTrailers.
   int SendTrailers(int32_t id, Http2HeaderList& trailers);
   // RST_STREAM with `code`.
@@ -161,6 +183,7 @@ class Http2Session final : public Session {
  private:
   struct Stream;
   class WriteQueue;
+  class PendingCompress;
   struct Event {
     enum Kind { kDrain, kWantTrailers, kClose, kBodyDone } kind;
     int32_t id;
@@ -195,6 +218,17 @@ class Http2Session final : public Session {
   int Init();
   Stream* Find(int32_t id);
   int SubmitWithBody(Stream* st, Http2HeaderList& headers);
+  // Respond's work after the `responded` check (RespondCompressed submits
+  // a response whose stream was marked responded when the job started).
+  int SubmitResponse(Stream* st, int status, Http2HeaderList& headers,
+                     uint32_t flags);
+  // Respond + the job's output + End (RespondCompressed, inline or when
+  // the threadpool work is done).
+  int FinishCompressed(Stream* st, int status, Http2HeaderList& headers,
+                       uint32_t flags, CompressJob* job,
+                       Http2HeaderList* trailers);
+  // PendingCompress → session, on the loop thread once the work is done.
+  void OnCompressDone(int32_t id, CompressJob* job, int status);
   void DeliverHeaders(Stream* st, bool end_stream);
   void DeliverEnd(Stream* st);
   // Runs nghttp2_session_send; delivers the events it produced.
