@@ -424,6 +424,7 @@ void Http2Session::OnFlush() {
   if (dead() || in_flush_) return;
   in_flush_ = true;
   SendPending();
+  if (eof_ && !dead() && ResetStarvedStreams()) SendPending();
   in_flush_ = false;
   if (dead()) return;
   bool want_write = nghttp2_session_want_write(session_) != 0;
@@ -435,6 +436,26 @@ void Http2Session::OnFlush() {
   // Stopped on the writer's bound with nothing in flight: the bytes queued
   // now go out in this flush; go round again for more.
   if (send_blocked_ && !conn_->writer().HasWritesInFlight()) conn_->MarkDirty();
+}
+
+bool Http2Session::ResetStarvedStreams() {
+  // After the peer's EOF no WINDOW_UPDATE can come: a response that has
+  // used up its flow-control window would wait forever, and with it what
+  // it holds (queued JS buffers, a compression job's output, a file pipe).
+  // Such streams are reset (CANCEL), which frees them.
+  int32_t conn_window = nghttp2_session_get_remote_window_size(session_);
+  bool any = false;
+  for (auto& it : streams_) {
+    Stream* st = it.second.get();
+    if (!st->responded || st->no_body || st->pending) continue;
+    int32_t w = nghttp2_session_get_stream_remote_window_size(session_, st->id);
+    if (std::min(conn_window, w) > 0) continue;
+    if (nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st->id,
+                                  NGHTTP2_CANCEL) == 0) {
+      any = true;
+    }
+  }
+  return any;
 }
 
 void Http2Session::SendPending() {

@@ -348,6 +348,32 @@ describeSluice('http2 streams', function () {
     assert.strictEqual(ok.headers[':status'], 200);
   });
 
+  it('a client that closes its socket while a response waits for window: the stream is reset, not kept forever', async function () {
+    // After the peer's EOF no WINDOW_UPDATE can come; the response (4 MiB
+    // against a 64 KiB window) could never finish.
+    const { server, port } = await common.startServer();
+    const closed = [];
+    server.on('stream', (stream, headers) => {
+      stream.on('close', () => closed.push(stream.rstCode));
+      stream.respond({ ':status': 200 });
+      const big = Buffer.alloc(4 << 20, 'a');
+      if (headers[':path'] === '/late') setTimeout(() => stream.end(big), 100);
+      else stream.end(big);
+    });
+    for (const p of ['/now', '/late']) {
+      const s = h2.connect(port);
+      const req = s.request({ ':path': p });
+      req.on('error', () => {});
+      req.pause();
+      await common.once(req, 'response');
+      await common.sleep(30);
+      s.destroy();
+    }
+    const deadline = Date.now() + 3000;
+    while (closed.length < 2 && Date.now() < deadline) await common.sleep(20);
+    assert.deepStrictEqual(closed, [http2.constants.NGHTTP2_CANCEL, http2.constants.NGHTTP2_CANCEL]);
+  });
+
   it('h2load: 2000 requests over 4 sessions x 10 streams all succeed', async function () {
     this.timeout(30000);
     const { server, port } = await common.startServer();
