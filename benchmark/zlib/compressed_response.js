@@ -8,8 +8,8 @@
 // included: the compressed size, same level on both sides), and the p99
 // latency of a tiny request sent every 10 ms on its own connection while
 // the load runs (how responsive the loop stays).
-// HTTP/1.1 with wrk; HTTP/2 (h2load) is not in yet: sluice compresses only
-// HTTP/1.1 responses so far.
+// HTTP/1.1 with wrk; HTTP/2 with h2load (h2c, 'stream' API, -c 10 -m 10,
+// no probe: node:http2's h2c server does not answer the HTTP/1.1 probe).
 // Run: node benchmark/run.js zlib/compressed_response [--quick]
 
 const S = 'compressed_server.js';
@@ -39,6 +39,21 @@ function wrkCase(name, body, enc, connections) {
   };
 }
 
+function h2Case(name, enc) {
+  const base = ['--proto', 'h2', '--body', 'json', '--encoding', enc];
+  return {
+    name,
+    server: { script: S, args: [] },
+    variants: [
+      { label: 'sluice', impl: 'sluice', args: base },
+      { label: 'node:http2 pipe', impl: 'node', args: [...base, '--node', 'pipe'], baseline: true },
+      { label: 'node:http2 sync', impl: 'node', args: [...base, '--node', 'sync'] },
+    ],
+    load: { tool: 'h2load', args: ['-c', '10', '-m', '10'], headers: [`accept-encoding: ${enc}`] },
+    check: { http2: true },
+  };
+}
+
 module.exports = {
   title: 'zlib/compressed_response: compressed responses, sluice vs node:http + zlib',
   columns: ['rps', 'cpuPct', 'loadCpuPct', 'otherCpuPct', 'cpuUsPerReq', 'bytesPerResp', 'probeP99', 'ratioRps', 'ratioCpu'],
@@ -52,5 +67,7 @@ module.exports = {
     wrkCase('1 MiB text file br wrk c10', 'file', 'br', 10),
     wrkCase('1 MiB text precompressed .gz wrk c10', 'precompressed', 'gzip', 10),
     wrkCase('1 MiB text precompressed .br wrk c10', 'precompressed', 'br', 10),
+    h2Case('64 KiB JSON gzip h2load c10 m10', 'gzip'),
+    h2Case('64 KiB JSON br h2load c10 m10', 'br'),
   ],
 };

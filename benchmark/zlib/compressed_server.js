@@ -16,6 +16,11 @@
 //   precompressed: the same file served from path.gz / path.br
 //     sluice: respondWithFile(path, headers, { precompressed: true })
 //     node: stat + fs.createReadStream(path + '.gz').pipe(res)
+// --proto h2: HTTP/2 (h2c, prior knowledge), the 'stream' API, json only:
+//     sluice: stream.respond(headers); stream.end(body) with the
+//             compression option (whole body: threadpool above 32 KiB)
+//     node:http2 --node pipe: zlib.createGzip() piped into the stream
+//     node:http2 --node sync: stream.end(zlib.gzipSync(body))
 // Prints "PORT <n>" when listening.
 
 const fs = require('node:fs');
@@ -24,9 +29,9 @@ const path = require('node:path');
 const zlib = require('node:zlib');
 const { loadImpl, parseArgs, serve } = require('../server_harness.js');
 
-const opts = parseArgs(process.argv.slice(2), { body: 'json', encoding: 'gzip', level: 6, quality: 4, node: 'pipe' });
+const opts = parseArgs(process.argv.slice(2), { body: 'json', encoding: 'gzip', level: 6, quality: 4, node: 'pipe', proto: 'h1' });
 const impl = opts._[0];
-const http = loadImpl(impl);
+const http = loadImpl(impl, opts.proto === 'h2' ? 'node:http2' : 'node:http');
 const enc = opts.encoding;
 
 // Deterministic bodies, the same for every server.
@@ -73,7 +78,30 @@ const zopts = enc === 'br' ?
 const type = opts.body === 'json' ? 'application/json' : 'text/plain; charset=utf-8';
 
 let server;
-if (impl === 'sluice') {
+if (opts.proto === 'h2') {
+  const cfg = { encodings: [enc], level: opts.level, brotliQuality: opts.quality, threshold: 1024 };
+  // h2load -m streams per connection: the same limit on both.
+  server = impl === 'sluice' ?
+    http.createServer({ compression: cfg, http2: { maxConcurrentStreams: 256 } }) :
+    http.createServer({ settings: { maxConcurrentStreams: 256 } });
+  const stream = () => (enc === 'br' ? zlib.createBrotliCompress(zopts) : zlib.createGzip(zopts));
+  const sync = (b) => (enc === 'br' ? zlib.brotliCompressSync(b, zopts) : zlib.gzipSync(b, zopts));
+  server.on('stream', impl === 'sluice' ? (s) => {
+    s.respond({ 'content-type': type });
+    s.end(json);
+  } : (s, headers) => {
+    if (!String(headers['accept-encoding'] || '').includes(enc)) {
+      s.respond({ 'content-type': type, vary: 'Accept-Encoding' });
+      s.end(json);
+      return;
+    }
+    s.respond({ 'content-type': type, vary: 'Accept-Encoding', 'content-encoding': enc });
+    if (opts.node === 'sync') { s.end(sync(json)); return; }
+    const z = stream();
+    z.pipe(s);
+    z.end(json);
+  });
+} else if (impl === 'sluice') {
   server = http.createServer({
     compression: { encodings: [enc], level: opts.level, brotliQuality: opts.quality, threshold: 1024 },
   }, (req, res) => {
