@@ -93,7 +93,9 @@ class StreamConn {
     if (!(f & F_DATE)) flags |= RF_ADD_DATE;
     const r = this._native.respondCompressed(this._id, statusWord & 0x3ff, block || '', flags,
       body === undefined ? undefined : toChunk(body), trailers, coding, level, quality);
-    return r < 0 ? (r === R_CLOSED ? R_CLOSED : r) : r;
+    // Stream results (-1..-6: gone, closed) read as closed, as respond's;
+    // a bad body or a compression failure (-10, -11) is thrown by res.
+    return r < 0 && r > -10 ? R_CLOSED : r;
   }
 
   end(seq, body, trailers) {

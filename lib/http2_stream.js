@@ -265,8 +265,11 @@ class ServerHttp2Stream extends Duplex {
     }
     this._nativeEnded = true;
     if (coding !== 0) {
-      this._native.respondCompressed(this._id, d.status, block, flags, body, undefined,
+      const r = this._native.respondCompressed(this._id, d.status, block, flags, body, undefined,
         coding, cfg.level, cfg.brotliQuality);
+      // The compressor failed (nothing was sent): reset rather than leave
+      // the client waiting.
+      if (r <= -10) this.close(constants.NGHTTP2_INTERNAL_ERROR);
     } else {
       // Plain: respond + body + end in one call (with its content-length).
       this._native.respond(this._id, d.status, block, flags | RF_END_AFTER_BODY, body);

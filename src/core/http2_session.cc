@@ -46,6 +46,19 @@ class CountedRef final : public ExternalRef {
   int count_ = 1;
 };
 
+// Owns bytes (compressor output) while a stream's queue and the writer
+// reference them.
+class StringRef final : public ExternalRef {
+ public:
+  explicit StringRef(std::string&& s) : s_(std::move(s)) {}
+  const char* data() const { return s_.data(); }
+  size_t size() const { return s_.size(); }
+  void Release() override { delete this; }
+
+ private:
+  std::string s_;
+};
+
 inline Http2Session* From(void* user) {
   return static_cast<Http2Session*>(user);
 }
@@ -84,16 +97,17 @@ class Http2Session::WriteQueue final : public Http2BodySource {
     size_ += len;
   }
 
-  // Bytes this queue now owns (compressor output): moved, not copied.
+  // Bytes this queue now owns (compressor output): small ones coalesced
+  // with their neighbours, larger ones moved into a StringRef that the
+  // DATA frames reference (not copied again).
   void PushOwned(std::string&& bytes) {
     if (bytes.empty()) return;
-    if (bytes.size() < 4096) {
-      Push(bytes.data(), bytes.size(), nullptr);  // coalesced with neighbours
+    if (bytes.size() < kEmbedThreshold) {
+      Push(bytes.data(), bytes.size(), nullptr);
       return;
     }
-    size_ += bytes.size();
-    chunks_.emplace_back();
-    chunks_.back().own = std::move(bytes);
+    StringRef* r = new StringRef(std::move(bytes));
+    Push(r->data(), r->size(), r);
   }
 
   size_t size() const { return size_; }
