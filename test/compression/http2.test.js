@@ -210,6 +210,31 @@ maybe(`compression over HTTP/2 [${common.implName}]`, function () {
     assert.strictEqual(r.body.toString(), bodies.mid);
   });
 
+  it('trailers follow a compressed whole body (core waitForTrailers, compat addTrailers; inline and threadpool)', async function () {
+    const core = await common.startServer({ compression: true });
+    core.server.on('stream', (stream, headers) => {
+      const name = headers[':path'].slice(1);
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'x-sum': String(bodies[name].length) }));
+      stream.respond({ 'content-type': 'application/json' }, { waitForTrailers: true });
+      stream.end(bodies[name]);
+    });
+    const compat = await common.startServer({ compression: true }, (req, res) => {
+      const name = req.url.slice(1);
+      res.setHeader('Content-Type', 'application/json');
+      res.addTrailers({ 'x-sum': String(bodies[name].length) });
+      res.end(bodies[name]);
+    });
+    for (const port of [core.port, compat.port]) {
+      const s = h2.connect(port);
+      for (const name of ['mid', 'big']) {
+        const r = await h2.request(s, { ':path': `/${name}`, 'accept-encoding': 'gzip' });
+        assert.strictEqual(r.headers['content-encoding'], 'gzip');
+        assert.strictEqual(zlib.gunzipSync(r.body).toString(), bodies[name]);
+        assert.strictEqual(r.trailers && r.trailers['x-sum'], String(bodies[name].length), name);
+      }
+    }
+  });
+
   it('a streamed body with flush() delivers each event before the next is written (compat res.flush, stream.flush)', async function () {
     // The server writes event i+1 only when the client asks for it, which
     // it does once it has decoded event i: without a working flush the
