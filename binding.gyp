@@ -44,7 +44,8 @@
         "NAPI_VERSION=8",
         "LLHTTP_STRICT_MODE=1",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
-        "NODE_ADDON_API_DISABLE_DEPRECATED"
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
       ],
       "libraries": [ "-lnghttp2" ],
       "cflags": [ "-fvisibility=hidden", "-Wall", "-Wextra", "-O2" ],
