@@ -56,6 +56,7 @@
       "conditions": [
         [ "sluice_asan==1", {
           "cflags": [ "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],
+          "defines": [ "SLUICE_ASAN_BUILD=1" ],
           "ldflags": [ "-fsanitize=address,undefined" ]
         } ]
       ]
