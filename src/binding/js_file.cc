@@ -151,11 +151,21 @@ void JsFile::OnFileOpened(int err, const char* syscall, const uv_stat_t* st) {
         static_cast<double>(st->st_size),    static_cast<double>(st->st_blocks),
         Ms(st->st_atim),                     Ms(st->st_mtim),
         Ms(st->st_ctim),                     Ms(st->st_birthtim)};
-    napi_value ab, arr;
-    void* data;
-    napi_create_arraybuffer(env, sizeof(v), &data, &ab);
+    napi_value ab = nullptr, arr = nullptr;
+    void* data = nullptr;
+    if (napi_create_arraybuffer(env, sizeof(v), &data, &ab) != napi_ok ||
+        napi_create_typedarray(env, napi_float64_array, 14, ab, 0, &arr) !=
+            napi_ok) {
+      // The environment is stopping (a worker terminated or calling
+      // process.exit(): JS can no longer run and nothing can be made; the
+      // teardown hook closes the source). `data` was never set then: the
+      // stat written through it corrupted the heap.
+      on_open_.Reset();
+      napi_close_handle_scope(env, scope);
+      Unhold();
+      return;
+    }
     memcpy(data, v, sizeof(v));
-    napi_create_typedarray(env, napi_float64_array, 14, ab, 0, &arr);
     argv[2] = arr;
   }
   Napi::FunctionReference fn = std::move(on_open_);

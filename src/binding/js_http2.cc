@@ -452,7 +452,7 @@ void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
 
 void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
                            size_t len) {
-  napi_value buf;
+  napi_value buf = nullptr;  // stays null when the environment is stopping
   void* out;
   napi_create_buffer_copy(env_, len, data, &out, &buf);
   napi_value argv[3] = {SessionObject(s), Int(env_, id), buf};

@@ -341,7 +341,7 @@ void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
     Call(on_body_, 4, argv);
     return;
   }
-  napi_value buf;
+  napi_value buf = nullptr;  // stays null when the environment is stopping
   void* out;
   napi_create_buffer_copy(env, len, data, &out, &buf);
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};

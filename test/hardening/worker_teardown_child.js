@@ -24,6 +24,9 @@
 //                      the compression job runs on the threadpool
 //   compress-exit      the same, the worker calling process.exit() right
 //                      after res.end() (the job is surely in flight)
+//   file-open-exit     respondWithFile (HTTP/1.1) then process.exit() at
+//                      once: the file's open job is in flight
+//   file-open-exit-h2  the same with stream.respondWithFile (HTTP/2)
 
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
 const path = require('node:path');
@@ -39,6 +42,7 @@ function workerMain() {
     if (req.url === '/hang') return;  // never answered
     if (req.url === '/file') {
       res.respondWithFile(file);
+      if (scenario === 'file-open-exit') process.exit(0);
       return;
     }
     if (req.url === '/json') {
@@ -55,6 +59,7 @@ function workerMain() {
     if (headers[':path'] !== '/file') return;  // others never answered
     parentPort.postMessage({ request: headers[':path'] });
     stream.respondWithFile(file);
+    if (scenario === 'file-open-exit-h2') process.exit(0);
   });
   server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 }
@@ -133,6 +138,21 @@ async function mainOnce(scenario, file) {
       closers.push(() => session.destroy());
     }
     await race(firstData);
+  } else if (scenario === 'file-open-exit' || scenario === 'file-open-exit-h2') {
+    // The worker exits by itself right after starting the response.
+    if (scenario === 'file-open-exit') {
+      const req = http.get({ host: '127.0.0.1', port, path: '/file', agent: false }, (res) => res.resume());
+      req.on('error', () => {});
+      closers.push(() => req.destroy());
+    } else {
+      const session = http2.connect(`http://127.0.0.1:${port}`);
+      session.on('error', () => {});
+      const req = session.request({ ':path': '/file' });
+      req.on('error', () => {});
+      req.resume();
+      closers.push(() => session.destroy());
+    }
+    await exited;
   } else if (scenario === 'compress' || scenario === 'compress-exit') {
     const req = http.get({ host: '127.0.0.1', port, path: '/json', agent: false,
                            headers: { 'accept-encoding': 'gzip' } }, (res) => res.resume());
