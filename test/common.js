@@ -510,7 +510,7 @@ function nodeChildEnv(extra = {}) {
 }
 
 // Run a node script (string) in a child process; resolve { code, signal,
-// stdout, stderr, ms }. Env carries SLUICE_TEST_IMPL (and, under
+// stdout, stderr, ms, endedAt (Date.now() when it had exited) }. Env carries SLUICE_TEST_IMPL (and, under
 // test:asan, the sanitizer runtime).
 function runNodeScript(source, { timeout = 10000, env = {} } = {}) {
   return new Promise((resolve, reject) => {
@@ -530,7 +530,7 @@ function runNodeScript(source, { timeout = 10000, env = {} } = {}) {
     child.on('close', (code, signal) => {
       clearTimer(t);
       children.delete(child);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started, endedAt: Date.now() });
     });
   });
 }
