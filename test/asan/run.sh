@@ -31,6 +31,10 @@ echo "asan build: $addon"
 
 asan_rt=$(gcc -print-file-name=libasan.so)
 ubsan_rt=$(gcc -print-file-name=libubsan.so)
+for rt in "$asan_rt" "$ubsan_rt"; do
+  # gcc prints the bare name when it has no such runtime.
+  [ -f "$rt" ] || { echo "asan: $rt not found: the sanitizer runtimes come with gcc (apt-get install g++)"; exit 1; }
+done
 export SLUICE_ADDON=$addon
 # mocha's node gets the runtime preloaded; test/asan/setup.js removes it from
 # the environment children inherit and test/common.js gives it back to node
