@@ -45,7 +45,8 @@
         "NAPI_VERSION=8",
         "LLHTTP_STRICT_MODE=1",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
-        "NODE_ADDON_API_DISABLE_DEPRECATED"
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
       ],
       "libraries": [ "-lnghttp2" ],
       "cflags": [ "-fvisibility=hidden", "-Wall", "-Wextra", "-O2" ],
@@ -56,6 +57,7 @@
       "conditions": [
         [ "sluice_asan==1", {
           "cflags": [ "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],
+          "defines": [ "SLUICE_ASAN_BUILD=1" ],
           "ldflags": [ "-fsanitize=address,undefined" ]
         } ]
       ]

@@ -500,14 +500,24 @@ function curl(args, { input, timeout = 10000 } = {}) {
   });
 }
 
+// Environment for a node child process that may load the addon. Under
+// npm run test:asan the sanitizer runtime must be preloaded into it (it is
+// kept out of other children: see test/asan/setup.js).
+function nodeChildEnv(extra = {}) {
+  const env = { ...process.env, SLUICE_TEST_IMPL: IMPL_NAME, ...extra };
+  if (process.env.SLUICE_ASAN_PRELOAD) env.LD_PRELOAD = process.env.SLUICE_ASAN_PRELOAD;
+  return env;
+}
+
 // Run a node script (string) in a child process; resolve { code, signal,
-// stdout, stderr, ms }. Env carries SLUICE_TEST_IMPL.
+// stdout, stderr, ms, endedAt (Date.now() when it had exited) }. Env carries SLUICE_TEST_IMPL (and, under
+// test:asan, the sanitizer runtime).
 function runNodeScript(source, { timeout = 10000, env = {} } = {}) {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     const child = spawn(process.execPath, ['-e', source], {
       cwd: ROOT,
-      env: { ...process.env, SLUICE_TEST_IMPL: IMPL_NAME, ...env },
+      env: nodeChildEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.add(child);
@@ -520,7 +530,7 @@ function runNodeScript(source, { timeout = 10000, env = {} } = {}) {
     child.on('close', (code, signal) => {
       clearTimer(t);
       children.delete(child);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started, endedAt: Date.now() });
     });
   });
 }
@@ -601,6 +611,7 @@ module.exports = {
   httpRequest,
   curl,
   runNodeScript,
+  nodeChildEnv,
   sha256,
   collect,
   handlerErrors,

@@ -9,6 +9,7 @@
 #include "binding/js_http2.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
+#include "core/loop_tracked.h"
 
 namespace sluice {
 namespace {
@@ -23,6 +24,20 @@ Napi::Value StrError(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), uv_strerror(code));
 }
 
+#ifdef SLUICE_ASAN_BUILD
+// Sanitizer builds only: leaks one allocation on purpose, called from JS.
+// test/asan/run.sh checks that LeakSanitizer reports it, i.e. that the
+// suppressions (test/asan/lsan.supp) do not hide leaks of ours made on a
+// JS call path (whose stacks also hold node and V8 frames).
+char* volatile g_leak_sink;
+Napi::Value LeakForTest(const Napi::CallbackInfo& info) {
+  g_leak_sink = new char[4099];
+  g_leak_sink[0] = 1;
+  g_leak_sink = nullptr;
+  return info.Env().Undefined();
+}
+#endif
+
 Napi::Value GetCountersJs(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(info.Env());
   Counters& c = GetCounters();
@@ -31,13 +46,84 @@ Napi::Value GetCountersJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// ---- environment teardown ---------------------------------------------------
+//
+// When the environment ends (a worker terminated, the process exiting) node
+// runs its cleanup hooks, finalizes our objects and closes the loop; for a
+// worker that alone loaded the addon it then unloads sluice.node. Anything
+// of ours still pending in libuv at that point crashes the process: a close
+// callback of a connection into unloaded code, a threadpool job (file open,
+// compression) or fs read keeping the loop from closing ("uv_loop_close()
+// while having open handles").
+//
+// So an async cleanup hook (it runs before the finalizers, which node
+// defers until the hook is done) closes every server, connection and file
+// source of this environment without calling JS, then waits until every
+// core object with libuv work has been freed (core/loop_tracked.h) before
+// it lets node go on. Waiting means: node keeps running the loop while the
+// hook is pending, so close callbacks, cancelled writes and in-flight fs and
+// threadpool work complete normally.
+
+// Owns the handle whose close callback ends the hook: the last core object
+// can be freed deep inside a callback of its own (the zero count is seen in
+// its destructor); ending the hook from a close callback instead, which
+// libuv runs from its top level, keeps that independent of what node does
+// inside napi_remove_async_cleanup_hook.
+struct TeardownWait {
+  uv_idle_t handle;  // never started: only closed
+  napi_async_cleanup_hook_handle hook;
+};
+
+void OnTeardownDone(uv_handle_t* h) {
+  TeardownWait* w = static_cast<TeardownWait*>(h->data);
+  napi_async_cleanup_hook_handle hook = w->hook;
+  delete w;
+  // Node then lets go of the napi env (from a native immediate it still
+  // runs before closing the loop): our objects are finalized and the addon
+  // data freed after this.
+  napi_remove_async_cleanup_hook(hook);
+}
+
+void OnNothingPending(void* arg) {
+  TeardownWait* w = static_cast<TeardownWait*>(arg);
+  uv_close(reinterpret_cast<uv_handle_t*>(&w->handle), OnTeardownDone);
+}
+
+// The async cleanup hook (loop thread; JS can no longer run).
+void OnEnvironmentTeardown(napi_async_cleanup_hook_handle hook, void* arg) {
+  AddonData* data = static_cast<AddonData*>(arg);
+  data->tearing_down = true;
+  // Teardown unregisters nothing itself; the sets are emptied here so no
+  // destructor touches them later.
+  std::unordered_set<JsServer*> servers;
+  servers.swap(data->servers);
+  for (JsServer* s : servers) s->Teardown();
+  std::unordered_set<JsFile*> files;
+  files.swap(data->files);
+  for (JsFile* f : files) f->Teardown();
+
+  TeardownWait* w = new TeardownWait;
+  w->hook = hook;
+  uv_idle_init(data->loop, &w->handle);
+  w->handle.data = w;
+  if (LoopTracked::Count() == 0) {
+    OnNothingPending(w);
+  } else {
+    LoopTracked::NotifyWhenNone(OnNothingPending, w);
+  }
+}
+
 }  // namespace
 
 Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   AddonData* data = new AddonData();
   data->connection_ctor = Napi::Persistent(JsConnection::Init(env));
   data->http2_session_ctor = Napi::Persistent(JsHttp2Session::Init(env));
+  napi_get_uv_event_loop(env, &data->loop);
   env.SetInstanceData(data);
+  // The hook's handle holds a reference on the napi env: node finalizes
+  // nothing of ours until the hook is removed.
+  napi_add_async_cleanup_hook(env, OnEnvironmentTeardown, data, nullptr);
 
   exports.Set("NativeServer", JsServer::Init(env));
   exports.Set("NativeConnection", data->connection_ctor.Value());
@@ -45,6 +131,9 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("errname", Napi::Function::New(env, ErrName));
   exports.Set("strerror", Napi::Function::New(env, StrError));
   exports.Set("counters", Napi::Function::New(env, GetCountersJs));
+#ifdef SLUICE_ASAN_BUILD
+  exports.Set("leakForTest", Napi::Function::New(env, LeakForTest));
+#endif
   InitCompression(env, exports);
 
   // The llhttp compiled into this addon (not node's own copy, which the

@@ -1,18 +1,36 @@
 // Per-environment data of the addon (napi instance data): the constructors
-// native code instantiates itself.
+// native code instantiates itself, and what the environment's teardown
+// (addon.cc, OnEnvironmentTeardown) must close before node closes the loop.
 #pragma once
 
 #include <napi.h>
+#include <uv.h>
+
+#include <unordered_set>
 
 namespace sluice {
+
+class JsFile;
+class JsServer;
 
 struct AddonData {
   Napi::FunctionReference connection_ctor;
   Napi::FunctionReference http2_session_ctor;
+  // Set when the environment starts tearing down (worker terminated,
+  // process exiting): JS cannot run any more; native code makes no JS
+  // call from then on (checked where a libuv callback could reach JS).
+  bool tearing_down = false;
+  uv_loop_t* loop = nullptr;  // this environment's loop
+  // Live objects that own core objects with libuv work: registered by
+  // their constructors, removed by their destructors (loop thread).
+  std::unordered_set<JsServer*> servers;
+  std::unordered_set<JsFile*> files;
 };
 
-inline AddonData* GetAddonData(Napi::Env env) {
-  return env.GetInstanceData<AddonData>();
+inline AddonData* GetAddonData(napi_env env) {
+  void* data = nullptr;
+  napi_get_instance_data(env, &data);
+  return static_cast<AddonData*>(data);
 }
 
 }  // namespace sluice

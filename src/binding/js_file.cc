@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "binding/addon_data.h"
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "core/http1_session.h"
@@ -41,13 +42,22 @@ JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) 
   napi_create_string_utf8(info.Env(), "sluice.FileResponse", NAPI_AUTO_LENGTH,
                           &name);
   napi_async_init(info.Env(), info.This(), name, &async_context_);
+  addon_ = GetAddonData(info.Env());
+  addon_->files.insert(this);
 }
 
 JsFile::~JsFile() {
   // Collected: nothing in the core refers to us (holds_ kept us alive while
   // it did). A source never handed to a pipe closes its fd here (async).
+  if (addon_) addon_->files.erase(this);
   if (source_) source_->Close();
   if (async_context_) napi_async_destroy(Env(), async_context_);
+}
+
+void JsFile::Teardown() {
+  addon_ = nullptr;
+  on_done_.Reset();
+  CloseSource();
 }
 
 FileSource* JsFile::TakeSource() {
@@ -66,6 +76,7 @@ void JsFile::Unhold() {
 
 void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
                     bool from_libuv) {
+  if (addon_ == nullptr) return;  // environment teardown: no JS
   napi_env env = Env();
   // napi_make_callback needs an object receiver: this NativeFile.
   napi_value recv = Value(), result;
@@ -140,11 +151,21 @@ void JsFile::OnFileOpened(int err, const char* syscall, const uv_stat_t* st) {
         static_cast<double>(st->st_size),    static_cast<double>(st->st_blocks),
         Ms(st->st_atim),                     Ms(st->st_mtim),
         Ms(st->st_ctim),                     Ms(st->st_birthtim)};
-    napi_value ab, arr;
-    void* data;
-    napi_create_arraybuffer(env, sizeof(v), &data, &ab);
+    napi_value ab = nullptr, arr = nullptr;
+    void* data = nullptr;
+    if (napi_create_arraybuffer(env, sizeof(v), &data, &ab) != napi_ok ||
+        napi_create_typedarray(env, napi_float64_array, 14, ab, 0, &arr) !=
+            napi_ok) {
+      // The environment is stopping (a worker terminated or calling
+      // process.exit(): JS can no longer run and nothing can be made; the
+      // teardown hook closes the source). `data` was never set then: the
+      // stat written through it corrupted the heap.
+      on_open_.Reset();
+      napi_close_handle_scope(env, scope);
+      Unhold();
+      return;
+    }
     memcpy(data, v, sizeof(v));
-    napi_create_typedarray(env, napi_float64_array, 14, ab, 0, &arr);
     argv[2] = arr;
   }
   Napi::FunctionReference fn = std::move(on_open_);
@@ -217,6 +238,11 @@ void JsFile::OnPipeBodyDone(int status) {
 }
 
 Napi::Value JsFile::Close(const Napi::CallbackInfo& info) {
+  CloseSource();
+  return info.Env().Undefined();
+}
+
+void JsFile::CloseSource() {
   if (source_) {
     source_->Close();  // no OnFileOpened after this
     source_ = nullptr;
@@ -225,7 +251,6 @@ Napi::Value JsFile::Close(const Napi::CallbackInfo& info) {
     on_open_.Reset();
     Unhold();
   }
-  return info.Env().Undefined();
 }
 
 Napi::Value JsFile::Stats(const Napi::CallbackInfo& info) {

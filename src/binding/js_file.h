@@ -18,6 +18,8 @@
 
 namespace sluice {
 
+struct AddonData;
+
 class JsFile final : public Napi::ObjectWrap<JsFile>,
                      private FileSource::OpenListener,
                      private PipeBodyListener {
@@ -29,6 +31,11 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   // For protocol sinks outside this file (HTTP/2): takes the opened source
   // (nullptr if none). The caller owns it from then on.
   FileSource* TakeSource();
+
+  // Environment teardown (addon.cc; JS can no longer run): closes a source
+  // not handed to a pipe (its open job or read is waited for by the
+  // source itself) and makes no JS call from then on.
+  void Teardown();
 
  private:
   // open(pathOrFd, isFd, offset, length, onOpen(err, syscall, stat))
@@ -55,6 +62,8 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   void Unhold();
   void CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
               bool from_libuv);
+  // Closes source_ (if not handed over) and drops a pending onOpen.
+  void CloseSource();
 
   FileSource* source_ = nullptr;
   Napi::FunctionReference on_open_;
@@ -62,6 +71,8 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::ObjectReference self_;
   int holds_ = 0;
   napi_async_context async_context_ = nullptr;
+  // Null after Teardown (the addon data may be freed before this object).
+  AddonData* addon_ = nullptr;
 };
 
 }  // namespace sluice

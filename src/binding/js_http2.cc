@@ -79,6 +79,14 @@ class JsBodyDone final : public PipeBodyListener {
     napi_create_reference(env, fn, 1, &fn_);
   }
   void OnPipeBodyDone(int status) override {
+    // While the environment tears down (a worker terminated with file
+    // streams open: the sessions close from the teardown hook) JS cannot
+    // run: nothing to tell then.
+    AddonData* addon = GetAddonData(env_);
+    if (addon == nullptr || addon->tearing_down) {
+      Discard();
+      return;
+    }
     napi_handle_scope scope;
     napi_open_handle_scope(env_, &scope);
     napi_value fn, undefined, arg, result;
@@ -87,16 +95,10 @@ class JsBodyDone final : public PipeBodyListener {
     napi_create_int32(env_, status, &arg);
     if (napi_call_function(env_, undefined, fn, 1, &arg, &result) ==
         napi_pending_exception) {
-      // A throw from onDone is uncaught, as from any handler. While the
-      // environment tears down (a worker terminated with file streams
-      // open: the session closes from the server's finalizer) JS cannot
-      // run and there is no exception: nothing to report then.
+      // A throw from onDone is uncaught, as from any handler.
       napi_value err;
-      napi_valuetype type = napi_undefined;
-      if (napi_get_and_clear_last_exception(env_, &err) == napi_ok) {
-        napi_typeof(env_, err, &type);
-      }
-      if (type != napi_undefined) napi_fatal_exception(env_, err);
+      napi_get_and_clear_last_exception(env_, &err);
+      napi_fatal_exception(env_, err);
     }
     napi_close_handle_scope(env_, scope);
     Discard();
@@ -467,6 +469,10 @@ JsHttp2::JsHttp2(Napi::Env env, const Napi::Object& cbs) : env_(env) {
 void JsHttp2::Call(const Napi::FunctionReference& fn, size_t argc,
                    const napi_value* argv) {
   if (fn.IsEmpty()) return;
+  // A null argument: a value could not be made (environment stopping).
+  for (size_t i = 0; i < argc; i++) {
+    if (argv[i] == nullptr) return;
+  }
   napi_value undefined, result;
   napi_get_undefined(env_, &undefined);
   napi_status st =
@@ -482,7 +488,10 @@ void JsHttp2::Call(const Napi::FunctionReference& fn, size_t argc,
 napi_value JsHttp2::SessionObject(Http2Session* s) {
   if (s->user_data) return static_cast<JsHttp2Session*>(s->user_data)->Value();
   Napi::Object o = GetAddonData(env_)->http2_session_ctor.New({});
-  JsHttp2Session* js = JsHttp2Session::Unwrap(o);
+  // Fails once the environment is stopping (worker terminated: JS can no
+  // longer run, but libuv callbacks of the current loop turn still come).
+  JsHttp2Session* js = o.IsEmpty() ? nullptr : JsHttp2Session::Unwrap(o);
+  if (js == nullptr) return nullptr;
   js->Attach(s);
   s->user_data = js;
   return o;
@@ -507,9 +516,15 @@ void JsHttp2::OnConnectionClose(Connection* c) {
   if (!s || !s->user_data) return;
   JsHttp2Session* js = static_cast<JsHttp2Session*>(s->user_data);
   napi_value argv[1] = {js->Value()};
-  js->Detach();
-  s->user_data = nullptr;
+  DetachConnection(c);
   Call(on_session_close_, 1, argv);
+}
+
+void JsHttp2::DetachConnection(Connection* c) {
+  Http2Session* s = dynamic_cast<Http2Session*>(c->session());
+  if (!s || !s->user_data) return;
+  static_cast<JsHttp2Session*>(s->user_data)->Detach();
+  s->user_data = nullptr;
 }
 
 void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
@@ -521,7 +536,7 @@ void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
 
 void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
                            size_t len) {
-  napi_value buf;
+  napi_value buf = nullptr;  // stays null when the environment is stopping
   void* out;
   napi_create_buffer_copy(env_, len, data, &out, &buf);
   napi_value argv[3] = {SessionObject(s), Int(env_, id), buf};

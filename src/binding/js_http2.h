@@ -80,6 +80,9 @@ class JsHttp2 final : public Http2Delegate {
   // Called by JsServer::OnConnectionClose (inside a dispatch) for every
   // connection; reports the end of an HTTP/2 session to JS.
   void OnConnectionClose(Connection* c);
+  // The same without the JS call (environment teardown): drops the
+  // session object's hold and its link to the core session.
+  void DetachConnection(Connection* c);
 
   // Http2Delegate
   void OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,

@@ -141,11 +141,36 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env, &loop);
   listener_ = new Listener(loop, this, o);
+  addon_ = GetAddonData(env);
+  addon_->servers.insert(this);
 }
 
 JsServer::~JsServer() {
+  if (addon_) addon_->servers.erase(this);
   if (listener_) listener_->Release();
   if (async_context_) napi_async_destroy(Env(), async_context_);
+}
+
+void JsServer::Teardown() {
+  addon_ = nullptr;
+  if (!listener_) return;
+  // Copy: detaching changes nothing in the list, but be independent of it.
+  std::vector<Connection*> conns = listener_->connections();
+  for (Connection* c : conns) DetachConnection(c);
+  listener_->Release();
+  listener_ = nullptr;
+  if (self_held_) {
+    self_held_ = false;
+    self_ref_.Reset();
+  }
+}
+
+void JsServer::DetachConnection(Connection* c) {
+  if (http2_) http2_->DetachConnection(c);
+  JsConnection* jc = static_cast<JsConnection*>(c->user_data);
+  if (!jc) return;
+  jc->Detach();
+  c->user_data = nullptr;
 }
 
 // ---- JS methods ------------------------------------------------------------
@@ -157,6 +182,7 @@ Napi::Value JsServer::Listen(const Napi::CallbackInfo& info) {
   int port = info[1].As<Napi::Number>().Int32Value();
   int backlog = info[2].IsNumber() ? info[2].As<Napi::Number>().Int32Value()
                                    : 511;
+  if (!listener_) return Napi::Number::New(env, UV_EINVAL);
   int r = listener_->Listen(host.c_str(), port, backlog);
   if (r == 0 && !self_held_) {
     self_ref_ = Napi::Persistent(Value());
@@ -169,7 +195,7 @@ Napi::Value JsServer::Address(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string ip;
   int port = 0, family = 0;
-  if (listener_->GetAddress(&ip, &port, &family) != 0) return env.Null();
+  if (!listener_ || listener_->GetAddress(&ip, &port, &family) != 0) return env.Null();
   Napi::Object o = Napi::Object::New(env);
   o.Set("address", ip);
   o.Set("family", family == 6 ? "IPv6" : "IPv4");
@@ -179,19 +205,19 @@ Napi::Value JsServer::Address(const Napi::CallbackInfo& info) {
 
 Napi::Value JsServer::Close(const Napi::CallbackInfo& info) {
   JsCallGuard guard(&js_calls_);
-  listener_->Close();
+  if (listener_) listener_->Close();
   return info.Env().Undefined();
 }
 
 Napi::Value JsServer::CloseAllConnections(const Napi::CallbackInfo& info) {
   JsCallGuard guard(&js_calls_);
-  listener_->CloseAllConnections();
+  if (listener_) listener_->CloseAllConnections();
   return info.Env().Undefined();
 }
 
 Napi::Value JsServer::CloseIdleConnections(const Napi::CallbackInfo& info) {
   JsCallGuard guard(&js_calls_);
-  listener_->CloseIdleConnections();
+  if (listener_) listener_->CloseIdleConnections();
   return info.Env().Undefined();
 }
 
@@ -200,7 +226,7 @@ Napi::Value JsServer::CloseIdleConnections(const Napi::CallbackInfo& info) {
 // an unknown name.
 Napi::Value JsServer::SetLimitMethod(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsString()) {
+  if (!listener_ || info.Length() < 2 || !info[0].IsString()) {
     return Napi::Boolean::New(env, false);
   }
   bool ok = SetLimit(&listener_->mutable_options(),
@@ -209,11 +235,13 @@ Napi::Value JsServer::SetLimitMethod(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsServer::DroppedConnections(const Napi::CallbackInfo& info) {
+  if (!listener_) return Napi::Number::New(info.Env(), 0);
   return Napi::Number::New(info.Env(),
                            static_cast<double>(listener_->dropped_connections()));
 }
 
 Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
+  if (!listener_) return Napi::Number::New(info.Env(), 0);
   return Napi::Number::New(info.Env(),
                            static_cast<double>(listener_->connection_count()));
 }
@@ -244,6 +272,10 @@ void JsServer::OnDispatchEnd() {
 napi_value JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
                           const napi_value* argv) {
   if (fn.IsEmpty()) return nullptr;
+  // A null argument: a value could not be made (environment stopping).
+  for (size_t i = 0; i < argc; i++) {
+    if (argv[i] == nullptr) return nullptr;
+  }
   napi_env env = Env();
   napi_value undefined, result;
   napi_get_undefined(env, &undefined);
@@ -261,7 +293,10 @@ napi_value JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
 napi_value JsServer::ConnectionObject(Connection* c) {
   if (c->user_data) return static_cast<JsConnection*>(c->user_data)->Value();
   Napi::Object o = GetAddonData(Env())->connection_ctor.New({});
-  JsConnection* jc = JsConnection::Unwrap(o);
+  // Fails once the environment is stopping (worker terminated: JS can no
+  // longer run, but libuv callbacks of the current loop turn still come).
+  JsConnection* jc = o.IsEmpty() ? nullptr : JsConnection::Unwrap(o);
+  if (jc == nullptr) return nullptr;
   jc->Attach(c);
   c->user_data = jc;
   return o;
@@ -306,7 +341,7 @@ void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
     Call(on_body_, 4, argv);
     return;
   }
-  napi_value buf;
+  napi_value buf = nullptr;  // stays null when the environment is stopping
   void* out;
   napi_create_buffer_copy(env, len, data, &out, &buf);
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
@@ -392,8 +427,7 @@ void JsServer::OnConnectionClose(Connection* c) {
   JsConnection* jc = static_cast<JsConnection*>(c->user_data);
   if (!jc) return;
   napi_value argv[1] = {jc->Value()};
-  jc->Detach();
-  c->user_data = nullptr;
+  DetachConnection(c);
   Call(on_close_, 1, argv);
 }
 

@@ -15,6 +15,7 @@
 namespace sluice {
 
 class JsHttp2;
+struct AddonData;
 
 class JsServer final : public Napi::ObjectWrap<JsServer>,
                        public ServerDelegate {
@@ -44,7 +45,16 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnConnectionDropped(const DroppedConnection& d) override;
   Http2Delegate* http2() override;
 
+  // Environment teardown (addon.cc; JS can no longer run): detaches the
+  // JS connection objects without calling JS, releases the listener (its
+  // connections close; no delegate call follows) and forgets the addon
+  // data. The core objects free themselves once libuv is done with them;
+  // the teardown waits for that (core/loop_tracked.h).
+  void Teardown();
+
  private:
+  // Drops the JS side of `c` (its JsConnection and HTTP/2 session object).
+  void DetachConnection(Connection* c);
   Napi::Value Listen(const Napi::CallbackInfo& info);
   Napi::Value Address(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
@@ -62,7 +72,10 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   napi_value Call(const Napi::FunctionReference& fn, size_t argc,
                   const napi_value* argv);
 
+  // Null after Teardown: every JS method is then a no-op.
   Listener* listener_ = nullptr;
+  // Null after Teardown (the addon data may be freed before this object).
+  AddonData* addon_ = nullptr;
   // HTTP/2 events (js_http2.cc); null when lib/ gave no onStream callback.
   std::unique_ptr<JsHttp2> http2_;
   Napi::FunctionReference on_request_;

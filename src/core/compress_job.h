@@ -35,6 +35,7 @@
 #include <string>
 
 #include "core/compressor.h"
+#include "core/loop_tracked.h"
 #include "core/output_queue.h"
 
 namespace sluice {
@@ -96,6 +97,7 @@ class CompressJob {
   size_t out_len_ = 0;
   int result_ = 0;
   uv_work_t req_;
+  LoopTracked tracked_;  // environment teardown waits for in-flight work
   Client* client_ = nullptr;
   bool in_flight_ = false;
   bool destroyed_ = false;

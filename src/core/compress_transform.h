@@ -18,6 +18,7 @@
 #include <uv.h>
 
 #include "core/compressor.h"
+#include "core/loop_tracked.h"
 #include "core/pipe.h"
 
 namespace sluice {
@@ -69,6 +70,7 @@ class CompressTransform final : public PipeTransform {
 
   // The work in flight: its output buffer and results.
   uv_work_t req_;
+  LoopTracked tracked_;  // environment teardown waits for in-flight work
   bool in_flight_ = false;
   PipeBuffer* out_ = nullptr;
   Compressor::Flush flush_ = Compressor::kNoFlush;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "core/loop_tracked.h"
 #include "core/protocol_detect.h"
 #include "core/session.h"
 #include "core/writer.h"
@@ -110,6 +111,7 @@ class Connection final : private WriterClient {
   // OnReadCb while detecting_).
   void DetectProtocol(const char* data, size_t len);
 
+  LoopTracked tracked_;  // freed only in the tcp handle's close callback
   Listener* listener_;
   uv_tcp_t tcp_;
   Writer writer_;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/loop_tracked.h"
 #include "core/pipe.h"
 
 namespace sluice {
@@ -119,6 +120,7 @@ class FileSource final : public PipeSource {
   void Enter() { depth_++; }
   void Leave();
 
+  LoopTracked tracked_;  // freed only once no job or fs request is in flight
   uv_loop_t* loop_;
   PipeBufferPool* pool_;
   FsRequest req_;                   // reads and the close, one at a time

@@ -584,6 +584,14 @@ void Http1Session::ReportClientError(int status, const char* code,
                                      const char* reason) {
   parse_dead_ = true;
   unparsed_.clear();
+  // One clientError per connection: nothing is parsed any more, so the
+  // request deadlines still armed (requestTimeout after headersTimeout
+  // fired, or either after a parse error) must not report a timeout, and
+  // answer 408, on top of the answer for this error. The linger deadline
+  // below bounds the connection instead.
+  conn_->ClearDeadline(kDeadlineHeaders);
+  conn_->ClearDeadline(kDeadlineRequest);
+  conn_->ClearDeadline(kDeadlineKeepAlive);
   ClientError e;
   e.status = status;
   e.code = code;

@@ -281,8 +281,16 @@ Http2Session::~Http2Session() {
 }
 
 nghttp2_session_callbacks* Http2Session::Callbacks() {
-  // Shared by every session (immutable after setup; loop thread).
-  static nghttp2_session_callbacks* cbs = [] {
+  // Shared by every session of every thread (immutable after setup; nghttp2
+  // copies them into each session). Freed by the holder's destructor when
+  // the addon is unloaded: a worker that alone loaded it unloads it at its
+  // end, and the next one to load it makes a new set (LeakSanitizer found
+  // one set lost per worker).
+  struct Holder {
+    nghttp2_session_callbacks* cbs;
+    ~Holder() { nghttp2_session_callbacks_del(cbs); }
+  };
+  static Holder holder{[] {
     nghttp2_session_callbacks* c;
     nghttp2_session_callbacks_new(&c);
     nghttp2_session_callbacks_set_send_callback(c, SendCb);
@@ -296,8 +304,8 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
     nghttp2_session_callbacks_set_on_stream_close_callback(c,
                                                            OnStreamCloseCb);
     return c;
-  }();
-  return cbs;
+  }()};
+  return holder.cbs;
 }
 
 int Http2Session::Init() {

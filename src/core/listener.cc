@@ -8,6 +8,41 @@
 
 namespace sluice {
 
+namespace {
+
+// The delegate after Release: every event is dropped. Connections closing
+// after the embedder let go (environment teardown) still run session code
+// that reports to "the delegate"; this keeps those paths free of checks.
+class ReleasedDelegate final : public ServerDelegate {
+ public:
+  void OnDispatchBegin() override {}
+  void OnDispatchEnd() override {}
+  void OnRequest(Connection*, const RequestHead&) override {}
+  void OnBody(Connection*, uint32_t, const char*, size_t, int64_t) override {}
+  BufferResult AcquireBodyBuffer(Connection*, size_t, char**,
+                                 size_t*) override {
+    return BufferResult::kError;
+  }
+  void OnRequestEnd(Connection*, uint32_t,
+                    const std::vector<std::pair<std::string_view,
+                                                std::string_view>>&) override {}
+  void OnDrain(Connection*) override {}
+  void OnClientError(Connection*, const ClientError&) override {}
+  void OnConnectionClose(Connection*) override {}
+  void OnServerClosed() override {}
+};
+
+ReleasedDelegate g_released_delegate;
+
+// A connection closed at accept (maxConnections): its handle lives until
+// the close callback, and teardown waits for that.
+struct DroppedTcp {
+  uv_tcp_t tcp;
+  LoopTracked tracked;
+};
+
+}  // namespace
+
 Listener::Listener(uv_loop_t* loop, ServerDelegate* delegate,
                    const ServerOptions& options)
     : loop_(loop),
@@ -87,8 +122,10 @@ void Listener::OnConnection(uv_stream_t* server, int status) {
     // maxConnections: accept and close at once, as node does (leaving it
     // in the backlog would wake this callback again and again). No byte is
     // read or written; the handle is freed in its close callback.
-    uv_tcp_t* t = new uv_tcp_t;
+    DroppedTcp* dropped = new DroppedTcp;
+    uv_tcp_t* t = &dropped->tcp;
     uv_tcp_init(l->loop_, t);
+    t->data = dropped;
     bool accepted = uv_accept(server, reinterpret_cast<uv_stream_t*>(t)) == 0;
     ServerDelegate::DroppedConnection d{};
     std::string lip, rip;
@@ -101,8 +138,9 @@ void Listener::OnConnection(uv_stream_t* server, int status) {
       d.local_ip = lip;
       d.remote_ip = rip;
     }
-    uv_close(reinterpret_cast<uv_handle_t*>(t),
-             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) {
+      delete static_cast<DroppedTcp*>(h->data);
+    });
     if (accepted && !l->released_) {
       l->BeginDispatch();
       l->delegate_->OnConnectionDropped(d);
@@ -273,6 +311,7 @@ void Listener::MaybeFinishClose() {
 
 void Listener::Release() {
   released_ = true;
+  delegate_ = &g_released_delegate;
   if (!closing_) Close();
   CloseAllConnections();
   if (open_handles_ > 0 && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&check_))) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/date_cache.h"
+#include "core/loop_tracked.h"
 #include "core/options.h"
 #include "core/server_delegate.h"
 
@@ -38,7 +39,9 @@ class Listener {
   void CloseIdleConnections();
 
   // The owner (binding) is done with this listener. It frees itself once its
-  // handles and connections are closed; no delegate call happens after this.
+  // handles and connections are closed; no delegate call happens after this
+  // (the delegate is replaced by one that ignores everything, so that code
+  // paths still running while connections close need no checks).
   void Release();
   bool released() const { return released_; }
 
@@ -64,6 +67,10 @@ class Listener {
   DateCache& date() { return date_; }
   bool closing() const { return closing_; }
   size_t connection_count() const { return connections_.size(); }
+  // The open connections (the binding detaches its JS objects from them
+  // before Release at environment teardown). Not stable across calls that
+  // may close connections.
+  const std::vector<Connection*>& connections() const { return connections_; }
   // Shared read buffer for connections reading headers: every byte read
   // into it is consumed (parsed or copied) before the read callback returns.
   char* shared_read_buffer() { return shared_read_buf_; }
@@ -91,6 +98,7 @@ class Listener {
   void MaybeFinishClose();
   void MaybeDelete();
 
+  LoopTracked tracked_;  // until the handles and connections are closed
   uv_loop_t* loop_;
   ServerDelegate* delegate_;
   ServerOptions options_;

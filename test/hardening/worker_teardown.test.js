@@ -1,60 +1,73 @@
 'use strict';
 
-// A worker_threads Worker terminated while its sluice server has open
-// connections: the environment's teardown finalizes the JS server (the
-// listener is released) and libuv then runs the connections' close
-// callbacks. No delegate call may follow the release (the delegate is
-// gone): this crashed in JsConnection::Detach → napi_delete_reference
-// before Connection::OnClosed checked Listener::released().
+// A worker_threads Worker terminated while its sluice server still has work
+// in flight. The addon's environment cleanup hook (src/binding/addon.cc)
+// closes servers, connections and file sources without calling JS and waits
+// for every libuv callback of ours (close callbacks, fs reads, threadpool
+// jobs) before node finalizes the objects, closes the loop and, when only
+// the worker loaded it, unloads sluice.node. Before that hook these crashed:
+// close callbacks ran in the unloaded addon (SIGSEGV), and a compression or
+// file job in flight aborted node in uv_loop_close().
 //
-// The addon is loaded in the main thread too, as in most applications.
-// (When only the worker loads it, node unloads the addon before those close
-// callbacks run: a separate, binding-side issue.)
+// Each scenario runs in a child process (worker_teardown_child.js) a few
+// times in a row, so that a crash fails the test instead of killing mocha.
 
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const common = require('../common');
 const { assert } = common;
 
 const describeSluice = common.isNode ? describe.skip : describe;
+const CHILD = path.join(__dirname, 'worker_teardown_child.js');
 
-describeSluice('worker teardown with open connections', function () {
+describeSluice('worker teardown', function () {
+  let dir;
+  let big;
+
+  before(function () {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-teardown-'));
+    big = path.join(dir, 'big.bin');
+    // Large enough that a response is still streaming when the worker ends.
+    fs.writeFileSync(big, Buffer.alloc(32 * 1024 * 1024, 'x'));
+  });
+
+  after(function () {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   afterEach(common.cleanup);
 
-  it('terminating a worker whose server has open connections does not crash', async function () {
-    this.timeout(30000);
-    const script = `
-      const path = require('path');
-      const root = ${JSON.stringify(common.ROOT)};
-      require(root);
-      const { Worker } = require('worker_threads');
-      const src = \`
-        const sluice = require(\${JSON.stringify(root)});
-        const net = require('net');
-        const { parentPort } = require('worker_threads');
-        const s = sluice.createServer((req, res) => { if (req.url === '/answer') res.end('x'); });
-        s.listen(0, '127.0.0.1', () => {
-          let ready = 0;
-          for (let i = 0; i < 5; i++) {
-            const c = net.connect(s.address().port, '127.0.0.1', () => {
-              c.write(i % 2 ? 'GET / HTTP/1.1\\\\r\\\\nHost: a\\\\r\\\\n\\\\r\\\\n' : 'POST / HTTP/1.1\\\\r\\\\nContent-Length: 9\\\\r\\\\n\\\\r\\\\nab');
-              if (++ready === 5) setTimeout(() => parentPort.postMessage('ready'), 30);
-            });
-          }
-        });
-      \`;
-      (async () => {
-        for (let i = 0; i < 10; i++) {
-          await new Promise((resolve, reject) => {
-            const w = new Worker(src, { eval: true });
-            w.on('message', () => w.terminate().then(resolve));
-            w.on('error', reject);
-          });
-        }
-        console.log('ok');
-      })();
-    `;
-    const r = await common.runNodeScript(script, { timeout: 25000 });
-    assert.strictEqual(r.signal, null, `child died with ${r.signal}: ${r.stderr}`);
-    assert.strictEqual(r.code, 0, r.stderr);
-    assert.match(r.stdout, /ok/);
+  async function run(scenario, { iterations = 5, env = {} } = {}) {
+    const args = [CHILD, scenario, String(iterations), big];
+    const src = `process.argv.splice(1, Infinity, ...${JSON.stringify(args)});
+                 require(${JSON.stringify(CHILD)});`;
+    const r = await common.runNodeScript(src, { timeout: 40000, env });
+    assert.strictEqual(r.signal, null, `child died with ${r.signal}: ${r.stderr.slice(-2000)}`);
+    assert.strictEqual(r.code, 0, r.stderr.slice(-2000));
+    assert.strictEqual(r.stdout.trim(), `ok ${iterations}`);
+  }
+
+  for (const [name, scenario] of [
+    ['open HTTP/1.1 and HTTP/2 connections', 'open-connections'],
+    ['an HTTP/1.1 file response mid-transfer', 'file-h1'],
+    ['an HTTP/2 file response mid-transfer', 'file-h2'],
+    ['a 1 MiB body compressing on the threadpool (terminate())', 'compress'],
+    ['a 1 MiB body compressing on the threadpool (process.exit() in the worker)', 'compress-exit'],
+    ['an HTTP/1.1 file response whose open job is in flight (process.exit())', 'file-open-exit'],
+    ['an HTTP/2 file response whose open job is in flight (process.exit())', 'file-open-exit-h2'],
+  ]) {
+    it(`only the worker loads the addon: ${name}`, async function () {
+      this.timeout(45000);
+      await run(scenario);
+    });
+  }
+
+  it('the main thread loads the addon too: open connections and a compression job', async function () {
+    this.timeout(45000);
+    // The addon stays mapped; the environment's objects must still not be
+    // touched or called after teardown, and the loop must close cleanly.
+    await run('open-connections', { env: { SLUICE_TEARDOWN_MAIN_LOADS: '1' } });
+    await run('compress', { env: { SLUICE_TEARDOWN_MAIN_LOADS: '1' } });
   });
 });
