@@ -28,6 +28,8 @@
         "src/core/compress_job.cc",
         "src/core/compress_transform.cc",
         "src/core/compress_stream.cc",
+        "src/core/worker_priority.cc",
+        "src/core/compress_gate.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",

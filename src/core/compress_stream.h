@@ -55,6 +55,12 @@ class CompressStream {
   // output flows while later writes wait.
   static constexpr size_t kBatchMax = 256 * 1024;
 
+  // brotli window of streamed bodies (unless the params set one): the
+  // encoder's ring buffer grows to ~2^(lgwin+1) bytes as data accumulates,
+  // 8 MiB at brotli's default 22, 512 KiB here, for every open stream (an
+  // SSE response lives long). Measured in docs/compression.md.
+  static constexpr int kBrotliLgwin = 18;
+
   // What an async job produced, delivered in order on the loop thread.
   struct Result {
     std::string out;        // compressed bytes (may be empty)
@@ -116,6 +122,9 @@ class CompressStream {
 
   // Streams alive (tests: leak checks after client resets).
   static uint64_t live_count();
+  // brotli streams alive (each holds ~0.5-1.3 MiB): the JS layer caps them
+  // (compression.maxBrotliStreams) and picks another coding above the cap.
+  static uint64_t live_brotli_count();
 
  private:
   struct Op {
@@ -132,7 +141,7 @@ class CompressStream {
     }
   };
 
-  CompressStream(uv_loop_t* loop, Sink* sink);
+  CompressStream(uv_loop_t* loop, Sink* sink, bool brotli);
   ~CompressStream();
   int Submit(Op&& op, std::string* inline_out);
   void StartJob();
@@ -157,6 +166,7 @@ class CompressStream {
   bool batch_finishes_ = false;
   bool in_flight_ = false;
 
+  bool brotli_;
   bool destroyed_ = false;
   int depth_ = 0;            // inside the sink callback
 };

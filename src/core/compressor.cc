@@ -50,6 +50,11 @@ int Compressor::Init(const CompressParams& params, uint64_t size_hint) {
     int q = std::clamp(params.brotli_quality, BROTLI_MIN_QUALITY,
                        BROTLI_MAX_QUALITY);
     BrotliEncoderSetParameter(s, BROTLI_PARAM_QUALITY, static_cast<uint32_t>(q));
+    if (params.brotli_lgwin > 0) {
+      int w = std::clamp(params.brotli_lgwin, BROTLI_MIN_WINDOW_BITS,
+                         BROTLI_MAX_WINDOW_BITS);
+      BrotliEncoderSetParameter(s, BROTLI_PARAM_LGWIN, static_cast<uint32_t>(w));
+    }
     if (size_hint > 0) {
       BrotliEncoderSetParameter(
           s, BROTLI_PARAM_SIZE_HINT,
