@@ -30,6 +30,7 @@
         "src/core/compress_stream.cc",
         "src/core/worker_priority.cc",
         "src/core/compress_gate.cc",
+        "src/core/brotli_alloc.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",

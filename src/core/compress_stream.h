@@ -50,7 +50,7 @@ class CompressStream {
   static constexpr size_t kInlineBelow = 32 * 1024;
   // Input bytes pending (queued + in the job) above which a write reports
   // backpressure.
-  static constexpr size_t kHighWater = 64 * 1024;
+  static constexpr size_t kHighWater = 256 * 1024;
   // A job takes consecutive ops up to about this many input bytes, so
   // output flows while later writes wait.
   static constexpr size_t kBatchMax = 256 * 1024;

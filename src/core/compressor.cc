@@ -10,6 +10,8 @@
 #include <climits>
 #include <new>
 
+#include "core/brotli_alloc.h"
+
 namespace sluice {
 
 namespace {
@@ -45,7 +47,9 @@ int Compressor::Init(const CompressParams& params, uint64_t size_hint) {
   params_ = params;
   finished_ = false;
   if (params.coding == Coding::kBrotli) {
-    BrotliEncoderState* s = BrotliEncoderCreateInstance(nullptr, nullptr, nullptr);
+    // Large blocks are reused across encoders (see core/brotli_alloc.h).
+    BrotliEncoderState* s = BrotliEncoderCreateInstance(
+        brotli_alloc::Alloc, brotli_alloc::Free, nullptr);
     if (s == nullptr) return kCompressEInit;
     int q = std::clamp(params.brotli_quality, BROTLI_MIN_QUALITY,
                        BROTLI_MAX_QUALITY);
