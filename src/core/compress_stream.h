@@ -50,10 +50,10 @@ class CompressStream {
   static constexpr size_t kInlineBelow = 32 * 1024;
   // Input bytes pending (queued + in the job) above which a write reports
   // backpressure.
-  static constexpr size_t kHighWater = 256 * 1024;
+  static constexpr size_t kHighWater = 1024 * 1024;
   // A job takes consecutive ops up to about this many input bytes, so
   // output flows while later writes wait.
-  static constexpr size_t kBatchMax = 256 * 1024;
+  static constexpr size_t kBatchMax = 1024 * 1024;
 
   // brotli window of streamed bodies (unless the params set one): the
   // encoder's ring buffer grows to ~2^(lgwin+1) bytes as data accumulates,
