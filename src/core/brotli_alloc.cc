@@ -16,7 +16,13 @@ struct alignas(16) Header {
 };
 
 std::mutex g_mu;
-std::vector<Header*> g_free;  // cached blocks, most recent last
+// Cached blocks, most recent last. Never destroyed: workers may still
+// free into it while the process exits, and the blocks stay reachable
+// (not leaks) for LeakSanitizer after static destructors ran.
+std::vector<Header*>& FreeList() {
+  static std::vector<Header*>* list = new std::vector<Header*>();
+  return *list;
+}
 size_t g_cached = 0;
 
 }  // namespace
@@ -24,11 +30,12 @@ size_t g_cached = 0;
 void* Alloc(void*, size_t size) {
   if (size >= kMinBlock) {
     std::lock_guard<std::mutex> lock(g_mu);
-    for (size_t i = g_free.size(); i-- > 0;) {
-      if (g_free[i]->size == size) {
-        Header* h = g_free[i];
-        g_free[i] = g_free.back();
-        g_free.pop_back();
+    std::vector<Header*>& list = FreeList();
+    for (size_t i = list.size(); i-- > 0;) {
+      if (list[i]->size == size) {
+        Header* h = list[i];
+        list[i] = list.back();
+        list.pop_back();
         g_cached -= size;
         return h + 1;
       }
@@ -46,7 +53,7 @@ void Free(void*, void* address) {
   if (h->size >= kMinBlock) {
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_cached + h->size <= kMaxCachedBytes) {
-      g_free.push_back(h);  // may allocate: the vector grows to a few dozen
+      FreeList().push_back(h);  // may allocate: it grows to a few dozen
       g_cached += h->size;
       return;
     }

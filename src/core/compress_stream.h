@@ -49,10 +49,12 @@ class CompressStream {
   // whole bodies (CompressJob::kAsyncThreshold).
   static constexpr size_t kInlineBelow = 32 * 1024;
   // Input bytes pending (queued + in the job) above which a write reports
-  // backpressure.
+  // backpressure. It also sets how large jobs get: each job pays a round
+  // trip and reloads its encoder state into the cache, so small jobs cost
+  // CPU (64 KiB jobs: 1.3-1.8x the CPU of inline; 1 MiB: 1.07-1.19x).
   static constexpr size_t kHighWater = 1024 * 1024;
-  // A job takes consecutive ops up to about this many input bytes, so
-  // output flows while later writes wait.
+  // A job takes consecutive ops up to about this many input bytes (at
+  // least one op), so output flows while later writes wait.
   static constexpr size_t kBatchMax = 1024 * 1024;
 
   // brotli window of streamed bodies (unless the params set one): the

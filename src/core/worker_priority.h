@@ -5,8 +5,9 @@
 //
 // Why: measured with benchmark/zlib/compressed_response.js (server pinned
 // to one CPU, as the runner does): with four workers compressing at the
-// loop's own priority, a parallel tiny request's p99 was 10-20 ms; the
-// numbers are in docs/compression.md ("How it runs").
+// loop's own priority, a parallel tiny request's p99 was 13-36 ms, 7.6-18
+// ms with this scope (on a machine busy with other work); the numbers are
+// in docs/benchmarks.md and docs/compression.md ("How it runs").
 //
 // Hazard: an unprivileged process can raise its nice value but not lower
 // it again (RLIMIT_NICE is usually 0 and CAP_SYS_NICE absent). A shared
