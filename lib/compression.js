@@ -16,6 +16,10 @@
 //                             // the `compression` middleware uses)
 //     filter(req, res),       // false: do not compress this response
 //                             // (default: isCompressible(content-type))
+//     maxBrotliStreams: 128,  // streamed (res.write) br responses open at
+//                             // once; above it a streamed response
+//                             // negotiates without br (each br stream
+//                             // holds 0.5-1.3 MiB of encoder state)
 // } })
 // Per response: `res.compress = false` opts out.
 //
@@ -79,6 +83,7 @@ const defaults = {
   level: -1,          // Z_DEFAULT_COMPRESSION (6)
   brotliQuality: 4,
   filter: null,
+  maxBrotliStreams: 128,
 };
 
 // createServer's `compression` option → null (off) or a config object.
@@ -115,11 +120,23 @@ function normalize(option) {
     throw codedTypeError('ERR_INVALID_ARG_TYPE',
       'The "options.compression.filter" property must be of type function');
   }
-  return {
+  const maxBrotliStreams = option.maxBrotliStreams === undefined ?
+    defaults.maxBrotliStreams : option.maxBrotliStreams;
+  if (typeof maxBrotliStreams !== 'number' || !(maxBrotliStreams >= 0)) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE',
+      'The "options.compression.maxBrotliStreams" property must be a non-negative number');
+  }
+  const cfg = {
     encodings: encodings.map((e) => CODING[e]),
-    threshold, level, brotliQuality, filter,
+    threshold, level, brotliQuality, filter, maxBrotliStreams,
     cache: new Map(),  // Accept-Encoding value → coding (0 = identity)
+    withoutBrotli: null,  // the same without br: streams over the cap
   };
+  if (cfg.encodings.includes(CODING.br)) {
+    cfg.withoutBrotli = { ...cfg, encodings: cfg.encodings.filter((c) => c !== CODING.br),
+      cache: new Map(), withoutBrotli: null };
+  }
+  return cfg;
 }
 
 // Parses an Accept-Encoding value into [[coding, q], ...] (lower-cased).
@@ -252,6 +269,12 @@ function respond(res, coding, conn, seq, statusFlags, reason, block, body, trail
 // The head of a streamed body (res.write, flushHeaders) is about to be
 // sent: decide, and give the response a native streaming compressor.
 function startStream(res, cfg) {
+  // Open br streams are capped (maxBrotliStreams): their encoder state is
+  // what a server with many long-lived streams (SSE) runs out of memory
+  // on; over the cap, the client's next choice (gzip, or identity).
+  if (cfg.withoutBrotli !== null && binding.liveBrotliStreams() >= cfg.maxBrotliStreams) {
+    cfg = cfg.withoutBrotli;
+  }
   const coding = prepare(res, cfg, -1);
   if (coding !== 0) {
     // res._newCompressor: a protocol adapter's own (HTTP/2 compat,

@@ -1,7 +1,8 @@
 'use strict';
 // Compressed responses (issue 7): sluice's native compression (whole
-// bodies on the threadpool above 32 KiB, files through the compression
-// transform of the native pipe) vs node:http + zlib (createGzip() /
+// bodies on the threadpool above 32 KiB, res.write() streams through the
+// streaming compressor, files through the compression transform of the
+// native pipe) vs node:http + zlib (createGzip() /
 // createBrotliCompress() piped, and the sync gzipSync variant), plus
 // precompressed files. gzip level 6 and br quality 4 on both sides.
 // Columns: req/s, server CPU µs per request, bytes per response (head
@@ -18,8 +19,8 @@ const probe = { path: '/tiny', intervalMs: 10 };
 function variants(body, enc) {
   const base = ['--body', body, '--encoding', enc];
   const v = [{ label: 'sluice', impl: 'sluice', args: base }];
-  if (body === 'precompressed') {
-    v.push({ label: 'node stream', impl: 'node', args: base, baseline: true });
+  if (body === 'precompressed' || body === 'stream') {
+    v.push({ label: body === 'stream' ? 'node pipe' : 'node stream', impl: 'node', args: base, baseline: true });
     return v;
   }
   v.push({ label: 'node pipe', impl: 'node', args: [...base, '--node', 'pipe'], baseline: true });
@@ -65,6 +66,10 @@ module.exports = {
     wrkCase('64 KiB JSON gzip wrk c4', 'json', 'gzip', 4),
     wrkCase('1 MiB text file gzip wrk c10', 'file', 'gzip', 10),
     wrkCase('1 MiB text file br wrk c10', 'file', 'br', 10),
+    // res.write() in 64 KiB chunks: the streaming compressor (threadpool
+    // above 32 KiB per write) vs node's zlib stream piped.
+    wrkCase('1 MiB text streamed gzip wrk c10', 'stream', 'gzip', 10),
+    wrkCase('1 MiB text streamed br wrk c10', 'stream', 'br', 10),
     wrkCase('1 MiB text precompressed .gz wrk c10', 'precompressed', 'gzip', 10),
     wrkCase('1 MiB text precompressed .br wrk c10', 'precompressed', 'br', 10),
     h2Case('64 KiB JSON gzip h2load c10 m10', 'gzip'),

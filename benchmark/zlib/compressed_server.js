@@ -1,5 +1,5 @@
 'use strict';
-// compressed_server.js <sluice|node> --body json|file|precompressed
+// compressed_server.js <sluice|node> --body json|file|precompressed|stream
 //     [--encoding gzip|br] [--level 6] [--quality 4] [--node pipe|sync]
 // GET / answers a compressed body with the coding given (clients send
 // Accept-Encoding for it; node's variants only check that the header
@@ -13,6 +13,11 @@
 //     sluice: res.respondWithFile (compression transform in the native pipe)
 //     node pipe: fs.createReadStream(path).pipe(gzip).pipe(res)
 //     node sync: fs.readFile + gzipSync
+//   stream: the same 1 MiB text (in memory) written with res.write() in
+//     64 KiB chunks, waiting for 'drain' when write() returns false
+//     sluice: the native streaming compressor (threadpool above 32 KiB)
+//     node: zlib.createGzip() / createBrotliCompress() piped to res, the
+//     same writes into it
 //   precompressed: the same file served from path.gz / path.br
 //     sluice: respondWithFile(path, headers, { precompressed: true })
 //     node: stat + fs.createReadStream(path + '.gz').pipe(res)
@@ -73,6 +78,22 @@ function textFile() {
 
 const json = jsonBody(64 * 1024);
 const file = opts.body === 'json' ? null : textFile();
+const streamChunks = [];
+if (opts.body === 'stream') {
+  const data = fs.readFileSync(file);
+  for (let i = 0; i < data.length; i += 64 * 1024) streamChunks.push(data.subarray(i, i + 64 * 1024));
+}
+// Writes streamChunks to `w` honouring backpressure, then calls done().
+function writeChunks(w, done) {
+  let i = 0;
+  const next = () => {
+    while (i < streamChunks.length) {
+      if (!w.write(streamChunks[i++])) { w.once('drain', next); return; }
+    }
+    done();
+  };
+  next();
+}
 const zopts = enc === 'br' ?
   { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: opts.quality } } : { level: opts.level };
 const type = opts.body === 'json' ? 'application/json' : 'text/plain; charset=utf-8';
@@ -109,6 +130,9 @@ if (opts.proto === 'h2') {
     if (opts.body === 'json') {
       res.setHeader('Content-Type', type);
       res.end(json);
+    } else if (opts.body === 'stream') {
+      res.setHeader('Content-Type', type);
+      writeChunks(res, () => res.end());
     } else {
       res.respondWithFile(file, { 'content-type': type }, { precompressed: opts.body === 'precompressed' });
     }
@@ -123,6 +147,7 @@ if (opts.proto === 'h2') {
     // The least negotiation that keeps the identity check honest.
     if (!String(req.headers['accept-encoding'] || '').includes(enc)) {
       if (opts.body === 'json') res.end(json);
+      else if (opts.body === 'stream') writeChunks(res, () => res.end());
       else fs.createReadStream(file).pipe(res);
       return;
     }
@@ -144,6 +169,7 @@ if (opts.proto === 'h2') {
     }
     const z = stream();
     z.pipe(res);
+    if (opts.body === 'stream') { writeChunks(z, () => z.end()); return; }
     if (opts.body === 'json') z.end(json);
     else fs.createReadStream(file).pipe(z);
   });

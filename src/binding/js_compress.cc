@@ -5,6 +5,7 @@
 #include <string>
 
 #include "binding/js_connection.h"
+#include "core/compress_gate.h"
 #include "core/compress_job.h"
 #include "core/compress_stream.h"
 #include "core/compress_transform.h"
@@ -12,6 +13,7 @@
 #include "core/connection.h"
 #include "core/http1_session.h"
 #include "core/listener.h"
+#include "core/worker_priority.h"
 
 namespace sluice {
 
@@ -428,6 +430,12 @@ Napi::Value CompressionInfo(const Napi::CallbackInfo& info) {
   b.Set("inExecutable", li.brotli_in_executable);
   o.Set("zlib", z);
   o.Set("brotli", b);
+  Napi::Object wp = Napi::Object::New(env);
+  wp.Set("supported", WorkerPriorityScope::Supported());
+  wp.Set("enabled", WorkerPriorityScope::enabled());
+  wp.Set("niceIncrement", WorkerPriorityScope::increment());
+  o.Set("workerPriority", wp);
+  o.Set("maxJobs", Napi::Number::New(env, static_cast<double>(compress_gate::limit())));
   o.Set("asyncThreshold",
         Napi::Number::New(env, static_cast<double>(CompressJob::kAsyncThreshold)));
   return o;
@@ -442,9 +450,20 @@ Napi::Value CompressionStats(const Napi::CallbackInfo& info) {
         Napi::Number::New(env, static_cast<double>(CompressJob::live_count())));
   o.Set("streams", Napi::Number::New(env, static_cast<double>(
                                               CompressStream::live_count())));
+  o.Set("brotliStreams", Napi::Number::New(env, static_cast<double>(
+                             CompressStream::live_brotli_count())));
+  o.Set("running", Napi::Number::New(env, static_cast<double>(compress_gate::running())));
+  o.Set("waiting", Napi::Number::New(env, static_cast<double>(compress_gate::waiting())));
   o.Set("transforms", Napi::Number::New(env, static_cast<double>(
                                                  CompressTransform::live_count())));
   return o;
+}
+
+// Per streamed response (lib/compression.js startStream): one number, no
+// object.
+Napi::Value LiveBrotliStreams(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(
+      info.Env(), static_cast<double>(CompressStream::live_brotli_count()));
 }
 
 }  // namespace
@@ -472,6 +491,7 @@ void InitCompression(Napi::Env env, Napi::Object exports) {
   exports.Set("compressBuffer", Napi::Function::New(env, CompressBuffer));
   exports.Set("compressionInfo", Napi::Function::New(env, CompressionInfo));
   exports.Set("compressionStats", Napi::Function::New(env, CompressionStats));
+  exports.Set("liveBrotliStreams", Napi::Function::New(env, LiveBrotliStreams));
 }
 
 }  // namespace sluice

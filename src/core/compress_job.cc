@@ -5,6 +5,9 @@
 #include <cstring>
 #include <new>
 
+#include "core/compress_gate.h"
+#include "core/worker_priority.h"
+
 namespace sluice {
 
 namespace {
@@ -91,24 +94,26 @@ int CompressJob::RunInline() {
 
 int CompressJob::Queue(uv_loop_t* loop, Client* client) {
   client_ = client;
-  int r = uv_queue_work(loop, &req_, OnWork, OnAfterWork);
+  int r = compress_gate::Queue(loop, &req_, OnWork, OnAfterWork);
   if (r == 0) in_flight_ = true;
   return r;
 }
 
 void CompressJob::OnWork(uv_work_t* req) {
   CompressJob* j = static_cast<CompressJob*>(req->data);
+  WorkerPriorityScope background;  // the loop thread goes first
   j->result_ = j->Compress();
 }
 
 void CompressJob::OnAfterWork(uv_work_t* req, int status) {
   CompressJob* j = static_cast<CompressJob*>(req->data);
+  compress_gate::Done();  // first: frees the slot, may start a waiter
   j->in_flight_ = false;
   if (j->destroyed_) {
     delete j;
     return;
   }
-  int r = status == UV_ECANCELED ? UV_ECANCELED : j->result_;
+  int r = status != 0 ? status : j->result_;
   if (j->client_) j->client_->OnCompressDone(j, r);
 }
 

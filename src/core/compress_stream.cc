@@ -3,18 +3,24 @@
 #include <atomic>
 #include <utility>
 
+#include "core/compress_gate.h"
+#include "core/worker_priority.h"
+
 namespace sluice {
 
 namespace {
 std::atomic<uint64_t> g_live{0};
+std::atomic<uint64_t> g_live_brotli{0};
 }  // namespace
 
 uint64_t CompressStream::live_count() { return g_live.load(); }
+uint64_t CompressStream::live_brotli_count() { return g_live_brotli.load(); }
 
-CompressStream::CompressStream(uv_loop_t* loop, Sink* sink)
-    : loop_(loop), sink_(sink) {
+CompressStream::CompressStream(uv_loop_t* loop, Sink* sink, bool brotli)
+    : loop_(loop), sink_(sink), brotli_(brotli) {
   req_.data = this;
   g_live++;
+  if (brotli_) g_live_brotli++;
 }
 
 CompressStream::~CompressStream() {
@@ -22,14 +28,20 @@ CompressStream::~CompressStream() {
   for (Op& op : ops_) {
     if (op.owner) op.owner->Release();
   }
+  if (brotli_) g_live_brotli--;
   g_live--;
 }
 
 CompressStream* CompressStream::Create(uv_loop_t* loop,
                                        const CompressParams& params,
                                        Sink* sink, uint64_t size_hint) {
-  CompressStream* s = new CompressStream(loop, sink);
-  if (s->comp_.Init(params, size_hint) != 0) {
+  CompressStream* s =
+      new CompressStream(loop, sink, params.coding == Coding::kBrotli);
+  CompressParams p = params;
+  if (p.coding == Coding::kBrotli && p.brotli_lgwin == 0) {
+    p.brotli_lgwin = kBrotliLgwin;
+  }
+  if (s->comp_.Init(p, size_hint) != 0) {
     delete s;
     return nullptr;
   }
@@ -123,7 +135,7 @@ void CompressStream::StartJob() {
   out_.clear();
   result_ = 0;
   in_flight_ = true;
-  int r = uv_queue_work(loop_, &req_, OnWork, OnAfterWork);
+  int r = compress_gate::Queue(loop_, &req_, OnWork, OnAfterWork);
   if (r != 0) {
     in_flight_ = false;
     error_ = r;
@@ -133,6 +145,7 @@ void CompressStream::StartJob() {
 // Threadpool worker: the batch's ops in order into out_.
 void CompressStream::OnWork(uv_work_t* req) {
   CompressStream* s = static_cast<CompressStream*>(req->data);
+  WorkerPriorityScope background;  // the loop thread goes first
   for (Op& op : s->batch_) {
     int r = s->comp_.ProcessAll(op.bytes(), op.len, op.flush, &s->out_);
     if (r != 0) {
@@ -145,6 +158,7 @@ void CompressStream::OnWork(uv_work_t* req) {
 // Loop thread: hands the output to the sink, then starts the next job.
 void CompressStream::OnAfterWork(uv_work_t* req, int status) {
   CompressStream* s = static_cast<CompressStream*>(req->data);
+  compress_gate::Done();  // first: frees the slot, may start a waiter
   s->in_flight_ = false;
   size_t done = 0;
   for (const Op& op : s->batch_) done += op.len;

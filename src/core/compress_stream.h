@@ -49,11 +49,19 @@ class CompressStream {
   // whole bodies (CompressJob::kAsyncThreshold).
   static constexpr size_t kInlineBelow = 32 * 1024;
   // Input bytes pending (queued + in the job) above which a write reports
-  // backpressure.
-  static constexpr size_t kHighWater = 64 * 1024;
-  // A job takes consecutive ops up to about this many input bytes, so
-  // output flows while later writes wait.
-  static constexpr size_t kBatchMax = 256 * 1024;
+  // backpressure. It also sets how large jobs get: each job pays a round
+  // trip and reloads its encoder state into the cache, so small jobs cost
+  // CPU (64 KiB jobs: 1.3-1.8x the CPU of inline; 1 MiB: 1.07-1.19x).
+  static constexpr size_t kHighWater = 1024 * 1024;
+  // A job takes consecutive ops up to about this many input bytes (at
+  // least one op), so output flows while later writes wait.
+  static constexpr size_t kBatchMax = 1024 * 1024;
+
+  // brotli window of streamed bodies (unless the params set one): the
+  // encoder's ring buffer grows to ~2^(lgwin+1) bytes as data accumulates,
+  // 8 MiB at brotli's default 22, 512 KiB here, for every open stream (an
+  // SSE response lives long). Measured in docs/compression.md.
+  static constexpr int kBrotliLgwin = 18;
 
   // What an async job produced, delivered in order on the loop thread.
   struct Result {
@@ -116,6 +124,9 @@ class CompressStream {
 
   // Streams alive (tests: leak checks after client resets).
   static uint64_t live_count();
+  // brotli streams alive (each holds ~0.5-1.3 MiB): the JS layer caps them
+  // (compression.maxBrotliStreams) and picks another coding above the cap.
+  static uint64_t live_brotli_count();
 
  private:
   struct Op {
@@ -132,7 +143,7 @@ class CompressStream {
     }
   };
 
-  CompressStream(uv_loop_t* loop, Sink* sink);
+  CompressStream(uv_loop_t* loop, Sink* sink, bool brotli);
   ~CompressStream();
   int Submit(Op&& op, std::string* inline_out);
   void StartJob();
@@ -157,6 +168,7 @@ class CompressStream {
   bool batch_finishes_ = false;
   bool in_flight_ = false;
 
+  bool brotli_;
   bool destroyed_ = false;
   int depth_ = 0;            // inside the sink callback
 };

@@ -2,6 +2,9 @@
 
 #include <atomic>
 
+#include "core/compress_gate.h"
+#include "core/worker_priority.h"
+
 namespace sluice {
 
 namespace {
@@ -83,7 +86,7 @@ void CompressTransform::StartWork() {
   }
   flush_ = upstream_ended_ ? Compressor::kFinish : Compressor::kNoFlush;
   in_flight_ = true;
-  int r = uv_queue_work(loop_, &req_, OnWork, OnAfterWork);
+  int r = compress_gate::Queue(loop_, &req_, OnWork, OnAfterWork);
   if (r != 0) {
     in_flight_ = false;
     out_->Unref();
@@ -94,6 +97,7 @@ void CompressTransform::StartWork() {
 
 void CompressTransform::OnWork(uv_work_t* req) {
   CompressTransform* t = static_cast<CompressTransform*>(req->data);
+  WorkerPriorityScope background;  // the loop thread goes first
   const uint8_t* in = nullptr;
   size_t in_len = 0;
   if (t->in_ != nullptr) {
@@ -113,6 +117,7 @@ void CompressTransform::OnWork(uv_work_t* req) {
 
 void CompressTransform::OnAfterWork(uv_work_t* req, int status) {
   CompressTransform* t = static_cast<CompressTransform*>(req->data);
+  compress_gate::Done();  // first: frees the slot, may start a waiter
   t->in_flight_ = false;
   if (t->closed_) {
     if (t->depth_ == 0) delete t;

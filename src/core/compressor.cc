@@ -10,6 +10,8 @@
 #include <climits>
 #include <new>
 
+#include "core/brotli_alloc.h"
+
 namespace sluice {
 
 namespace {
@@ -45,11 +47,18 @@ int Compressor::Init(const CompressParams& params, uint64_t size_hint) {
   params_ = params;
   finished_ = false;
   if (params.coding == Coding::kBrotli) {
-    BrotliEncoderState* s = BrotliEncoderCreateInstance(nullptr, nullptr, nullptr);
+    // Large blocks are reused across encoders (see core/brotli_alloc.h).
+    BrotliEncoderState* s = BrotliEncoderCreateInstance(
+        brotli_alloc::Alloc, brotli_alloc::Free, nullptr);
     if (s == nullptr) return kCompressEInit;
     int q = std::clamp(params.brotli_quality, BROTLI_MIN_QUALITY,
                        BROTLI_MAX_QUALITY);
     BrotliEncoderSetParameter(s, BROTLI_PARAM_QUALITY, static_cast<uint32_t>(q));
+    if (params.brotli_lgwin > 0) {
+      int w = std::clamp(params.brotli_lgwin, BROTLI_MIN_WINDOW_BITS,
+                         BROTLI_MAX_WINDOW_BITS);
+      BrotliEncoderSetParameter(s, BROTLI_PARAM_LGWIN, static_cast<uint32_t>(w));
+    }
     if (size_hint > 0) {
       BrotliEncoderSetParameter(
           s, BROTLI_PARAM_SIZE_HINT,

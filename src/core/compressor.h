@@ -47,6 +47,11 @@ struct CompressParams {
   // brotli quality 0..11 (node's zlib defaults to 11; HTTP servers use 4,
   // as the `compression` middleware does).
   int brotli_quality = 4;
+  // brotli window (BROTLI_PARAM_LGWIN, 10..24), or 0 for brotli's default
+  // (22). The encoder's ring buffer grows to about 2^(lgwin+1) bytes as a
+  // stream's data accumulates: streamed responses use a smaller one
+  // (CompressStream::kBrotliLgwin).
+  int brotli_lgwin = 0;
 };
 
 class Compressor {

@@ -141,7 +141,9 @@ maybe(`compression: streamed writes off the loop [${common.implName}]`, function
   });
 
   it('backpressure: a large write returns false and \'drain\' follows; a writer that waits for it gets everything through', async function () {
-    const chunk = Buffer.from(textChunk('bp', 1024 * 1024));
+    // Above the stream's bound (1 MiB not yet compressed): every write
+    // reports backpressure.
+    const chunk = Buffer.from(textChunk('bp', 1536 * 1024));
     let falses = 0;
     let drains = 0;
     const { port } = await common.startServer({ compression: { encodings: ['gzip'] } }, (req, res) => {
@@ -231,5 +233,115 @@ maybe(`compression: streamed writes off the loop [${common.implName}]`, function
       }).on('error', reject);
     });
     assert.strictEqual(zlib.gunzipSync(r).length, 3 * chunk.length);
+  });
+
+  it('maxBrotliStreams: over the cap, a streamed response negotiates without br (gzip), and br again once one closes', async function () {
+    const before = binding.compressionStats().brotliStreams;
+    const { port } = await common.startServer({ compression: { maxBrotliStreams: before + 2 } }, (req, res) => {
+      res.setHeader('Content-Type', 'text/event-stream');
+      res.write(`data: ${textChunk(req.url, 2000)}\n\n`);
+      res.flush();
+      if (req.url === '/end') res.end();
+    });
+    const open = [];
+    const start = (path) => new Promise((resolve, reject) => {
+      const req = http.get({ port, host: '127.0.0.1', path, agent: false, headers: { 'accept-encoding': 'br, gzip' } }, (res) => {
+        const dec = res.headers['content-encoding'] === 'br' ? zlib.createBrotliDecompress() : zlib.createGunzip();
+        res.pipe(dec);
+        let text = '';
+        dec.on('data', (d) => {
+          text += d;
+          if (text.endsWith('\n\n')) resolve({ req, enc: res.headers['content-encoding'], text });
+        });
+        dec.on('error', reject);
+      });
+      req.on('error', reject);
+      open.push(req);
+    });
+    const a = await start('/a');
+    const b = await start('/b');
+    const c = await start('/c');
+    assert.deepStrictEqual([a.enc, b.enc, c.enc], ['br', 'br', 'gzip']);
+    assert.strictEqual(c.text, `data: ${textChunk('/c', 2000)}\n\n`);
+    assert.strictEqual(binding.compressionStats().brotliStreams, before + 2);
+    a.req.socket.resetAndDestroy();  // RST: the server sees the close at once
+    assert.ok(await waitFor(() => binding.compressionStats().brotliStreams === before + 1), 'a br stream was freed');
+    const d = await start('/d');
+    assert.strictEqual(d.enc, 'br');
+    for (const r of open) if (r.socket && !r.socket.destroyed) r.socket.resetAndDestroy();
+    assert.ok(await waitFor(() => binding.compressionStats().brotliStreams === before));
+    assert.throws(() => common.impl.createServer({ compression: { maxBrotliStreams: -1 } }), { code: 'ERR_INVALID_ARG_VALUE' });
+  });
+
+  it('workers compress at a lower priority when the process can restore it, and are restored after', async function () {
+    const fs = require('node:fs');
+    const info = binding.compressionInfo();
+    const nices = () => fs.readdirSync('/proc/self/task').map((t) => {
+      try {
+        const st = fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+        return Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[16]);
+      } catch { return null; }  // the thread exited
+    }).filter((n) => n !== null);
+    const base = Math.max(...nices());
+    const big = Buffer.from(textChunk('nice', 6 * 1024 * 1024));
+    let seen = base;
+    let sampler = null;
+    const { port } = await common.startServer({ compression: { encodings: ['gzip'], level: 9 } }, (req, res) => {
+      res.setHeader('Content-Type', 'text/plain');
+      sampler = setInterval(() => { seen = Math.max(seen, ...nices()); }, 2);
+      res.write(big);
+      res.end();
+    });
+    try {
+      const r = await common.httpRequest(port, { path: '/', headers: { 'accept-encoding': 'gzip' }, timeout: 20000 });
+      assert.strictEqual(zlib.gunzipSync(r.body).length, big.length);
+    } finally {
+      clearInterval(sampler);
+    }
+    await common.sleep(20);
+    if (info.workerPriority.supported && info.workerPriority.enabled) {
+      assert.strictEqual(seen, Math.min(19, base + info.workerPriority.niceIncrement), 'a worker ran at the lower priority');
+      assert.strictEqual(info.maxJobs, 0);
+    } else {
+      assert.strictEqual(seen, base, 'no thread changed priority');
+      assert.ok(info.maxJobs >= 1);
+    }
+    assert.deepStrictEqual([...new Set(nices())], [base], 'every thread is back at its priority');
+  });
+
+  it('SLUICE_COMPRESS_JOBS=1: one job runs at a time, the others wait their turn, and every response is intact', async function () {
+    const r = await common.runNodeScript(`
+      const sluice = require('./');
+      const binding = require('./lib/binding');
+      const http = require('node:http');
+      const zlib = require('node:zlib');
+      const body = Buffer.alloc(3 << 20, 'gate check 0123456789 abcdefghij ');
+      let maxRunning = 0, maxWaiting = 0;
+      const t = setInterval(() => {
+        const st = binding.compressionStats();
+        maxRunning = Math.max(maxRunning, st.running);
+        maxWaiting = Math.max(maxWaiting, st.waiting);
+      }, 1);
+      const srv = sluice.createServer({ compression: { encodings: ['gzip'], level: 9 } }, (req, res) => {
+        res.setHeader('Content-Type', 'text/plain');
+        if (req.url === '/stream') { res.write(body); res.end(); } else res.end(body);
+      });
+      srv.listen(0, '127.0.0.1', async () => {
+        const get = (path) => new Promise((resolve, reject) => http.get({ port: srv.address().port, host: '127.0.0.1', path, agent: false,
+          headers: { 'accept-encoding': 'gzip' } }, (res) => { const c = []; res.on('data', (d) => c.push(d)); res.on('end', () => resolve(Buffer.concat(c))); }).on('error', reject));
+        const got = await Promise.all(['/a', '/stream', '/b', '/stream', '/c'].map(get));
+        clearInterval(t);
+        const ok = got.every((b) => zlib.gunzipSync(b).equals(body));
+        console.log(JSON.stringify({ ok, maxRunning, maxWaiting, limit: binding.compressionInfo().maxJobs, end: binding.compressionStats() }));
+        srv.close();
+      });
+    `, { env: { SLUICE_COMPRESS_JOBS: '1' }, timeout: 30000 });
+    assert.strictEqual(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop());
+    assert.ok(out.ok, 'bodies intact');
+    assert.strictEqual(out.limit, 1);
+    assert.strictEqual(out.maxRunning, 1);
+    assert.ok(out.maxWaiting >= 1, JSON.stringify(out));
+    assert.strictEqual(out.end.running + out.end.waiting + out.end.jobs + out.end.streams, 0, JSON.stringify(out.end));
   });
 });
