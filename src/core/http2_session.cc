@@ -232,6 +232,7 @@ struct Http2Session::Stream {
   bool wait_for_trailers = false;
   bool deferred = false;       // the data provider returned DEFERRED
   bool drain_wanted = false;
+  bool cancel_submitted = false;  // CancelOpenStreams reset it already
   std::unique_ptr<Http2HeaderList> trailers;  // from End, sent after the body
   std::unique_ptr<WriteQueue> queue;          // JS writes
   Http2BodySource* source = nullptr;          // queue.get() or a native one
@@ -405,6 +406,7 @@ void Http2Session::OnRead(const char* data, size_t len) {
 
 void Http2Session::OnEof() {
   eof_ = true;
+  CancelOpenStreams();
   conn_->MarkDirty();  // OnFlush closes once the streams are done
 }
 
@@ -438,7 +440,6 @@ void Http2Session::OnFlush() {
   if (dead() || in_flush_) return;
   in_flush_ = true;
   SendPending();
-  if (eof_ && !dead() && ResetStarvedStreams()) SendPending();
   in_flush_ = false;
   if (dead()) return;
   bool want_write = nghttp2_session_want_write(session_) != 0;
@@ -452,24 +453,24 @@ void Http2Session::OnFlush() {
   if (send_blocked_ && !conn_->writer().HasWritesInFlight()) conn_->MarkDirty();
 }
 
-bool Http2Session::ResetStarvedStreams() {
-  // After the peer's EOF no WINDOW_UPDATE can come: a response that has
-  // used up its flow-control window would wait forever, and with it what
-  // it holds (queued JS buffers, a compression job's output, a file pipe).
-  // Such streams are reset (CANCEL), which frees them.
-  int32_t conn_window = nghttp2_session_get_remote_window_size(session_);
-  bool any = false;
+void Http2Session::CancelOpenStreams() {
+  // The peer's EOF (FIN) ends every stream, as node:http2 does when its
+  // socket ends: no request body, WINDOW_UPDATE or RST_STREAM can follow,
+  // so a stream still waiting for any of them would wait forever, holding
+  // its queued buffers, compression job or pipe. Each open stream is reset
+  // (CANCEL); nghttp2 closes it when the frame is produced (OnFlush), and
+  // OnStreamCloseCb tells the embedder ('aborted' when its response had
+  // not ended, then 'close') and frees what the stream held. Responses not
+  // complete by then are not delivered, as with node:http2.
+  if (dead() || fatal_) return;
   for (auto& it : streams_) {
     Stream* st = it.second.get();
-    if (!st->responded || st->no_body || st->pending) continue;
-    int32_t w = nghttp2_session_get_stream_remote_window_size(session_, st->id);
-    if (std::min(conn_window, w) > 0) continue;
+    if (st->cancel_submitted) continue;
     if (nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st->id,
                                   NGHTTP2_CANCEL) == 0) {
-      any = true;
+      st->cancel_submitted = true;
     }
   }
-  return any;
 }
 
 void Http2Session::SendPending() {

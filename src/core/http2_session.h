@@ -231,10 +231,9 @@ class Http2Session final : public Session {
   void OnCompressDone(int32_t id, CompressJob* job, int status);
   void DeliverHeaders(Stream* st, bool end_stream);
   void DeliverEnd(Stream* st);
-  // After EOF: resets the streams that cannot finish for lack of a
-  // flow-control window (the peer can no longer open one). True when it
-  // submitted any RST_STREAM.
-  bool ResetStarvedStreams();
+  // On the peer's EOF: submits RST_STREAM(CANCEL) for every open stream
+  // (none can finish: no request body, WINDOW_UPDATE or reset can come).
+  void CancelOpenStreams();
   // Runs nghttp2_session_send; delivers the events it produced.
   void SendPending();
   void DeliverEvents();
