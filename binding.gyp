@@ -27,6 +27,7 @@
         "src/core/compressor.cc",
         "src/core/compress_job.cc",
         "src/core/compress_transform.cc",
+        "src/core/compress_stream.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",

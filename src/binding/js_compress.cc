@@ -6,6 +6,7 @@
 
 #include "binding/js_connection.h"
 #include "core/compress_job.h"
+#include "core/compress_stream.h"
 #include "core/compress_transform.h"
 #include "core/compressor.h"
 #include "core/connection.h"
@@ -195,7 +196,15 @@ Napi::Value RespondCompressed(const Napi::CallbackInfo& info) {
 
 // ---- streaming -----------------------------------------------------------
 
-class JsCompressor final : public Napi::ObjectWrap<JsCompressor> {
+// The JS object of a streamed response's compressor (NativeCompressor).
+// Compression runs through a CompressStream: small writes inline, large
+// ones on the threadpool, in order (see core/compress_stream.h). While
+// work is queued the object holds itself and the JS connection alive (a
+// response whose res was dropped after end() must still end), and a
+// queued end() is carried out when its job returns: later pipelined
+// responses are staged behind this one by the session until then.
+class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
+                           public CompressStream::Sink {
  public:
   static Napi::Function Init(Napi::Env env) {
     return DefineClass(env, "NativeCompressor",
@@ -214,77 +223,169 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor> {
           .ThrowAsJavaScriptException();
       return;
     }
-    c_.reset(new Compressor());
-    if (c_->Init(p) != 0) {
-      c_.reset();
+    uv_loop_t* loop = nullptr;
+    napi_get_uv_event_loop(info.Env(), &loop);
+    stream_ = CompressStream::Create(loop, p, this);
+    if (stream_ == nullptr) {
       Napi::Error::New(info.Env(), "compressor init failed")
           .ThrowAsJavaScriptException();
     }
   }
 
+  ~JsCompressor() override {
+    DropStream();
+    ReleaseHold();
+  }
+
+  // CompressStream::Sink. On the loop thread when a queued job is done:
+  // its output joins the response's body, a finished stream ends the
+  // response, `drain` asks the connection for a 'drain' (JS may write,
+  // end or close from inside EndDispatch).
+  void OnCompressed(CompressStream*, CompressStream::Result& r) override {
+    Http1Session* s = jc_ != nullptr ? jc_->http1_session() : nullptr;
+    if (s != nullptr) {
+      Connection* c = s->connection();
+      Listener* l = c->listener();
+      l->BeginDispatch();
+      int err = r.error != 0 ? kErrCompress : 0;
+      if (err == 0) err = QueueBody(s, std::move(r.out));
+      if (err == 0 && r.finished) {
+        DropStream();  // the state (hundreds of KiB) goes now, not at GC
+        err = s->End(seq_, trailers_);
+      }
+      if (err == 0 && r.drain && !c->closing()) {
+        c->WantDrain();
+        c->MarkDirty();  // the flush at EndDispatch emits it
+      }
+      if (err != 0 && !c->closing()) c->Destroy();
+      l->EndDispatch();
+    } else {
+      DropStream();  // the connection is gone: the rest is not needed
+    }
+    if (stream_ == nullptr || !stream_->busy()) ReleaseHold();
+  }
+
  private:
-  // Compresses `chunk` (nullish: none) with `flush` and queues the output
-  // as one body chunk of `seq`.
-  int Feed(Http1Session* s, uint32_t seq, napi_value chunk,
-           Compressor::Flush flush) {
-    napi_env env = Env();
-    if (!c_) return kRespNoRequest;
-    std::string utf8;
-    const char* data = nullptr;
-    size_t len = 0;
-    if (IsString(env, chunk)) {
-      Utf8(env, chunk, &utf8);
-      data = utf8.data();
-      len = utf8.size();
-    } else if (!IsNullish(env, chunk) && !GetBytes(env, chunk, &data, &len)) {
-      return kErrBadBody;
-    }
-    std::string out;
-    if (c_->ProcessAll(reinterpret_cast<const uint8_t*>(data), len, flush,
-                       &out) != 0) {
-      return kErrCompress;
-    }
+  // Compressed bytes as one body chunk of seq_ (chunk-framed by the session).
+  int QueueBody(Http1Session* s, std::string&& out) {
     if (out.empty()) return kRespOk;
     int err = 0;
-    OutputQueue* q = s->BeginBody(seq, out.size(), &err);
+    OutputQueue* q = s->BeginBody(seq_, out.size(), &err);
     if (!q) return err;
     AppendOwned(*q, std::move(out));
-    s->EndBody(seq);
+    s->EndBody(seq_);
     return kRespOk;
+  }
+
+  // Hands `chunk` (nullish: none) to the stream. Returns a
+  // CompressStream::Status (inline output in *out) or an error.
+  int Submit(napi_value chunk, bool finish, Compressor::Flush flush,
+             std::string* out) {
+    napi_env env = Env();
+    if (IsString(env, chunk)) {
+      std::string utf8;
+      Utf8(env, chunk, &utf8);
+      if (stream_->WouldRunInline(utf8.size())) {
+        return finish ? stream_->Finish(utf8.data(), utf8.size(), nullptr, out)
+                      : stream_->Write(utf8.data(), utf8.size(), flush,
+                                       nullptr, out);
+      }
+      return finish ? stream_->Finish(std::move(utf8), out)
+                    : stream_->Write(std::move(utf8), flush, out);
+    }
+    const char* data = nullptr;
+    size_t len = 0;
+    if (!IsNullish(env, chunk) && !GetBytes(env, chunk, &data, &len)) {
+      return kErrBadBody;
+    }
+    // Queued bytes stay in the caller's Buffer, kept alive by a reference.
+    ExternalRef* owner = len > 0 && !stream_->WouldRunInline(len)
+                             ? new NapiValueRef(env, chunk) : nullptr;
+    return finish ? stream_->Finish(data, len, owner, out)
+                  : stream_->Write(data, len, flush, owner, out);
+  }
+
+  // Work was queued: keep this object and the connection alive until the
+  // stream is idle again (ReleaseHold).
+  void Hold(const Napi::Value& conn) {
+    if (conn_ref_ != nullptr) return;
+    napi_create_reference(Env(), conn, 1, &conn_ref_);
+    jc_ = JsConnection::Unwrap(conn.As<Napi::Object>());
+    Ref();
+  }
+
+  void ReleaseHold() {
+    if (conn_ref_ == nullptr) return;
+    napi_delete_reference(Env(), conn_ref_);
+    conn_ref_ = nullptr;
+    jc_ = nullptr;
+    Unref();
+  }
+
+  void DropStream() {
+    if (stream_ == nullptr) return;
+    stream_->Destroy();  // frees itself once a job in flight returns
+    stream_ = nullptr;
   }
 
   Napi::Value Write(const Napi::CallbackInfo& info) {
     Http1Session* s = SessionOf(info[0]);
     if (!s) return Napi::Number::New(info.Env(), kRespClosed);
-    uint32_t seq = info[1].As<Napi::Number>().Uint32Value();
+    if (stream_ == nullptr) return Napi::Number::New(info.Env(), kRespNoRequest);
+    seq_ = info[1].As<Napi::Number>().Uint32Value();
     Compressor::Flush f = info[3].ToBoolean().Value() ? Compressor::kSyncFlush
                                                       : Compressor::kNoFlush;
-    return Napi::Number::New(info.Env(), Result(s, Feed(s, seq, info[2], f)));
+    std::string out;
+    int r = Submit(info[2], false, f, &out);
+    int err = 0;
+    if (r < 0) {
+      err = r == kErrBadBody ? r : kErrCompress;
+    } else if (r == CompressStream::kInline) {
+      err = QueueBody(s, std::move(out));
+    } else {
+      Hold(info[0]);
+    }
+    int res = Result(s, err);
+    // Bit 0: wait for 'drain' (the compressor's backlog is over its bound).
+    if (res >= 0 && r == CompressStream::kQueuedFull) res |= 1;
+    return Napi::Number::New(info.Env(), res);
   }
 
   Napi::Value End(const Napi::CallbackInfo& info) {
     Http1Session* s = SessionOf(info[0]);
     if (!s) {
-      c_.reset();
+      DropStream();
       return Napi::Number::New(info.Env(), kRespClosed);
     }
-    uint32_t seq = info[1].As<Napi::Number>().Uint32Value();
-    int err = Feed(s, seq, info[2], Compressor::kFinish);
-    c_.reset();  // the state (hundreds of KiB) goes now, not at GC
-    if (err == 0) {
-      std::string trailers;
-      if (IsString(info.Env(), info[3])) Latin1(info.Env(), info[3], &trailers);
-      err = s->End(seq, trailers);
+    if (stream_ == nullptr) return Napi::Number::New(info.Env(), kRespNoRequest);
+    seq_ = info[1].As<Napi::Number>().Uint32Value();
+    if (IsString(info.Env(), info[3])) Latin1(info.Env(), info[3], &trailers_);
+    std::string out;
+    int r = Submit(info[2], true, Compressor::kFinish, &out);
+    int err = 0;
+    if (r < 0) {
+      err = r == kErrBadBody ? r : kErrCompress;
+    } else if (r == CompressStream::kInline) {
+      DropStream();  // the state (hundreds of KiB) goes now, not at GC
+      err = QueueBody(s, std::move(out));
+      if (err == 0) err = s->End(seq_, trailers_);
+    } else {
+      Hold(info[0]);  // the session ends it when the job returns
     }
     return Napi::Number::New(info.Env(), Result(s, err));
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    c_.reset();
+    DropStream();
+    ReleaseHold();
     return info.Env().Undefined();
   }
 
-  std::unique_ptr<Compressor> c_;
+  CompressStream* stream_ = nullptr;
+  napi_ref conn_ref_ = nullptr;  // while work is queued
+  JsConnection* jc_ = nullptr;   // valid while conn_ref_ is held
+  uint32_t seq_ = 0;
+  std::string trailers_;
 };
 
 // ---- tests and diagnostics ---------------------------------------------------
@@ -339,6 +440,8 @@ Napi::Value CompressionStats(const Napi::CallbackInfo& info) {
         Napi::Number::New(env, static_cast<double>(Compressor::live_count())));
   o.Set("jobs",
         Napi::Number::New(env, static_cast<double>(CompressJob::live_count())));
+  o.Set("streams", Napi::Number::New(env, static_cast<double>(
+                                              CompressStream::live_count())));
   o.Set("transforms", Napi::Number::New(env, static_cast<double>(
                                                  CompressTransform::live_count())));
   return o;
