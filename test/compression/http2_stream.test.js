@@ -104,6 +104,24 @@ maybe(`compression over HTTP/2: streamed writes off the loop [${common.implName}
       JSON.stringify(binding.compressionStats()));
   });
 
+  it('large string writes (multi-byte UTF-8, handed to the queue or the compressor without another copy) round-trip, plain and compressed', async function () {
+    const strs = ['é€😀'.repeat(2000), 'ascii '.repeat(10000), 'ß'.repeat(30000), 'x'.repeat(4095)];
+    const expectedStr = strs.join('') + 'end-€';
+    const { server, port } = await common.startServer({ compression: { encodings: ['br'] } });
+    server.on('stream', (stream) => {
+      stream.respond({ 'content-type': 'text/plain; charset=utf-8' });
+      for (const t of strs) stream.write(t);
+      stream.end('end-€');
+    });
+    const s = h2.connect(port);
+    for (const enc of ['identity', 'br']) {
+      const r = await h2.request(s, { 'accept-encoding': enc }, { timeout: 15000 });
+      const body = enc === 'br' ? zlib.brotliDecompressSync(r.body) : r.body;
+      assert.strictEqual(r.headers['content-encoding'], enc === 'br' ? 'br' : undefined);
+      assert.strictEqual(body.toString('utf8'), expectedStr, enc);
+    }
+  });
+
   it('flush() after a queued large write: everything written so far decodes before the end (core and compat)', async function () {
     const big = Buffer.from(textChunk('q', 600 * 1024));
     const marker = 'MARKER-after-the-big-write';
