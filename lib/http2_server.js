@@ -187,7 +187,11 @@ class CompatEntry {
   _onWantTrailers() {}
 
   _onClose() {
-    this.req._abort();
+    // As node's compat: a stream that closes before the response ended
+    // (client reset, the client's socket closed) aborts the request
+    // whether or not its body was complete.
+    if (!this.res.writableEnded) this.req._abortStream();
+    else this.req._abort();
     this.res._closed();
   }
 }

@@ -159,6 +159,17 @@ class IncomingRequest extends Readable {
     this.destroy(this.listenerCount('error') > 0 ? err : undefined);
   }
 
+  // HTTP/2 compat (lib/http2_server.js): the stream closed before the
+  // response ended. As node's Http2ServerRequest: 'aborted' even when the
+  // body was complete, then 'close'; never 'error' (node's HTTP/2 compat
+  // emits none).
+  _abortStream() {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('aborted');
+    this.destroy();
+  }
+
   // The request failed while the connection stays (lib/server.js: body
   // over maxRequestBodySize, answered natively): 'error' only when someone
   // listens for it, as _abort; the connection is not destroyed here.

@@ -32,6 +32,18 @@ constexpr int kErrCompress = -11;  // as js_compress.cc
 // referenced (the JS Buffer stays alive until the kernel has the bytes).
 constexpr size_t kCopyThreshold = 4096;
 
+// Owns a string body's UTF-8 bytes while the stream's queue or its
+// compressor references them (released by the core, on the loop thread).
+class Utf8BytesRef final : public ExternalRef {
+ public:
+  explicit Utf8BytesRef(std::string&& s) : s_(std::move(s)) {}
+  const char* data() const { return s_.data(); }
+  void Release() override { delete this; }
+
+ private:
+  std::string s_;
+};
+
 // Bytes of a Uint8Array/Buffer (lib/ converts other views to one).
 bool Bytes(napi_env env, napi_value v, const char** data, size_t* len) {
   bool is = false;
@@ -204,7 +216,12 @@ int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
     napi_get_value_string_utf8(env, chunk, nullptr, 0, &len);
     std::string bytes(len + 1, '\0');
     napi_get_value_string_utf8(env, chunk, &bytes[0], len + 1, &len);
-    return s->Write(id, bytes.data(), len, nullptr);
+    bytes.resize(len);
+    if (len < kCopyThreshold) return s->Write(id, bytes.data(), len, nullptr);
+    // Larger ones are handed over, not copied again (into the queue, or by
+    // a compressor that queues them for the threadpool).
+    Utf8BytesRef* ref = new Utf8BytesRef(std::move(bytes));
+    return s->Write(id, ref->data(), len, ref);
   }
   const char* data;
   size_t len;

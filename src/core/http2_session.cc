@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "core/compress_job.h"
+#include "core/compress_stream.h"
 #include "core/compressor.h"
 #include "core/connection.h"
 #include "core/http2_headers.h"
@@ -213,7 +214,24 @@ class Http2Session::PendingCompress final : public CompressJob::Client {
   std::unique_ptr<Http2HeaderList> trailers;
 };
 
-struct Http2Session::Stream {
+// Frees a stream's CompressStream (now, or once its job in flight returns;
+// the sink is not called after this).
+struct CompressStreamDeleter {
+  void operator()(CompressStream* c) const { c->Destroy(); }
+};
+
+// One stream. It is its compressor's sink: a CompressStream is owned by
+// its Stream and destroyed with it, so a sink call always finds the
+// Stream alive.
+struct Http2Session::Stream final : public CompressStream::Sink {
+  explicit Stream(Http2Session* s) : session(s) {}
+  // CompressStream → stream, on the loop thread when a queued job is done
+  // (never from inside Write/Finish): the session queues the output.
+  void OnCompressed(CompressStream*, CompressStream::Result& r) override {
+    session->OnStreamCompressed(this, r);
+  }
+
+  Http2Session* session;
   int32_t id = 0;
   // Header fields being received (request head, then trailers): offsets
   // into arena.
@@ -232,12 +250,17 @@ struct Http2Session::Stream {
   bool wait_for_trailers = false;
   bool deferred = false;       // the data provider returned DEFERRED
   bool drain_wanted = false;
+  bool cancel_submitted = false;  // CancelOpenStreams reset it already
   std::unique_ptr<Http2HeaderList> trailers;  // from End, sent after the body
   std::unique_ptr<WriteQueue> queue;          // JS writes
   Http2BodySource* source = nullptr;          // queue.get() or a native one
-  // Response compression: the streaming compressor of Write/End, or the
-  // whole body on the threadpool (RespondCompressed).
-  std::unique_ptr<Compressor> compressor;
+  // Response compression: the ordered streaming compressor of Write/End
+  // (inline below CompressStream::kInlineBelow, else on the threadpool),
+  // or the whole body on the threadpool (RespondCompressed).
+  std::unique_ptr<CompressStream, CompressStreamDeleter> compressor;
+  // End came while compression work was queued: the body ends (and the
+  // trailers go) when the compressor reports `finished`.
+  bool end_after_compress = false;
   std::unique_ptr<PendingCompress> pending;
   // Request-body flow control.
   bool read_paused = false;
@@ -353,7 +376,7 @@ int Http2Session::StartUpgrade(const uint8_t* settings, size_t len,
   r = nghttp2_session_upgrade2(session_, settings, len, head_request ? 1 : 0,
                                nullptr);
   if (r != 0) return r;
-  auto st = std::make_unique<Stream>();
+  auto st = std::make_unique<Stream>(this);
   st->id = 1;
   st->head_request = head_request;
   st->remote_ended = true;
@@ -413,6 +436,7 @@ void Http2Session::OnRead(const char* data, size_t len) {
 
 void Http2Session::OnEof() {
   eof_ = true;
+  CancelOpenStreams();
   conn_->MarkDirty();  // OnFlush closes once the streams are done
 }
 
@@ -446,7 +470,6 @@ void Http2Session::OnFlush() {
   if (dead() || in_flush_) return;
   in_flush_ = true;
   SendPending();
-  if (eof_ && !dead() && ResetStarvedStreams()) SendPending();
   in_flush_ = false;
   if (dead()) return;
   bool want_write = nghttp2_session_want_write(session_) != 0;
@@ -460,24 +483,24 @@ void Http2Session::OnFlush() {
   if (send_blocked_ && !conn_->writer().HasWritesInFlight()) conn_->MarkDirty();
 }
 
-bool Http2Session::ResetStarvedStreams() {
-  // After the peer's EOF no WINDOW_UPDATE can come: a response that has
-  // used up its flow-control window would wait forever, and with it what
-  // it holds (queued JS buffers, a compression job's output, a file pipe).
-  // Such streams are reset (CANCEL), which frees them.
-  int32_t conn_window = nghttp2_session_get_remote_window_size(session_);
-  bool any = false;
+void Http2Session::CancelOpenStreams() {
+  // The peer's EOF (FIN) ends every stream, as node:http2 does when its
+  // socket ends: no request body, WINDOW_UPDATE or RST_STREAM can follow,
+  // so a stream still waiting for any of them would wait forever, holding
+  // its queued buffers, compression job or pipe. Each open stream is reset
+  // (CANCEL); nghttp2 closes it when the frame is produced (OnFlush), and
+  // OnStreamCloseCb tells the embedder ('aborted' when its response had
+  // not ended, then 'close') and frees what the stream held. Responses not
+  // complete by then are not delivered, as with node:http2.
+  if (dead() || fatal_) return;
   for (auto& it : streams_) {
     Stream* st = it.second.get();
-    if (!st->responded || st->no_body || st->pending) continue;
-    int32_t w = nghttp2_session_get_stream_remote_window_size(session_, st->id);
-    if (std::min(conn_window, w) > 0) continue;
+    if (st->cancel_submitted) continue;
     if (nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st->id,
                                   NGHTTP2_CANCEL) == 0) {
-      any = true;
+      st->cancel_submitted = true;
     }
   }
-  return any;
 }
 
 void Http2Session::SendPending() {
@@ -593,7 +616,7 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
     static const char zeros[256] = {0};
     q.Append(zeros, padlen - 1);
   }
-  if (st->drain_wanted && st->queue && st->queue->size() < self->high_water_mark_) {
+  if (st->drain_wanted && !self->Backlogged(st)) {
     st->drain_wanted = false;
     self->events_.push_back({Event::kDrain, st->id, 0, nullptr, 0});
   }
@@ -608,7 +631,7 @@ int Http2Session::OnBeginHeadersCb(nghttp2_session*, const nghttp2_frame* frame,
   if (frame->hd.type != NGHTTP2_HEADERS) return 0;
   int32_t id = frame->hd.stream_id;
   if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-    auto st = std::make_unique<Stream>();
+    auto st = std::make_unique<Stream>(self);
     st->id = id;
     self->streams_[id] = std::move(st);
     self->UpdateIdleDeadline();
@@ -851,15 +874,17 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     return kH2Closed;
   }
   if (st->compressor) {
-    // Compressed now, on the loop thread; the input is not needed after.
+    // Small writes with nothing queued are compressed now; the others on
+    // the threadpool, in order (OnStreamCompressed queues their output).
+    // The stream takes `ref` (released once the bytes are compressed) or
+    // copies the bytes when it queues them.
     std::string out;
-    int cr = st->compressor->ProcessAll(reinterpret_cast<const uint8_t*>(data),
-                                        len, Compressor::kNoFlush, &out);
-    if (ref) ref->Release();
-    if (cr != 0) {
+    int cr = st->compressor->Write(data, len, Compressor::kNoFlush, ref, &out);
+    if (cr < 0) {
       ResetStream(id, NGHTTP2_INTERNAL_ERROR);
       return kH2Invalid;
     }
+    if (cr != CompressStream::kInline) return kH2Ok;  // the sink resumes
     st->queue->PushOwned(std::move(out));
   } else {
     st->queue->Push(data, len, ref);
@@ -878,20 +903,30 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
   if (!st) return kH2NoStream;
   if (!st->responded) return kH2HeadersNotSent;
   if (st->ended) return kH2Ok;
+  bool body_done = true;
   if (st->compressor && st->queue && st->source == st->queue.get()) {
     std::string out;
-    int cr = st->compressor->ProcessAll(nullptr, 0, Compressor::kFinish, &out);
-    st->compressor.reset();  // its state (up to ~1 MiB for brotli) goes now
-    if (cr != 0) {
+    int cr = st->compressor->Finish(nullptr, 0, nullptr, &out);
+    if (cr < 0) {
+      st->compressor.reset();
       ResetStream(id, NGHTTP2_INTERNAL_ERROR);
       return kH2Invalid;
     }
-    st->queue->PushOwned(std::move(out));
+    if (cr == CompressStream::kInline) {
+      st->compressor.reset();  // its state (up to ~1 MiB for brotli) goes now
+      st->queue->PushOwned(std::move(out));
+    } else {
+      // Behind queued work: OnStreamCompressed ends the body once the
+      // compressor has finished. Writes are refused from now on.
+      st->end_after_compress = true;
+      body_done = false;
+    }
   }
   st->ended = true;
   if (trailers && !trailers->empty()) {
     st->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
   }
+  if (!body_done) return kH2Ok;
   if (st->queue && st->source == st->queue.get()) st->queue->set_ended();
   if (st->deferred) {
     st->deferred = false;
@@ -910,9 +945,10 @@ int Http2Session::StartCompression(int32_t id, const CompressParams& params) {
     return kH2Invalid;
   }
   if (st->responded && st->no_body) return kH2Ok;  // nothing to compress
-  auto c = std::make_unique<Compressor>();
-  if (c->Init(params) != 0) return kH2Invalid;
-  st->compressor = std::move(c);
+  CompressStream* c =
+      CompressStream::Create(conn_->listener()->loop(), params, st);
+  if (c == nullptr) return kH2Invalid;
+  st->compressor.reset(c);
   return kH2Ok;
 }
 
@@ -921,9 +957,12 @@ int Http2Session::FlushCompression(int32_t id) {
   Stream* st = Find(id);
   if (!st) return kH2NoStream;
   if (!st->compressor || !st->queue || st->ended) return kH2Ok;
+  // Ordered after the writes before it: inline when nothing is queued,
+  // else its output comes through OnStreamCompressed.
   std::string out;
-  if (st->compressor->ProcessAll(nullptr, 0, Compressor::kSyncFlush, &out) !=
-      0) {
+  int cr = st->compressor->Write(nullptr, 0, Compressor::kSyncFlush, nullptr,
+                                 &out);
+  if (cr < 0) {
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
     return kH2Invalid;
   }
@@ -935,6 +974,48 @@ int Http2Session::FlushCompression(int32_t id) {
   }
   conn_->MarkDirty();
   return kH2Ok;
+}
+
+void Http2Session::OnStreamCompressed(Stream* st,
+                                      CompressStream::Result& r) {
+  if (dead()) {
+    st->compressor.reset();  // the connection is closing: nothing to send
+    return;
+  }
+  int32_t id = st->id;
+  Listener* l = conn_->listener();
+  // From uv's after-work callback: the embedder's scopes (a drain or a
+  // stream close reaches JS) and one flush at the end.
+  l->BeginDispatch();
+  if (r.error != 0) {
+    st->compressor.reset();  // deleted after this callback returns
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+  } else if (st->queue && st->source == st->queue.get()) {
+    st->queue->PushOwned(std::move(r.out));
+    if (r.finished) {
+      st->compressor.reset();
+      if (st->end_after_compress) {
+        st->end_after_compress = false;
+        st->queue->set_ended();
+      }
+    }
+    if (st->drain_wanted && !Backlogged(st)) {
+      st->drain_wanted = false;
+      events_.push_back({Event::kDrain, id, 0, nullptr, 0});
+    }
+    if (st->deferred) {
+      st->deferred = false;
+      nghttp2_session_resume_data(session_, id);
+    }
+  }
+  conn_->MarkDirty();  // OnFlush sends the frames and delivers the drain
+  l->EndDispatch();
+}
+
+bool Http2Session::Backlogged(Stream* st) const {
+  return (st->queue && st->queue->size() >= high_water_mark_) ||
+         (st->compressor &&
+          st->compressor->pending_bytes() > CompressStream::kHighWater);
 }
 
 namespace {
@@ -1072,7 +1153,7 @@ void Http2Session::ResumeStream(int32_t id) {
 
 bool Http2Session::StreamNeedsDrain(int32_t id) {
   Stream* st = Find(id);
-  if (!st || !st->queue || st->queue->size() < high_water_mark_) return false;
+  if (!st || !Backlogged(st)) return false;
   st->drain_wanted = true;
   return true;
 }

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/compress_stream.h"
 #include "core/http2_delegate.h"
 #include "core/output_queue.h"
 #include "core/session.h"
@@ -120,13 +121,18 @@ class Http2Session final : public Session {
   // Ends the body; `trailers` (may be null or empty) are sent after it.
   int End(int32_t id, Http2HeaderList* trailers);
   // ---- response compression (lib/http2_stream.js decides) ----
-  // From now on the stream's body (Write, End) goes through a streaming
-  // compressor with `params`, inline on the loop thread; the compressor is
-  // freed at End or when the stream goes away. Allowed before Respond (the
-  // compat API decides before it sends the head) and before any Write.
+  // From now on the stream's body (Write, End) goes through an ordered
+  // streaming compressor with `params` (CompressStream: writes below 32
+  // KiB with nothing queued inline, the others on the threadpool, one job
+  // at a time); the compressor is freed once End's output is out, or when
+  // the stream goes away (a job in flight then frees it when it returns).
+  // Its pending input counts for StreamNeedsDrain. Allowed before Respond
+  // (the compat API decides before it sends the head) and before any
+  // Write.
   int StartCompression(int32_t id, const CompressParams& params);
   // Sync flush of the stream's compressor (compat res.flush(), SSE): what
-  // was written so far becomes decodable by the client.
+  // was written so far becomes decodable by the client (after the writes
+  // queued before it).
   int FlushCompression(int32_t id);
   // The whole response at once (respond + body + end) with the body
   // compressed by `job` (taken in every case): content-length is the
@@ -148,7 +154,8 @@ class Http2Session final : public Session {
   // fit) and the rest as it arrives.
   void PauseStream(int32_t id);
   void ResumeStream(int32_t id);
-  // Queued output of the stream at or above the high-water mark: the
+  // Queued output of the stream at or above the high-water mark, or its
+  // compressor's pending input over CompressStream::kHighWater: the
   // embedder waits for OnStreamDrain (requested by calling this).
   bool StreamNeedsDrain(int32_t id);
   // The request of stream `id` is a HEAD (its response carries no body).
@@ -229,12 +236,18 @@ class Http2Session final : public Session {
                        Http2HeaderList* trailers);
   // PendingCompress → session, on the loop thread once the work is done.
   void OnCompressDone(int32_t id, CompressJob* job, int status);
+  // A stream's CompressStream → session (via Stream, its sink), on the
+  // loop thread once a queued job is done: its output joins the stream's
+  // queue in order; `finished` ends a body End left waiting; an error
+  // resets the stream.
+  void OnStreamCompressed(Stream* st, CompressStream::Result& r);
+  // The stream's output backlog calls for backpressure (StreamNeedsDrain).
+  bool Backlogged(Stream* st) const;
   void DeliverHeaders(Stream* st, bool end_stream);
   void DeliverEnd(Stream* st);
-  // After EOF: resets the streams that cannot finish for lack of a
-  // flow-control window (the peer can no longer open one). True when it
-  // submitted any RST_STREAM.
-  bool ResetStarvedStreams();
+  // On the peer's EOF: submits RST_STREAM(CANCEL) for every open stream
+  // (none can finish: no request body, WINDOW_UPDATE or reset can come).
+  void CancelOpenStreams();
   // Runs nghttp2_session_send; delivers the events it produced.
   void SendPending();
   void DeliverEvents();
