@@ -800,15 +800,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     l->Release();
     fuzz::CloseLoop(&loop);
   }
-  FUZZ_CHECK(d.live_refs == 0, "%d external refs not released", d.live_refs);
-  d.sources.Run();  // frees sources closed while a read was pending
-  FUZZ_CHECK(d.sources.live == 0, "%zu pipe sources not freed", d.sources.live);
-  for (auto& p : d.pipes) {
-    FUZZ_CHECK(p.calls == 1, "a pipe body ended %d times", p.calls);
-  }
-  FUZZ_CHECK(PipeBufferPool::ForThisThread()->outstanding() == 0,
-             "%zu pipe buffers not returned",
-             PipeBufferPool::ForThisThread()->outstanding());
+  fuzz::CheckNothingLeft(d.live_refs, d.sources, d.pipes);
   ResponseChecker rc(d);
   rc.Check(drv.received(), true);
   d.CheckAgainst(Reference(drv.sent()));
