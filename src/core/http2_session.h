@@ -213,6 +213,8 @@ class Http2Session final : public Session {
   bool send_blocked_ = false;   // send_data stopped on the writer backlog
   bool in_flush_ = false;       // inside OnFlush
   bool goaway_ = false;         // Shutdown/Terminate called
+  // The last_stream_id of Shutdown's GOAWAY: streams above it are refused.
+  int32_t goaway_last_id_ = INT32_MAX;
   bool fatal_ = false;          // a connection error: close once written
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
