@@ -314,6 +314,16 @@ class H2Client {
     uint8_t type = h[3], flags = h[4];
     int32_t id = static_cast<int32_t>(((h[5] & 0x7fu) << 24) | (h[6] << 16) |
                                       (h[7] << 8) | h[8]);
+    if (verbose_) {
+      fprintf(stderr, "h2 server frame: type %d flags 0x%x stream %d len %zu", type,
+              flags, id, n - 9);
+      if (type == NGHTTP2_GOAWAY && n >= 17) {
+        fprintf(stderr, " last %u code %u", (uint32_t{uint8_t(f[9])} << 24 | uint32_t{uint8_t(f[10])} << 16 |
+                                    uint32_t{uint8_t(f[11])} << 8 | uint8_t(f[12])) & 0x7fffffffu,
+                uint32_t{uint8_t(f[16])});
+      }
+      fprintf(stderr, "\n");
+    }
     FUZZ_CHECK(!goaway_error_, "frame type %d after GOAWAY with an error",
                type);
     FUZZ_CHECK(type != NGHTTP2_PUSH_PROMISE, "PUSH_PROMISE from the server");
@@ -481,6 +491,7 @@ class H2Client {
 
   const H2Expectations* x_;
   bool upgrade_;
+  bool verbose_ = getenv("FUZZ_VERBOSE") != nullptr;
   nghttp2_session* cs_ = nullptr;
   llhttp_t h1_;
   llhttp_settings_t h1_settings_;
