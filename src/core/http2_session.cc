@@ -333,7 +333,8 @@ void Http2Session::OnRead(const char* data, size_t len) {
       return;
     }
     // A connection error nghttp2 did not already answer: GOAWAY, then close.
-    nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);
+    nghttp2_session_terminate_session2(session_, TerminateLastId(),
+                                       NGHTTP2_PROTOCOL_ERROR);
     fatal_ = true;
   }
   conn_->MarkDirty();
@@ -900,11 +901,18 @@ void Http2Session::Shutdown() {
   conn_->MarkDirty();
 }
 
+int32_t Http2Session::TerminateLastId() const {
+  // Never above an earlier GOAWAY's (RFC 9113 6.8), even when that one is
+  // not sent yet and nghttp2 would not cap it.
+  int32_t last = nghttp2_session_get_last_proc_stream_id(session_);
+  return last < goaway_last_id_ ? last : goaway_last_id_;
+}
+
 void Http2Session::Terminate(uint32_t code) {
   if (dead()) return;
   goaway_ = true;
   fatal_ = true;
-  nghttp2_session_terminate_session(session_, code);
+  nghttp2_session_terminate_session2(session_, TerminateLastId(), code);
   conn_->MarkDirty();
 }
 

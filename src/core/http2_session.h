@@ -201,6 +201,8 @@ class Http2Session final : public Session {
   void SendPending();
   void DeliverEvents();
   void MaybeFinish();
+  // The last_stream_id for a terminating GOAWAY.
+  int32_t TerminateLastId() const;
   void UpdateIdleDeadline();
   bool dead() const;
 
