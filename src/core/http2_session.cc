@@ -419,6 +419,17 @@ void Http2Session::UpdateIdleDeadline() {
 
 void Http2Session::OnRead(const char* data, size_t len) {
   if (dead() || fatal_) return;
+  // After Shutdown: its GOAWAY goes into the corked output before more
+  // input is parsed. nghttp2 stops accepting new streams, and caps the
+  // last_stream_id of any later GOAWAY, only once the GOAWAY is sent;
+  // parsed first, a new stream would be processed although the GOAWAY
+  // tells the client it was not (it may retry it elsewhere), and a later
+  // GOAWAY (a connection error) would raise last_stream_id (RFC 9113 6.8).
+  // Found by the fuzz harness's client session.
+  if (goaway_ && nghttp2_session_want_write(session_)) {
+    SendPending();
+    if (dead()) return;
+  }
   ssize_t r = nghttp2_session_mem_recv(
       session_, reinterpret_cast<const uint8_t*>(data), len);
   if (conn_->destroyed()) return;
@@ -428,7 +439,8 @@ void Http2Session::OnRead(const char* data, size_t len) {
       return;
     }
     // A connection error nghttp2 did not already answer: GOAWAY, then close.
-    nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);
+    nghttp2_session_terminate_session2(session_, TerminateLastId(),
+                                       NGHTTP2_PROTOCOL_ERROR);
     fatal_ = true;
   }
   conn_->MarkDirty();
@@ -625,12 +637,21 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
 
 // ---- nghttp2 callbacks: input ---------------------------------------------------------
 
-int Http2Session::OnBeginHeadersCb(nghttp2_session*, const nghttp2_frame* frame,
-                                   void* user) {
+int Http2Session::OnBeginHeadersCb(nghttp2_session* session,
+                                   const nghttp2_frame* frame, void* user) {
   Http2Session* self = From(user);
   if (frame->hd.type != NGHTTP2_HEADERS) return 0;
   int32_t id = frame->hd.stream_id;
   if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+    if (self->goaway_ && id > self->goaway_last_id_) {
+      // Opened after our GOAWAY, which told the client it is not
+      // processed (Shutdown from a handler while the rest of this input
+      // was still being parsed): refused, so the client may retry it; the
+      // embedder never sees it.
+      nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, id,
+                                NGHTTP2_REFUSED_STREAM);
+      return 0;
+    }
     auto st = std::make_unique<Stream>(self);
     st->id = id;
     self->streams_[id] = std::move(st);
@@ -1226,17 +1247,24 @@ void Http2Session::DeferBodyDone(PipeBodyListener* listener, int status) {
 void Http2Session::Shutdown() {
   if (dead() || goaway_) return;
   goaway_ = true;
-  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
-                        nghttp2_session_get_last_proc_stream_id(session_),
+  goaway_last_id_ = nghttp2_session_get_last_proc_stream_id(session_);
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_id_,
                         NGHTTP2_NO_ERROR, nullptr, 0);
   conn_->MarkDirty();
+}
+
+int32_t Http2Session::TerminateLastId() const {
+  // Never above an earlier GOAWAY's (RFC 9113 6.8), even when that one is
+  // not sent yet and nghttp2 would not cap it.
+  int32_t last = nghttp2_session_get_last_proc_stream_id(session_);
+  return last < goaway_last_id_ ? last : goaway_last_id_;
 }
 
 void Http2Session::Terminate(uint32_t code) {
   if (dead()) return;
   goaway_ = true;
   fatal_ = true;
-  nghttp2_session_terminate_session(session_, code);
+  nghttp2_session_terminate_session2(session_, TerminateLastId(), code);
   conn_->MarkDirty();
 }
 

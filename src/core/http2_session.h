@@ -252,6 +252,8 @@ class Http2Session final : public Session {
   void SendPending();
   void DeliverEvents();
   void MaybeFinish();
+  // The last_stream_id for a terminating GOAWAY.
+  int32_t TerminateLastId() const;
   void UpdateIdleDeadline();
   bool dead() const;
 
@@ -264,6 +266,8 @@ class Http2Session final : public Session {
   bool send_blocked_ = false;   // send_data stopped on the writer backlog
   bool in_flush_ = false;       // inside OnFlush
   bool goaway_ = false;         // Shutdown/Terminate called
+  // The last_stream_id of Shutdown's GOAWAY: streams above it are refused.
+  int32_t goaway_last_id_ = INT32_MAX;
   bool fatal_ = false;          // a connection error: close once written
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing

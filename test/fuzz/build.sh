@@ -61,11 +61,10 @@ for line in "${gyp[@]}"; do
   esac
 done
 # What the addon takes from the node binary (which exports its zlib and
-# brotli), a standalone binary takes from Debian: only when the core uses it.
-node_libs=()
-if grep -qs "brotli/encode.h\|<zlib.h>" "${core_srcs[@]}" /dev/null; then
-  node_libs=(-lz -lbrotlienc)
-fi
+# brotli), a standalone binary takes from Debian (zlib1g-dev,
+# libbrotli-dev); the harnesses also decode compressed bodies with them
+# (body_decoder.h: inflate, libbrotlidec).
+node_libs=(-lz -lbrotlienc -lbrotlidec)
 core=()
 for f in "${core_srcs[@]}"; do
   o="$OUT/obj/core_$(basename "${f%.cc}").o"
@@ -81,6 +80,7 @@ for h in "${@:-http1 http2}"; do
     [ -f "$src" ] || continue
     clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
       -fno-sanitize-recover=undefined "$src" "${core[@]}" "${llhttp_objs[@]}" \
+      -Wl,--wrap=uv_queue_work,--wrap=uv_shutdown \
       -o "$OUT/fuzz_$name" -l:libuv.so.1 "${libs[@]}" "${node_libs[@]}" -lpthread
     echo "fuzz: built $OUT/fuzz_$name" >&2
   done

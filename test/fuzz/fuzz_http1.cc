@@ -9,6 +9,11 @@
 //   - never more body bytes than the head's framing allows (Content-Length
 //     exactly, none without framing or on CONNECT), no body after the end;
 //   - zero-copy chunks lie in the buffer the delegate gave;
+//   - each delivered request and its body bytes are those of a reference
+//     parse: one llhttp call (strict, as the session) over every byte the
+//     client wrote, with no splits, pauses or zero-copy buffers — the same
+//     method, a body that is a prefix of the reference's (chunked framing
+//     included), and equal to it when the session ended the request;
 //   - no callback for a connection after OnConnectionClose;
 //   - every referenced body is released exactly once;
 //   - the bytes on the wire parse (llhttp, response mode) as the delegate's
@@ -36,6 +41,8 @@
 #include <memory>
 #include <string>
 
+#include "body_decoder.h"
+#include "core/compress_transform.h"
 #include "core/connection.h"
 #include "core/http1_session.h"
 #include "core/listener.h"
@@ -91,13 +98,63 @@ struct Req {
   bool answered = false;
   uint8_t decision = 0;
   bool expect_continue = false;
+  std::string bytes;          // the body as delivered
+};
+
+// The reference parse of what the client wrote (see the head comment).
+class Reference {
+ public:
+  struct R {
+    int method = -1;
+    bool head_done = false;
+    bool complete = false;
+    std::string body;
+  };
+  std::vector<R> reqs;
+
+  explicit Reference(const std::string& bytes) {
+    llhttp_settings_t st;
+    llhttp_settings_init(&st);
+    st.on_message_begin = [](llhttp_t* p) {
+      static_cast<Reference*>(p->data)->reqs.emplace_back();
+      return 0;
+    };
+    st.on_headers_complete = [](llhttp_t* p) {
+      R& r = static_cast<Reference*>(p->data)->reqs.back();
+      r.method = p->method;
+      r.head_done = true;
+      return 0;
+    };
+    st.on_body = [](llhttp_t* p, const char* at, size_t len) {
+      static_cast<Reference*>(p->data)->reqs.back().body.append(at, len);
+      return 0;
+    };
+    st.on_message_complete = [](llhttp_t* p) {
+      static_cast<Reference*>(p->data)->reqs.back().complete = true;
+      return 0;
+    };
+    llhttp_t parser;
+    llhttp_init(&parser, HTTP_REQUEST, &st);
+    parser.data = this;
+    const char* data = bytes.data();
+    const char* end = data + bytes.size();
+    // As Http1Session::Execute: an Upgrade request is answered as a normal
+    // one and parsing goes on; nothing after a CONNECT is HTTP.
+    while (data < end) {
+      llhttp_errno_t e = llhttp_execute(&parser, data, static_cast<size_t>(end - data));
+      if (e != HPE_PAUSED_UPGRADE || parser.method == HTTP_CONNECT) break;
+      data = llhttp_get_error_pos(&parser);
+      llhttp_resume_after_upgrade(&parser);
+    }
+  }
 };
 
 struct Expected {
   int method;
-  size_t body_len;   // bytes the delegate wrote (0 if none)
+  size_t body_len;   // bytes the delegate wrote (0 if none), before coding
   bool no_body;      // HEAD / 204 / 304
   bool close;        // the response closes the connection
+  Coding coding = Coding::kIdentity;  // a compressed pipe body
 };
 
 class Delegate final : public ServerDelegate {
@@ -189,6 +246,7 @@ class Delegate final : public ServerDelegate {
     FUZZ_CHECK(len > 0, "empty body chunk");
     FUZZ_CHECK(cur_->method != HTTP_CONNECT, "body on CONNECT");
     cur_->body += len;
+    cur_->bytes.append(data, len);
     if (cur_->has_cl) {
       FUZZ_CHECK(cur_->body <= cur_->cl, "%llu body bytes for Content-Length %llu",
                  static_cast<unsigned long long>(cur_->body),
@@ -308,6 +366,28 @@ class Delegate final : public ServerDelegate {
   }
 
   int error_status() const { return error_status_; }
+
+  // Compares what the session delivered with the reference parse.
+  void CheckAgainst(const Reference& ref) const {
+    for (const Req& r : reqs_) {
+      FUZZ_CHECK(r.seq < ref.reqs.size() && ref.reqs[r.seq].head_done,
+                 "request %u delivered; one parse of the same bytes has %zu",
+                 r.seq, ref.reqs.size());
+      const Reference::R& x = ref.reqs[r.seq];
+      FUZZ_CHECK(x.method == r.method, "request %u: method %d, reference %d",
+                 r.seq, r.method, x.method);
+      FUZZ_CHECK(r.bytes.size() <= x.body.size() &&
+                     x.body.compare(0, r.bytes.size(), r.bytes) == 0,
+                 "request %u: %zu body bytes delivered are not the reference's "
+                 "(%zu bytes)", r.seq, r.bytes.size(), x.body.size());
+      if (r.ended) {
+        FUZZ_CHECK(x.complete && x.body.size() == r.bytes.size(),
+                   "request %u ended with %zu body bytes; reference: %zu%s",
+                   r.seq, r.bytes.size(), x.body.size(),
+                   x.complete ? "" : ", incomplete");
+      }
+    }
+  }
   void DropBodyBuffer() {
     free(ubuf_);
     ubuf_ = nullptr;
@@ -393,15 +473,36 @@ class Delegate final : public ServerDelegate {
     int body_mode = (d >> 2) & 3;
     size_t body_len = 0;
     if (pipe) {
-      // respondWithFile: Content-Length or chunked, then the pipe.
+      // respondWithFile: Content-Length or chunked, then the pipe; one in
+      // four through the native compressor (FileSource → CompressTransform
+      // → sink, as js_file.cc builds it): then chunked, with
+      // Content-Encoding, and the checker inflates it.
       size_t total = ((p >> 3) & 7) * 40000 + (p & 4);
       bool known = (p & 0x80) != 0;
+      CompressParams cp;
+      bool comp = fuzz::PickCompression(NextDecision(), &cp);
+      if (comp) {
+        known = false;
+        char ce[64];
+        int m = snprintf(ce, sizeof ce, "Content-Encoding: %s\r\n",
+                         fuzz::CodingName(cp.coding));
+        q->Append(ce, static_cast<size_t>(m));
+      }
       rc = s->FinishHead(r.seq, flags | (known ? kHeadWholeBody : 0), total);
       FUZZ_CHECK(rc == kRespOk, "FinishHead: %d", rc);
       bool no_body = r.method == HTTP_HEAD;
-      expected[r.seq] = Expected{r.method, no_body ? 0 : total, no_body, close};
-      auto* src = new fuzz::MemSource(&sources, total, (p & 0x20) ? 1000 : 200000,
-                                      (p & 4) != 0, (p & 0x40) ? 1 : -1);
+      expected[r.seq] = Expected{r.method, no_body ? 0 : total, no_body, close,
+                                 comp ? cp.coding : Coding::kIdentity};
+      PipeSource* src = new fuzz::MemSource(&sources, total,
+                                            (p & 0x20) ? 1000 : 200000,
+                                            (p & 4) != 0, (p & 0x40) ? 1 : -1);
+      if (comp) {
+        CompressTransform* t = CompressTransform::Create(
+            conn->listener()->loop(), PipeBufferPool::ForThisThread(), cp);
+        FUZZ_CHECK(t != nullptr, "CompressTransform::Create failed");
+        t->SetUpstream(src);
+        src = t;
+      }
       pipes.emplace_back();
       fuzz::PipeDone* done = &pipes.back();
       rc = s->StartPipeBody(r.seq, src, done);
@@ -491,6 +592,7 @@ class ResponseChecker {
       auto* self = static_cast<ResponseChecker*>(p->data);
       self->seq_ = -1;
       self->body_ = 0;
+      self->encoding_.clear();
       self->name_.clear();
       self->value_.clear();
       self->in_value_ = false;
@@ -504,12 +606,17 @@ class ResponseChecker {
     };
     settings_.on_body = [](llhttp_t* p, const char* at, size_t len) {
       auto* self = static_cast<ResponseChecker*>(p->data);
-      for (size_t i = 0; i < len; i++) {
-        FUZZ_CHECK(at[i] == BodyByte(self->body_ + i),
-                   "response %d: body byte %zu corrupt", self->seq_,
-                   self->body_ + i);
-      }
-      self->body_ += len;
+      // Decoded (compressed pipe bodies) or as is: the body pattern.
+      bool ok = self->decoder_.Feed(at, len, [self](const char* b, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+          FUZZ_CHECK(b[i] == BodyByte(self->body_ + i),
+                     "response %d: body byte %zu corrupt (%s)", self->seq_,
+                     self->body_ + i, fuzz::CodingName(self->decoder_.coding()));
+        }
+        self->body_ += n;
+      });
+      FUZZ_CHECK(ok, "response %d: %s body does not decode", self->seq_,
+                 fuzz::CodingName(self->decoder_.coding()));
       return 0;
     };
     settings_.on_message_complete = [](llhttp_t* p) {
@@ -537,6 +644,7 @@ class ResponseChecker {
  private:
   void Field() {
     if (IEquals(name_, "x-seq")) seq_ = atoi(value_.c_str());
+    if (IEquals(name_, "content-encoding")) encoding_ = value_;
   }
 
   int HeadersComplete(int status) {
@@ -558,6 +666,11 @@ class ResponseChecker {
                "response for %d, expected %zu (out of order)", seq_, next_);
     auto it = d_.expected.find(static_cast<uint32_t>(seq_));
     FUZZ_CHECK(it != d_.expected.end(), "response %d never answered", seq_);
+    Coding c = it->second.coding;
+    FUZZ_CHECK(c == Coding::kIdentity ? encoding_.empty()
+                                      : encoding_ == fuzz::CodingName(c),
+               "response %d: Content-Encoding '%s'", seq_, encoding_.c_str());
+    decoder_.Init(it->second.no_body ? Coding::kIdentity : c);
     next_++;
     return it->second.no_body ? 1 : 0;
   }
@@ -567,6 +680,12 @@ class ResponseChecker {
     const Expected& x = d_.expected.at(static_cast<uint32_t>(seq_));
     FUZZ_CHECK(body_ == x.body_len, "response %d: %zu body bytes, wrote %zu",
                seq_, body_, x.body_len);
+    FUZZ_CHECK(decoder_.finished(), "response %d: %s stream not finished",
+               seq_, fuzz::CodingName(decoder_.coding()));
+    if (getenv("FUZZ_VERBOSE")) {  // what was checked, for a replayed input
+      fprintf(stderr, "http1 client: response %d status %d body %zu (%s)\n",
+              seq_, status, body_, fuzz::CodingName(decoder_.coding()));
+    }
     if (!llhttp_should_keep_alive(&parser_)) after_close_ = true;
     return 0;
   }
@@ -575,6 +694,8 @@ class ResponseChecker {
   llhttp_t parser_;
   llhttp_settings_t settings_;
   std::string name_, value_;
+  std::string encoding_;
+  fuzz::BodyDecoder decoder_;
   bool in_value_ = false;
   bool message_open_ = false;
   bool after_close_ = false;
@@ -583,10 +704,28 @@ class ResponseChecker {
   size_t next_ = 0;
 };
 
-uint64_t JumpFor(uint8_t op) {
-  static const uint64_t kJumps[4] = {2500, 6000, 61000, 301000};
-  return kJumps[op >> 6];
-}
+// The driver loop's view of this harness (harness.h RunChunks); op 4
+// resumes a user pause, op 8 refills a dry body-buffer pool.
+class Ops final : public fuzz::Harness {
+ public:
+  explicit Ops(Delegate& d) : d_(d) {}
+  bool Alive() override { return !d_.closed; }
+  void AnswerDeferred() override { d_.AnswerDeferred(); }
+  void RunSources() override { d_.sources.Run(); }
+  void OnOp(uint8_t op) override {
+    if ((op & 4) && d_.user_paused && Alive()) {
+      d_.user_paused = false;
+      d_.conn->Resume(Connection::kPauseUser);
+    }
+    if ((op & 8) && d_.dry) {
+      d_.dry = false;
+      if (Http1Session* s = d_.session()) s->RetryBodyBuffer();
+    }
+  }
+
+ private:
+  Delegate& d_;
+};
 
 }  // namespace
 
@@ -615,34 +754,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool reading = !(in.flags & 16);
   drv.set_reading(reading);
   auto alive = [&]() { return !d.closed; };
-  for (const fuzz::Chunk& ch : in.chunks) {
-    drv.Send(ch.bytes);
-    drv.Pump();
-    uint8_t op = ch.op;
-    if ((op & 3) == 1 || (op & 3) == 3) {
-      if (alive()) {
-        l->BeginDispatch();
-        d.conn->CheckDeadlines(uv_now(&loop) + JumpFor(op));
-        l->EndDispatch();
-      }
-    }
-    if ((op & 3) >= 2) d.AnswerDeferred();
-    if (!(op & 128)) d.sources.Run();
-    if ((op & 4) && d.user_paused && alive()) {
-      d.user_paused = false;
-      d.conn->Resume(Connection::kPauseUser);
-    }
-    if ((op & 8) && d.dry) {
-      d.dry = false;
-      if (Http1Session* s = d.session()) s->RetryBodyBuffer();
-    }
-    if (op & 16) l->Close();
-    if (op & 32) {
-      reading = !reading;
-      drv.set_reading(reading);
-    }
-    drv.Pump();
-  }
+  Ops ops(d);
+  fuzz::RunChunks(in, drv, &loop, l, d.conn, ops, &reading);
   if (in.flags & 128) d.AnswerDeferred();
   if (d.user_paused && alive()) {
     d.user_paused = false;
@@ -687,16 +800,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     l->Release();
     fuzz::CloseLoop(&loop);
   }
-  FUZZ_CHECK(d.live_refs == 0, "%d external refs not released", d.live_refs);
-  d.sources.Run();  // frees sources closed while a read was pending
-  FUZZ_CHECK(d.sources.live == 0, "%zu pipe sources not freed", d.sources.live);
-  for (auto& p : d.pipes) {
-    FUZZ_CHECK(p.calls == 1, "a pipe body ended %d times", p.calls);
-  }
-  FUZZ_CHECK(PipeBufferPool::ForThisThread()->outstanding() == 0,
-             "%zu pipe buffers not returned",
-             PipeBufferPool::ForThisThread()->outstanding());
+  fuzz::CheckNothingLeft(d.live_refs, d.sources, d.pipes);
   ResponseChecker rc(d);
   rc.Check(drv.received(), true);
+  d.CheckAgainst(Reference(drv.sent()));
   return 0;
 }

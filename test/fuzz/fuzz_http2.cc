@@ -11,14 +11,21 @@
 //     no data after the end, never more data than a content-length allows
 //     and exactly that much at the end;
 //   - no callback after OnConnectionClose;
-//   - every referenced body is released exactly once.
+//   - every referenced body is released exactly once;
+//   - the server's bytes, read by an nghttp2 CLIENT session (h2_client.h):
+//     valid HTTP/2, responses only on streams the client opened, no
+//     HEADERS/DATA after a stream's END_STREAM or RST_STREAM, DATA never
+//     beyond a content-length, bodies (compressed ones decoded) equal to
+//     what the delegate wrote, and a complete response for each stream the
+//     server closed without error (see h2_client.h for the exact rules).
 // Flags (byte 0): 1 small windows · 2 small maxHeaderSize · 4 max 2
 // concurrent streams · 8 half-close after the input · 16 the client does
 // not read until the end · 32 server.close() after the input · 64 small
 // high-water mark · 128 no preface (HTTP/1.1, h2c upgrade).
-// Ops: as fuzz_http1 (&3: deadlines / deferred answers, 4 resume paused
-// streams, 16 server.close(), 32 toggle client reading), and 8: GOAWAY
-// (Shutdown) · 64+8: Terminate.
+// Ops: as fuzz_http1 (harness.h RunChunks: &3 deadlines / deferred
+// answers, 16 server.close(), 32 toggle client reading, 128 hold pipe
+// sources), and 4: resume paused streams · 8: GOAWAY (Shutdown) · 64+8:
+// Terminate.
 #include <llhttp.h>
 
 #include <cstring>
@@ -26,6 +33,8 @@
 #include <map>
 #include <string>
 
+#include "body_decoder.h"
+#include "core/compress_transform.h"
 #include "core/connection.h"
 #include "core/http1_session.h"
 #include "core/http2_delegate.h"
@@ -33,6 +42,7 @@
 #include "core/http2_session.h"
 #include "core/listener.h"
 #include "core/server_delegate.h"
+#include "h2_client.h"
 #include "harness.h"
 #include "mem_source.h"
 
@@ -41,7 +51,7 @@ using namespace sluice;
 namespace {
 
 constexpr size_t kBigBody = 200 * 1024;
-char g_big[kBigBody];
+char g_big[kBigBody + 26];  // the pattern from any offset % 26
 volatile unsigned g_sink;
 
 struct Ref : ExternalRef {
@@ -57,7 +67,11 @@ struct Stream {
   int32_t id;
   bool ended = false;
   bool closed = false;
+  uint32_t close_code = 0;     // OnStreamClose's code
   bool answered = false;
+  bool responded = false;      // Respond returned kH2Ok
+  bool reset_by_us = false;    // the delegate reset it
+  fuzz::ExpectedBody body_out;  // what the response body should decode to
   bool has_cl = false;
   uint64_t cl = 0;
   uint64_t body = 0;
@@ -66,9 +80,36 @@ struct Stream {
   uint8_t decision = 0;
 };
 
-class Delegate final : public ServerDelegate, public Http2Delegate {
+class Delegate final : public ServerDelegate,
+                       public Http2Delegate,
+                       public fuzz::H2Expectations {
  public:
   explicit Delegate(const fuzz::Input& in) : in_(in) {}
+
+  // fuzz::H2Expectations (the client checker asks what the server knew).
+  bool Reported(int32_t id) const override { return streams_.count(id) != 0; }
+  bool IsHead(int32_t id) const override {
+    auto it = streams_.find(id);
+    return it != streams_.end() && it->second.head;
+  }
+  const fuzz::ExpectedBody* Body(int32_t id) const override {
+    auto it = streams_.find(id);
+    return it == streams_.end() ? nullptr : &it->second.body_out;
+  }
+  // Streams whose complete response the client must have: the request
+  // ended, the delegate responded, and the server closed the stream
+  // without an error (nghttp2 handed over its last frame).
+  std::vector<int32_t> Completed() const {
+    std::vector<int32_t> ids;
+    for (auto& it : streams_) {
+      const Stream& st = it.second;
+      if (st.ended && st.responded && !st.reset_by_us && st.closed &&
+          st.close_code == 0) {
+        ids.push_back(st.id);
+      }
+    }
+    return ids;
+  }
 
   Connection* conn = nullptr;
   Http2Session* h2 = nullptr;
@@ -200,10 +241,11 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
     s->SendTrailers(id, t);
   }
 
-  void OnStreamClose(Http2Session* s, int32_t id, uint32_t) override {
+  void OnStreamClose(Http2Session* s, int32_t id, uint32_t code) override {
     Session(s);
     Stream* st = Open(id, "close");
     st->closed = true;
+    st->close_code = code;
   }
 
   void OnGoaway(Http2Session* s, uint32_t, int32_t) override { Session(s); }
@@ -271,6 +313,7 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
     Http2Session* s = h2;
     uint8_t d = st.decision;
     if ((d & 0xc0) == 0xc0 && (d & 0x10)) {
+      st.reset_by_us = true;
       int r = s->ResetStream(st.id, 8);
       FUZZ_CHECK(r == kH2Ok || r == kH2NoStream || r == kH2Closed, "reset: %d", r);
       return;
@@ -281,23 +324,55 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
     hl.AddStatus(status);
     hl.Add("x-id", std::to_string(st.id));
     uint32_t flags = 0;
-    // A native pipe body (respondWithFile) in one response of four.
+    // A native pipe body (respondWithFile) in one response of four; one
+    // pipe in four through the native compressor (as js_file.cc builds
+    // it for HTTP/1.1: FileSource → CompressTransform → sink).
     uint8_t p = NextDecision();
     bool pipe = (p & 3) == 3 && status == 200;
+    size_t total = ((p >> 3) & 7) * 40000 + (p & 4);
+    CompressParams cp;
+    bool comp = pipe && fuzz::PickCompression(NextDecision(), &cp);
     if (pipe) body_mode = 1;
+    size_t len = 0;  // the body the delegate will produce
+    if (pipe) {
+      len = total;
+    } else if (body_mode == 1) {
+      len = 5;
+    } else if (body_mode == 2) {
+      len = 100 + kBigBody;
+    } else if (body_mode == 3) {
+      len = kBigBody / 2;
+    }
     if (body_mode == 0 || status == 204) flags |= kH2EndStream;
     if (body_mode == 2 && (d & 0x20)) flags |= kH2WaitForTrailers;
+    bool no_body = (flags & kH2EndStream) || st.head;
+    // content-length, when the length is known up front (not for chunked
+    // writes nor compressed bodies): the client checks DATA against it.
+    if ((p & 0x80) && status == 200 && !comp && body_mode != 2) {
+      hl.Add("content-length", std::to_string(body_mode == 0 ? 0 : len));
+    }
+    if (comp) hl.Add("content-encoding", fuzz::CodingName(cp.coding));
+    st.body_out.length = no_body ? 0 : len;
+    st.body_out.coding = comp ? cp.coding : Coding::kIdentity;
     int r = s->Respond(st.id, status, hl, flags);
     if (r != kH2Ok) {
       FUZZ_CHECK(r == kH2NoStream || r == kH2Closed || r == kH2Invalid,
                  "respond: %d", r);
       return;
     }
+    st.responded = true;
     if (flags & kH2EndStream) return;
     if (pipe) {
-      size_t total = ((p >> 3) & 7) * 40000 + (p & 4);
-      auto* src = new fuzz::MemSource(&sources, total, (p & 0x20) ? 1000 : 200000,
-                                      (p & 4) != 0, (p & 0x40) ? 1 : -1);
+      PipeSource* src = new fuzz::MemSource(&sources, total,
+                                            (p & 0x20) ? 1000 : 200000,
+                                            (p & 4) != 0, (p & 0x40) ? 1 : -1);
+      if (comp) {
+        CompressTransform* t = CompressTransform::Create(
+            conn->listener()->loop(), PipeBufferPool::ForThisThread(), cp);
+        FUZZ_CHECK(t != nullptr, "CompressTransform::Create failed");
+        t->SetUpstream(src);
+        src = t;
+      }
       pipes.emplace_back();
       r = s->StartPipeBody(st.id, src, &pipes.back());
       FUZZ_CHECK(r == kH2Ok || r == 1 || r == kH2NoStream || r == kH2Closed,
@@ -305,11 +380,13 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
       if (r != kH2Ok) pipes.pop_back();
       return;
     }
-    auto write = [&](size_t len, bool external) {
+    size_t written = 0;  // the pattern continues across writes
+    auto write = [&](size_t n, bool external) {
       if (!h2 || closed) return;
-      int e = external
-                  ? h2->Write(st.id, g_big, len, new Ref(&live_refs))
-                  : h2->Write(st.id, g_big, len, nullptr);
+      const char* at = g_big + written % 26;
+      written += n;
+      int e = external ? h2->Write(st.id, at, n, new Ref(&live_refs))
+                       : h2->Write(st.id, at, n, nullptr);
       FUZZ_CHECK(e == kH2Ok || e == kH2NoStream || e == kH2Closed, "write: %d", e);
     };
     if (body_mode == 1) write(5, false);
@@ -333,15 +410,37 @@ class Delegate final : public ServerDelegate, public Http2Delegate {
   std::map<int32_t, Stream> streams_;
 };
 
-uint64_t JumpFor(uint8_t op) {
-  static const uint64_t kJumps[4] = {2500, 6000, 61000, 301000};
-  return kJumps[op >> 6];
-}
+// The driver loop's view of this harness (harness.h RunChunks).
+class Ops final : public fuzz::Harness {
+ public:
+  Ops(Delegate& d, fuzz::H2Client& client, fuzz::Driver& drv)
+      : d_(d), client_(client), drv_(drv) {}
+  bool Alive() override { return !d_.closed; }
+  void AnswerDeferred() override { d_.AnswerDeferred(); }
+  void RunSources() override { d_.sources.Run(); }
+  void OnOp(uint8_t op) override {
+    if (op & 4) d_.ResumeAll();
+    if ((op & 8) && d_.H2()) {
+      if (op & 64) {
+        d_.H2()->Terminate(0);
+      } else {
+        d_.H2()->Shutdown();
+      }
+    }
+  }
+  void BeforeSend(const fuzz::Chunk& ch) override { client_.Sent(ch.bytes); }
+  void AfterPump() override { client_.Received(drv_.received()); }
+
+ private:
+  Delegate& d_;
+  fuzz::H2Client& client_;
+  fuzz::Driver& drv_;
+};
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  for (size_t i = 0; i < kBigBody; i++) g_big[i] = static_cast<char>('a' + i % 26);
+  for (size_t i = 0; i < sizeof g_big; i++) g_big[i] = static_cast<char>('a' + i % 26);
   signal(SIGPIPE, SIG_IGN);
   return 0;
 }
@@ -351,6 +450,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!(in.flags & 128)) {
     in.chunks.front().bytes.insert(0, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
   }
+  fuzz::g_shutdowns = 0;
   uv_loop_t loop;
   uv_loop_init(&loop);
   ServerOptions o;
@@ -369,34 +469,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool reading = !(in.flags & 16);
   drv.set_reading(reading);
   auto alive = [&]() { return !d.closed; };
-  for (const fuzz::Chunk& ch : in.chunks) {
-    drv.Send(ch.bytes);
-    drv.Pump();
-    uint8_t op = ch.op;
-    if ((op & 3) == 1 || (op & 3) == 3) {
-      if (alive()) {
-        l->BeginDispatch();
-        d.conn->CheckDeadlines(uv_now(&loop) + JumpFor(op));
-        l->EndDispatch();
-      }
-    }
-    if ((op & 3) >= 2) d.AnswerDeferred();
-    if (!(op & 128)) d.sources.Run();
-    if (op & 4) d.ResumeAll();
-    if ((op & 8) && d.H2()) {
-      if (op & 64) {
-        d.H2()->Terminate(0);
-      } else {
-        d.H2()->Shutdown();
-      }
-    }
-    if (op & 16) l->Close();
-    if (op & 32) {
-      reading = !reading;
-      drv.set_reading(reading);
-    }
-    drv.Pump();
-  }
+  fuzz::H2Client client(&d, (in.flags & 128) != 0);
+  Ops ops(d, client, drv);
+  fuzz::RunChunks(in, drv, &loop, l, d.conn, ops, &reading);
   d.ResumeAll();
   drv.set_reading(true);
   drv.Pump();
@@ -413,6 +488,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   drv.Pump();
   d.sources.Run();
   drv.Pump();
+  client.Received(drv.received());
+  // Every stream the server closed without error has its whole response,
+  // unless the connection was cut (closed with no FIN: queued output may
+  // have been dropped).
+  bool cut = d.closed && fuzz::g_shutdowns == 0;
+  if (!cut) client.CheckComplete(d.Completed());
   l->Close();
   if (alive()) l->CloseAllConnections();
   drv.Pump();
@@ -421,14 +502,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(d.server_closed, "OnServerClosed missing");
   l->Release();
   fuzz::CloseLoop(&loop);
-  FUZZ_CHECK(d.live_refs == 0, "%d external refs not released", d.live_refs);
-  d.sources.Run();  // frees sources closed while a read was pending
-  FUZZ_CHECK(d.sources.live == 0, "%zu pipe sources not freed", d.sources.live);
-  for (auto& p : d.pipes) {
-    FUZZ_CHECK(p.calls == 1, "a pipe body ended %d times", p.calls);
-  }
-  FUZZ_CHECK(PipeBufferPool::ForThisThread()->outstanding() == 0,
-             "%zu pipe buffers not returned",
-             PipeBufferPool::ForThisThread()->outstanding());
+  fuzz::CheckNothingLeft(d.live_refs, d.sources, d.pipes);
+  client.Received(drv.received());  // what came after (GOAWAY, the rest)
   return 0;
 }

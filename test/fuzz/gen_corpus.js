@@ -94,6 +94,12 @@ write(dir1, 'release-open', encode({ flags2: 0x20, data: get() + post('012345678
   decisions: [3, 3, 3, 3, 3, 3, 3, 3] }));
 write(dir1, 'pipeline-pause', encode({ flags: 0x04 | 0x10, data: Array.from({ length: 8 }, () => get()).join(''),
   decisions: [0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e, 0x0e], splits: [{ len: 40, op: 32 }] }));
+// Native pipe bodies through the compressor (decision bytes: answer at
+// once, a 40000-byte pipe, then the coding: 0 gzip, 4 deflate, 8 br; the
+// harness checks the body inflates to the pattern).
+for (const [name, c] of [['gzip', 0x00], ['deflate', 0x04], ['br', 0x08]]) {
+  write(dir1, `pipe-${name}`, encode({ data: get() + get('/2'), decisions: [0x00, 0x0b, c, 0x00, 0x0f, 0x2f, c + 0x40, 0] }));
+}
 
 // HTTP/2 seeds: the preface, SETTINGS, and request frames.
 function frame(type, flags, id, payload = Buffer.alloc(0)) {
@@ -142,6 +148,14 @@ for (const [name, frames] of Object.entries(h2)) {
     splits: Array.from({ length: Math.min(15, n) }, (_, i) => ({ len: 7 + i, op: i % 2 ? 2 : 0 })),
     decisions: [1, 2, 3, 0, 0x10, 0x8c, 0x21, 0x05] }));
 }
+for (const [name, c] of [['gzip', 0x00], ['deflate', 0x04], ['br', 0x08]]) {
+  write(dir2, `pipe-${name}`, encode({ data: Buffer.concat([SETTINGS, req(1), req(3, 'HEAD'), req(5)]).toString('latin1'),
+    decisions: [0x00, 0x8b, c, 0x00, 0x0f, 0x2f, c + 0x40, 0] }));
+}
+// Responses with content-length (decision 0x80 on the second byte): 5
+// bytes, then a 100 KiB referenced body (0x0c).
+write(dir2, 'content-length', encode({ data: Buffer.concat([SETTINGS, req(1), req(3)]).toString('latin1'),
+  decisions: [0x04, 0x80, 0x0c, 0x80, 0, 0, 0, 0] }));
 const upgrade = `GET / HTTP/1.1${CRLF}Host: a${CRLF}Connection: Upgrade, HTTP2-Settings${CRLF}Upgrade: h2c${CRLF}` +
   `HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA${CRLF}${CRLF}`;
 write(dir2, 'h2c_upgrade', encode({ flags: 128, data: upgrade + Buffer.concat([PREFACE, SETTINGS, req(3)]).toString('latin1') }));

@@ -37,7 +37,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "core/connection.h"
+#include "core/listener.h"
+
+// libuv calls the core makes, seen by the harness (build.sh links with
+// -Wl,--wrap=uv_queue_work,--wrap=uv_shutdown; defined in WRAPS below):
+// threadpool work in flight (CompressTransform) so that the driver waits
+// for it instead of declaring the loop idle, and whether the server shut
+// its write side down (a graceful end: everything queued was written).
+namespace fuzz {
+inline int g_work_in_flight = 0;
+inline int g_shutdowns = 0;
+}  // namespace fuzz
 
 #define FUZZ_CHECK(cond, ...)                                   \
   do {                                                          \
@@ -107,6 +121,8 @@ class Driver {
   // number may be reused, so stop asking about it.
   void ServerClosed() { server_alive_ = false; }
   const std::string& received() const { return received_; }
+  // Every byte the client wrote (a stuck write drops the rest of a chunk).
+  const std::string& sent() const { return sent_; }
   bool peer_closed() const { return peer_closed_; }
   void set_reading(bool on) { reading_ = on; }
 
@@ -117,6 +133,7 @@ class Driver {
     while (off < bytes.size() && client_fd_ >= 0) {
       ssize_t n = write(client_fd_, bytes.data() + off, bytes.size() - off);
       if (n > 0) {
+        sent_.append(bytes.data() + off, static_cast<size_t>(n));
         off += static_cast<size_t>(n);
         stuck = 0;
         continue;
@@ -138,7 +155,8 @@ class Driver {
       PumpOnce(drain);
       int pending = 0;
       if (server_alive_) ioctl(server_fd_, FIONREAD, &pending);
-      if (received_.size() != last_rx || (pending > 0 && i < 8)) {
+      if (received_.size() != last_rx || (pending > 0 && i < 8) ||
+          g_work_in_flight > 0) {
         last_rx = received_.size();
         idle = 0;
       } else {
@@ -148,7 +166,10 @@ class Driver {
   }
 
   void PumpOnce(bool drain) {
-    uv_run(loop_, UV_RUN_NOWAIT);
+    // Threadpool work in flight: block until something happens (its
+    // completion wakes the loop), so a compressed body is not taken for a
+    // stalled one.
+    uv_run(loop_, g_work_in_flight > 0 ? UV_RUN_ONCE : UV_RUN_NOWAIT);
     if (drain && reading_) Drain();
   }
 
@@ -184,11 +205,15 @@ class Driver {
   bool reading_ = true;
   bool peer_closed_ = false;
   std::string received_;
+  std::string sent_;
 };
 
 // Runs the loop until every handle is closed; a handle left open is a leak.
 inline void CloseLoop(uv_loop_t* loop) {
   for (int i = 0; i < 64; i++) {
+    // A transform closed while its work was in flight frees itself in the
+    // after-work callback: wait for it.
+    while (g_work_in_flight > 0) uv_run(loop, UV_RUN_ONCE);
     uv_run(loop, UV_RUN_NOWAIT);
     if (uv_loop_close(loop) == 0) return;
   }
@@ -203,4 +228,101 @@ inline void CloseLoop(uv_loop_t* loop) {
   FUZZ_CHECK(false, "loop still has handles after teardown");
 }
 
+// ---- The driver loop both harnesses share ----
+
+// What the loop asks of a harness.
+class Harness {
+ public:
+  virtual ~Harness() = default;
+  // The connection has not been closed (no OnConnectionClose yet).
+  virtual bool Alive() = 0;
+  // Answers the requests/streams whose answer waits for the driver.
+  virtual void AnswerDeferred() = 0;
+  // Answers the pipe sources' pending reads (MemSource, async).
+  virtual void RunSources() = 0;
+  // The harness's own op bits, after the shared ones (see RunChunks).
+  virtual void OnOp(uint8_t op) = 0;
+  // Before each chunk is written (the client side may look at it).
+  virtual void BeforeSend(const Chunk&) {}
+  // After each chunk's Send + Pump and after its ops' Pump (the client
+  // side may look at what arrived).
+  virtual void AfterPump() {}
+};
+
+// How far time jumps for a deadline op: op >> 6.
+inline uint64_t JumpFor(uint8_t op) {
+  static const uint64_t kJumps[4] = {2500, 6000, 61000, 301000};
+  return kJumps[op >> 6];
+}
+
+// Sends each chunk and runs its op. Shared op bits: &3: 1 = deadlines
+// pass (time jumps by JumpFor(op)), 2 = answer deferred, 3 = both ·
+// 128 = do not answer pipe sources' pending reads this time · 16 =
+// server.close() · 32 = toggle client reading. The others (4, 8, 64) are
+// the harness's (OnOp), run after the pipe sources and before 16/32.
+inline void RunChunks(const Input& in, Driver& drv, uv_loop_t* loop,
+                      sluice::Listener* l, sluice::Connection* conn,
+                      Harness& h, bool* reading) {
+  for (const Chunk& ch : in.chunks) {
+    h.BeforeSend(ch);
+    drv.Send(ch.bytes);
+    drv.Pump();
+    h.AfterPump();
+    uint8_t op = ch.op;
+    if ((op & 3) == 1 || (op & 3) == 3) {
+      if (h.Alive()) {
+        l->BeginDispatch();
+        conn->CheckDeadlines(uv_now(loop) + JumpFor(op));
+        l->EndDispatch();
+      }
+    }
+    if ((op & 3) >= 2) h.AnswerDeferred();
+    if (!(op & 128)) h.RunSources();
+    h.OnOp(op);
+    if (op & 16) l->Close();
+    if (op & 32) {
+      *reading = !*reading;
+      drv.set_reading(*reading);
+    }
+    drv.Pump();
+    h.AfterPump();
+  }
+}
+
 }  // namespace fuzz
+
+// ---- libuv wraps (-Wl,--wrap=...; this header is in one TU per binary) ----
+extern "C" {
+int __real_uv_queue_work(uv_loop_t* loop, uv_work_t* req, uv_work_cb work,
+                         uv_after_work_cb after);
+int __real_uv_shutdown(uv_shutdown_t* req, uv_stream_t* stream,
+                       uv_shutdown_cb cb);
+
+// Counts threadpool work in flight: the after-work callback is swapped for
+// one that decrements first (the real one may queue more on the same req).
+int __wrap_uv_queue_work(uv_loop_t* loop, uv_work_t* req, uv_work_cb work,
+                         uv_after_work_cb after) {
+  static std::unordered_map<uv_work_t*, uv_after_work_cb> afters;
+  afters[req] = after;
+  int r = __real_uv_queue_work(loop, req, work, [](uv_work_t* w, int status) {
+    auto it = afters.find(w);
+    FUZZ_CHECK(it != afters.end(), "after-work for unknown work");
+    uv_after_work_cb cb = it->second;
+    afters.erase(it);
+    fuzz::g_work_in_flight--;
+    cb(w, status);
+  });
+  if (r == 0) {
+    fuzz::g_work_in_flight++;
+  } else {
+    afters.erase(req);
+  }
+  return r;
+}
+
+int __wrap_uv_shutdown(uv_shutdown_t* req, uv_stream_t* stream,
+                       uv_shutdown_cb cb) {
+  fuzz::g_shutdowns++;
+  return __real_uv_shutdown(req, stream, cb);
+}
+}  // extern "C"

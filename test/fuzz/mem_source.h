@@ -8,8 +8,11 @@
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <vector>
 
+#include "core/compress_transform.h"
+#include "core/compressor.h"
 #include "core/http1_pipe_body.h"
 #include "core/pipe.h"
 #include "harness.h"
@@ -128,5 +131,27 @@ struct PipeDone final : sluice::PipeBodyListener {
     status = st;
   }
 };
+
+// After the loop is closed: nothing the run created is still alive —
+// referenced bodies released, pipe sources freed (answering the reads of
+// sources closed while one was pending), each pipe body ended once, pooled
+// buffers returned, compress transforms and their compressors freed.
+inline void CheckNothingLeft(int live_refs, Sources& sources,
+                             const std::deque<PipeDone>& pipes) {
+  FUZZ_CHECK(live_refs == 0, "%d external refs not released", live_refs);
+  sources.Run();
+  FUZZ_CHECK(sources.live == 0, "%zu pipe sources not freed", sources.live);
+  for (auto& p : pipes) {
+    FUZZ_CHECK(p.calls == 1, "a pipe body ended %d times", p.calls);
+  }
+  FUZZ_CHECK(sluice::PipeBufferPool::ForThisThread()->outstanding() == 0,
+             "%zu pipe buffers not returned",
+             sluice::PipeBufferPool::ForThisThread()->outstanding());
+  FUZZ_CHECK(sluice::CompressTransform::live_count() == 0,
+             "%llu compress transforms not freed",
+             static_cast<unsigned long long>(sluice::CompressTransform::live_count()));
+  FUZZ_CHECK(sluice::Compressor::live_count() == 0, "%llu compressors not freed",
+             static_cast<unsigned long long>(sluice::Compressor::live_count()));
+}
 
 }  // namespace fuzz

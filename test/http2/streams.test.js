@@ -227,6 +227,33 @@ describeSluice('http2 streams', function () {
     await common.withTimeout(closed, 5000, 'server close');
   });
 
+  it('server.close() from a handler: a stream in the same input is refused, and no GOAWAY raises last_stream_id', async function () {
+    // Found by the fuzz harness's client session (RFC 9113 6.8: streams
+    // above a GOAWAY's last_stream_id are not processed; it never grows).
+    const { server, port } = await common.startServer();
+    let streams = 0;
+    server.on('stream', (stream) => {
+      if (++streams === 1) server.close();
+      stream.respond();
+      stream.end('ok');
+    });
+    const c = await common.rawConnect(port);
+    const get = (id) => h2.frame(h2.FRAME.HEADERS, 0x5, id, h2.GET_SLASH);
+    await c.write(Buffer.concat([h2.PREFACE, h2.frame(h2.FRAME.SETTINGS, 0, 0), get(1), get(3)]));
+    await c.waitClose(5000);
+    const frames = h2.parseFrames(c.data);
+    assert.strictEqual(streams, 1, 'stream 3 reached the handler');
+    const rst = frames.filter((f) => f.type === h2.FRAME.RST_STREAM && f.streamId === 3);
+    assert.strictEqual(rst.length, 1, 'stream 3 refused');
+    assert.strictEqual(rst[0].payload.readUInt32BE(0), http2.constants.NGHTTP2_REFUSED_STREAM);
+    assert.ok(!frames.some((f) => f.type === h2.FRAME.HEADERS && f.streamId === 3));
+    assert.ok(frames.some((f) => f.type === h2.FRAME.DATA && f.streamId === 1 && (f.flags & 1)), 'stream 1 answered');
+    const last = frames.filter((f) => f.type === h2.FRAME.GOAWAY).map((f) => f.payload.readUInt32BE(0) & 0x7fffffff);
+    assert.ok(last.length >= 1);
+    assert.strictEqual(last[0], 1);
+    for (let i = 1; i < last.length; i++) assert.ok(last[i] <= last[i - 1], `GOAWAY last_stream_id ${last}`);
+  });
+
   it('server.close() with an idle session: GOAWAY, the connection closes, the server reports close', async function () {
     const { server, port } = await common.startServer((req, res) => res.end('x'));
     const s = h2.connect(port);
