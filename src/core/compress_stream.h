@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/compressor.h"
+#include "core/loop_tracked.h"
 #include "core/output_queue.h"
 
 namespace sluice {
@@ -171,6 +172,10 @@ class CompressStream {
   bool brotli_;
   bool destroyed_ = false;
   int depth_ = 0;            // inside the sink callback
+  // Environment teardown waits for this stream: Destroy() with a job in
+  // flight frees it only from the after-work callback, which must run
+  // before the loop is closed and the addon unloaded.
+  LoopTracked tracked_;
 };
 
 }  // namespace sluice

@@ -54,6 +54,8 @@ describeSluice('worker teardown', function () {
     ['an HTTP/2 file response mid-transfer', 'file-h2'],
     ['a 1 MiB body compressing on the threadpool (terminate())', 'compress'],
     ['a 1 MiB body compressing on the threadpool (process.exit() in the worker)', 'compress-exit'],
+    ['streamed res.write() compression jobs in flight, HTTP/1.1 (process.exit())', 'stream-exit'],
+    ['streamed res.write() compression jobs in flight, HTTP/2 compat (process.exit())', 'stream-exit-h2'],
     ['an HTTP/1.1 file response whose open job is in flight (process.exit())', 'file-open-exit'],
     ['an HTTP/2 file response whose open job is in flight (process.exit())', 'file-open-exit-h2'],
   ]) {

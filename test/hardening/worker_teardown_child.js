@@ -27,6 +27,9 @@
 //   file-open-exit     respondWithFile (HTTP/1.1) then process.exit() at
 //                      once: the file's open job is in flight
 //   file-open-exit-h2  the same with stream.respondWithFile (HTTP/2)
+//   stream-exit        res.write() of 1 MiB chunks with compression on, then
+//                      process.exit(): streamed compression jobs in flight
+//   stream-exit-h2     the same over HTTP/2 (compat res.write())
 
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
 const path = require('node:path');
@@ -36,7 +39,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 function workerMain() {
   const sluice = require(ROOT);
   const { scenario, file } = workerData;
-  const opts = scenario.startsWith('compress') ? { compression: true } : {};
+  const opts = scenario.startsWith('compress') || scenario.startsWith('stream-exit') ? { compression: true } : {};
   const server = sluice.createServer(opts, (req, res) => {
     parentPort.postMessage({ request: req.url });
     if (req.url === '/hang') return;  // never answered
@@ -55,7 +58,20 @@ function workerMain() {
     }
     res.end('ok');
   });
-  server.on('stream', (stream, headers) => {
+  if (scenario.startsWith('stream-exit')) {
+    server.removeAllListeners('request');
+    server.on('request', (req, res) => {
+      // 4 MiB of text in 1 MiB writes: beyond the inline size, so each write
+      // is a threadpool job, queued behind the one before it.
+      res.setHeader('content-type', 'text/plain');
+      const chunk = Buffer.from('sluice streams compressed text '.repeat(33825));
+      for (let i = 0; i < 4; i++) res.write(chunk);
+      parentPort.postMessage({ ended: 4 * chunk.length });
+      process.exit(0);
+    });
+  }
+  // (With a 'stream' listener, HTTP/2 requests go to it, not to 'request'.)
+  if (!scenario.startsWith('stream-exit')) server.on('stream', (stream, headers) => {
     if (headers[':path'] !== '/file') return;  // others never answered
     parentPort.postMessage({ request: headers[':path'] });
     stream.respondWithFile(file);
@@ -148,6 +164,21 @@ async function mainOnce(scenario, file) {
       const session = http2.connect(`http://127.0.0.1:${port}`);
       session.on('error', () => {});
       const req = session.request({ ':path': '/file' });
+      req.on('error', () => {});
+      req.resume();
+      closers.push(() => session.destroy());
+    }
+    await exited;
+  } else if (scenario === 'stream-exit' || scenario === 'stream-exit-h2') {
+    if (scenario === 'stream-exit') {
+      const req = http.get({ host: '127.0.0.1', port, path: '/stream', agent: false,
+                             headers: { 'accept-encoding': 'gzip' } }, (res) => res.resume());
+      req.on('error', () => {});
+      closers.push(() => req.destroy());
+    } else {
+      const session = http2.connect(`http://127.0.0.1:${port}`);
+      session.on('error', () => {});
+      const req = session.request({ ':path': '/stream', 'accept-encoding': 'br' });
       req.on('error', () => {});
       req.resume();
       closers.push(() => session.destroy());
