@@ -17,6 +17,36 @@
 
 namespace sluice {
 
+bool CompressArgs(const Napi::CallbackInfo& info, size_t at,
+                  CompressParams* p) {
+  if (info.Length() <= at || !info[at].IsNumber()) return false;
+  int coding = info[at].As<Napi::Number>().Int32Value();
+  if (coding < 1 || coding > 3) return false;
+  p->coding = static_cast<Coding>(coding);
+  p->level = info.Length() > at + 1 && info[at + 1].IsNumber()
+                 ? info[at + 1].As<Napi::Number>().Int32Value() : -1;
+  p->brotli_quality = info.Length() > at + 2 && info[at + 2].IsNumber()
+                          ? info[at + 2].As<Napi::Number>().Int32Value() : 4;
+  return true;
+}
+
+CompressJob* BodyJob(napi_env env, napi_value body, const CompressParams& p) {
+  if (IsString(env, body)) {
+    std::string utf8;
+    Utf8(env, body, &utf8);
+    return CompressJob::Create(p, std::move(utf8));
+  }
+  if (IsNullish(env, body)) return CompressJob::Create(p, std::string());
+  const char* data;
+  size_t len;
+  if (!GetBytes(env, body, &data, &len)) return nullptr;
+  // Small bodies are compressed before the caller returns: no reference;
+  // larger ones keep the JS buffer alive while a worker reads it.
+  ExternalRef* owner = len >= CompressJob::kAsyncThreshold
+                           ? new NapiValueRef(env, body) : nullptr;
+  return CompressJob::Create(p, data, len, owner);
+}
+
 namespace {
 
 constexpr uint32_t kRespondEnd = 1u << 8;  // as in js_connection.cc
@@ -45,17 +75,6 @@ void AppendOwned(OutputQueue& q, std::string&& s) {
   q.AppendExternal(r->str().data(), r->str().size(), r);
 }
 
-bool ParseParams(const Napi::CallbackInfo& info, size_t at,
-                 CompressParams* p) {
-  int coding = info[at].As<Napi::Number>().Int32Value();
-  if (coding < 1 || coding > 3) return false;
-  p->coding = static_cast<Coding>(coding);
-  p->level = info[at + 1].IsNumber()
-                 ? info[at + 1].As<Napi::Number>().Int32Value() : -1;
-  p->brotli_quality = info[at + 2].IsNumber()
-                          ? info[at + 2].As<Napi::Number>().Int32Value() : 4;
-  return true;
-}
 
 Http1Session* SessionOf(const Napi::Value& v) {
   if (!v.IsObject()) return nullptr;
@@ -153,26 +172,9 @@ Napi::Value RespondCompressed(const Napi::CallbackInfo& info) {
   if (IsString(env, info[4])) Latin1(env, info[4], &h.block);
   if (IsString(env, info[6])) Latin1(env, info[6], &h.trailers);
   CompressParams p;
-  if (!ParseParams(info, 7, &p)) return Napi::Number::New(env, kErrBadBody);
-  napi_value body = info[5];
-  CompressJob* job;
-  if (IsString(env, body)) {
-    std::string utf8;
-    Utf8(env, body, &utf8);
-    job = CompressJob::Create(p, std::move(utf8));
-  } else if (IsNullish(env, body)) {
-    job = CompressJob::Create(p, std::string());
-  } else {
-    const char* data;
-    size_t len;
-    if (!GetBytes(env, body, &data, &len)) {
-      return Napi::Number::New(env, kErrBadBody);
-    }
-    // Small bodies are compressed before this call returns: no reference.
-    ExternalRef* owner = len >= CompressJob::kAsyncThreshold
-                             ? new NapiValueRef(env, body) : nullptr;
-    job = CompressJob::Create(p, data, len, owner);
-  }
+  if (!CompressArgs(info, 7, &p)) return Napi::Number::New(env, kErrBadBody);
+  CompressJob* job = BodyJob(env, info[5], p);
+  if (!job) return Napi::Number::New(env, kErrBadBody);
   if (!(flags & kRespondEnd)) {
     job->Destroy();
     return Napi::Number::New(env, kErrBadBody);
@@ -220,7 +222,7 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
   explicit JsCompressor(const Napi::CallbackInfo& info)
       : Napi::ObjectWrap<JsCompressor>(info) {
     CompressParams p;
-    if (!ParseParams(info, 0, &p)) {
+    if (!CompressArgs(info, 0, &p)) {
       Napi::TypeError::New(info.Env(), "bad compression coding")
           .ThrowAsJavaScriptException();
       return;
@@ -397,7 +399,7 @@ Napi::Value CompressBuffer(const Napi::CallbackInfo& info) {
   CompressParams p;
   const char* data;
   size_t len;
-  if (!ParseParams(info, 0, &p) || !GetBytes(env, info[3], &data, &len)) {
+  if (!CompressArgs(info, 0, &p) || !GetBytes(env, info[3], &data, &len)) {
     Napi::TypeError::New(env, "compressBuffer(coding, level, quality, buffer)")
         .ThrowAsJavaScriptException();
     return env.Undefined();
@@ -472,7 +474,7 @@ PipeSource* WrapCompression(const Napi::CallbackInfo& info, size_t at,
                             PipeSource* src) {
   if (info.Length() <= at || !info[at].IsNumber()) return src;
   CompressParams p;
-  if (!ParseParams(info, at, &p)) return src;  // 0: identity
+  if (!CompressArgs(info, at, &p)) return src;  // 0: identity
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(info.Env(), &loop);
   CompressTransform* t =

@@ -28,11 +28,26 @@
 
 #include <napi.h>
 
+#include "core/compress_job.h"
+#include "core/compressor.h"
 #include "core/pipe.h"
 
 namespace sluice {
 
 void InitCompression(Napi::Env env, Napi::Object exports);
+
+// coding (1..3), level, brotliQuality at info[at..at+2], as lib/ passes
+// them (lib/compression.js CODING). False for anything else (a missing
+// level or quality means the default: -1, 4).
+bool CompressArgs(const Napi::CallbackInfo& info, size_t at,
+                  CompressParams* p);
+
+// A CompressJob over a whole response body, as res.end() / stream.end()
+// pass it: a string (encoded to UTF-8, owned by the job), null/undefined
+// (empty) or bytes (a Buffer/TypedArray/ArrayBuffer: referenced, and kept
+// alive by a napi reference when the job may run on a worker). nullptr for
+// anything else. The caller queues or runs it, then Destroy()s it.
+CompressJob* BodyJob(napi_env env, napi_value body, const CompressParams& p);
 
 // For file bodies (JsFile::RespondHttp1): when info[at] is a coding
 // (1..3; then info[at+1] level, info[at+2] brotli quality), returns a

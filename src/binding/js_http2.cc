@@ -125,21 +125,6 @@ class JsBodyDone final : public PipeBodyListener {
   napi_ref fn_ = nullptr;
 };
 
-// coding (1..3), level, brotliQuality at info[at..at+2], as lib/ passes
-// them (lib/compression.js CODING). False for anything else.
-bool CompressArgs(const Napi::CallbackInfo& info, size_t at,
-                  CompressParams* p) {
-  if (info.Length() <= at || !info[at].IsNumber()) return false;
-  int coding = info[at].As<Napi::Number>().Int32Value();
-  if (coding < 1 || coding > 3) return false;
-  p->coding = static_cast<Coding>(coding);
-  p->level = info.Length() > at + 1 && info[at + 1].IsNumber()
-                 ? info[at + 1].As<Napi::Number>().Int32Value() : -1;
-  p->brotli_quality = info.Length() > at + 2 && info[at + 2].IsNumber()
-                          ? info[at + 2].As<Napi::Number>().Int32Value() : 4;
-  return true;
-}
-
 inline napi_value Int(napi_env env, int64_t n) {
   napi_value v;
   napi_create_int64(env, n, &v);
@@ -317,26 +302,8 @@ Napi::Value JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info) {
   uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
   CompressParams p;
   if (!CompressArgs(info, 6, &p)) return Napi::Number::New(env, kErrBadBody);
-  napi_value body = info[4];
-  CompressJob* job;
-  if (IsString(env, body)) {
-    std::string utf8;
-    Utf8(env, body, &utf8);
-    job = CompressJob::Create(p, std::move(utf8));
-  } else if (IsNullish(env, body)) {
-    job = CompressJob::Create(p, std::string());
-  } else {
-    const char* data;
-    size_t len;
-    if (!GetBytes(env, body, &data, &len)) {
-      return Napi::Number::New(env, kErrBadBody);
-    }
-    // Small bodies are compressed before this call returns: no reference;
-    // larger ones keep the JS buffer alive while a worker reads it.
-    ExternalRef* owner = len >= CompressJob::kAsyncThreshold
-                             ? new NapiValueRef(env, body) : nullptr;
-    job = CompressJob::Create(p, data, len, owner);
-  }
+  CompressJob* job = BodyJob(env, info[4], p);
+  if (!job) return Napi::Number::New(env, kErrBadBody);
   Http2HeaderList h;
   BuildHeaders(env, s, status, info[2], flags, &h);
   Http2HeaderList trailers;

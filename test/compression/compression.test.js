@@ -8,39 +8,10 @@ const http = require('node:http');
 const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const common = require('../common');
+const { decode, jsonBody, waitFor } = require('./helpers');
 const { assert } = common;
 
 const maybe = common.isSluice ? describe : describe.skip;
-
-function decode(enc, buf) {
-  switch (enc) {
-    case 'gzip': return zlib.gunzipSync(buf);
-    case 'deflate': return zlib.inflateSync(buf);
-    case 'br': return zlib.brotliDecompressSync(buf);
-    case undefined: return buf;
-    default: throw new Error(`unexpected content-encoding ${enc}`);
-  }
-}
-
-function jsonBody(bytes) {
-  const items = [];
-  let n = 0;
-  for (let i = 0; n < bytes; i++) {
-    const s = JSON.stringify({ id: i, name: `item-${i}`, tag: ['a', 'b', 'c'][i % 3], v: i * 7 % 113 });
-    items.push(s);
-    n += s.length + 1;
-  }
-  return ('[' + items.join(',') + ']').slice(0, bytes);
-}
-
-async function waitFor(fn, ms = 3000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (fn()) return true;
-    if (Date.now() > deadline) return false;
-    await common.sleep(20);
-  }
-}
 
 maybe(`compression [${common.implName}]`, function () {
   const binding = require('../../lib/binding');

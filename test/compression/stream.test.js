@@ -10,35 +10,10 @@ const http = require('node:http');
 const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const common = require('../common');
+const { decode, textChunk, waitFor } = require('./helpers');
 const { assert } = common;
 
 const maybe = common.isSluice ? describe : describe.skip;
-
-function decode(enc, buf) {
-  switch (enc) {
-    case 'gzip': return zlib.gunzipSync(buf);
-    case 'deflate': return zlib.inflateSync(buf);
-    case 'br': return zlib.brotliDecompressSync(buf);
-    case undefined: return buf;
-    default: throw new Error(`unexpected content-encoding ${enc}`);
-  }
-}
-
-// Compressible text where every chunk is distinct (order mistakes show).
-function textChunk(tag, bytes) {
-  let s = '';
-  for (let i = 0; s.length < bytes; i++) s += `${tag}:${i} lorem ipsum dolor sit amet ${i * 7919 % 10007}\n`;
-  return s.slice(0, bytes);
-}
-
-async function waitFor(fn, ms = 5000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (fn()) return true;
-    if (Date.now() > deadline) return false;
-    await common.sleep(20);
-  }
-}
 
 maybe(`compression: streamed writes off the loop [${common.implName}]`, function () {
   const binding = require('../../lib/binding');
