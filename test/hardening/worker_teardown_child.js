@@ -109,6 +109,28 @@ async function mainOnce(scenario, file) {
   const race = (p) => Promise.race([p, workerError]);
   const { port } = await race(next((m) => m.port));
 
+  // One GET that reads whatever comes (HTTP/2: on a session of its own);
+  // onData hears the first bytes.
+  const get = (h2, path, headers = {}, onData = () => {}) => {
+    if (!h2) {
+      const req = http.get({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+        res.once('data', onData);
+        res.on('error', () => {});
+        res.resume();
+      });
+      req.on('error', () => {});
+      closers.push(() => req.destroy());
+      return;
+    }
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    const req = session.request({ ':path': path, ...headers });
+    req.on('error', () => {});
+    req.once('data', onData);
+    req.resume();
+    closers.push(() => session.destroy());
+  };
+
   if (scenario === 'open-connections') {
     const raw = [
       '',                                                   // idle
@@ -136,59 +158,16 @@ async function mainOnce(scenario, file) {
   } else if (scenario === 'file-h1' || scenario === 'file-h2') {
     let gotData;
     const firstData = new Promise((r) => { gotData = r; });
-    if (scenario === 'file-h1') {
-      const req = http.get({ host: '127.0.0.1', port, path: '/file', agent: false }, (res) => {
-        res.once('data', () => gotData());
-        res.on('error', () => {});
-        res.resume();
-      });
-      req.on('error', () => {});
-      closers.push(() => req.destroy());
-    } else {
-      const session = http2.connect(`http://127.0.0.1:${port}`);
-      session.on('error', () => {});
-      const req = session.request({ ':path': '/file' });
-      req.on('error', () => {});
-      req.once('data', () => gotData());
-      req.resume();
-      closers.push(() => session.destroy());
-    }
+    get(scenario === 'file-h2', '/file', {}, () => gotData());
     await race(firstData);
-  } else if (scenario === 'file-open-exit' || scenario === 'file-open-exit-h2') {
+  } else if (/^(file-open|stream)-exit/.test(scenario)) {
     // The worker exits by itself right after starting the response.
-    if (scenario === 'file-open-exit') {
-      const req = http.get({ host: '127.0.0.1', port, path: '/file', agent: false }, (res) => res.resume());
-      req.on('error', () => {});
-      closers.push(() => req.destroy());
-    } else {
-      const session = http2.connect(`http://127.0.0.1:${port}`);
-      session.on('error', () => {});
-      const req = session.request({ ':path': '/file' });
-      req.on('error', () => {});
-      req.resume();
-      closers.push(() => session.destroy());
-    }
-    await exited;
-  } else if (scenario === 'stream-exit' || scenario === 'stream-exit-h2') {
-    if (scenario === 'stream-exit') {
-      const req = http.get({ host: '127.0.0.1', port, path: '/stream', agent: false,
-                             headers: { 'accept-encoding': 'gzip' } }, (res) => res.resume());
-      req.on('error', () => {});
-      closers.push(() => req.destroy());
-    } else {
-      const session = http2.connect(`http://127.0.0.1:${port}`);
-      session.on('error', () => {});
-      const req = session.request({ ':path': '/stream', 'accept-encoding': 'br' });
-      req.on('error', () => {});
-      req.resume();
-      closers.push(() => session.destroy());
-    }
+    const h2 = scenario.endsWith('-h2');
+    if (scenario.startsWith('file')) get(h2, '/file');
+    else get(h2, '/stream', { 'accept-encoding': h2 ? 'br' : 'gzip' });
     await exited;
   } else if (scenario === 'compress' || scenario === 'compress-exit') {
-    const req = http.get({ host: '127.0.0.1', port, path: '/json', agent: false,
-                           headers: { 'accept-encoding': 'gzip' } }, (res) => res.resume());
-    req.on('error', () => {});
-    closers.push(() => req.destroy());
+    get(false, '/json', { 'accept-encoding': 'gzip' });
     await race(next((m) => m.ended));
   } else {
     throw new Error(`unknown scenario ${scenario}`);
