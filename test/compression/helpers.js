@@ -47,4 +47,38 @@ async function waitFor(fn, ms = 5000) {
   }
 }
 
-module.exports = { decode, jsonBody, textChunk, waitFor };
+// The loop-lag check of the streamed-compression tests: a server (options
+// from common.startServer) whose handler writes 8 x 1 MiB of text at once
+// with gzip level 9, ignoring backpressure on purpose (inline compression
+// would block for all of it in one tick), while a 1 ms interval measures
+// the loop's lag; `fetch(port)` resolves with the response body (gzip).
+// Returns the decoded length, the expected length, the largest lag seen
+// and how long compressing it all inline takes on this machine.
+async function loopLagWhileCompressing(fetch) {
+  const binding = require('../../lib/binding');
+  const chunk = Buffer.from(textChunk('lag', 1024 * 1024));
+  const t0 = process.hrtime.bigint();
+  binding.compressBuffer(1, 9, 4, Buffer.concat(Array(8).fill(chunk)));
+  const inlineMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  let maxLag = 0;
+  let lagTimer = null;
+  const { port } = await common.startServer({ compression: { encodings: ['gzip'], level: 9 } }, (req, res) => {
+    res.setHeader('Content-Type', 'text/plain');
+    let last = Date.now();
+    lagTimer = setInterval(() => {
+      const now = Date.now();
+      maxLag = Math.max(maxLag, now - last);
+      last = now;
+    }, 1);
+    for (let i = 0; i < 8; i++) res.write(chunk);
+    res.end();
+  });
+  try {
+    const body = await fetch(port);
+    return { decoded: zlib.gunzipSync(body).length, expected: 8 * chunk.length, maxLag, inlineMs };
+  } finally {
+    clearInterval(lagTimer);
+  }
+}
+
+module.exports = { decode, jsonBody, textChunk, waitFor, loopLagWhileCompressing };
