@@ -2,7 +2,7 @@
 
 // Response compression: the options of createServer({ compression }), the
 // Accept-Encoding negotiation and the per-response decision. The encoding
-// itself is native (src/core/compressor.h, src/binding/js_compress.h):
+// itself is native (src/core/compress/compressor.h, src/binding/js_compress.h):
 // whole bodies in one pass (on the libuv threadpool above 32 KiB), streamed
 // bodies through a streaming compressor with chunked framing, files through
 // a compression transform in the native pipe.
@@ -46,7 +46,7 @@
 const binding = require('./binding');
 const { codedTypeError } = require('./errors');
 
-// Wire values of Coding (src/core/compressor.h).
+// Wire values of Coding (src/core/compress/compressor.h).
 const CODING = { gzip: 1, deflate: 2, br: 3 };
 const NAMES = [undefined, 'gzip', 'deflate', 'br'];
 

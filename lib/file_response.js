@@ -4,7 +4,7 @@
 // `openNativeFile`, for any protocol whose stream can take a native
 // FileSource). The file is opened and stat'ed on the libuv threadpool; JS
 // sees the stat once (statCheck, Content-Length); then the body flows
-// natively (src/core/pipe.h, src/core/file_source.h): no JS call per
+// natively (src/core/body/pipe.h, src/core/body/file_source.h): no JS call per
 // chunk, no synchronous file I/O anywhere.
 //
 // Options, as node:http2's respondWithFile:

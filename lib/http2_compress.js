@@ -5,7 +5,7 @@
 // Cache-Control: no-transform, filter / compressible type, threshold,
 // Accept-Encoding negotiation, Vary), applied to a node:http2 headers object
 // through a small res-shaped view of it; the encoding is native
-// (src/core/http2_session.h StartCompression / RespondCompressed, and the
+// (src/core/http2/http2_session.h StartCompression / RespondCompressed, and the
 // CompressTransform of the file pipe).
 //
 // When the decision is made: stream.respond(headers) is where node:http2

@@ -51,7 +51,7 @@ const RF_END_AFTER_BODY = 1 << 4;
 // stream.flush(): a write of this (empty) chunk asks the native compressor
 // for a sync flush once the writes before it reached native code.
 const FLUSH = Buffer.alloc(0);
-// Native results (src/core/http2_session.h Http2Result).
+// Native results (src/core/http2/http2_session.h Http2Result).
 const R_CLOSED = -4;
 
 // RFC 9113 8.2.2: fields that are connection-specific in HTTP/1.1.
@@ -303,7 +303,7 @@ class ServerHttp2Stream extends Duplex {
   }
 
   // As node:http2: the file is opened and stat'ed on the threadpool, then
-  // its bytes flow natively into DATA frames (src/core/http2_pipe_body.h):
+  // its bytes flow natively into DATA frames (src/core/http2/http2_pipe_body.h):
   // no JS per chunk, nothing copied. Options: offset, length,
   // statCheck(stat, headers, statOptions), onError(err) (otherwise the
   // stream is reset with INTERNAL_ERROR), waitForTrailers.

@@ -23,7 +23,7 @@ const kSocket = Symbol('sluice.socket');
 // writeHead, as in node; the bytes wait to be coalesced with the body).
 const kHeadOnWire = Symbol('sluice.headOnWire');
 
-// Must match ResponseHeadFlags in src/core/http1_session.h.
+// Must match ResponseHeadFlags in src/core/http1/http1_session.h.
 const F_CONTENT_LENGTH = 1 << 0;
 const F_TRANSFER_ENCODING = 1 << 1;
 const F_CHUNKED = 1 << 2;
@@ -33,7 +33,7 @@ const F_CONNECTION_CLOSE = 1 << 5;
 const F_KEEP_ALIVE = 1 << 6;
 const F_WHOLE_BODY = 1 << 7;
 const F_END = 1 << 8; // binding: end after the body
-// Native result codes (src/core/http1_session.h ResponseError).
+// Native result codes (src/core/http1/http1_session.h ResponseError).
 const R_CLOSED = -4;
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;

@@ -36,7 +36,7 @@ const kNative = Symbol('sluice.native');
 const kState = Symbol('sluice.connState');
 const kLimits = Symbol('sluice.limits');
 
-// Limits enforced natively (src/core/options.h), as createServer options
+// Limits enforced natively (src/core/common/options.h), as createServer options
 // and as server properties (node has them as properties): name -> default.
 // null / undefined / Infinity mean "no limit" except for maxHeadersCount
 // (null: node's default, 2000; 0: no limit).

@@ -12,7 +12,7 @@ const checks = [
     anyOf: ['/usr/lib/x86_64-linux-gnu/libnghttp2.so', '/usr/lib/aarch64-linux-gnu/libnghttp2.so',
       '/usr/lib/libnghttp2.so'] },
   // Headers only: the brotli encoder that runs is the one inside node
-  // (src/core/compressor.h); zlib.h comes with Node's own headers.
+  // (src/core/compress/compressor.h); zlib.h comes with Node's own headers.
   { pkg: 'libbrotli-dev', files: ['/usr/include/brotli/encode.h'] },
 ];
 

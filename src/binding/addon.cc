@@ -9,7 +9,7 @@
 #include "binding/js_http2.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
-#include "core/loop_tracked.h"
+#include "core/common/loop_tracked.h"
 
 namespace sluice {
 namespace {
@@ -59,7 +59,7 @@ Napi::Value GetCountersJs(const Napi::CallbackInfo& info) {
 // So an async cleanup hook (it runs before the finalizers, which node
 // defers until the hook is done) closes every server, connection and file
 // source of this environment without calling JS, then waits until every
-// core object with libuv work has been freed (core/loop_tracked.h) before
+// core object with libuv work has been freed (core/common/loop_tracked.h) before
 // it lets node go on. Waiting means: node keeps running the loop while the
 // hook is pending, so close callbacks, cancelled writes and in-flight fs and
 // threadpool work complete normally.

@@ -5,15 +5,15 @@
 #include <string>
 
 #include "binding/js_connection.h"
-#include "core/compress_gate.h"
-#include "core/compress_job.h"
-#include "core/compress_stream.h"
-#include "core/compress_transform.h"
-#include "core/compressor.h"
-#include "core/connection.h"
-#include "core/http1_session.h"
-#include "core/listener.h"
-#include "core/worker_priority.h"
+#include "core/compress/compress_gate.h"
+#include "core/compress/compress_job.h"
+#include "core/compress/compress_stream.h"
+#include "core/compress/compress_transform.h"
+#include "core/compress/compressor.h"
+#include "core/net/connection.h"
+#include "core/http1/http1_session.h"
+#include "core/net/listener.h"
+#include "core/compress/worker_priority.h"
 
 namespace sluice {
 
@@ -202,7 +202,7 @@ Napi::Value RespondCompressed(const Napi::CallbackInfo& info) {
 
 // The JS object of a streamed response's compressor (NativeCompressor).
 // Compression runs through a CompressStream: small writes inline, large
-// ones on the threadpool, in order (see core/compress_stream.h). While
+// ones on the threadpool, in order (see core/compress/compress_stream.h). While
 // work is queued the object holds itself and the JS connection alive (a
 // response whose res was dropped after end() must still end), and a
 // queued end() is carried out when its job returns: later pipelined

@@ -15,7 +15,7 @@
 //       .close()  frees the compressor state (reset, destroy)
 //   NativeFile.respondHttp1(conn, seq, onDone, coding, level, quality)
 //       file bodies: FileSource → CompressTransform → sink (threadpool,
-//       chunk by chunk; see core/compress_transform.h)
+//       chunk by chunk; see core/compress/compress_transform.h)
 //   compressBuffer(coding, level, brotliQuality, buffer) -> Buffer
 //       one-shot, inline (tests compare it with node's zlib)
 //   compressionInfo() -> where zlib and brotli resolve (dladdr), versions
@@ -28,9 +28,9 @@
 
 #include <napi.h>
 
-#include "core/compress_job.h"
-#include "core/compressor.h"
-#include "core/pipe.h"
+#include "core/compress/compress_job.h"
+#include "core/compress/compressor.h"
+#include "core/body/pipe.h"
 
 namespace sluice {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "binding/addon_data.h"
-#include "core/listener.h"
+#include "core/net/listener.h"
 
 namespace sluice {
 

@@ -6,8 +6,8 @@
 
 #include <napi.h>
 
-#include "core/connection.h"
-#include "core/http1_session.h"
+#include "core/net/connection.h"
+#include "core/http1/http1_session.h"
 
 namespace sluice {
 

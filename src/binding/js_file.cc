@@ -6,7 +6,7 @@
 #include "binding/addon_data.h"
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
-#include "core/http1_session.h"
+#include "core/http1/http1_session.h"
 
 namespace sluice {
 

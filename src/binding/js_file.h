@@ -13,8 +13,8 @@
 
 #include <napi.h>
 
-#include "core/file_source.h"
-#include "core/http1_pipe_body.h"
+#include "core/body/file_source.h"
+#include "core/http1/http1_pipe_body.h"
 
 namespace sluice {
 

@@ -6,14 +6,14 @@
 #include "binding/addon_data.h"
 #include "binding/js_compress.h"
 #include "binding/js_file.h"
-#include "core/compress_job.h"
-#include "core/compressor.h"
-#include "core/connection.h"
-#include "core/date_cache.h"
-#include "core/http1_pipe_body.h"
-#include "core/http2_headers.h"
-#include "core/http2_session.h"
-#include "core/listener.h"
+#include "core/compress/compress_job.h"
+#include "core/compress/compressor.h"
+#include "core/net/connection.h"
+#include "core/common/date_cache.h"
+#include "core/http1/http1_pipe_body.h"
+#include "core/http2/http2_headers.h"
+#include "core/http2/http2_session.h"
+#include "core/net/listener.h"
 
 namespace sluice {
 

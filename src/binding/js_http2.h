@@ -11,7 +11,7 @@
 
 #include <napi.h>
 
-#include "core/http2_delegate.h"
+#include "core/http2/http2_delegate.h"
 
 namespace sluice {
 

@@ -5,7 +5,7 @@
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
-#include "core/connection.h"
+#include "core/net/connection.h"
 
 namespace sluice {
 

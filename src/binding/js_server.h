@@ -9,8 +9,8 @@
 
 #include <memory>
 
-#include "core/listener.h"
-#include "core/server_delegate.h"
+#include "core/net/listener.h"
+#include "core/net/server_delegate.h"
 
 namespace sluice {
 
@@ -49,7 +49,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // JS connection objects without calling JS, releases the listener (its
   // connections close; no delegate call follows) and forgets the addon
   // data. The core objects free themselves once libuv is done with them;
-  // the teardown waits for that (core/loop_tracked.h).
+  // the teardown waits for that (core/common/loop_tracked.h).
   void Teardown();
 
  private:

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "core/output_queue.h"
+#include "core/net/output_queue.h"
 
 namespace sluice {
 

@@ -2,7 +2,7 @@
 
 // HTTP/2 streamed compression off the loop (issue 7): stream.write() and
 // compat res.write() with compression go through the stream's
-// CompressStream (src/core/compress_stream.h): small writes inline, large
+// CompressStream (src/core/compress/compress_stream.h): small writes inline, large
 // ones on the threadpool in order, backpressure on the pending input, the
 // end (and trailers) after the queued jobs. Node's http2 client + zlib.
 

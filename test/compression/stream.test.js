@@ -2,7 +2,7 @@
 
 // Streamed compression (res.write) off the loop thread (issue 7): large
 // writes compress on the libuv threadpool in order, one job at a time per
-// response (src/core/compress_stream.h). Real clients: node's http client
+// response (src/core/compress/compress_stream.h). Real clients: node's http client
 // with zlib, curl --compressed, raw sockets.
 
 const net = require('node:net');

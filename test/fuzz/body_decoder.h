@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/compressor.h"
+#include "core/compress/compressor.h"
 
 namespace fuzz {
 

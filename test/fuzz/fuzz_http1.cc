@@ -42,12 +42,12 @@
 #include <string>
 
 #include "body_decoder.h"
-#include "core/compress_transform.h"
-#include "core/connection.h"
-#include "core/http1_session.h"
-#include "core/listener.h"
-#include "core/output_queue.h"
-#include "core/server_delegate.h"
+#include "core/compress/compress_transform.h"
+#include "core/net/connection.h"
+#include "core/http1/http1_session.h"
+#include "core/net/listener.h"
+#include "core/net/output_queue.h"
+#include "core/net/server_delegate.h"
 #include "harness.h"
 #include "mem_source.h"
 

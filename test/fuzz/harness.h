@@ -40,8 +40,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/connection.h"
-#include "core/listener.h"
+#include "core/net/connection.h"
+#include "core/net/listener.h"
 
 // libuv calls the core makes, seen by the harness (build.sh links with
 // -Wl,--wrap=uv_queue_work,--wrap=uv_shutdown; defined in WRAPS below):

@@ -11,10 +11,10 @@
 #include <deque>
 #include <vector>
 
-#include "core/compress_transform.h"
-#include "core/compressor.h"
-#include "core/http1_pipe_body.h"
-#include "core/pipe.h"
+#include "core/compress/compress_transform.h"
+#include "core/compress/compressor.h"
+#include "core/http1/http1_pipe_body.h"
+#include "core/body/pipe.h"
 #include "harness.h"
 
 namespace fuzz {

@@ -1,0 +1,347 @@
+#include "core/body/file_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+
+namespace sluice {
+
+namespace {
+std::atomic<uint64_t> g_live{0};
+}  // namespace
+
+uint64_t FileSource::live_count() { return g_live.load(); }
+
+FileSource* FileSource::Create(uv_loop_t* loop, PipeBufferPool* pool) {
+  return new FileSource(loop, pool);
+}
+
+FileSource::FileSource(uv_loop_t* loop, PipeBufferPool* pool)
+    : loop_(loop), pool_(pool) {
+  req_.get()->data = this;
+  g_live++;
+}
+
+FileSource::~FileSource() {
+  // Close() ran and every request finished: nothing is in flight, the fd
+  // we owned is closed, buffers are back in the pool.
+  if (ready_) ready_->Unref();
+  g_live--;
+}
+
+void FileSource::Leave() {
+  if (--depth_ == 0 && delete_pending_) delete this;
+}
+
+// ---- opening: one threadpool job ---------------------------------------------
+//
+// open, fstat and the first read (and, when that read covers the whole
+// range, the close) run as ONE job on the threadpool, with libuv's
+// synchronous fs calls (uv_fs_* without a callback, executed by the
+// threadpool thread). Chained async requests cost a threadpool round trip
+// each (submit, futex wake, eventfd wake of the loop: ~4 context switches
+// when the server is pinned to one CPU); one job makes a small file one
+// round trip instead of four. Later reads and the close stay async
+// uv_fs_read / uv_fs_close requests.
+
+namespace {
+// A synchronous uv_fs_t, cleaned up when it goes out of scope.
+struct SyncFs {
+  uv_fs_t req;
+  ~SyncFs() { uv_fs_req_cleanup(&req); }
+};
+}  // namespace
+
+int FileSource::Open(const char* path, int64_t offset, int64_t length,
+                     OpenListener* listener) {
+  path_ = path;
+  return StartOpenJob(-1, offset, length, listener);
+}
+
+int FileSource::OpenFd(int fd, int64_t offset, int64_t length,
+                       OpenListener* listener) {
+  if (fd < 0) return UV_EBADF;
+  return StartOpenJob(fd, offset, length, listener);
+}
+
+int FileSource::StartOpenJob(int fd, int64_t offset, int64_t length,
+                             OpenListener* listener) {
+  listener_ = listener;
+  fd_ = fd;
+  owns_fd_ = false;  // set by the job when it opens the path itself
+  offset_ = offset > 0 ? static_cast<uint64_t>(offset) : 0;
+  want_length_ = length;
+  // The pool is loop-thread only: the job's buffer is taken here.
+  job_buf_ = pool_->Acquire();
+  if (job_buf_ == nullptr) {
+    listener_ = nullptr;
+    return UV_ENOMEM;
+  }
+  work_.data = this;
+  int r = uv_queue_work(loop_, &work_, OpenJob, AfterOpenJob);
+  if (r != 0) {
+    job_buf_->Unref();
+    job_buf_ = nullptr;
+    listener_ = nullptr;
+    return r;
+  }
+  job_busy_ = true;
+  return 0;
+}
+
+// Threadpool thread. Touches only the job's fields (the loop thread leaves
+// them alone while job_busy_).
+void FileSource::OpenJob(uv_work_t* w) {
+  FileSource* self = static_cast<FileSource*>(w->data);
+  self->job_err_ = 0;
+  self->job_read_ = 0;
+  if (self->fd_ < 0) {
+    SyncFs o;
+    int fd = uv_fs_open(nullptr, &o.req, self->path_.c_str(),
+                        O_RDONLY | O_CLOEXEC, 0, nullptr);
+    if (fd < 0) {
+      self->job_err_ = fd;
+      self->job_syscall_ = "open";
+      return;
+    }
+    self->fd_ = fd;
+    self->owns_fd_ = true;
+  }
+  SyncFs st;
+  int r = uv_fs_fstat(nullptr, &st.req, self->fd_, nullptr);
+  if (r < 0) {
+    self->job_err_ = r;
+    self->job_syscall_ = "fstat";
+    return;
+  }
+  self->job_stat_ = st.req.statbuf;
+  if ((self->job_stat_.st_mode & S_IFMT) != S_IFREG) return;
+  // Range: clamp to the size of a regular file. Anything else (a pipe, a
+  // character device given to respondWithFD) is read until EOF, later.
+  uint64_t size = self->job_stat_.st_size;
+  if (self->offset_ > size) self->offset_ = size;
+  uint64_t len = size - self->offset_;
+  if (self->want_length_ >= 0) {
+    len = std::min<uint64_t>(len, static_cast<uint64_t>(self->want_length_));
+  }
+  self->length_ = len;
+  self->length_known_ = true;
+  // The first read, while JS looks at the stat (statCheck): a small file's
+  // head and body then leave in one write.
+  size_t n = static_cast<size_t>(
+      std::min<uint64_t>(len, self->job_buf_->capacity()));
+  if (n == 0) return;
+  SyncFs rd;
+  uv_buf_t iov = uv_buf_init(self->job_buf_->data(), static_cast<unsigned int>(n));
+  ssize_t got = uv_fs_read(nullptr, &rd.req, self->fd_, &iov, 1,
+                           static_cast<int64_t>(self->offset_), nullptr);
+  self->job_read_ = got;
+  if (got == static_cast<ssize_t>(len) && self->owns_fd_) {
+    // The whole range is in memory: the descriptor is done with.
+    SyncFs c;
+    uv_fs_close(nullptr, &c.req, self->fd_, nullptr);
+    self->fd_ = -1;
+    self->owns_fd_ = false;
+  }
+}
+
+void FileSource::AfterOpenJob(uv_work_t* w, int status) {
+  FileSource* self = static_cast<FileSource*>(w->data);
+  self->job_busy_ = false;
+  PipeBuffer* b = self->job_buf_;
+  self->job_buf_ = nullptr;
+  if (status == UV_ECANCELED) {
+    // Cancelled before it ran (Close): nothing was opened.
+    b->Unref();
+    self->FinishClose();
+    return;
+  }
+  if (self->closed_) {
+    b->Unref();
+    self->FinishClose();  // closes an fd the job opened
+    return;
+  }
+  int err = self->job_err_;
+  if (err == 0 && self->length_known_) {
+    ssize_t got = self->job_read_;
+    if (got < 0) {
+      self->ready_err_ = static_cast<int>(got);
+    } else if (got == 0 && self->length_ > 0) {
+      self->ready_err_ = UV_EOF;  // shrank between fstat and read
+    } else if (got > 0) {
+      b->size = static_cast<size_t>(got);
+      self->pos_ = static_cast<uint64_t>(got);
+      self->ready_ = b;
+      b = nullptr;
+    }
+  }
+  if (b) b->Unref();
+  self->Enter();
+  OpenListener* l = self->listener_;
+  self->listener_ = nullptr;
+  if (l) {
+    if (err != 0) {
+      l->OnFileOpened(err, self->job_syscall_, nullptr);
+    } else {
+      l->OnFileOpened(0, "fstat", &self->job_stat_);
+    }
+  }
+  self->Leave();
+}
+
+void FileSource::StartRead() {
+  if (closed_ || req_.busy() || ready_ || ready_eof_ || ready_err_) return;
+  size_t n = pool_->buffer_size();
+  if (read_size_ > 0) n = std::min(n, read_size_);
+  if (length_known_) {
+    uint64_t left = length_ - pos_;
+    if (left == 0) {
+      ready_eof_ = true;
+      return;
+    }
+    n = static_cast<size_t>(std::min<uint64_t>(n, left));
+  }
+  PipeBuffer* b = pool_->Acquire();
+  if (b == nullptr) {
+    ready_err_ = UV_ENOMEM;
+    return;
+  }
+  uv_buf_t iov = uv_buf_init(b->data(), static_cast<unsigned int>(n));
+  // libuv copies the iovec array into the request: `iov` may go.
+  int64_t at = length_known_ ? static_cast<int64_t>(offset_ + pos_) : -1;
+  int r = uv_fs_read(loop_, req_.get(), fd_, &iov, 1, at, OnReadCb);
+  if (r != 0) {
+    b->Unref();
+    ready_err_ = r;
+    return;
+  }
+  req_.Submitted();
+  reading_ = b;
+}
+
+void FileSource::OnReadCb(uv_fs_t* req) {
+  FileSource* self = static_cast<FileSource*>(req->data);
+  ssize_t r = self->req_.Complete();
+  PipeBuffer* b = self->reading_;
+  self->reading_ = nullptr;
+  if (self->closed_) {
+    b->Unref();
+    self->FinishClose();
+    return;
+  }
+  if (r < 0) {
+    b->Unref();
+    self->ready_err_ = static_cast<int>(r);
+  } else if (r == 0) {
+    b->Unref();
+    if (self->length_known_ && self->pos_ < self->length_) {
+      // The file shrank under us: the promised length cannot be sent.
+      self->ready_err_ = UV_EOF;
+    } else {
+      self->ready_eof_ = true;
+    }
+  } else {
+    b->size = static_cast<size_t>(r);
+    self->pos_ += static_cast<uint64_t>(r);
+    self->ready_ = b;
+  }
+  self->Enter();
+  self->Deliver();
+  self->Leave();
+}
+
+void FileSource::Read(size_t max_bytes) {
+  if (closed_) return;
+  read_size_ = max_bytes;
+  client_waiting_ = true;
+  Enter();
+  Deliver();
+  Leave();
+}
+
+void FileSource::Deliver() {
+  while (client_waiting_ && client_ && !closed_) {
+    if (ready_) {
+      PipeBuffer* b = ready_;
+      ready_ = nullptr;
+      client_waiting_ = false;
+      // May call Read (or Close) from inside.
+      client_->OnSourceData(b);
+      return;
+    }
+    if (ready_err_) {
+      client_waiting_ = false;
+      client_->OnSourceError(ready_err_);
+      return;
+    }
+    if (ready_eof_) {
+      client_waiting_ = false;
+      client_->OnSourceEnd();
+      return;
+    }
+    if (req_.busy()) return;  // OnReadCb answers
+    StartRead();
+    if (req_.busy()) return;
+    // StartRead found the end or failed at once: answer that.
+  }
+}
+
+void FileSource::Close() {
+  if (closed_) return;
+  closed_ = true;
+  client_ = nullptr;
+  listener_ = nullptr;
+  if (ready_) {
+    ready_->Unref();
+    ready_ = nullptr;
+  }
+  if (job_busy_) {
+    // AfterOpenJob finishes the close (an fd the job opened is closed
+    // there); a job not started yet is cancelled.
+    uv_cancel(reinterpret_cast<uv_req_t*>(&work_));
+    return;
+  }
+  if (req_.busy()) {
+    // A read still queued for the threadpool is cancelled (its callback
+    // gets UV_ECANCELED); one already running is waited for: the thread
+    // is writing into reading_. Either way the callback finishes the close.
+    uv_cancel(reinterpret_cast<uv_req_t*>(req_.get()));
+    return;
+  }
+  FinishClose();
+}
+
+void FileSource::FinishClose() {
+  if (owns_fd_ && fd_ >= 0 && !closing_fd_) {
+    closing_fd_ = true;
+    int fd = fd_;
+    fd_ = -1;
+    if (uv_fs_close(loop_, req_.get(), fd, OnCloseCb) == 0) {
+      req_.Submitted();
+      return;
+    }
+    // Only reachable with invalid arguments; never leak the descriptor.
+    uv_fs_t sync_req;
+    uv_fs_close(nullptr, &sync_req, fd, nullptr);
+    uv_fs_req_cleanup(&sync_req);
+  }
+  if (depth_ > 0) {
+    delete_pending_ = true;
+  } else {
+    delete this;
+  }
+}
+
+void FileSource::OnCloseCb(uv_fs_t* req) {
+  FileSource* self = static_cast<FileSource*>(req->data);
+  self->req_.Complete();
+  if (self->depth_ > 0) {
+    self->delete_pending_ = true;
+  } else {
+    delete self;
+  }
+}
+
+}  // namespace sluice

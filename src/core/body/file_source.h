@@ -1,0 +1,163 @@
+// FileSource: a PipeSource reading a file with libuv fs on the threadpool.
+// Opening is one threadpool job (uv_queue_work running uv_fs_open,
+// uv_fs_fstat, the first uv_fs_read — and uv_fs_close when that read holds
+// the whole range — synchronously on the threadpool thread: one round trip
+// for a small file instead of four); later reads and the close are async
+// uv_fs_read / uv_fs_close requests. No file I/O on the loop thread, ever.
+//
+// Lifecycle:
+//   FileSource* f = FileSource::Create(loop, pool);
+//   f->Open(path, offset, length, listener)   // or OpenFd(fd, ...)
+//     → listener->OnFileOpened(0, &stat) once (or an error), on the loop
+//       thread; the first read is already done then (prefetch) so that
+//       small files answer with one write.
+//   hand f to a Pipe (which owns it from then on) — or f->Close().
+//
+// Ownership of the descriptor: Open's fd is the source's own and is closed
+// (async) however the source ends: done, error, cancel, client reset.
+// OpenFd's fd belongs to the caller and is never closed.
+//
+// Teardown: Close() never frees memory a threadpool request may still
+// write into: with the open job or a read in flight it tries uv_cancel and
+// otherwise waits for the callback; then it closes its own fd (uv_fs_close)
+// and deletes itself.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/common/loop_tracked.h"
+#include "core/body/pipe.h"
+
+namespace sluice {
+
+// A uv_fs_t owned by value: uv_fs_req_cleanup after every completion and on
+// destruction, so no path copy or stat buffer libuv allocated outlives it.
+class FsRequest {
+ public:
+  FsRequest() { req_.data = nullptr; }
+  ~FsRequest() { Cleanup(); }
+  FsRequest(const FsRequest&) = delete;
+  FsRequest& operator=(const FsRequest&) = delete;
+  uv_fs_t* get() { return &req_; }
+  bool busy() const { return busy_; }
+  // Marks the request submitted (call only when uv_fs_* returned 0).
+  void Submitted() { busy_ = true; used_ = true; }
+  // In the completion callback: the result, with libuv's allocations freed.
+  ssize_t Complete() {
+    busy_ = false;
+    ssize_t r = req_.result;
+    Cleanup();
+    return r;
+  }
+
+ private:
+  void Cleanup() {
+    if (used_ && !busy_) {
+      uv_fs_req_cleanup(&req_);
+      used_ = false;
+    }
+  }
+  uv_fs_t req_;
+  bool busy_ = false;
+  bool used_ = false;
+};
+
+class FileSource final : public PipeSource {
+ public:
+  // Told once when opening (and the fstat) finished. Loop thread.
+  class OpenListener {
+   public:
+    virtual ~OpenListener() = default;
+    // err: 0 or UV_E* (`syscall` says which step failed: "open", "fstat",
+    // "read" for the prefetch is not reported here). On success `st` is the
+    // file's fstat, valid only during the call. The listener may Close()
+    // the source or hand it to a Pipe from inside.
+    virtual void OnFileOpened(int err, const char* syscall,
+                              const uv_stat_t* st) = 0;
+  };
+
+  static FileSource* Create(uv_loop_t* loop, PipeBufferPool* pool);
+
+  // Starts opening `path` (O_RDONLY|O_CLOEXEC) then fstat. The range is
+  // [offset, offset+length); length < 0 means "to the end of the file".
+  // Returns 0 or a UV_E* error (nothing started; the caller still owns the
+  // source and must Close it).
+  int Open(const char* path, int64_t offset, int64_t length,
+           OpenListener* listener);
+  // The same for a descriptor the caller owns (never closed here).
+  int OpenFd(int fd, int64_t offset, int64_t length, OpenListener* listener);
+
+  // After OnFileOpened(0): the range actually served, clamped to the file
+  // size (for a regular file).
+  uint64_t offset() const { return offset_; }
+  uint64_t length() const { return length_; }
+  bool length_known() const { return length_known_; }
+
+  // PipeSource
+  void SetClient(PipeSourceClient* client) override { client_ = client; }
+  void Read(size_t max_bytes) override;
+  void Close() override;
+
+  // Sources alive (opened or tearing down): tests check it returns to its
+  // value after client resets.
+  static uint64_t live_count();
+
+ private:
+  FileSource(uv_loop_t* loop, PipeBufferPool* pool);
+  ~FileSource();
+  int StartOpenJob(int fd, int64_t offset, int64_t length,
+                   OpenListener* listener);
+  static void OpenJob(uv_work_t* w);                  // threadpool
+  static void AfterOpenJob(uv_work_t* w, int status); // loop thread
+  void StartRead();
+  void Deliver();
+  void FinishClose();
+  static void OnReadCb(uv_fs_t* req);
+  static void OnCloseCb(uv_fs_t* req);
+  void Enter() { depth_++; }
+  void Leave();
+
+  LoopTracked tracked_;  // freed only once no job or fs request is in flight
+  uv_loop_t* loop_;
+  PipeBufferPool* pool_;
+  FsRequest req_;                   // reads and the close, one at a time
+  // The open job (open + fstat + first read, see file_source.cc). While
+  // job_busy_ the threadpool thread owns fd_, owns_fd_, offset_, length_,
+  // length_known_ and the job_* fields; the loop thread reads them after.
+  uv_work_t work_;
+  bool job_busy_ = false;
+  std::string path_;
+  PipeBuffer* job_buf_ = nullptr;
+  int job_err_ = 0;
+  const char* job_syscall_ = "open";
+  uv_stat_t job_stat_;
+  ssize_t job_read_ = 0;
+  OpenListener* listener_ = nullptr;
+  PipeSourceClient* client_ = nullptr;
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  uint64_t offset_ = 0;
+  uint64_t length_ = 0;
+  bool length_known_ = false;
+  int64_t want_length_ = -1;
+  uint64_t pos_ = 0;                // bytes of the range read so far
+  size_t read_size_ = 0;
+
+  // One read's result held until the client asks (the prefetch, or a read
+  // that completed before Read was called).
+  PipeBuffer* ready_ = nullptr;     // one reference, owned
+  int ready_err_ = 0;
+  bool ready_eof_ = false;
+  PipeBuffer* reading_ = nullptr;   // the buffer the in-flight read fills
+  bool client_waiting_ = false;     // Read called, answer owed
+
+  bool closed_ = false;             // Close called: finish and free
+  bool closing_fd_ = false;
+  int depth_ = 0;                   // in a callback into client/listener
+  bool delete_pending_ = false;
+};
+
+}  // namespace sluice

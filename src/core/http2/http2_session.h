@@ -1,0 +1,276 @@
+// Http2Session: HTTP/2 (h2c) on one connection, over an nghttp2 server
+// session. Created by Connection when the client preface arrives (prior
+// knowledge) or by an h2c upgrade; replaces the Http1Session before any
+// HTTP/2 byte is parsed.
+//
+// Input: Connection::OnReadCb → OnRead → nghttp2_session_mem_recv, whose
+// callbacks report streams to the Http2Delegate.
+// Output: corked. Responses, writes and nghttp2's own frames (SETTINGS ACK,
+// WINDOW_UPDATE...) only mark the connection dirty; Connection::Flush calls
+// OnFlush, which runs nghttp2_session_send once: control frames are copied
+// into the Writer's queue, DATA frames are written with
+// NGHTTP2_DATA_FLAG_NO_COPY (the 9-byte header inline, the payload as an
+// external segment referencing the producer's memory). Frames are produced
+// only while the writer's backlog is under a bound; the writer's completion
+// restarts them (OnWritesDone).
+//
+// Flow control follows consumption: the connection window is replenished as
+// DATA arrives, each stream's window only when the embedder has consumed the
+// stream's data (a paused stream backpressures its sender).
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/compress/compress_stream.h"
+#include "core/http2/http2_delegate.h"
+#include "core/net/output_queue.h"
+#include "core/net/session.h"
+
+namespace sluice {
+
+class CompressJob;
+class Connection;
+class Http2HeaderList;
+struct CompressParams;
+class PipeBodyListener;
+class PipeSource;
+
+// The producer of a stream's response body, pulled by nghttp2's data
+// provider. Implemented by the queue of JS writes (in http2_session.cc) and
+// by the native pipe's HTTP/2 sink (http2_pipe_sink.h).
+class Http2BodySource {
+ public:
+  virtual ~Http2BodySource() = default;
+  // Session → source, from the data provider: how many bytes (<= max) can
+  // be sent now. Returns > 0; or 0 with *eof = true when the body is done;
+  // or kBodyWouldBlock: nothing yet (the producer then calls
+  // Http2Session::ResumeStream once it has data). *eof may also be set
+  // with a positive count: those are the last bytes.
+  virtual ssize_t Available(size_t max, bool* eof) = 0;
+  // Session → source, from send_data: append exactly `len` bytes (the count
+  // Available returned last) to `q`, large payloads by reference
+  // (AppendExternal), never copied.
+  virtual void Emit(OutputQueue& q, size_t len) = 0;
+  // Session → source: the stream is gone (closed, reset, or the connection
+  // closed). The session never touches the source afterwards; the source
+  // releases what it holds (and frees itself if it owns itself).
+  virtual void Detach() = 0;
+  static constexpr ssize_t kBodyWouldBlock = -1;
+};
+
+// Results of the stream API (negative; never thrown in the core).
+enum Http2Result {
+  kH2Ok = 0,
+  kH2NoStream = -1,       // unknown id, or the stream is closed
+  kH2HeadersSent = -2,
+  kH2HeadersNotSent = -3,
+  kH2Closed = -4,         // the connection is closing or closed
+  kH2Invalid = -5,        // nghttp2 refused (bad state or argument)
+  kH2Ended = -6,          // write after end
+};
+
+// Respond flags.
+enum Http2RespondFlags : uint32_t {
+  kH2EndStream = 1u << 0,        // no body
+  kH2WaitForTrailers = 1u << 1,  // OnStreamWantTrailers after the body
+};
+
+class Http2Session final : public Session {
+ public:
+  explicit Http2Session(Connection* conn);
+  ~Http2Session() override;
+
+  // Sends the server SETTINGS (and the connection window update). Returns
+  // 0 or an nghttp2 error. Called once by the creator before input.
+  int Start();
+  // h2c upgrade (RFC 7540 3.2): `settings` is the decoded HTTP2-Settings
+  // header; stream 1 is the upgrade request, reported with OnStream.
+  int StartUpgrade(const uint8_t* settings, size_t len, bool head_request,
+                   const Http2Fields& request_headers);
+
+  // Session
+  void OnRead(const char* data, size_t len) override;
+  void OnEof() override;
+  void OnWritesDone() override;
+  void OnTimeout(int kind) override;
+  bool IsIdle() const override;
+  void OnServerClosing() override;
+  void OnFlush() override;
+  void OnClose() override;
+
+  // ---- stream API (binding; loop thread, any context) ----
+  // `headers` holds :status (== status) first, then the fields. Returns
+  // kH2Ok or an error.
+  int Respond(int32_t id, int status, Http2HeaderList& headers,
+              uint32_t flags);
+  // Informational headers (1xx) before Respond.
+  int SendInformational(int32_t id, Http2HeaderList& headers);
+  // Queues body bytes from JS. ref == nullptr: the bytes are copied now;
+  // otherwise they are referenced until written and ref->Release() is
+  // called exactly once (also on every error path). A body that must not
+  // be sent (HEAD, 204, 304) is discarded with kH2Ok.
+  int Write(int32_t id, const char* data, size_t len, ExternalRef* ref);
+  // Ends the body; `trailers` (may be null or empty) are sent after it.
+  int End(int32_t id, Http2HeaderList* trailers);
+  // ---- response compression (lib/http2_stream.js decides) ----
+  // From now on the stream's body (Write, End) goes through an ordered
+  // streaming compressor with `params` (CompressStream: writes below 32
+  // KiB with nothing queued inline, the others on the threadpool, one job
+  // at a time); the compressor is freed once End's output is out, or when
+  // the stream goes away (a job in flight then frees it when it returns).
+  // Its pending input counts for StreamNeedsDrain. Allowed before Respond
+  // (the compat API decides before it sends the head) and before any
+  // Write.
+  int StartCompression(int32_t id, const CompressParams& params);
+  // Sync flush of the stream's compressor (compat res.flush(), SSE): what
+  // was written so far becomes decodable by the client (after the writes
+  // queued before it).
+  int FlushCompression(int32_t id);
+  // The whole response at once (respond + body + end) with the body
+  // compressed by `job` (taken in every case): content-length is the
+  // compressed size. Bodies below CompressJob::kAsyncThreshold are
+  // compressed now; larger ones on the threadpool, and nothing of the
+  // response (not even HEADERS) is submitted until the work is done; the
+  // stream is reset (INTERNAL_ERROR) if it fails. A stream closed
+  // meanwhile frees the job (CompressJob::Destroy defers while in flight).
+  // `trailers` (may be null) are sent after the body; flags as Respond.
+  int RespondCompressed(int32_t id, int status, Http2HeaderList& headers,
+                        uint32_t flags, CompressJob* job,
+                        Http2HeaderList* trailers);
+  // After OnStreamWantTrailers.
+  int SendTrailers(int32_t id, Http2HeaderList& trailers);
+  // RST_STREAM with `code`.
+  int ResetStream(int32_t id, uint32_t code);
+  // Request-body flow control: while paused, consumed bytes are not
+  // acknowledged; Resume acknowledges them (WINDOW_UPDATE as nghttp2 sees
+  // fit) and the rest as it arrives.
+  void PauseStream(int32_t id);
+  void ResumeStream(int32_t id);
+  // Queued output of the stream at or above the high-water mark, or its
+  // compressor's pending input over CompressStream::kHighWater: the
+  // embedder waits for OnStreamDrain (requested by calling this).
+  bool StreamNeedsDrain(int32_t id);
+  // The request of stream `id` is a HEAD (its response carries no body).
+  bool IsHeadRequest(int32_t id);
+  // Native body producers: `source` becomes the stream's body (after
+  // Respond without kH2EndStream and before any write). The session calls
+  // source->Detach() when the stream goes away.
+  int AttachBodySource(int32_t id, Http2BodySource* source);
+  // A producer that answered kBodyWouldBlock has data now.
+  void ResumeData(int32_t id);
+  // The body of stream `id` (responded without kH2EndStream, nothing
+  // written yet) comes from a native pipe over `source` (taken in every
+  // case): an Http2PipeBody (http2_pipe_body.h). Returns kH2Ok (the pipe
+  // runs; `listener` hears OnPipeBodyDone exactly once), 1 (the response
+  // has no body — HEAD, 204, 304 — the source is closed and the listener
+  // not called), or an error (source closed, listener not called).
+  int StartPipeBody(int32_t id, PipeSource* source,
+                    PipeBodyListener* listener);
+  // Tells `listener` its body finished with `status`, from a dispatch
+  // after the current nghttp2 call (used by Http2PipeBody).
+  void DeferBodyDone(PipeBodyListener* listener, int status);
+  // GOAWAY(NO_ERROR) now; open streams finish, then the connection closes.
+  void Shutdown();
+  // GOAWAY with `code` and close once it is written.
+  void Terminate(uint32_t code);
+
+  Connection* connection() const { return conn_; }
+  size_t stream_count() const { return streams_.size(); }
+  // The embedder's per-session object (the binding's JsHttp2Session).
+  void* user_data = nullptr;
+
+ private:
+  struct Stream;
+  class WriteQueue;
+  class PendingCompress;
+  struct Event {
+    enum Kind { kDrain, kWantTrailers, kClose, kBodyDone } kind;
+    int32_t id;
+    uint32_t code;
+    PipeBodyListener* listener;  // kBodyDone
+    int status;                  // kBodyDone
+  };
+
+  // nghttp2 callbacks (static trampolines; user_data is the session).
+  static ssize_t SendCb(nghttp2_session*, const uint8_t* data, size_t len,
+                        int flags, void* user);
+  static int SendDataCb(nghttp2_session*, nghttp2_frame* frame,
+                        const uint8_t* framehd, size_t len,
+                        nghttp2_data_source* source, void* user);
+  static ssize_t ReadCb(nghttp2_session*, int32_t id, uint8_t* buf,
+                        size_t len, uint32_t* data_flags,
+                        nghttp2_data_source* source, void* user);
+  static int OnBeginHeadersCb(nghttp2_session*, const nghttp2_frame* frame,
+                              void* user);
+  static int OnHeaderCb(nghttp2_session*, const nghttp2_frame* frame,
+                        const uint8_t* name, size_t namelen,
+                        const uint8_t* value, size_t valuelen, uint8_t flags,
+                        void* user);
+  static int OnFrameRecvCb(nghttp2_session*, const nghttp2_frame* frame,
+                           void* user);
+  static int OnDataChunkRecvCb(nghttp2_session*, uint8_t flags, int32_t id,
+                               const uint8_t* data, size_t len, void* user);
+  static int OnStreamCloseCb(nghttp2_session*, int32_t id,
+                             uint32_t error_code, void* user);
+  static nghttp2_session_callbacks* Callbacks();
+
+  int Init();
+  Stream* Find(int32_t id);
+  int SubmitWithBody(Stream* st, Http2HeaderList& headers);
+  // Respond's work after the `responded` check (RespondCompressed submits
+  // a response whose stream was marked responded when the job started).
+  int SubmitResponse(Stream* st, int status, Http2HeaderList& headers,
+                     uint32_t flags);
+  // Respond + the job's output + End (RespondCompressed, inline or when
+  // the threadpool work is done).
+  int FinishCompressed(Stream* st, int status, Http2HeaderList& headers,
+                       uint32_t flags, CompressJob* job,
+                       Http2HeaderList* trailers);
+  // PendingCompress → session, on the loop thread once the work is done.
+  void OnCompressDone(int32_t id, CompressJob* job, int status);
+  // A stream's CompressStream → session (via Stream, its sink), on the
+  // loop thread once a queued job is done: its output joins the stream's
+  // queue in order; `finished` ends a body End left waiting; an error
+  // resets the stream.
+  void OnStreamCompressed(Stream* st, CompressStream::Result& r);
+  // The stream's output backlog calls for backpressure (StreamNeedsDrain).
+  bool Backlogged(Stream* st) const;
+  void DeliverHeaders(Stream* st, bool end_stream);
+  void DeliverEnd(Stream* st);
+  // On the peer's EOF: submits RST_STREAM(CANCEL) for every open stream
+  // (none can finish: no request body, WINDOW_UPDATE or reset can come).
+  void CancelOpenStreams();
+  // Runs nghttp2_session_send; delivers the events it produced.
+  void SendPending();
+  void DeliverEvents();
+  void MaybeFinish();
+  // The last_stream_id for a terminating GOAWAY.
+  int32_t TerminateLastId() const;
+  void UpdateIdleDeadline();
+  bool dead() const;
+
+  Connection* conn_;
+  nghttp2_session* session_ = nullptr;
+  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  std::vector<Event> events_;
+  size_t high_water_mark_;
+  bool sending_ = false;        // inside nghttp2_session_send
+  bool send_blocked_ = false;   // send_data stopped on the writer backlog
+  bool in_flush_ = false;       // inside OnFlush
+  bool goaway_ = false;         // Shutdown/Terminate called
+  // The last_stream_id of Shutdown's GOAWAY: streams above it are refused.
+  int32_t goaway_last_id_ = INT32_MAX;
+  bool fatal_ = false;          // a connection error: close once written
+  bool eof_ = false;
+  bool closed_ = false;         // the connection is closing
+};
+
+}  // namespace sluice

@@ -1,0 +1,295 @@
+#include "core/net/connection.h"
+
+#include <cstring>
+
+#include "core/net/address.h"
+#include "core/http1/http1_session.h"
+#include "core/http2/http2_session.h"
+#include "core/net/listener.h"
+
+namespace sluice {
+
+Connection::Connection(Listener* listener)
+    : listener_(listener),
+      writer_(reinterpret_cast<uv_stream_t*>(&tcp_), this) {}
+
+Connection::~Connection() = default;
+
+uv_loop_t* Connection::loop() const { return listener_->loop(); }
+
+Connection* Connection::Accept(Listener* listener, uv_stream_t* server) {
+  return Open(listener, server, -1);
+}
+
+Connection* Connection::Adopt(Listener* listener, uv_os_sock_t fd) {
+  return Open(listener, nullptr, fd);
+}
+
+Connection* Connection::Open(Listener* listener, uv_stream_t* server,
+                             uv_os_sock_t fd) {
+  Connection* c = new Connection(listener);
+  uv_tcp_init(listener->loop(), &c->tcp_);
+  c->tcp_.data = c;
+  int r = server ? uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_))
+                 : uv_tcp_open(&c->tcp_, fd);
+  if (r != 0) {
+    // Not yet registered anywhere: free after the handle closes.
+    c->closing_ = true;
+    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp_),
+             [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+    return nullptr;
+  }
+  // Responses are corked into one write: Nagle would only add latency.
+  uv_tcp_nodelay(&c->tcp_, 1);
+  listener->AddConnection(c);
+  c->session_.reset(new Http1Session(c));
+  c->detecting_ = listener->delegate()->http2() != nullptr;
+  c->StartReading();
+  return c;
+}
+
+void Connection::StartReading() {
+  if (reading_ || closing_ || pause_mask_) return;
+  if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), OnAlloc,
+                    OnReadCb) == 0) {
+    reading_ = true;
+  }
+}
+
+void Connection::StopReading() {
+  if (!reading_) return;
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  reading_ = false;
+}
+
+void Connection::Pause(PauseReason why) {
+  pause_mask_ |= why;
+  StopReading();
+}
+
+void Connection::Resume(PauseReason why) {
+  if (!(pause_mask_ & why)) return;
+  pause_mask_ &= ~why;
+  if (pause_mask_ || closing_) return;
+  if (session_ && session_->HasHeldInput()) {
+    // Held-back input must be parsed before new reads (whichever pause
+    // reason was lifted last), and parsing calls into the embedder: never
+    // from inside the embedder's own call.
+    listener_->ScheduleReparse(this);
+    return;
+  }
+  if (!shut_down_ || !eof_) StartReading();
+}
+
+void Connection::ReparseHeldInput() {
+  if (closing_) return;
+  session_->ResumeParsing();
+  if (!pause_mask_ && !closing_) StartReading();
+}
+
+void Connection::OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf) {
+  Connection* c = static_cast<Connection*>(h->data);
+  if (c->session_ && !c->shut_down_ && !c->detecting_ &&
+      c->session_->AllocRead(suggested, buf)) {
+    return;
+  }
+  *buf = uv_buf_init(c->listener_->shared_read_buffer(),
+                     Listener::kSharedReadBufferSize);
+}
+
+void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+  Connection* c = static_cast<Connection*>(s->data);
+  if (nread == 0) return;  // EAGAIN
+  Listener* l = c->listener_;
+  if (c->shut_down_) {
+    // Lingering after our FIN: discard input until the peer closes.
+    if (nread < 0) c->Destroy();
+    return;
+  }
+  l->BeginDispatch();
+  if (nread > 0 && c->detecting_) {
+    c->DetectProtocol(buf->base, static_cast<size_t>(nread));
+  } else if (nread > 0) {
+    c->session_->OnRead(buf->base, static_cast<size_t>(nread));
+  } else if (nread == UV_EOF) {
+    c->eof_ = true;
+    c->StopReading();
+    c->session_->OnEof();
+  } else {
+    // ECONNRESET and friends: the peer is gone.
+    c->Destroy();
+  }
+  l->EndDispatch();
+}
+
+void Connection::DetectProtocol(const char* data, size_t len) {
+  size_t replay = preface_.matched();  // preface bytes of earlier reads
+  PrefaceMatcher::Result r = preface_.Feed(data, len);
+  if (r == PrefaceMatcher::kNeedMore) return;
+  detecting_ = false;
+  if (r == PrefaceMatcher::kHttp2) {
+    // No HTTP/1.1 byte was parsed: the session is simply replaced.
+    Http2Session* h2 = new Http2Session(this);
+    session_.reset(h2);
+    if (h2->Start() != 0) {
+      Destroy();
+      return;
+    }
+  }
+  if (replay > 0) session_->OnRead(PrefaceMatcher::kPreface, replay);
+  if (!closing_) session_->OnRead(data, len);
+}
+
+void Connection::ReplaceSession(Session* s) {
+  retired_session_ = std::move(session_);
+  session_.reset(s);
+}
+
+void Connection::MarkDirty() {
+  if (!dirty && !closing_) listener_->MarkDirty(this);
+}
+
+void Connection::Flush() {
+  if (closing_) return;
+  // Protocols that cork inside their engine (HTTP/2) produce output now.
+  session_->OnFlush();
+  if (closing_) return;
+  int r = writer_.Flush();
+  if (r != 0) {
+    Destroy();
+    return;
+  }
+  if (ending_ && !shut_down_ && !writer_.HasWritesInFlight() &&
+      writer_.queue().empty()) {
+    StartShutdown();
+    return;
+  }
+  // A write() that reported backpressure gets its 'drain' even when the
+  // kernel took everything at once.
+  MaybeEmitDrain();
+}
+
+void Connection::MaybeEmitDrain() {
+  if (!drain_wanted_ || closing_ ||
+      writer_.Backlog() >= listener_->options().high_water_mark) {
+    return;
+  }
+  drain_wanted_ = false;
+  listener_->BeginDispatch();
+  listener_->delegate()->OnDrain(this);
+  listener_->EndDispatch();
+}
+
+void Connection::OnWriteComplete(int status) {
+  if (closing_) return;
+  if (status < 0) {
+    listener_->BeginDispatch();
+    Destroy();
+    listener_->EndDispatch();
+    return;
+  }
+  if (ending_ && !shut_down_ && writer_.queue().empty()) {
+    StartShutdown();
+    return;
+  }
+  // The session may produce more now (a native pipe body waits for this).
+  session_->OnWritesDone();
+  if (closing_) return;
+  MaybeEmitDrain();
+}
+
+void Connection::EndGracefully() {
+  if (closing_ || ending_) return;
+  ending_ = true;
+  ClearDeadline(kDeadlineHeaders);
+  ClearDeadline(kDeadlineRequest);
+  ClearDeadline(kDeadlineKeepAlive);
+  // Bound the whole goodbye: a peer that never reads our response nor
+  // closes its side must not hold the connection forever.
+  SetDeadline(kDeadlineLinger, listener_->options().linger_ms +
+                                   listener_->options().keep_alive_timeout_ms);
+  if (writer_.queue().empty() && !writer_.HasWritesInFlight()) {
+    StartShutdown();
+  } else {
+    MarkDirty();
+  }
+}
+
+void Connection::StartShutdown() {
+  if (shut_down_ || closing_) return;
+  shut_down_ = true;
+  shutdown_req_.data = this;
+  if (uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_),
+                  OnShutdown) != 0) {
+    shut_down_ = false;
+    Destroy();
+  }
+}
+
+void Connection::OnShutdown(uv_shutdown_t* req, int status) {
+  Connection* c = static_cast<Connection*>(req->data);
+  if (c->closing_) return;
+  if (status < 0 || c->eof_) {
+    c->listener_->BeginDispatch();
+    c->Destroy();
+    c->listener_->EndDispatch();
+    return;
+  }
+  // Our FIN is out. Keep reading (discarding) until the peer's EOF so that
+  // its unread bytes do not make the kernel answer with RST, which could
+  // destroy the response before the peer reads it.
+  c->SetDeadline(kDeadlineLinger, c->listener_->options().linger_ms);
+  c->pause_mask_ = 0;
+  c->StartReading();
+}
+
+void Connection::Destroy() {
+  if (closing_) return;
+  closing_ = true;
+  StopReading();
+  if (session_) session_->OnClose();
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClosed);
+}
+
+void Connection::OnClosed(uv_handle_t* h) {
+  Connection* c = static_cast<Connection*>(h->data);
+  Listener* l = c->listener_;
+  // Write callbacks (cancelled) have all run by now.
+  l->BeginDispatch();
+  // After Release the delegate may be gone (the binding's server object is
+  // finalized at environment teardown, e.g. a worker terminated with open
+  // connections): no delegate call then, as Listener::Release promises.
+  if (!l->released()) l->delegate()->OnConnectionClose(c);
+  l->RemoveConnection(c);
+  l->EndDispatch();
+  delete c;
+  l->OnConnectionFreed();
+}
+
+void Connection::SetDeadline(DeadlineKind kind, uint64_t timeout_ms) {
+  deadlines_[kind] = timeout_ms ? uv_now(listener_->loop()) + timeout_ms : 0;
+}
+
+void Connection::CheckDeadlines(uint64_t now) {
+  for (int k = 0; k < kDeadlineCount; k++) {
+    if (closing_) return;
+    if (deadlines_[k] && deadlines_[k] <= now) {
+      deadlines_[k] = 0;
+      if (k == kDeadlineLinger) {
+        Destroy();
+      } else {
+        session_->OnTimeout(k);
+      }
+    }
+  }
+}
+
+int Connection::GetPeer(std::string* ip, int* port, int* family) const {
+  return GetTcpAddress(&tcp_, AddressKind::kPeer, ip, port, family);
+}
+
+int Connection::GetLocal(std::string* ip, int* port, int* family) const {
+  return GetTcpAddress(&tcp_, AddressKind::kLocal, ip, port, family);
+}
+
+}  // namespace sluice

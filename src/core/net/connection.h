@@ -1,0 +1,135 @@
+// Connection: one accepted TCP socket. Owns its uv_tcp_t, its Writer and its
+// Session (the protocol). It frees itself in the close callback, after
+// libuv has cancelled its writes and the delegate has been told.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/common/loop_tracked.h"
+#include "core/net/protocol_detect.h"
+#include "core/net/session.h"
+#include "core/net/writer.h"
+
+namespace sluice {
+
+class Listener;
+
+enum DeadlineKind {
+  kDeadlineHeaders = 0,   // headersTimeout
+  kDeadlineRequest = 1,   // requestTimeout
+  kDeadlineKeepAlive = 2, // keepAliveTimeout
+  kDeadlineLinger = 3,    // closing: stop waiting for the peer's EOF
+  kDeadlineCount = 4,
+};
+
+class Connection final : private WriterClient {
+ public:
+  // Accepts a pending connection on `server`. Returns nullptr on failure.
+  static Connection* Accept(Listener* listener, uv_stream_t* server);
+  // Takes over an already connected stream socket (uv_tcp_open), which then
+  // behaves as an accepted connection; on failure returns nullptr and the
+  // caller keeps `fd`. For embedders that own their sockets: the fuzz
+  // harness (test/fuzz/) adopts one end of a socketpair, so the session is
+  // driven through the real read/write/close paths without a listening
+  // socket and without a transport interface in the hot path.
+  static Connection* Adopt(Listener* listener, uv_os_sock_t fd);
+
+  Listener* listener() const { return listener_; }
+  Session* session() const { return session_.get(); }
+  Writer& writer() { return writer_; }
+  uv_loop_t* loop() const;
+
+  // Output was queued: flush at the end of this dispatch / loop turn.
+  void MarkDirty();
+  // Flushes now (end of dispatch or an over-full cork). Destroys the
+  // connection on a write error.
+  void Flush();
+
+  // Reading control. Pause stops socket reads (uv_read_stop) until Resume;
+  // reasons are counted separately so that, e.g., a paused request and a
+  // dry buffer pool do not resume each other.
+  enum PauseReason { kPauseUser = 1, kPausePipeline = 2, kPauseMemory = 4 };
+  void Pause(PauseReason why);
+  void Resume(PauseReason why);
+  bool paused() const { return pause_mask_ != 0; }
+
+  // Protocol switch mid-connection (h2c upgrade): `s` becomes the session.
+  // The old one, possibly still on the stack, lives until the connection
+  // is freed.
+  void ReplaceSession(Session* s);
+
+  // Closes once queued output is written: FIN, then a short linger reading
+  // and discarding input, then close.
+  void EndGracefully();
+  // Closes now; pending output is dropped. Safe during a dispatch: the
+  // object stays valid until the close callback.
+  void Destroy();
+  bool closing() const { return closing_ || ending_; }
+  bool destroyed() const { return closing_; }
+
+  // Deadlines checked by the listener's sweep (0 = none); ms on uv_now.
+  void SetDeadline(DeadlineKind kind, uint64_t timeout_ms);
+  void ClearDeadline(DeadlineKind kind) { deadlines_[kind] = 0; }
+  void CheckDeadlines(uint64_t now);
+
+  // Parses input a pipeline pause held back, then reads again (called by
+  // the listener inside a dispatch).
+  void ReparseHeldInput();
+  // Asks for OnDrain once the backlog falls below the high-water mark.
+  void WantDrain() { drain_wanted_ = true; }
+
+  // Peer address, computed on demand.
+  int GetPeer(std::string* ip, int* port, int* family) const;
+  int GetLocal(std::string* ip, int* port, int* family) const;
+
+  // Bookkeeping used by Listener.
+  size_t list_index = 0;
+  bool dirty = false;
+  // The embedder's per-connection object (the binding's JsConnection).
+  void* user_data = nullptr;
+
+ private:
+  explicit Connection(Listener* listener);
+  ~Connection();
+  // Accept (server != nullptr) or Adopt (fd).
+  static Connection* Open(Listener* listener, uv_stream_t* server,
+                          uv_os_sock_t fd);
+  static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
+  static void OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
+  static void OnShutdown(uv_shutdown_t* req, int status);
+  static void OnClosed(uv_handle_t* h);
+  void OnWriteComplete(int status) override;
+  void StartReading();
+  void StopReading();
+  void StartShutdown();
+  void MaybeEmitDrain();
+  // First bytes of the connection: HTTP/2 preface or HTTP/1.1 (called by
+  // OnReadCb while detecting_).
+  void DetectProtocol(const char* data, size_t len);
+
+  LoopTracked tracked_;  // freed only in the tcp handle's close callback
+  Listener* listener_;
+  uv_tcp_t tcp_;
+  Writer writer_;
+  std::unique_ptr<Session> session_;
+  std::unique_ptr<Session> retired_session_;  // see ReplaceSession
+  uv_shutdown_t shutdown_req_;
+  uint64_t deadlines_[kDeadlineCount] = {0, 0, 0, 0};
+  int pause_mask_ = 0;
+  bool reading_ = false;
+  bool closing_ = false;     // uv_close called
+  bool ending_ = false;      // EndGracefully called
+  bool shut_down_ = false;   // FIN sent: discarding input until EOF
+  bool eof_ = false;
+  bool drain_wanted_ = false;
+  // Until the first bytes decide, input goes to DetectProtocol (only when
+  // the embedder speaks HTTP/2).
+  bool detecting_ = false;
+  PrefaceMatcher preface_;
+};
+
+}  // namespace sluice

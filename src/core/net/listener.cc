@@ -1,0 +1,346 @@
+#include "core/net/listener.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/net/address.h"
+#include "core/net/connection.h"
+
+namespace sluice {
+
+namespace {
+
+// The delegate after Release: every event is dropped. Connections closing
+// after the embedder let go (environment teardown) still run session code
+// that reports to "the delegate"; this keeps those paths free of checks.
+class ReleasedDelegate final : public ServerDelegate {
+ public:
+  void OnDispatchBegin() override {}
+  void OnDispatchEnd() override {}
+  void OnRequest(Connection*, const RequestHead&) override {}
+  void OnBody(Connection*, uint32_t, const char*, size_t, int64_t) override {}
+  BufferResult AcquireBodyBuffer(Connection*, size_t, char**,
+                                 size_t*) override {
+    return BufferResult::kError;
+  }
+  void OnRequestEnd(Connection*, uint32_t,
+                    const std::vector<std::pair<std::string_view,
+                                                std::string_view>>&) override {}
+  void OnDrain(Connection*) override {}
+  void OnClientError(Connection*, const ClientError&) override {}
+  void OnConnectionClose(Connection*) override {}
+  void OnServerClosed() override {}
+};
+
+ReleasedDelegate g_released_delegate;
+
+// A connection closed at accept (maxConnections): its handle lives until
+// the close callback, and teardown waits for that.
+struct DroppedTcp {
+  uv_tcp_t tcp;
+  LoopTracked tracked;
+};
+
+}  // namespace
+
+Listener::Listener(uv_loop_t* loop, ServerDelegate* delegate,
+                   const ServerOptions& options)
+    : loop_(loop),
+      delegate_(delegate),
+      options_(options),
+      date_(loop),
+      shared_read_buf_(new char[kSharedReadBufferSize]) {
+  // The check handle flushes output queued outside a dispatch (timers,
+  // promises) once per loop turn; the idle handle, active only while such
+  // output waits, keeps the poll phase from blocking before the check runs.
+  uv_check_init(loop_, &check_);
+  uv_idle_init(loop_, &idle_);
+  uv_timer_init(loop_, &sweep_);
+  check_.data = this;
+  idle_.data = this;
+  sweep_.data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&check_));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&idle_));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&sweep_));
+  open_handles_ = 3;
+}
+
+Listener::~Listener() { delete[] shared_read_buf_; }
+
+uint64_t Listener::SweepInterval() const {
+  // Deadlines are checked by one timer per server (as node's
+  // connectionsCheckingInterval) instead of a timer per connection: no uv
+  // call per request. Its period is a fraction of the shortest timeout so
+  // that small test timeouts stay accurate, within [10 ms, 1 s].
+  uint64_t t = 1000;
+  for (uint64_t v : {options_.headers_timeout_ms, options_.request_timeout_ms,
+                     options_.keep_alive_timeout_ms, options_.linger_ms}) {
+    if (v > 0 && v / 4 < t) t = v / 4;
+  }
+  return std::max<uint64_t>(t, 10);
+}
+
+int Listener::Listen(const char* host, int port, int backlog) {
+  if (listening_ || closing_) return UV_EINVAL;
+  struct sockaddr_storage addr;
+  int r;
+  if (strchr(host, ':') != nullptr) {
+    r = uv_ip6_addr(host, port, reinterpret_cast<struct sockaddr_in6*>(&addr));
+  } else {
+    r = uv_ip4_addr(host, port, reinterpret_cast<struct sockaddr_in*>(&addr));
+  }
+  if (r != 0) return r;
+  server_ = new uv_tcp_t;
+  uv_tcp_init(loop_, server_);
+  server_->data = this;
+  open_handles_++;
+  r = uv_tcp_bind(server_, reinterpret_cast<struct sockaddr*>(&addr), 0);
+  if (r == 0) {
+    r = uv_listen(reinterpret_cast<uv_stream_t*>(server_), backlog,
+                  OnConnection);
+  }
+  if (r != 0) {
+    // A later listen() starts over with a fresh handle, as node allows.
+    CloseServerHandle();
+    return r;
+  }
+  listening_ = true;
+  uv_timer_start(&sweep_, OnSweep, SweepInterval(), SweepInterval());
+  uv_check_start(&check_, OnCheck);
+  return 0;
+}
+
+int Listener::GetAddress(std::string* ip, int* port, int* family) const {
+  if (!listening_ || !server_) return UV_EBADF;
+  return GetTcpAddress(server_, AddressKind::kLocal, ip, port, family);
+}
+
+void Listener::OnConnection(uv_stream_t* server, int status) {
+  Listener* l = static_cast<Listener*>(server->data);
+  if (status < 0 || l->closing_) return;
+  if (l->connections_.size() >= l->options_.max_connections) {
+    // maxConnections: accept and close at once, as node does (leaving it
+    // in the backlog would wake this callback again and again). No byte is
+    // read or written; the handle is freed in its close callback.
+    DroppedTcp* dropped = new DroppedTcp;
+    uv_tcp_t* t = &dropped->tcp;
+    uv_tcp_init(l->loop_, t);
+    t->data = dropped;
+    bool accepted = uv_accept(server, reinterpret_cast<uv_stream_t*>(t)) == 0;
+    ServerDelegate::DroppedConnection d{};
+    std::string lip, rip;
+    if (accepted) {
+      l->dropped_++;
+      GetTcpAddress(t, AddressKind::kLocal, &lip, &d.local_port,
+                    &d.local_family);
+      GetTcpAddress(t, AddressKind::kPeer, &rip, &d.remote_port,
+                    &d.remote_family);
+      d.local_ip = lip;
+      d.remote_ip = rip;
+    }
+    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) {
+      delete static_cast<DroppedTcp*>(h->data);
+    });
+    if (accepted && !l->released_) {
+      l->BeginDispatch();
+      l->delegate_->OnConnectionDropped(d);
+      l->EndDispatch();
+    }
+    return;
+  }
+  Connection::Accept(l, server);
+}
+
+void Listener::AddConnection(Connection* c) {
+  c->list_index = connections_.size();
+  connections_.push_back(c);
+}
+
+void Listener::RemoveConnection(Connection* c) {
+  size_t i = c->list_index;
+  if (i < connections_.size() && connections_[i] == c) {
+    connections_[i] = connections_.back();
+    connections_[i]->list_index = i;
+    connections_.pop_back();
+  }
+  auto drop = [c](std::vector<Connection*>& v) {
+    v.erase(std::remove(v.begin(), v.end(), c), v.end());
+  };
+  drop(dirty_);
+  drop(reparse_);
+}
+
+void Listener::OnConnectionFreed() {
+  MaybeFinishClose();
+  MaybeDelete();
+}
+
+void Listener::BeginDispatch() {
+  if (dispatch_depth_++ == 0 && !released_) delegate_->OnDispatchBegin();
+}
+
+void Listener::EndDispatch() {
+  if (dispatch_depth_ == 1) {
+    // The embedder closes its scopes first: queued microtasks and
+    // nextTicks run and may write more, which this flush includes.
+    if (!released_) delegate_->OnDispatchEnd();
+    dispatch_depth_ = 0;
+    FlushDirty();
+    return;
+  }
+  dispatch_depth_--;
+}
+
+void Listener::MarkDirty(Connection* c) {
+  if (c->dirty) return;
+  c->dirty = true;
+  dirty_.push_back(c);
+  if (dispatch_depth_ == 0) ScheduleFlush();
+}
+
+void Listener::ScheduleFlush() {
+  if (flush_scheduled_) return;
+  flush_scheduled_ = true;
+  if (!uv_is_active(reinterpret_cast<uv_handle_t*>(&check_))) {
+    uv_check_start(&check_, OnCheck);
+  }
+  uv_idle_start(&idle_, OnIdle);
+}
+
+void Listener::ScheduleReparse(Connection* c) {
+  if (std::find(reparse_.begin(), reparse_.end(), c) == reparse_.end()) {
+    reparse_.push_back(c);
+  }
+  ScheduleFlush();
+}
+
+void Listener::FlushDirty() {
+  // Re-entered when a flush emits 'drain' and its handler writes more: the
+  // outer loop picks those connections up.
+  if (flushing_) return;
+  flushing_ = true;
+  std::vector<Connection*> batch;
+  while (!dirty_.empty()) {
+    batch.swap(dirty_);
+    // Connections are freed only in close callbacks, never during this
+    // loop, so the pointers stay valid even if a flush destroys one.
+    for (size_t i = 0; i < batch.size(); i++) {
+      Connection* c = batch[i];
+      c->dirty = false;
+      c->Flush();
+    }
+    batch.clear();
+  }
+  flushing_ = false;
+}
+
+void Listener::OnIdle(uv_idle_t* h) {
+  // Only here to make the poll phase non-blocking; OnCheck flushes and
+  // stops it. (Stopping it here would be too early: idle handles run
+  // before libuv computes the poll timeout, so poll would block.)
+  (void)h;
+}
+
+void Listener::OnCheck(uv_check_t* h) {
+  Listener* l = static_cast<Listener*>(h->data);
+  l->flush_scheduled_ = false;
+  uv_idle_stop(&l->idle_);
+  if (!l->reparse_.empty()) {
+    std::vector<Connection*> todo;
+    todo.swap(l->reparse_);
+    l->BeginDispatch();
+    for (size_t i = 0; i < todo.size(); i++) {
+      // A reparse may close other connections; RemoveConnection drops them
+      // from reparse_, not from this copy, so recheck membership.
+      Connection* c = todo[i];
+      if (std::find(l->connections_.begin(), l->connections_.end(), c) !=
+          l->connections_.end()) {
+        c->ReparseHeldInput();
+      }
+    }
+    l->EndDispatch();
+  }
+  l->FlushDirty();
+  if (!l->listening_ && l->dirty_.empty()) uv_check_stop(h);
+}
+
+void Listener::OnSweep(uv_timer_t* t) {
+  Listener* l = static_cast<Listener*>(t->data);
+  uint64_t now = uv_now(l->loop_);
+  l->BeginDispatch();
+  // CheckDeadlines may close connections; closing only marks them (the
+  // list changes in the close callback, later), so indices stay valid.
+  for (size_t i = 0; i < l->connections_.size(); i++) {
+    l->connections_[i]->CheckDeadlines(now);
+  }
+  l->EndDispatch();
+}
+
+void Listener::Close() {
+  if (closing_) return;
+  closing_ = true;
+  listening_ = false;
+  CloseServerHandle();
+  for (size_t i = 0; i < connections_.size(); i++) {
+    connections_[i]->session()->OnServerClosing();
+  }
+  MaybeFinishClose();
+}
+
+void Listener::CloseAllConnections() {
+  for (size_t i = 0; i < connections_.size(); i++) connections_[i]->Destroy();
+}
+
+void Listener::CloseIdleConnections() {
+  for (size_t i = 0; i < connections_.size(); i++) {
+    Connection* c = connections_[i];
+    if (c->session()->IsIdle()) c->Destroy();
+  }
+}
+
+void Listener::MaybeFinishClose() {
+  if (!closing_ || server_closed_reported_ || !connections_.empty()) return;
+  server_closed_reported_ = true;
+  uv_timer_stop(&sweep_);
+  if (!released_) {
+    BeginDispatch();
+    delegate_->OnServerClosed();
+    EndDispatch();
+  }
+}
+
+void Listener::Release() {
+  released_ = true;
+  delegate_ = &g_released_delegate;
+  if (!closing_) Close();
+  CloseAllConnections();
+  if (open_handles_ > 0 && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&check_))) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&check_), OnHandleClosed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&idle_), OnHandleClosed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&sweep_), OnHandleClosed);
+  }
+  MaybeDelete();
+}
+
+void Listener::CloseServerHandle() {
+  if (!server_) return;
+  uv_close(reinterpret_cast<uv_handle_t*>(server_), [](uv_handle_t* h) {
+    Listener* l = static_cast<Listener*>(h->data);
+    delete reinterpret_cast<uv_tcp_t*>(h);
+    l->open_handles_--;
+    l->MaybeDelete();
+  });
+  server_ = nullptr;
+}
+
+void Listener::OnHandleClosed(uv_handle_t* h) {
+  Listener* l = static_cast<Listener*>(h->data);
+  l->open_handles_--;
+  l->MaybeDelete();
+}
+
+void Listener::MaybeDelete() {
+  if (released_ && open_handles_ == 0 && connections_.empty()) delete this;
+}
+
+}  // namespace sluice

@@ -1,0 +1,125 @@
+// Listener: a listening TCP socket on Node's loop, the connections it
+// accepted, and the per-server machinery they share: the deadline sweep,
+// the cork flush that runs once per loop turn, the Date cache.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/common/date_cache.h"
+#include "core/common/loop_tracked.h"
+#include "core/common/options.h"
+#include "core/net/server_delegate.h"
+
+namespace sluice {
+
+class Connection;
+
+class Listener {
+ public:
+  Listener(uv_loop_t* loop, ServerDelegate* delegate,
+           const ServerOptions& options);
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  // Binds and listens. Returns 0 or a libuv error (UV_EADDRINUSE...).
+  int Listen(const char* host, int port, int backlog);
+  // Fills the bound address ("127.0.0.1", port, family 4/6). 0 or error.
+  int GetAddress(std::string* ip, int* port, int* family) const;
+  bool listening() const { return listening_; }
+
+  // Stops accepting, closes idle connections, lets the others finish their
+  // in-flight requests (their responses carry Connection: close).
+  // OnServerClosed follows when the last connection is gone.
+  void Close();
+  void CloseAllConnections();
+  void CloseIdleConnections();
+
+  // The owner (binding) is done with this listener. It frees itself once its
+  // handles and connections are closed; no delegate call happens after this
+  // (the delegate is replaced by one that ignores everything, so that code
+  // paths still running while connections close need no checks).
+  void Release();
+  bool released() const { return released_; }
+
+  // Dispatch bracketing (see ServerDelegate). The outermost End flushes the
+  // output of every connection that produced any.
+  void BeginDispatch();
+  void EndDispatch();
+  bool in_dispatch() const { return dispatch_depth_ > 0; }
+
+  // A connection has queued output: flush it at the end of the current
+  // dispatch or, outside one, once in this loop turn.
+  void MarkDirty(Connection* c);
+
+  uv_loop_t* loop() const { return loop_; }
+  ServerDelegate* delegate() const { return delegate_; }
+  const ServerOptions& options() const { return options_; }
+  // The limits lib/ lets users change later as server properties
+  // (maxHeadersCount, maxRequestsPerSocket, maxConnections...): read at
+  // each use, so a change applies from the next request / connection.
+  ServerOptions& mutable_options() { return options_; }
+  // Connections closed at accept because of max_connections.
+  uint64_t dropped_connections() const { return dropped_; }
+  DateCache& date() { return date_; }
+  bool closing() const { return closing_; }
+  size_t connection_count() const { return connections_.size(); }
+  // The open connections (the binding detaches its JS objects from them
+  // before Release at environment teardown). Not stable across calls that
+  // may close connections.
+  const std::vector<Connection*>& connections() const { return connections_; }
+  // Shared read buffer for connections reading headers: every byte read
+  // into it is consumed (parsed or copied) before the read callback returns.
+  char* shared_read_buffer() { return shared_read_buf_; }
+  static constexpr size_t kSharedReadBufferSize = 65536;
+
+  // Called by Connection.
+  void AddConnection(Connection* c);
+  void RemoveConnection(Connection* c);
+  void OnConnectionFreed();
+  // Runs c->ReparseHeldInput() in a dispatch later in this loop turn.
+  void ScheduleReparse(Connection* c);
+
+ private:
+  ~Listener();
+  static void OnConnection(uv_stream_t* server, int status);
+  static void OnSweep(uv_timer_t* t);
+  static void OnCheck(uv_check_t* h);
+  static void OnIdle(uv_idle_t* h);
+  static void OnHandleClosed(uv_handle_t* h);
+  void FlushDirty();
+  void CloseServerHandle();
+  void ScheduleFlush();
+  void StartHandles();
+  uint64_t SweepInterval() const;
+  void MaybeFinishClose();
+  void MaybeDelete();
+
+  LoopTracked tracked_;  // until the handles and connections are closed
+  uv_loop_t* loop_;
+  ServerDelegate* delegate_;
+  ServerOptions options_;
+  DateCache date_;
+  uv_tcp_t* server_ = nullptr;  // heap: a failed listen closes it async
+  uv_timer_t sweep_;
+  uv_check_t check_;
+  uv_idle_t idle_;
+  bool listening_ = false;
+  bool closing_ = false;
+  bool server_closed_reported_ = false;
+  bool released_ = false;
+  bool flush_scheduled_ = false;
+  int open_handles_ = 0;
+  uint64_t dropped_ = 0;
+  int dispatch_depth_ = 0;
+  std::vector<Connection*> connections_;
+  std::vector<Connection*> dirty_;
+  bool flushing_ = false;
+  std::vector<Connection*> reparse_;
+  char* shared_read_buf_;
+};
+
+}  // namespace sluice

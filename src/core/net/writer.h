@@ -1,0 +1,63 @@
+// Writer: a connection's output path. Bytes are queued (corked) in an
+// OutputQueue and flushed with one uv_try_write; what the kernel does not
+// take goes out with one uv_write of the remaining iovecs.
+#pragma once
+
+#include <uv.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "core/net/output_queue.h"
+
+namespace sluice {
+
+// Told about write completions. Called on the loop thread from libuv's write
+// callback, never from inside Flush().
+class WriterClient {
+ public:
+  virtual ~WriterClient() = default;
+  // All queued writes finished (status 0) or one failed (status < 0).
+  virtual void OnWriteComplete(int status) = 0;
+};
+
+class Writer {
+ public:
+  Writer(uv_stream_t* stream, WriterClient* client)
+      : stream_(stream), client_(client) {}
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // The queue producers append to. Nothing is written until Flush().
+  OutputQueue& queue() { return queue_; }
+
+  // Hands queued bytes to the kernel. Returns 0 or a libuv error (the
+  // connection is then to be destroyed). Safe to call with nothing queued.
+  int Flush();
+
+  // Bytes queued but not flushed, plus bytes handed to uv_write and not yet
+  // written: what backpressure is measured on.
+  size_t Backlog() const { return queue_.size() + in_flight_bytes_; }
+  bool HasWritesInFlight() const { return in_flight_reqs_ > 0; }
+  // Counts write system calls made by Flush (for tests and benchmarks).
+  uint64_t flushes() const { return flushes_; }
+
+ private:
+  struct WriteReq {
+    uv_write_t req;
+    Writer* writer;
+    OutputQueue data;  // owns the bytes the iovecs point into
+    size_t bytes;
+  };
+  static void OnWrite(uv_write_t* req, int status);
+
+  uv_stream_t* stream_;
+  WriterClient* client_;
+  OutputQueue queue_;
+  std::vector<uv_buf_t> iov_;
+  size_t in_flight_bytes_ = 0;
+  size_t in_flight_reqs_ = 0;
+  uint64_t flushes_ = 0;
+};
+
+}  // namespace sluice
