@@ -14,6 +14,7 @@
         "src/core/net/writer.cc",
         "src/core/net/connection.cc",
         "src/core/http1/http1_session.cc",
+        "src/core/http1/line_fold_scanner.cc",
         "src/core/net/listener.cc",
         "src/core/common/date_cache.cc",
         "src/core/http1/response_serializer.cc",

@@ -105,6 +105,7 @@ int Http1Session::OnMessageCompleteCb(llhttp_t* p) {
 // one (cr_due_, checked in Execute).
 int Http1Session::OnVersionCb(llhttp_t* p, const char* at, size_t len) {
   Http1Session* s = From(p);
+  if (s->fold_.Span(at, at + len)) return s->RefuseFold();
   s->version_end_ = at + len;
   s->version_gen_ = s->exec_gen_;
   return 0;
@@ -141,6 +142,22 @@ int Http1Session::OnChunkExtensionCb(llhttp_t* p, const char* at,
     return -1;
   }
   return 0;
+}
+
+// Node answers every line fold with 400 (HPE_INVALID_HEADER_TOKEN): a
+// front proxy that reads the folded line differently would otherwise
+// frame the request differently than we do.
+int Http1Session::RefuseFold() {
+  fold_.Disarm();
+  invalid_header_ = true;
+  invalid_code_ = "HPE_INVALID_HEADER_TOKEN";
+  // node's two wordings: a fold after an empty first line, and after a
+  // value.
+  bool after_value = !in_field_ && !fields_.empty() &&
+                     fields_.back().second.len > 0;
+  invalid_reason_ = after_value ? "Unexpected whitespace after header value"
+                                : "Invalid header value char";
+  return -1;
 }
 
 int Http1Session::OnHeaderFieldComplete() {
@@ -250,6 +267,7 @@ void Http1Session::Execute(const char* data, size_t len) {
   exec_start_ = data;
   exec_end_ = end;
   exec_gen_++;
+  fold_.BeginRead(data);
   if (cr_due_ && len > 0) {
     // The previous read ended right after the request line's version.
     cr_due_ = false;
@@ -266,7 +284,15 @@ void Http1Session::Execute(const char* data, size_t len) {
     // Headers complete but their body not in this read yet: deliver now so
     // the handler can start (and answer 100-continue).
     if (head_pending_ && !conn_->destroyed()) DeliverHead(false);
-    if (err == HPE_OK) return;
+    if (err == HPE_OK) {
+      // The read ended inside a head: its tail (after the last span) may
+      // hold the start of a fold that no later callback would see whole.
+      if (fold_.ReadEnd(end)) {
+        RefuseFold();
+        HandleParseError(HPE_INVALID_HEADER_TOKEN, end);
+      }
+      return;
+    }
     if (conn_->destroyed()) return;
     const char* pos = llhttp_get_error_pos(&parser_);
     if (err == HPE_PAUSED) {
@@ -347,6 +373,8 @@ int Http1Session::OnMessageBegin() {
 
 int Http1Session::OnUrl(const char* at, size_t len) {
   if (CheckHeaderBudget(len) != 0) return -1;
+  if (url_.len == 0) fold_.Arm(at);
+  if (fold_.Span(at, at + len)) return RefuseFold();
   if (url_.len == 0) url_.off = static_cast<uint32_t>(arena_.size());
   arena_.append(at, len);
   url_.len += static_cast<uint32_t>(len);
@@ -355,6 +383,10 @@ int Http1Session::OnUrl(const char* at, size_t len) {
 
 int Http1Session::OnHeaderField(const char* at, size_t len) {
   if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
+  if (in_trailers_ && !fold_.armed() && fields_.size() == trailer_start_) {
+    fold_.Arm(at);  // the first trailer line
+  }
+  if (fold_.Span(at, at + len)) return RefuseFold();
   if (!in_field_) {
     fields_.push_back(
         {Span{static_cast<uint32_t>(arena_.size()), 0}, Span{0, 0}});
@@ -367,22 +399,15 @@ int Http1Session::OnHeaderField(const char* at, size_t len) {
 
 int Http1Session::OnHeaderValue(const char* at, size_t len) {
   if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
-  // llhttp 8 accepts obs-fold (a value continued on the next line after
-  // whitespace), which RFC 9112 lets a server reject and node rejects. It
-  // shows as a second span of the same value that does not simply continue
-  // the previous one across a read boundary.
-  if (fields_.back().second.len > 0 &&
-      !(at == exec_start_ && value_span_hit_end_)) {
-    invalid_header_ = true;
-    return -1;
-  }
-  value_span_hit_end_ = (at + len == exec_end_);
+  if (fold_.Span(at, at + len)) return RefuseFold();
   arena_.append(at, len);
   fields_.back().second.len += static_cast<uint32_t>(len);
   return 0;
 }
 
 int Http1Session::OnHeadersComplete() {
+  // Before anything is dispatched: the last line may have been folded.
+  if (fold_.SectionEnd(exec_end_)) return RefuseFold();
   Request r;
   r.seq = current_seq_;
   r.method = parser_.method;
@@ -471,6 +496,8 @@ int Http1Session::OnBody(const char* at, size_t len) {
 }
 
 int Http1Session::OnMessageComplete() {
+  // The trailer section (if any) ends here; it may end in a fold.
+  if (fold_.SectionEnd(exec_end_)) return RefuseFold();
   message_in_progress_ = false;
   in_body_ = false;
   in_trailers_ = false;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/http1/line_fold_scanner.h"
 #include "core/net/output_queue.h"
 #include "core/body/pipe.h"
 #include "core/net/server_delegate.h"
@@ -176,6 +177,8 @@ class Http1Session final : public Session {
   static int OnVersionCompleteCb(llhttp_t* p);
   static int OnChunkExtensionCb(llhttp_t* p, const char* at, size_t len);
   int OnHeaderFieldComplete();
+  // A line fold was found: marks the request invalid (400, as node).
+  int RefuseFold();
   void ReportClientError(int status, const char* code, const char* reason);
   Request* Find(uint32_t seq);
   OutputQueue& QueueFor(Request& r);
@@ -215,7 +218,7 @@ class Http1Session final : public Session {
 
   bool parse_dead_ = false;     // after a parse error: ignore input
   bool header_overflow_ = false;
-  bool invalid_header_ = false;   // obs-fold in a value
+  bool invalid_header_ = false;   // a callback refused the head
   // Why invalid_header_ (HPE_* code and reason for clientError).
   const char* invalid_code_ = nullptr;
   const char* invalid_reason_ = nullptr;
@@ -231,11 +234,11 @@ class Http1Session final : public Session {
   // The version ended exactly at the end of a read: the next read's first
   // byte must be CR.
   bool cr_due_ = false;
-  // The input llhttp_execute is working on, and whether the last header
-  // value span ended at its end (obs-fold detection).
+  // The input llhttp_execute is working on.
   const char* exec_start_ = nullptr;
   const char* exec_end_ = nullptr;
-  bool value_span_hit_end_ = false;
+  // Line folds in the head and trailers (llhttp 8.1 accepts them).
+  LineFoldScanner fold_;
   bool server_closing_ = false;
   bool pumping_ = false;        // PumpPipeBody on the stack
   bool pump_again_ = false;     // asked again while pumping
