@@ -183,6 +183,9 @@ function respond(res, target, isFd, headers, options) {
       else if (key[0] !== ':') res.setHeader(key, v);
     }
   }
+  // What the head would carry now is checked now (a throw here is the
+  // caller's); statCheck's additions are checked again below.
+  res._checkHead();
   const file = openNativeFile(target, isFd, opts, (err, stat) => {
     res._nativeFile = null;
     if (res.destroyed || res.writableEnded || res.headersSent) {
@@ -208,12 +211,24 @@ function respond(res, target, isFd, headers, options) {
         file.close();
         return;
       }
-      for (const key of Object.keys(h)) {
-        if (key === ':status') res.statusCode = Number(h[key]);
-        else if (key[0] !== ':' && h[key] !== undefined && res.getHeader(key) !== h[key]) {
-          res.setHeader(key, h[key]);
+      try {
+        for (const key of Object.keys(h)) {
+          if (key === ':status') res.statusCode = Number(h[key]);
+          else if (key[0] !== ':' && h[key] !== undefined && res.getHeader(key) !== h[key]) {
+            res.setHeader(key, h[key]);
+          }
         }
+      } catch (e) {
+        headFailed(res, file, e);
+        return;
       }
+    }
+    // statCheck, or the handler since the call, may have changed the head.
+    try {
+      res._checkHead();
+    } catch (e) {
+      headFailed(res, file, e);
+      return;
     }
     if (known) res.setHeader('content-length', length);
     else res.removeHeader('content-length');
@@ -229,6 +244,14 @@ function respond(res, target, isFd, headers, options) {
     if (r < 0) file.close();
   });
   res._nativeFile = file;
+}
+
+// The head cannot be written (a header or status statCheck set, or one
+// changed after the call): nothing was sent; as node:http2 does for its
+// stream, the response is destroyed with the error.
+function headFailed(res, file, err) {
+  file.close();
+  res.destroy(err);
 }
 
 // What node:http2 refuses to send once the file is stat'ed: an Error, or

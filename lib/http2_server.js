@@ -126,6 +126,14 @@ class StreamConn {
 
   writeContinue() { this._native.info(this._id, 100, '', 0); }
 
+  // res.writeEarlyHints / writeProcessing: "Name: value\r\n" lines checked
+  // by ServerResponse.
+  writeInfo(seq, status, block) { this._native.info(this._id, status, block, RF_HTTP1_BLOCK); }
+
+  // HTTP/2 has no reason phrase: res.statusMessage never reaches the wire
+  // (node's compat ignores it too).
+  get reasonOnWire() { return false; }
+
   pause() { this._native.pauseStream(this._id); }
 
   resume() { this._native.resumeStream(this._id); }

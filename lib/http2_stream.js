@@ -380,11 +380,19 @@ class ServerHttp2Stream extends Duplex {
       // in the pipe (then without content-length).
       let coding = 0;
       const cfg = this._compressCfg;
-      if (cfg !== null && !(options && options.compress === false)) {
-        [coding, headers] = h2compress.decide(this._requestHeaders, cfg,
-          headers[':status'] | 0 || 200, headers, known ? length : -1);
+      try {
+        if (cfg !== null && !(options && options.compress === false)) {
+          [coding, headers] = h2compress.decide(this._requestHeaders, cfg,
+            headers[':status'] | 0 || 200, headers, known ? length : -1);
+        }
+        this.respond(headers, { waitForTrailers, compress: false });
+      } catch (e) {
+        // statCheck left a header that cannot be sent (nothing was): as
+        // node:http2, the stream is destroyed with the error.
+        file.close();
+        this.destroy(e);
+        return;
       }
-      this.respond(headers, { waitForTrailers, compress: false });
       if (this._noBody) {
         file.close();
         return;

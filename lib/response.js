@@ -7,7 +7,8 @@
 
 const Stream = require('stream');
 const {
-  validateHeaderName, validateHeaderValue, validateStatusCode, headersSentError,
+  validateHeaderName, validateHeaderValue, validateStatusCode, validateStatusMessage,
+  validateLinkHeaderValue, wireValue, headersSentError,
 } = require('./headers');
 const { codedError, codedTypeError } = require('./errors');
 const fileResponse = require('./file_response');
@@ -170,12 +171,9 @@ class ServerResponse extends Stream {
       reason = undefined;
     }
     this.statusCode = validateStatusCode(statusCode);
-    if (reason !== undefined) {
-      if (/[\r\n]/.test(reason)) {
-        throw codedTypeError('ERR_INVALID_CHAR', 'Invalid character in statusMessage');
-      }
-      this.statusMessage = reason;
-    }
+    // As node: the argument replaces the property, and whichever it is is
+    // checked once the headers are applied.
+    if (reason !== undefined) this.statusMessage = reason;
     if (headers) {
       if (Array.isArray(headers)) {
         // Flat [name, value, ...] or [[name, value], ...], as node takes.
@@ -194,13 +192,38 @@ class ServerResponse extends Stream {
         }
       }
     }
+    if (this[kConn].reasonOnWire !== false) validateStatusMessage(this.statusMessage);
     this.headersSent = true;
     return this;
+  }
+
+  // Checks what the head will carry before anything changes state, so
+  // that a throw leaves the response as it was (a handler may still answer
+  // 500): the status code and message, which are plain properties set at
+  // any time, and header values that are objects (an array mutated after
+  // setHeader, a toString). _headBlock checks the strings it writes again.
+  _checkHead() {
+    this.statusCode = validateStatusCode(this.statusCode);
+    if (this[kConn].reasonOnWire !== false) validateStatusMessage(this.statusMessage);
+    const h = this[kHeaders];
+    if (h === null) return;
+    for (const key in h) {
+      const [name, value] = h[key];
+      if (typeof value !== 'object' || value === null) continue;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) wireValue(name, value[i]);
+      } else {
+        wireValue(name, value);
+      }
+    }
   }
 
   // Serializes user headers into "Name: value\r\n" lines and the flags
   // telling native code which framing headers the user set.
   // The flags are left in this._headFlags (no array per response).
+  // Names and primitive values were checked by setHeader and cannot have
+  // changed; an object value is stringified once here, and that string is
+  // checked, written and read for the framing flags.
   _headBlock() {
     let block = '';
     let flags = this.sendDate ? 0 : F_DATE;
@@ -208,12 +231,22 @@ class ServerResponse extends Stream {
     if (h !== null) {
       for (const key in h) {
         const [name, value] = h[key];
-        if (Array.isArray(value)) {
-          for (let i = 0; i < value.length; i++) block += name + ': ' + value[i] + '\r\n';
-        } else {
+        if (typeof value !== 'object' || value === null) {
           block += name + ': ' + value + '\r\n';
+          flags |= headerFlag(key, value);
+        } else if (Array.isArray(value)) {
+          let all = '';
+          for (let i = 0; i < value.length; i++) {
+            const v = wireValue(name, value[i]);
+            block += name + ': ' + v + '\r\n';
+            all += (i > 0 ? ',' : '') + v;
+          }
+          flags |= headerFlag(key, all);
+        } else {
+          const v = wireValue(name, value);
+          block += name + ': ' + v + '\r\n';
+          flags |= headerFlag(key, v);
         }
-        flags |= headerFlag(key, value);
       }
     }
     if (flags & F_CONNECTION_CLOSE) this.shouldKeepAlive = false;
@@ -240,6 +273,7 @@ class ServerResponse extends Stream {
   // Starts the response without a body (write() with headers pending,
   // flushHeaders()).
   _sendHead() {
+    this._checkHead();
     if (this._compressCfg) compression.startStream(this, this._compressCfg);
     const block = this._headBlock();
     const flags = this._headFlags;
@@ -268,19 +302,55 @@ class ServerResponse extends Stream {
     if (cb) process.nextTick(cb);
   }
 
-  writeProcessing() {}
+  // 102 Processing, as node.
+  writeProcessing(cb) {
+    this._writeInfo(102, '', cb);
+  }
 
-  writeEarlyHints() {}
+  // 103 Early Hints with a Link header (node's format check), and any other
+  // hints as headers. Unlike node (whose Link check lets CR/LF through
+  // inside <...> and which checks no other hint), every line is checked.
+  writeEarlyHints(hints, cb) {
+    if (hints === null || typeof hints !== 'object' || Array.isArray(hints)) {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "hints" argument must be of type object');
+    }
+    if (hints.link === null || hints.link === undefined) return;
+    const link = validateLinkHeaderValue(hints.link);
+    if (link.length === 0) return;
+    let block = 'Link: ' + wireValue('Link', link) + '\r\n';
+    for (const key of Object.keys(hints)) {
+      if (key === 'link') continue;
+      validateHeaderName(key);
+      block += key + ': ' + wireValue(key, hints[key]) + '\r\n';
+    }
+    this._writeInfo(103, block, cb);
+  }
 
+  // An interim response before the head (ignored once the head is out).
+  _writeInfo(status, block, cb) {
+    if (!this.headersSent && !this.destroyed) this[kConn].writeInfo(this[kSeq], status, block);
+    if (cb) process.nextTick(cb);
+  }
+
+  // As node: replaces earlier trailers; an array value of several elements
+  // is one line each, a shorter one is joined with '; '.
   addTrailers(headers) {
     let block = '';
-    const entries = Array.isArray(headers) ? headers : Object.entries(headers);
-    for (const [k, v] of entries) {
-      validateHeaderName(k);
-      validateHeaderValue(k, v);
-      block += k + ': ' + v + '\r\n';
+    const isArray = Array.isArray(headers);
+    for (const key of Object.keys(headers)) {
+      const field = isArray ? headers[key][0] : key;
+      let value = isArray ? headers[key][1] : headers[key];
+      validateHeaderName(field, 'Trailer name');
+      if (Array.isArray(value) && value.length > 1) {
+        for (let j = 0; j < value.length; j++) {
+          block += field + ': ' + wireValue(field, value[j], 'trailer content') + '\r\n';
+        }
+        continue;
+      }
+      if (Array.isArray(value)) value = value.join('; ');
+      block += field + ': ' + wireValue(field, value, 'trailer content') + '\r\n';
     }
-    this[kTrailers] += block;
+    this[kTrailers] = block;
   }
 
   // ---- body ----------------------------------------------------------------
@@ -315,6 +385,9 @@ class ServerResponse extends Stream {
       return this;
     }
     const body = chunk === undefined || chunk === null ? undefined : toBody(chunk, encoding);
+    // A head that cannot be written throws before the response ends (as
+    // node's implicit writeHead): the handler can still answer.
+    if (!this[kHeadOnWire] && !this.destroyed) this._checkHead();
     this.writableEnded = true;
     if (this.destroyed) return this;
     let r;
@@ -368,6 +441,7 @@ class ServerResponse extends Stream {
   // pipe. onError(status) hears a mid-body failure. Returns the native
   // result (< 0: not started).
   _respondWithNativeFile(file, onError) {
+    this._checkHead();
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;

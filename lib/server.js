@@ -352,6 +352,7 @@ class Server extends EventEmitter {
     const err = codedError(code, code === 'ERR_HTTP_REQUEST_TIMEOUT' ?
       'Request timeout' : `Parse Error: ${reason}`);
     err.statusCode = status;
+    if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') err.reason = reason;  // as node's parse errors
     if (this.listenerCount('clientError') > 0) {
       this.emit('clientError', err, st.socket);
     } else {

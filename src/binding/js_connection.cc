@@ -55,6 +55,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Write>("write"),
           InstanceMethod<&JsConnection::End>("end"),
           InstanceMethod<&JsConnection::WriteContinue>("writeContinue"),
+          InstanceMethod<&JsConnection::WriteInfo>("writeInfo"),
           InstanceMethod<&JsConnection::Pause>("pause"),
           InstanceMethod<&JsConnection::Resume>("resume"),
           InstanceMethod<&JsConnection::Destroy>("destroy"),
@@ -202,6 +203,17 @@ Napi::Value JsConnection::WriteContinue(const Napi::CallbackInfo& info) {
   if (!s) return Napi::Number::New(info.Env(), kRespClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   return Napi::Number::New(info.Env(), s->WriteContinue(seq));
+}
+
+Napi::Value JsConnection::WriteInfo(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http1Session* s = session();
+  if (!s) return Napi::Number::New(env, kRespClosed);
+  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
+  int status = info[1].As<Napi::Number>().Int32Value();
+  std::string lines;
+  if (IsString(env, info[2])) Latin1(env, info[2], &lines);
+  return Napi::Number::New(env, s->WriteInformational(seq, status, lines));
 }
 
 Napi::Value JsConnection::Pause(const Napi::CallbackInfo& info) {

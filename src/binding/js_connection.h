@@ -32,6 +32,8 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   // end(seq, chunk, trailers)
   Napi::Value End(const Napi::CallbackInfo& info);
   Napi::Value WriteContinue(const Napi::CallbackInfo& info);
+  // writeInfo(seq, status, headerLines): a 102/103 before the head.
+  Napi::Value WriteInfo(const Napi::CallbackInfo& info);
   Napi::Value Pause(const Napi::CallbackInfo& info);
   Napi::Value Resume(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);

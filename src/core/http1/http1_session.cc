@@ -865,6 +865,21 @@ int Http1Session::WriteContinue(uint32_t seq) {
   return kRespOk;
 }
 
+int Http1Session::WriteInformational(uint32_t seq, int status,
+                                     std::string_view header_lines) {
+  if (conn_->closing()) return kRespClosed;
+  if (status <= 100 || status > 199) return kRespNoRequest;
+  Request* r = Find(seq);
+  if (!r || r->ended) return kRespNoRequest;
+  if (r->head_sent) return kRespHeadersSent;
+  OutputQueue& q = QueueFor(*r);
+  AppendStatusLine(q, status, std::string_view());
+  q.Append(header_lines.data(), header_lines.size());
+  q.Append("\r\n", 2);
+  if (IsFront(*r)) conn_->MarkDirty();
+  return kRespOk;
+}
+
 bool Http1Session::HeadersSent(uint32_t seq) const {
   if (requests_.empty()) return true;
   uint32_t idx = seq - requests_.front().seq;

@@ -87,6 +87,12 @@ class Http1Session final : public Session {
   int End(uint32_t seq, std::string_view trailers);
   // Writes "HTTP/1.1 100 Continue" for `seq`.
   int WriteContinue(uint32_t seq);
+  // Writes an interim response (status 101..199) for `seq` before its
+  // head: the status line, `header_lines` ("Name: value\r\n" each, checked
+  // by the caller) and the blank line. kRespHeadersSent once the head is
+  // out (an interim response after it would corrupt the response).
+  int WriteInformational(uint32_t seq, int status,
+                         std::string_view header_lines);
   // Writes a canned error response (when nothing of a response is on the
   // wire yet) and closes the connection gracefully.
   void SendErrorAndClose(int status);
