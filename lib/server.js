@@ -28,9 +28,10 @@ const ALLOC_ERROR = 2;
 // Flags of onRequest (src/binding/js_server.cc).
 const RQ_COMPLETE = 1;
 const RQ_KEEP_ALIVE = 2;
-const RQ_EXPECT_CONTINUE = 4;
 const RQ_HAS_EXPECT = 16;
 const RQ_HAS_HOST = 32;
+// As node's _http_server.js: "100-continue" anywhere in Expect.
+const continueExpression = /(?:^|\W)100-continue(?:$|\W)/i;
 
 const kNative = Symbol('sluice.native');
 const kState = Symbol('sluice.connState');
@@ -323,22 +324,26 @@ class Server extends EventEmitter {
         res.end();
         return;
       }
-    }
-    if (flags & RQ_EXPECT_CONTINUE) {
-      if (this.listenerCount('checkContinue') > 0) {
-        this.emit('checkContinue', req, res);
-        return;
+      if (flags & RQ_HAS_EXPECT) {
+        // As node: Expect is honoured on HTTP/1.1 only, and means
+        // 100-continue when the token appears anywhere in the (joined)
+        // field; any other expectation is answered 417.
+        if (continueExpression.test(req.headers.expect)) {
+          if (this.listenerCount('checkContinue') > 0) {
+            this.emit('checkContinue', req, res);
+            return;
+          }
+          res.writeContinue();
+        } else {
+          if (this.listenerCount('checkExpectation') > 0) {
+            this.emit('checkExpectation', req, res);
+          } else {
+            res.writeHead(417);
+            res.end();
+          }
+          return;
+        }
       }
-      res.writeContinue();
-    } else if (flags & RQ_HAS_EXPECT) {
-      // An expectation other than 100-continue, as node answers it.
-      if (this.listenerCount('checkExpectation') > 0) {
-        this.emit('checkExpectation', req, res);
-      } else {
-        res.writeHead(417);
-        res.end();
-      }
-      return;
     }
     this.emit('request', req, res);
   }

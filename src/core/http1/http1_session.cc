@@ -56,10 +56,13 @@ Http1Session::Http1Session(Connection* conn) : conn_(conn) {
   settings_.on_header_field_complete = [](llhttp_t* p) -> int {
     return From(p)->OnHeaderFieldComplete();
   };
+  settings_.on_header_value_complete = [](llhttp_t* p) -> int {
+    return From(p)->OnHeaderValueComplete();
+  };
   settings_.on_version = OnVersionCb;
   settings_.on_version_complete = OnVersionCompleteCb;
   settings_.on_chunk_extension_name = OnChunkExtensionCb;
-  settings_.on_chunk_extension_value = OnChunkExtensionCb;
+  settings_.on_chunk_extension_value = OnChunkExtensionValueCb;
   // Called once a chunk-size line (extensions included) is complete.
   settings_.on_chunk_header = [](llhttp_t* p) -> int {
     From(p)->chunk_ext_bytes_ = 0;
@@ -105,7 +108,9 @@ int Http1Session::OnMessageCompleteCb(llhttp_t* p) {
 // one (cr_due_, checked in Execute).
 int Http1Session::OnVersionCb(llhttp_t* p, const char* at, size_t len) {
   Http1Session* s = From(p);
-  if (s->fold_.Span(at, at + len)) return s->RefuseFold();
+  if (LineFoldScanner::Result r = s->fold_.Span(at, at + len)) {
+    return s->RefuseLines(r);
+  }
   s->version_end_ = at + len;
   s->version_gen_ = s->exec_gen_;
   return 0;
@@ -144,13 +149,18 @@ int Http1Session::OnChunkExtensionCb(llhttp_t* p, const char* at,
   return 0;
 }
 
-// Node answers every line fold with 400 (HPE_INVALID_HEADER_TOKEN): a
-// front proxy that reads the folded line differently would otherwise
-// frame the request differently than we do.
-int Http1Session::RefuseFold() {
+// Node answers every line fold, and a bare LF ending the head or the
+// trailers, with 400 (HPE_INVALID_HEADER_TOKEN): a front proxy that reads
+// such a line differently would otherwise frame the request differently
+// than we do.
+int Http1Session::RefuseLines(LineFoldScanner::Result why) {
   fold_.Disarm();
   invalid_header_ = true;
   invalid_code_ = "HPE_INVALID_HEADER_TOKEN";
+  if (why == LineFoldScanner::kBareLfEnd) {
+    invalid_reason_ = "Invalid header field char";
+    return -1;
+  }
   // node's two wordings: a fold after an empty first line, and after a
   // value.
   bool after_value = !in_field_ && !fields_.empty() &&
@@ -158,6 +168,33 @@ int Http1Session::RefuseFold() {
   invalid_reason_ = after_value ? "Unexpected whitespace after header value"
                                 : "Invalid header value char";
   return -1;
+}
+
+// llhttp 8.1 accepts two chunk-extension values node's llhttp 9 refuses
+// (400): a DEL or control byte inside a quoted value, and an empty value
+// followed by ";" ("3;a=;"). An empty value's span is reported where the
+// value would start: at the byte after "=".
+int Http1Session::OnChunkExtensionValueCb(llhttp_t* p, const char* at,
+                                          size_t len) {
+  Http1Session* s = From(p);
+  if (OnChunkExtensionCb(p, at, len) != 0) return -1;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = static_cast<unsigned char>(at[i]);
+    if (c == 0x7f || (c < 0x20 && c != '\t')) {
+      s->invalid_header_ = true;
+      s->invalid_code_ = "HPE_STRICT";
+      s->invalid_reason_ = "Invalid character in chunk extensions quoted value";
+      return -1;
+    }
+  }
+  // (An empty span at the read's end is reported again from the next one.)
+  if (len == 0 && at < s->exec_end_ && *at == ';') {
+    s->invalid_header_ = true;
+    s->invalid_code_ = "HPE_STRICT";
+    s->invalid_reason_ = "Invalid character in chunk extensions";
+    return -1;
+  }
+  return 0;
 }
 
 int Http1Session::OnHeaderFieldComplete() {
@@ -180,9 +217,38 @@ int Http1Session::OnHeaderFieldComplete() {
     invalid_reason_ = "Content-Length can't be present with Transfer-Encoding";
     return -1;
   }
+  if (!in_trailers_ && (parser_.flags & F_CONTENT_LENGTH) != 0 &&
+      name.len == 17 &&
+      EqualsIgnoreCase(std::string_view(arena_.data() + name.off, name.len),
+                       "transfer-encoding")) {
+    // Transfer-Encoding after Content-Length, whatever its value (llhttp
+    // 8.1 lets an empty one through): node's llhttp 9 answers 400.
+    invalid_header_ = true;
+    invalid_code_ = "HPE_INVALID_TRANSFER_ENCODING";
+    invalid_reason_ = "Transfer-Encoding can't be present with Content-Length";
+    return -1;
+  }
   fields_.back().second = Span{static_cast<uint32_t>(arena_.size()), 0};
   in_field_ = false;
   return 0;
+}
+
+int Http1Session::OnHeaderValueComplete() {
+  if (fields_.empty()) return 0;
+  const auto& f = fields_.back();
+  if (f.first.len != 17 ||
+      !EqualsIgnoreCase(std::string_view(arena_.data() + f.first.off, 17),
+                        "transfer-encoding") ||
+      !TrimOws(arena_.data() + f.second.off, f.second.len).empty()) {
+    return 0;
+  }
+  // An empty Transfer-Encoding (head or trailers): llhttp 8.1 and node
+  // 20's llhttp 9.3 ignore it, node 22's llhttp 9.4 answers 400. What a
+  // proxy makes of an empty coding is anyone's guess: refuse it.
+  invalid_header_ = true;
+  invalid_code_ = "HPE_INVALID_TRANSFER_ENCODING";
+  invalid_reason_ = "Empty Transfer-Encoding";
+  return -1;
 }
 
 // ---- parsing -------------------------------------------------------------
@@ -287,8 +353,8 @@ void Http1Session::Execute(const char* data, size_t len) {
     if (err == HPE_OK) {
       // The read ended inside a head: its tail (after the last span) may
       // hold the start of a fold that no later callback would see whole.
-      if (fold_.ReadEnd(end)) {
-        RefuseFold();
+      if (LineFoldScanner::Result r = fold_.ReadEnd(end)) {
+        RefuseLines(r);
         HandleParseError(HPE_INVALID_HEADER_TOKEN, end);
       }
       return;
@@ -374,7 +440,9 @@ int Http1Session::OnMessageBegin() {
 int Http1Session::OnUrl(const char* at, size_t len) {
   if (CheckHeaderBudget(len) != 0) return -1;
   if (url_.len == 0) fold_.Arm(at);
-  if (fold_.Span(at, at + len)) return RefuseFold();
+  if (LineFoldScanner::Result r = fold_.Span(at, at + len)) {
+    return RefuseLines(r);
+  }
   if (url_.len == 0) url_.off = static_cast<uint32_t>(arena_.size());
   arena_.append(at, len);
   url_.len += static_cast<uint32_t>(len);
@@ -383,10 +451,9 @@ int Http1Session::OnUrl(const char* at, size_t len) {
 
 int Http1Session::OnHeaderField(const char* at, size_t len) {
   if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
-  if (in_trailers_ && !fold_.armed() && fields_.size() == trailer_start_) {
-    fold_.Arm(at);  // the first trailer line
+  if (LineFoldScanner::Result r = fold_.Span(at, at + len)) {
+    return RefuseLines(r);
   }
-  if (fold_.Span(at, at + len)) return RefuseFold();
   if (!in_field_) {
     fields_.push_back(
         {Span{static_cast<uint32_t>(arena_.size()), 0}, Span{0, 0}});
@@ -399,15 +466,21 @@ int Http1Session::OnHeaderField(const char* at, size_t len) {
 
 int Http1Session::OnHeaderValue(const char* at, size_t len) {
   if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
-  if (fold_.Span(at, at + len)) return RefuseFold();
+  if (LineFoldScanner::Result r = fold_.Span(at, at + len)) {
+    return RefuseLines(r);
+  }
   arena_.append(at, len);
   fields_.back().second.len += static_cast<uint32_t>(len);
   return 0;
 }
 
 int Http1Session::OnHeadersComplete() {
-  // Before anything is dispatched: the last line may have been folded.
-  if (fold_.SectionEnd(exec_end_)) return RefuseFold();
+  // Before anything is dispatched: the last line may have been folded, or
+  // the blank line be a bare LF.
+  if (LineFoldScanner::Result r =
+          fold_.HeadEnd(exec_end_, (parser_.flags & F_CHUNKED) != 0)) {
+    return RefuseLines(r);
+  }
   Request r;
   r.seq = current_seq_;
   r.method = parser_.method;
@@ -480,6 +553,9 @@ int Http1Session::OnBody(const char* at, size_t len) {
     DeliverHead(false);
     if (conn_->destroyed()) return -1;
   }
+  if (LineFoldScanner::Result r = fold_.Body(at, at + len)) {
+    return RefuseLines(r);
+  }
   body_bytes_ += len;
   if (body_bytes_ > conn_->listener()->options().max_request_body_size) {
     // A chunked body grew past maxRequestBodySize: none of this chunk is
@@ -496,17 +572,26 @@ int Http1Session::OnBody(const char* at, size_t len) {
 }
 
 int Http1Session::OnMessageComplete() {
-  // The trailer section (if any) ends here; it may end in a fold.
-  if (fold_.SectionEnd(exec_end_)) return RefuseFold();
+  // A chunked body's last chunk and trailers end here.
+  if (LineFoldScanner::Result r = fold_.MessageEnd(exec_end_)) {
+    return RefuseLines(r);
+  }
   message_in_progress_ = false;
   in_body_ = false;
   in_trailers_ = false;
   conn_->ClearDeadline(kDeadlineHeaders);
   conn_->ClearDeadline(kDeadlineRequest);
   if (Request* r = Find(current_seq_)) r->body_done = true;
-  if (head_pending_) {
+  // An empty chunked body can still carry trailers: then the head goes
+  // out first and the trailers with the end, as for any other body.
+  bool has_trailers = fields_.size() > trailer_start_;
+  if (head_pending_ && !has_trailers) {
     DeliverHead(true);
   } else {
+    if (head_pending_) {
+      DeliverHead(false);
+      if (conn_->destroyed()) return -1;
+    }
     trailers_.clear();
     size_t tend = fields_.size();
     size_t max_fields = conn_->listener()->options().max_headers_count;

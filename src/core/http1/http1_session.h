@@ -182,9 +182,13 @@ class Http1Session final : public Session {
   static int OnVersionCb(llhttp_t* p, const char* at, size_t len);
   static int OnVersionCompleteCb(llhttp_t* p);
   static int OnChunkExtensionCb(llhttp_t* p, const char* at, size_t len);
+  static int OnChunkExtensionValueCb(llhttp_t* p, const char* at,
+                                     size_t len);
   int OnHeaderFieldComplete();
-  // A line fold was found: marks the request invalid (400, as node).
-  int RefuseFold();
+  int OnHeaderValueComplete();
+  // The scanner found a fold or a bare-LF blank line: marks the request
+  // invalid (400, as node).
+  int RefuseLines(LineFoldScanner::Result why);
   void ReportClientError(int status, const char* code, const char* reason);
   Request* Find(uint32_t seq);
   OutputQueue& QueueFor(Request& r);

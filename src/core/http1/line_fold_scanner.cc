@@ -2,49 +2,90 @@
 
 namespace sluice {
 
-bool LineFoldScanner::Scan(const char* end) {
+LineFoldScanner::Result LineFoldScanner::Scan(const char* end,
+                                              bool stop_at_end) {
   const char* p = from_;
-  if (p == nullptr) return false;
+  if (p == nullptr) return kOk;
   for (; p < end; p++) {
     char c = *p;
-    if (lf_) {
-      if (c == ' ' || c == '\t') return true;
-      if (c == '\r' || c == '\n') {
-        // CR or LF right after a line's LF: the blank line that ends the
-        // section (anything else there is llhttp's error). The bytes after
-        // it are body or the next request: scan nothing more until Arm.
-        armed_ = false;
-        return false;
-      }
+    switch (state_) {
+      case kLineStart:
+        if (c == ' ' || c == '\t') return kFold;
+        if (c == '\n') return kBareLfEnd;
+        state_ = c == '\r' ? kBlankCr : kInLine;
+        break;
+      case kBlankCr:
+        if (c == '\n') {
+          state_ = kSectionEnd;
+          if (stop_at_end) {
+            from_ = p + 1;
+            return kOk;
+          }
+        } else {
+          state_ = kInLine;  // "\r\n\rX": llhttp's own error
+        }
+        break;
+      case kSectionEnd:
+        // Bytes after the blank line belong to the next part; only a
+        // caller that keeps scanning (a chunked body) gets here, and the
+        // chunk-size line starts a line.
+        state_ = kLineStart;
+        p--;
+        break;
+      case kInLine:
+        if (c == '\n') state_ = kLineStart;
+        break;
     }
-    lf_ = (c == '\n');
   }
   from_ = p;
-  return false;
+  return kOk;
 }
 
-bool LineFoldScanner::Span(const char* at, const char* end) {
-  if (!armed_) return false;
-  if (Scan(at)) return true;
-  // llhttp starts the span of a folded value's continuation AT the
-  // whitespace that folds it: the span's first byte counts too.
-  if (lf_ && at < end && (*at == ' ' || *at == '\t')) return true;
-  // Span bytes are never CR or LF: whatever follows is not after an LF.
-  lf_ = false;
+LineFoldScanner::Result LineFoldScanner::Span(const char* at,
+                                              const char* end) {
+  if (!armed_) return kOk;
+  Result r = Scan(at, false);
+  if (r != kOk) return r;
+  if (state_ == kLineStart && at < end && (*at == ' ' || *at == '\t')) {
+    return kFold;
+  }
+  if (at < end) state_ = kInLine;
   from_ = end;
-  return false;
+  return kOk;
 }
 
-bool LineFoldScanner::ReadEnd(const char* end) {
-  if (!armed_) return false;
-  return Scan(end);
+LineFoldScanner::Result LineFoldScanner::Body(const char* at,
+                                              const char* end) {
+  if (!armed_) return kOk;
+  Result r = Scan(at, false);
+  if (r != kOk) return r;
+  if (at < end) state_ = kInLine;
+  from_ = end;
+  return kOk;
 }
 
-bool LineFoldScanner::SectionEnd(const char* end) {
-  if (!armed_) return false;
-  bool fold = Scan(end);
+LineFoldScanner::Result LineFoldScanner::ReadEnd(const char* end) {
+  if (!armed_) return kOk;
+  return Scan(end, false);
+}
+
+LineFoldScanner::Result LineFoldScanner::HeadEnd(const char* end,
+                                                 bool chunked) {
+  if (!armed_) return kOk;
+  Result r = Scan(end, true);
+  if (r != kOk || !chunked) {
+    armed_ = false;
+    return r;
+  }
+  // The chunk-size line that follows starts a line.
+  state_ = kLineStart;
+  return kOk;
+}
+
+LineFoldScanner::Result LineFoldScanner::MessageEnd(const char* end) {
+  if (!armed_) return kOk;
   armed_ = false;
-  return fold;
+  return Scan(end, true);
 }
 
 }  // namespace sluice

@@ -1,19 +1,20 @@
-// LineFoldScanner: finds obs-fold (a header line continued on the next
-// line after CRLF + SP/HTAB, RFC 9112 5.2) in a request head or trailer
-// section, which node's llhttp 9 refuses and Debian's llhttp 8.1 accepts.
+// LineFoldScanner: checks the line structure of a request head, and of a
+// chunked body's framing and trailers, where Debian's llhttp 8.1 is laxer
+// than node's llhttp 9:
+//   - obs-fold (a line continued after CRLF + SP/HTAB, RFC 9112 5.2), also
+//     after an empty first line ("Transfer-Encoding:\r\n chunked"), which
+//     llhttp 8.1 unfolds into one ordinary-looking value;
+//   - a bare LF as the blank line that ends the head or the trailers
+//     ("Host: h\r\n\n", "0\r\n\n").
+// node answers both with 400, so a front proxy can never be told a
+// different framing than we use.
 //
-// llhttp 8.1 reports the head as spans (target, version, field names,
-// values) and consumes the bytes between them itself: ": ", OWS, CRLF, and
-// any fold. A fold after a value shows as a second value span, but a fold
-// after an EMPTY first line ("Transfer-Encoding:\r\n chunked") yields one
-// ordinary-looking span, and a fold of whitespace only yields none: so the
-// scanner looks at the separator bytes themselves. Every byte of the head
-// that is not inside a reported span passes through it exactly once, in
-// order, across any number of reads; an LF followed by SP or HTAB there
-// (or by a span that starts with one: llhttp starts a folded value's
-// continuation span at the whitespace) is a fold. Span bytes never hold CR
-// or LF (llhttp's strict mode ends a span there), so no LF hides inside
-// one.
+// llhttp reports the head as spans (target, version, field names, values)
+// and a chunked body's data as spans; it consumes the bytes between them
+// itself (": ", OWS, CRLF, chunk-size lines, folds). Every one of those
+// separator bytes passes through the scanner exactly once, in order,
+// across any number of reads. Span bytes never hold CR or LF (llhttp's
+// strict mode ends header spans there; chunk data is skipped whole).
 //
 // Pointers are into the read llhttp_execute is working on; the scanner
 // keeps no pointer across reads (BeginRead resets it).
@@ -23,44 +24,63 @@ namespace sluice {
 
 class LineFoldScanner {
  public:
-  // Start scanning at `at`, the first byte of the request target or of
-  // the first trailer name: what precedes it (method, a previous body) is
-  // not part of the section.
+  enum Result {
+    kOk = 0,
+    kFold,       // LF followed by SP or HTAB
+    kBareLfEnd,  // the blank line ending a section is a bare LF
+  };
+
+  // Start at `at`, the first byte of the request target: what precedes it
+  // (the method, a previous message's body) is not scanned.
   void Arm(const char* at) {
     armed_ = true;
-    lf_ = false;
+    state_ = kInLine;
     from_ = at;
   }
-  // The section ended or the request failed: scan nothing until Arm.
+  // The request failed: scan nothing until Arm.
   void Disarm() { armed_ = false; }
   bool armed() const { return armed_; }
 
   // A new read starts at `data`: its first unscanned byte.
   void BeginRead(const char* data) { from_ = data; }
 
-  // A span starts at `at` (the bytes since the last span, or since the
-  // read began, are separators) and ends at `end`. Returns true when those
-  // separators hold a fold.
-  bool Span(const char* at, const char* end);
+  // A head span (target, version, field name or value) over [at, end):
+  // scans the separators before it. llhttp starts the span of a folded
+  // value's continuation AT the folding whitespace, so the span's first
+  // byte counts as a separator byte too.
+  Result Span(const char* at, const char* end);
 
-  // The read ends at `end` with the section still open (llhttp consumed
-  // every byte up to `end`): scans the rest. True on a fold.
-  bool ReadEnd(const char* end);
+  // Chunk data over [at, end): scans the framing before it; the data
+  // itself (any bytes) is skipped.
+  Result Body(const char* at, const char* end);
 
-  // llhttp reported the end of the section (headers or trailers complete):
-  // scans up to the blank line that ended it, never past it (what follows
-  // is body; every scan stops there). `end` bounds the scan (the end of
-  // the read). True on a fold. Disarms.
-  bool SectionEnd(const char* end);
+  // The read ends at `end` with a section still open (llhttp consumed
+  // every byte up to `end`): scans the rest.
+  Result ReadEnd(const char* end);
+
+  // llhttp reported the head complete: scans to the blank line that ended
+  // it (never past it). A chunked body's framing is scanned next (the
+  // scanner stays armed); any other body is not (disarms).
+  Result HeadEnd(const char* end, bool chunked);
+
+  // llhttp reported the message complete: a chunked body's last chunk and
+  // trailer section end at their blank line. Disarms.
+  Result MessageEnd(const char* end);
 
  private:
-  // Scans [from_, end); stops early at a fold (true) or at the blank line
-  // that ends the section (disarms).
-  bool Scan(const char* end);
+  enum State {
+    kInLine,     // inside a line
+    kLineStart,  // just after a line's LF
+    kBlankCr,    // CR at a line start: a CRLF blank line in progress
+    kSectionEnd  // the blank line is complete
+  };
+  // Scans [from_, end) until a violation, or (stop_at_end) the end of the
+  // section's blank line.
+  Result Scan(const char* end, bool stop_at_end);
 
   bool armed_ = false;
-  bool lf_ = false;                 // the last separator byte was LF
-  const char* from_ = nullptr;      // first unscanned byte of this read
+  State state_ = kInLine;
+  const char* from_ = nullptr;  // first unscanned byte of this read
 };
 
 }  // namespace sluice
