@@ -41,12 +41,14 @@ LineFoldScanner::Result LineFoldScanner::Scan(const char* end,
   return kOk;
 }
 
-LineFoldScanner::Result LineFoldScanner::Span(const char* at,
-                                              const char* end) {
+LineFoldScanner::Result LineFoldScanner::Skip(const char* at,
+                                              const char* end,
+                                              bool whitespace_folds) {
   if (!armed_) return kOk;
   Result r = Scan(at, false);
   if (r != kOk) return r;
-  if (state_ == kLineStart && at < end && (*at == ' ' || *at == '\t')) {
+  if (whitespace_folds && state_ == kLineStart && at < end &&
+      (*at == ' ' || *at == '\t')) {
     return kFold;
   }
   if (at < end) state_ = kInLine;
@@ -54,14 +56,14 @@ LineFoldScanner::Result LineFoldScanner::Span(const char* at,
   return kOk;
 }
 
+LineFoldScanner::Result LineFoldScanner::Span(const char* at,
+                                              const char* end) {
+  return Skip(at, end, true);
+}
+
 LineFoldScanner::Result LineFoldScanner::Body(const char* at,
                                               const char* end) {
-  if (!armed_) return kOk;
-  Result r = Scan(at, false);
-  if (r != kOk) return r;
-  if (at < end) state_ = kInLine;
-  from_ = end;
-  return kOk;
+  return Skip(at, end, false);
 }
 
 LineFoldScanner::Result LineFoldScanner::ReadEnd(const char* end) {

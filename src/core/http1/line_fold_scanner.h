@@ -77,6 +77,9 @@ class LineFoldScanner {
   // Scans [from_, end) until a violation, or (stop_at_end) the end of the
   // section's blank line.
   Result Scan(const char* end, bool stop_at_end);
+  // Scans the separators before [at, end), then skips it; with
+  // whitespace_folds, a first byte SP/HTAB at a line start is a fold.
+  Result Skip(const char* at, const char* end, bool whitespace_folds);
 
   bool armed_ = false;
   State state_ = kInLine;
