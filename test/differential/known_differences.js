@@ -51,6 +51,15 @@ const MATCHERS = {
   // Content-Length followed by whitespace with a tab ("5\t"): llhttp 8.1
   // and 9.3 refuse it, node 22+ (llhttp 9.4) accepts it.
   'content-length-trailing-tab': (wire) => /\ncontent-length:[ \t]*\d+ *\t[ \t]*\r\n/i.test(wire),
+  // "Connection: close" with a tab after the token: sluice closes after
+  // that request as node 22+ (llhttp 9.4) does; node 20 (llhttp 9.3)
+  // does not read it as close and serves what is pipelined behind it.
+  'connection-close-trailing-tab': (wire) => /\nconnection:[^\r\n]*close *\t[ \t]*(,|\r\n)/i.test(wire),
+  // HTTP/1.0 with "Connection: keep-alive" and a tab after the token: node
+  // 22+ keeps the connection and serves what is pipelined; sluice, like
+  // node 20, does not read it as keep-alive and closes after the response.
+  'keep-alive-trailing-tab': (wire) => / HTTP\/1\.0\r\n/.test(wire) &&
+    /\nconnection:[^\r\n]*keep-alive *\t[ \t]*(,|\r\n)/i.test(wire),
   // An HTTP/1.1 request without Host: both answer 400 and close, but node
   // has already parsed (and dispatched) what was pipelined behind it.
   'no-host-then-pipelined': (wire) => heads(wire).some((h) => /^[^\r\n]* HTTP\/1\.1(\r\n|$)/.test(h) &&

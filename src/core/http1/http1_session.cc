@@ -481,6 +481,13 @@ int Http1Session::OnHeadersComplete() {
           fold_.HeadEnd(exec_end_, (parser_.flags & F_CHUNKED) != 0)) {
     return RefuseLines(r);
   }
+  if (!(parser_.flags & F_CONNECTION_CLOSE) && HasCloseToken()) {
+    // "Connection: close\t": llhttp 8.1 reads "close" only when SP, "," or
+    // the line end follows; node 22's llhttp 9.4 also takes HTAB, and then
+    // refuses anything pipelined after this request. Do the same, so that
+    // no front proxy sees fewer requests on the connection than we serve.
+    parser_.flags |= F_CONNECTION_CLOSE;
+  }
   Request r;
   r.seq = current_seq_;
   r.method = parser_.method;
@@ -506,6 +513,32 @@ int Http1Session::OnHeadersComplete() {
     return -1;
   }
   return 0;
+}
+
+bool Http1Session::HasCloseToken() const {
+  for (size_t i = 0; i < fields_.size(); i++) {
+    const auto& f = fields_[i];
+    if (f.first.len != 10 ||
+        !EqualsIgnoreCase(std::string_view(arena_.data() + f.first.off, 10),
+                          "connection")) {
+      continue;
+    }
+    std::string_view v(arena_.data() + f.second.off, f.second.len);
+    while (!v.empty()) {
+      size_t comma = v.find(',');
+      std::string_view token = v.substr(0, comma);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
+        token.remove_prefix(1);
+      }
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) {
+        token.remove_suffix(1);
+      }
+      if (EqualsIgnoreCase(token, "close")) return true;
+      if (comma == std::string_view::npos) break;
+      v.remove_prefix(comma + 1);
+    }
+  }
+  return false;
 }
 
 void Http1Session::DeliverHead(bool complete) {

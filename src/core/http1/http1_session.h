@@ -186,6 +186,9 @@ class Http1Session final : public Session {
                                      size_t len);
   int OnHeaderFieldComplete();
   int OnHeaderValueComplete();
+  // A Connection header of the head holds the token "close" (OWS around
+  // tokens allowed, as node's llhttp 9.4 reads it).
+  bool HasCloseToken() const;
   // The scanner found a fold or a bare-LF blank line: marks the request
   // invalid (400, as node).
   int RefuseLines(LineFoldScanner::Result why);
