@@ -87,7 +87,8 @@ class Http1Session final : public Session {
   // Writes "HTTP/1.1 100 Continue" for `seq`.
   int WriteContinue(uint32_t seq);
   // Writes a canned error response (when nothing of a response is on the
-  // wire yet) and closes the connection gracefully.
+  // wire yet) and closes the connection gracefully. Status 0 (input that
+  // is not HTTP/1.x): closes without an answer.
   void SendErrorAndClose(int status);
   // Write backlog above the high-water mark (res.write() returns false).
   bool NeedsDrain() const;
@@ -177,6 +178,9 @@ class Http1Session final : public Session {
   static int OnChunkExtensionCb(llhttp_t* p, const char* at, size_t len);
   int OnHeaderFieldComplete();
   void ReportClientError(int status, const char* code, const char* reason);
+  // A method error at `pos` whose request line is not HTTP/1.x, on the
+  // connection's first request of a port that also serves h2c.
+  bool NotHttp1(const char* pos) const;
   Request* Find(uint32_t seq);
   OutputQueue& QueueFor(Request& r);
   bool IsFront(const Request& r) const {
