@@ -356,7 +356,9 @@ class Server extends EventEmitter {
     const st = connState(conn);
     const err = codedError(code, code === 'ERR_HTTP_REQUEST_TIMEOUT' ?
       'Request timeout' : `Parse Error: ${reason}`);
-    err.statusCode = status;
+    // Status 0: the input is not HTTP/1.x (neither protocol of this port):
+    // the default answer is a close without bytes.
+    if (status !== 0) err.statusCode = status;
     if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') err.reason = reason;  // as node's parse errors
     if (this.listenerCount('clientError') > 0) {
       this.emit('clientError', err, st.socket);

@@ -654,7 +654,6 @@ int Http1Session::OnMessageComplete() {
 }
 
 void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
-  (void)pos;
   if (header_overflow_) {
     ReportClientError(431, "HPE_HEADER_OVERFLOW", "Header overflow");
     return;
@@ -682,7 +681,35 @@ void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
     return;
   }
   const char* reason = llhttp_get_error_reason(&parser_);
+  if (err == HPE_INVALID_METHOD && NotHttp1(pos)) {
+    // Neither HTTP/1.x nor the HTTP/2 preface, on a port that serves both:
+    // the client may speak HTTP/2 (an invalid preface, RFC 9113 3.4: a
+    // connection error whose GOAWAY may be omitted) as well as anything
+    // else, so the default answer is no HTTP/1.1 bytes, only a close
+    // (status 0). clientError is still reported.
+    ReportClientError(0, llhttp_errno_name(err), reason ? reason : "");
+    return;
+  }
   ReportClientError(400, llhttp_errno_name(err), reason ? reason : "");
+}
+
+bool Http1Session::NotHttp1(const char* pos) const {
+  // Only the connection's first request on a port that also detects h2c.
+  if (next_seq_ != 1 || conn_->listener()->delegate()->http2() == nullptr) {
+    return false;
+  }
+  if (pos < exec_start_ || pos > exec_end_) return false;
+  // The rest of the request line, as far as this read holds it: a client
+  // speaking HTTP/1.x names its version there. A line not complete in
+  // this read is given the benefit of the doubt (400).
+  const char* eol = static_cast<const char*>(
+      memchr(pos, '\n', static_cast<size_t>(exec_end_ - pos)));
+  if (eol == nullptr) return false;
+  static constexpr char kVersion[] = " HTTP/1.";
+  static constexpr size_t kVersionLen = sizeof(kVersion) - 1;
+  std::string_view line(pos, static_cast<size_t>(eol - pos));
+  return line.find(std::string_view(kVersion, kVersionLen)) ==
+         std::string_view::npos;
 }
 
 void Http1Session::RejectBody() {
@@ -1048,6 +1075,11 @@ void Http1Session::Advance() {
 
 void Http1Session::SendErrorAndClose(int status) {
   if (conn_->closing()) return;
+  if (status == 0) {
+    // Input that is not HTTP/1.x (ReportClientError's status 0): no answer.
+    conn_->Destroy();
+    return;
+  }
   if (!requests_.empty() && requests_.front().head_sent) {
     // Part of a response is already on the wire: an error response would
     // corrupt it. Just close.

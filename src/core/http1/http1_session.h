@@ -94,7 +94,8 @@ class Http1Session final : public Session {
   int WriteInformational(uint32_t seq, int status,
                          std::string_view header_lines);
   // Writes a canned error response (when nothing of a response is on the
-  // wire yet) and closes the connection gracefully.
+  // wire yet) and closes the connection gracefully. Status 0 (input that
+  // is not HTTP/1.x): closes without an answer.
   void SendErrorAndClose(int status);
   // Write backlog above the high-water mark (res.write() returns false).
   bool NeedsDrain() const;
@@ -193,6 +194,9 @@ class Http1Session final : public Session {
   // invalid (400, as node).
   int RefuseLines(LineFoldScanner::Result why);
   void ReportClientError(int status, const char* code, const char* reason);
+  // A method error at `pos` whose request line is not HTTP/1.x, on the
+  // connection's first request of a port that also serves h2c.
+  bool NotHttp1(const char* pos) const;
   Request* Find(uint32_t seq);
   OutputQueue& QueueFor(Request& r);
   bool IsFront(const Request& r) const {

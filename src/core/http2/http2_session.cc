@@ -318,6 +318,7 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
     nghttp2_session_callbacks_new(&c);
     nghttp2_session_callbacks_set_send_callback(c, SendCb);
     nghttp2_session_callbacks_set_send_data_callback(c, SendDataCb);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(c, OnBeginFrameCb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(c,
                                                             OnBeginHeadersCb);
     nghttp2_session_callbacks_set_on_header_callback(c, OnHeaderCb);
@@ -376,6 +377,7 @@ int Http2Session::StartUpgrade(const uint8_t* settings, size_t len,
   r = nghttp2_session_upgrade2(session_, settings, len, head_request ? 1 : 0,
                                nullptr);
   if (r != 0) return r;
+  client_ids_.Open(1);
   auto st = std::make_unique<Stream>(this);
   st->id = 1;
   st->head_request = head_request;
@@ -636,6 +638,22 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
 }
 
 // ---- nghttp2 callbacks: input ---------------------------------------------------------
+
+// Called by nghttp2 (inside mem_recv) when a frame's 9-byte header has been
+// read, before nghttp2 validates the frame. May terminate the session.
+int Http2Session::OnBeginFrameCb(nghttp2_session*, const nghttp2_frame_hd* hd,
+                                 void* user) {
+  Http2Session* self = From(user);
+  if (hd->type != NGHTTP2_HEADERS || (hd->stream_id & 1) == 0) return 0;
+  if (!self->client_ids_.Open(hd->stream_id) && !self->fatal_) {
+    // A HEADERS on an id the client skipped (RFC 9113 5.1.1): nghttp2
+    // ignores the frame (it decodes its header block, keeping HPACK state)
+    // and every frame after the GOAWAY; streams already handed to the
+    // embedder keep what they submitted.
+    self->Terminate(NGHTTP2_PROTOCOL_ERROR);
+  }
+  return 0;
+}
 
 int Http2Session::OnBeginHeadersCb(nghttp2_session* session,
                                    const nghttp2_frame* frame, void* user) {

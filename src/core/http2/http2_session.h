@@ -31,6 +31,7 @@
 
 #include "core/compress/compress_stream.h"
 #include "core/http2/http2_delegate.h"
+#include "core/http2/skipped_stream_ids.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
 
@@ -208,6 +209,8 @@ class Http2Session final : public Session {
   static ssize_t ReadCb(nghttp2_session*, int32_t id, uint8_t* buf,
                         size_t len, uint32_t* data_flags,
                         nghttp2_data_source* source, void* user);
+  static int OnBeginFrameCb(nghttp2_session*, const nghttp2_frame_hd* hd,
+                            void* user);
   static int OnBeginHeadersCb(nghttp2_session*, const nghttp2_frame* frame,
                               void* user);
   static int OnHeaderCb(nghttp2_session*, const nghttp2_frame* frame,
@@ -269,6 +272,7 @@ class Http2Session final : public Session {
   // The last_stream_id of Shutdown's GOAWAY: streams above it are refused.
   int32_t goaway_last_id_ = INT32_MAX;
   bool fatal_ = false;          // a connection error: close once written
+  SkippedStreamIds client_ids_;  // stream ids the client opened or skipped
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
 };
