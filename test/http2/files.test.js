@@ -122,10 +122,12 @@ describeSluice('http2 respondWithFile', function () {
     }
   });
 
-  it('a missing file reaches onError with ENOENT; without onError the stream is reset', async function () {
+  it('a missing file reaches onError with ENOENT; without onError the stream errors (as node) and is reset', async function () {
     const { server, port } = await common.startServer();
     let seen;
+    let streamError;
     server.on('stream', (stream, headers) => {
+      stream.on('error', (e) => { streamError = e.code; });
       if (headers[':path'] === '/handled') {
         stream.respondWithFile(path.join(dir, 'nope'), {}, {
           onError(err) {
@@ -147,6 +149,7 @@ describeSluice('http2 respondWithFile', function () {
     req.resume();
     await common.once(req, 'close', 5000);
     assert.strictEqual(req.rstCode, http2.constants.NGHTTP2_INTERNAL_ERROR);
+    assert.strictEqual(streamError, 'ENOENT');
   });
 
   it('20 client resets mid-file leak no fd and no buffer, and the next stream works', async function () {
