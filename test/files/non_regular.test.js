@@ -255,6 +255,53 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     assert.match(buf, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n0\r\n\r\n$/);
   });
 
+  common.sluiceOnly('compression and HEAD: a FIFO of text goes through the native compressor (gzip, HTTP/1.1; br, HTTP/2 compat); HEAD ends without reading', async function () {
+    const zlib = require('node:zlib');
+    const fifo = mkfifo();
+    const text = 'sluice compresses what a FIFO gives it. '.repeat(2000);
+    const { port } = await common.startServer({ compression: true }, (req, res) => {
+      res.setHeader('content-type', 'text/plain');
+      res.respondWithFile(fifo);
+    });
+    // Writes all of `data` (a FIFO holds 64 KiB: wait for the reader).
+    const writeAll = async (w, data) => {
+      let buf = Buffer.from(data);
+      while (buf.length) {
+        try {
+          buf = buf.subarray(w.write(buf));
+        } catch (e) {
+          if (e.code !== 'EAGAIN') throw e;
+          await common.sleep(5);
+        }
+      }
+    };
+    const w1 = writer(fifo);
+    const got1 = common.httpRequest(port, { headers: { 'accept-encoding': 'gzip' } });
+    await writeAll(w1, text);
+    w1.close();
+    const r1 = await got1;
+    assert.strictEqual(r1.headers['content-encoding'], 'gzip');
+    assert.strictEqual(zlib.gunzipSync(r1.body).toString(), text);
+    const w2 = writer(fifo);
+    const got2 = h2.request(h2.connect(port), { ':path': '/', 'accept-encoding': 'br' });
+    await writeAll(w2, text);
+    w2.close();
+    const r2 = await got2;
+    assert.strictEqual(r2.headers['content-encoding'], 'br');
+    assert.strictEqual(zlib.brotliDecompressSync(r2.body).toString(), text);
+    // HEAD: the head, no body; the FIFO's bytes are left for its next
+    // reader (the FIFO lives on while the writer holds it).
+    const w3 = writer(fifo);
+    w3.write('left');
+    const r3 = await common.httpRequest(port, { method: 'HEAD' });
+    assert.strictEqual(r3.statusCode, 200);
+    assert.strictEqual(r3.body.length, 0);
+    const got4 = common.httpRequest(port);
+    await common.sleep(50);
+    w3.close();
+    assert.strictEqual((await got4).body.toString(), 'left');
+  });
+
   common.sluiceOnly('16 concurrent FIFO responses with slow writers (HTTP/1.1, HTTP/2, compat, respondWithFD) leave regular file responses flowing', async function () {
     this.timeout(30000);
     const before = fdCount();
