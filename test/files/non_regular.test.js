@@ -302,13 +302,14 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     assert.strictEqual((await got4).body.toString(), 'left');
   });
 
-  common.sluiceOnly('16 concurrent FIFO responses with slow writers (HTTP/1.1, HTTP/2, compat, respondWithFD) leave regular file responses flowing', async function () {
+  common.sluiceOnly('16 concurrent FIFO responses with slow writers (HTTP/1.1, HTTP/2, compat; respondWithFile and respondWithFD) leave regular file responses flowing', async function () {
     this.timeout(30000);
     const before = fdCount();
     const fifos = [];
     const { port } = await common.startServer((req, res) => {
       const [, kind, i] = req.url.split('/');
       if (kind === 'fifo') res.respondWithFile(fifos[Number(i)].path);
+      else if (kind === 'fd') res.respondWithFD(fifos[Number(i)].readFd);
       else res.respondWithFile(regular);
     });
     const { port: port2 } = await startH2((stream, headers) => {
@@ -326,7 +327,11 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
       fifos.push(f);
       let done;
       const kind = i % 4;
-      if (kind === 0) {
+      if (kind === 0 && i % 8 === 4) {
+        // res.respondWithFD on HTTP/1.1.
+        f.readFd = fs.openSync(p, O_RDONLY | O_NONBLOCK);
+        done = rawGet(port, `/fd/${i}`).then((r) => r.body);
+      } else if (kind === 0) {
         done = rawGet(port, `/fifo/${i}`).then((r) => r.body);
       } else if (kind === 1) {
         done = h2.request(s1, { ':path': `/fifo/${i}` }, { timeout: 20000 }).then((r) => r.body);
