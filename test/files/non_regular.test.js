@@ -24,25 +24,12 @@ const { assert } = common;
 
 const { O_RDWR, O_NONBLOCK, O_RDONLY } = fs.constants;
 
-function fdCount() {
-  return fs.readdirSync('/proc/self/fd').length;
-}
+const { fdCount, settled } = require('./settled');
 
 // The status flags of one of our fds (octal in /proc/self/fdinfo).
 function fdFlags(fd) {
   const m = /flags:\s*([0-7]+)/.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1'));
   return parseInt(m[1], 8);
-}
-
-async function settled(before, ms = 3000) {
-  const binding = require('../../lib/binding');
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const st = binding.NativeFile.stats();
-    const n = fdCount();
-    if ((st.sources === 0 && n <= before) || Date.now() > deadline) return { ...st, fds: n };
-    await common.sleep(20);
-  }
 }
 
 // An HTTP/2 server with a 'stream' listener: sluice's, or node:http2's

@@ -15,21 +15,7 @@ const { assert } = common;
 
 const describeSluice = common.isNode ? describe.skip : describe;
 
-function fdCount() {
-  return fs.readdirSync('/proc/self/fd').length;
-}
-
-// Waits until no native file source is left and the fd count is back.
-async function settled(before, ms = 3000) {
-  const binding = require('../../lib/binding');
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const st = binding.NativeFile.stats();
-    const n = fdCount();
-    if ((st.sources === 0 && n <= before) || Date.now() > deadline) return { ...st, fds: n };
-    await common.sleep(20);
-  }
-}
+const { fdCount, settled } = require('../files/settled');
 
 describeSluice('http2 respondWithFile', function () {
   let dir;
