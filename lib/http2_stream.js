@@ -306,7 +306,10 @@ class ServerHttp2Stream extends Duplex {
   // its bytes flow natively into DATA frames (src/core/http2/http2_pipe_body.h):
   // no JS per chunk, nothing copied. Options: offset, length,
   // statCheck(stat, headers, statOptions), onError(err) (otherwise the
-  // stream is reset with INTERNAL_ERROR), waitForTrailers.
+  // stream is destroyed with the error: 'error', then RST_STREAM
+  // INTERNAL_ERROR), waitForTrailers. Non-regular files (FIFOs, pipes,
+  // sockets, character devices) stream until EOF without a content-length;
+  // offset/length on them fail with ERR_HTTP2_SEND_FILE_NOSEEK.
   respondWithFile(path, headers, options) {
     this._respondWithNativeFile(path, false, headers, options);
   }
@@ -342,9 +345,12 @@ class ServerHttp2Stream extends Duplex {
       return;
     }
     const name = isFd ? undefined : target;
+    // Without onError, as node:http2: the stream is destroyed with the
+    // error ('error' on the stream, RST_STREAM INTERNAL_ERROR).
     const fail = (err) => {
+      this._fileResponding = false;
       if (opts.onError) opts.onError(err);
-      else this.close(constants.NGHTTP2_INTERNAL_ERROR);
+      else this.destroy(err);
     };
     this._fileResponding = true;
     const file = fileResponse.openNativeFile(target, isFd, opts, (err, stat) => {

@@ -188,7 +188,11 @@ Napi::Value JsFile::Range(const Napi::CallbackInfo& info) {
 Napi::Value JsFile::HoldHttp1(const Napi::CallbackInfo& info) {
   JsConnection* jc = JsConnection::Unwrap(info[0].As<Napi::Object>());
   Http1Session* s = jc ? jc->http1_session() : nullptr;
-  if (s) s->HoldOutput(info[1].As<Napi::Number>().Uint32Value());
+  // Only for a known length: a FIFO's first bytes may take any time, and
+  // its head should not wait for them (node sends it at once too).
+  if (s && source_ && source_->length_known()) {
+    s->HoldOutput(info[1].As<Napi::Number>().Uint32Value());
+  }
   return info.Env().Undefined();
 }
 

@@ -44,7 +44,8 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   // range() -> [offset, length, lengthKnown]
   Napi::Value Range(const Napi::CallbackInfo& info);
   // holdHttp1(conn, seq) before conn.respond(): the head waits for the
-  // file's first bytes so that both leave in one write.
+  // file's first bytes so that both leave in one write (regular files
+  // only; a non-regular file's head leaves at once).
   Napi::Value HoldHttp1(const Napi::CallbackInfo& info);
   // respondHttp1(conn, seq, onDone(status)) after conn.respond() sent the
   // head: 0 (pipe running; onDone follows once, unless the connection
