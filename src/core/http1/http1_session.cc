@@ -263,6 +263,9 @@ void Http1Session::Execute(const char* data, size_t len) {
   }
   while (true) {
     llhttp_errno_t err = llhttp_execute(&parser_, data, end - data);
+    // What this input held of a body goes out before anything that must
+    // follow it (an error, the next input).
+    FlushBodyRun();
     // Headers complete but their body not in this read yet: deliver now so
     // the handler can start (and answer 100-continue).
     if (head_pending_ && !conn_->destroyed()) DeliverHead(false);
@@ -462,15 +465,67 @@ int Http1Session::OnBody(const char* at, size_t len) {
     body_too_large_ = true;
     return -1;
   }
-  int64_t offset = -1;
-  if (read_in_ubuf_ && at >= ubuf_base_ && at + len <= ubuf_base_ + ubuf_len_) {
-    offset = at - ubuf_base_;
+  AddBodySpan(at, len);
+  return 0;
+}
+
+void Http1Session::AddBodySpan(const char* at, size_t len) {
+  if (len == 0) return;
+  bool in_ubuf = read_in_ubuf_ && at >= ubuf_base_ &&
+                 at + len <= ubuf_base_ + ubuf_len_;
+  if (run_len_ > 0 && in_ubuf != run_in_ubuf_) FlushBodyRun();
+  if (run_len_ == 0) {
+    run_in_ubuf_ = in_ubuf;
+    run_copied_ = false;
+    run_len_ = len;
+    if (in_ubuf) {
+      run_off_ = static_cast<size_t>(at - ubuf_base_);
+    } else {
+      run_ptr_ = at;
+    }
+    return;
   }
-  conn_->listener()->delegate()->OnBody(conn_, current_seq_, at, len, offset);
-  return conn_->destroyed() ? -1 : 0;
+  if (run_in_ubuf_) {
+    // The span lies after the run in the same read; the bytes between
+    // (chunk framing) are parsed already and nothing else refers to them.
+    char* dst = ubuf_base_ + run_off_ + run_len_;
+    if (dst != at) memmove(dst, at, len);
+    run_len_ += len;
+    return;
+  }
+  if (!run_copied_ && run_ptr_ + run_len_ == at) {
+    run_len_ += len;
+    return;
+  }
+  if (!run_copied_) {
+    run_copy_.assign(run_ptr_, run_len_);
+    run_copied_ = true;
+  }
+  run_copy_.append(at, len);
+  run_len_ += len;
+}
+
+bool Http1Session::FlushBodyRun() {
+  if (run_len_ == 0) return !conn_->destroyed();
+  size_t len = run_len_;
+  run_len_ = 0;
+  if (conn_->destroyed()) return false;
+  ServerDelegate* d = conn_->listener()->delegate();
+  if (run_in_ubuf_) {
+    d->OnBody(conn_, current_seq_, ubuf_base_ + run_off_, len,
+              static_cast<int64_t>(run_off_));
+  } else {
+    d->OnBody(conn_, current_seq_, run_copied_ ? run_copy_.data() : run_ptr_,
+              len, -1);
+    // A body of tiny chunks must not leave a large copy buffer behind.
+    if (run_copy_.capacity() > 4096) std::string().swap(run_copy_);
+  }
+  return !conn_->destroyed();
 }
 
 int Http1Session::OnMessageComplete() {
+  // The body's last bytes reach the request before its end.
+  if (!FlushBodyRun()) return -1;
   message_in_progress_ = false;
   in_body_ = false;
   in_trailers_ = false;
@@ -669,6 +724,7 @@ void Http1Session::OnClose() {
   // (this may run outside any JS scope).
   ubuf_base_ = nullptr;
   in_body_ = false;
+  run_len_ = 0;
 }
 
 // ---- responses -------------------------------------------------------------

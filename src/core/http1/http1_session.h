@@ -190,6 +190,14 @@ class Http1Session final : public Session {
   // memory to land in, or retire the buffer when no body is expected.
   void PrepareBodyBuffer();
   void RetireBodyBuffer();
+  // Body coalescing: the body spans llhttp reports while parsing one input
+  // (one socket read, or held-back input) are gathered into one run and
+  // handed to the delegate once, by FlushBodyRun, before anything that must
+  // follow them (the request's end, an error, the end of the input). A
+  // chunked body of 1-byte chunks thus crosses into JS once per read, not
+  // once per chunk. Returns false when the connection was destroyed.
+  void AddBodySpan(const char* at, size_t len);
+  bool FlushBodyRun();
 
   Connection* conn_;
   llhttp_t parser_;
@@ -252,6 +260,20 @@ class Http1Session final : public Session {
   bool in_body_ = false;           // headers done, body bytes still to come
   bool read_in_ubuf_ = false;      // the read being parsed is in ubuf
   bool waiting_memory_ = false;    // paused: the embedder's pool is dry
+
+  // The body run not yet delivered (AddBodySpan). In the embedder's buffer
+  // (run_in_ubuf_) it is [ubuf_base_ + run_off_, + run_len_): later spans
+  // of the same read are moved down next to it, over chunk framing already
+  // parsed, so the run stays one view of that memory. Elsewhere it is
+  // [run_ptr_, + run_len_) inside the input while spans are contiguous
+  // (a Content-Length body), else a copy in run_copy_. Never more than one
+  // input's bytes: the bound on what a request buffers natively.
+  size_t run_len_ = 0;
+  size_t run_off_ = 0;
+  const char* run_ptr_ = nullptr;
+  bool run_in_ubuf_ = false;
+  bool run_copied_ = false;
+  std::string run_copy_;
 };
 
 }  // namespace sluice
