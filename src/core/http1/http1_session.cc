@@ -170,79 +170,21 @@ int Http1Session::OnHeaderFieldComplete() {
 
 // ---- parsing -------------------------------------------------------------
 
-bool Http1Session::AllocRead(size_t suggested, uv_buf_t* buf) {
-  (void)suggested;
-  if (!ubuf_base_ || !in_body_ || ubuf_used_ >= ubuf_len_) return false;
-  *buf = uv_buf_init(ubuf_base_ + ubuf_used_,
-                     static_cast<unsigned int>(ubuf_len_ - ubuf_used_));
-  return true;
+ReadBuffers::Want Http1Session::ReadMemory() const {
+  if (parse_dead_) return ReadBuffers::kNone;  // input is discarded
+  return in_body_ ? ReadBuffers::kRequire : ReadBuffers::kPrefer;
 }
 
 void Http1Session::OnRead(const char* data, size_t len) {
-  bool in_ubuf = ubuf_base_ && data >= ubuf_base_ &&
-                 data < ubuf_base_ + ubuf_len_;
-  if (in_ubuf) ubuf_used_ = static_cast<size_t>(data - ubuf_base_) + len;
   if (parse_dead_ || conn_->closing()) return;  // discard
   if (!unparsed_.empty()) {
     // Reads are stopped while input is held back; keep order regardless.
     unparsed_.append(data, len);
     return;
   }
-  read_in_ubuf_ = in_ubuf;
+  read_in_ubuf_ = conn_->read_buffers().Contains(data, len);
   Execute(data, len);
   read_in_ubuf_ = false;
-  PrepareBodyBuffer();
-}
-
-void Http1Session::PrepareBodyBuffer() {
-  const ServerOptions& o = conn_->listener()->options();
-  if (!o.body_allocator || conn_->closing() || parse_dead_) return;
-  if (!in_body_) {
-    // Between requests no buffer is held: an idle keep-alive connection
-    // must not pin pool memory.
-    RetireBodyBuffer();
-    return;
-  }
-  if (ubuf_base_ && ubuf_len_ - ubuf_used_ >= o.body_buffer_min_free) return;
-  RetireBodyBuffer();
-  char* base = nullptr;
-  size_t len = 0;
-  ServerDelegate* d = conn_->listener()->delegate();
-  switch (d->AcquireBodyBuffer(conn_, o.body_buffer_size, &base, &len)) {
-    case ServerDelegate::BufferResult::kOk:
-      ubuf_base_ = base;
-      ubuf_len_ = len;
-      ubuf_used_ = 0;
-      if (waiting_memory_) {
-        waiting_memory_ = false;
-        conn_->Resume(Connection::kPauseMemory);
-      }
-      break;
-    case ServerDelegate::BufferResult::kFallback:
-      break;  // this read goes to the shared buffer and is copied
-    case ServerDelegate::BufferResult::kDry:
-      // TCP backpressure instead of unbounded copying: the peer's window
-      // fills while we wait for the pool (RetryBodyBuffer).
-      waiting_memory_ = true;
-      conn_->Pause(Connection::kPauseMemory);
-      break;
-    case ServerDelegate::BufferResult::kError:
-      conn_->Destroy();
-      break;
-  }
-}
-
-void Http1Session::RetireBodyBuffer() {
-  if (!ubuf_base_) return;
-  ubuf_base_ = nullptr;
-  ubuf_len_ = 0;
-  ubuf_used_ = 0;
-  conn_->listener()->delegate()->ReleaseBodyBuffer(conn_);
-}
-
-void Http1Session::RetryBodyBuffer() {
-  if (!waiting_memory_ || conn_->closing()) return;
-  PrepareBodyBuffer();
 }
 
 void Http1Session::Execute(const char* data, size_t len) {
@@ -313,7 +255,6 @@ void Http1Session::ResumeParsing() {
   input.swap(unparsed_);
   llhttp_resume(&parser_);
   Execute(input.data(), input.size());
-  PrepareBodyBuffer();
 }
 
 int Http1Session::CheckHeaderBudget(size_t len) {
@@ -471,15 +412,15 @@ int Http1Session::OnBody(const char* at, size_t len) {
 
 void Http1Session::AddBodySpan(const char* at, size_t len) {
   if (len == 0) return;
-  bool in_ubuf = read_in_ubuf_ && at >= ubuf_base_ &&
-                 at + len <= ubuf_base_ + ubuf_len_;
+  ReadBuffers& rb = conn_->read_buffers();
+  bool in_ubuf = read_in_ubuf_ && rb.Contains(at, len);
   if (run_len_ > 0 && in_ubuf != run_in_ubuf_) FlushBodyRun();
   if (run_len_ == 0) {
     run_in_ubuf_ = in_ubuf;
     run_copied_ = false;
     run_len_ = len;
     if (in_ubuf) {
-      run_off_ = static_cast<size_t>(at - ubuf_base_);
+      run_off_ = static_cast<size_t>(at - rb.base());
     } else {
       run_ptr_ = at;
     }
@@ -488,7 +429,7 @@ void Http1Session::AddBodySpan(const char* at, size_t len) {
   if (run_in_ubuf_) {
     // The span lies after the run in the same read; the bytes between
     // (chunk framing) are parsed already and nothing else refers to them.
-    char* dst = ubuf_base_ + run_off_ + run_len_;
+    char* dst = rb.base() + run_off_ + run_len_;
     if (dst != at) memmove(dst, at, len);
     run_len_ += len;
     return;
@@ -512,7 +453,9 @@ bool Http1Session::FlushBodyRun() {
   if (conn_->destroyed()) return false;
   ServerDelegate* d = conn_->listener()->delegate();
   if (run_in_ubuf_) {
-    d->OnBody(conn_, current_seq_, ubuf_base_ + run_off_, len,
+    ReadBuffers& rb = conn_->read_buffers();
+    rb.NoteViewCut();
+    d->OnBody(conn_, current_seq_, rb.base() + run_off_, len,
               static_cast<int64_t>(run_off_));
   } else {
     d->OnBody(conn_, current_seq_, run_copied_ ? run_copy_.data() : run_ptr_,
@@ -720,9 +663,6 @@ void Http1Session::OnServerClosing() {
 void Http1Session::OnClose() {
   requests_.clear();  // releases staged external refs
   unparsed_.clear();
-  // The embedder drops its hold on the body buffer in OnConnectionClose
-  // (this may run outside any JS scope).
-  ubuf_base_ = nullptr;
   in_body_ = false;
   run_len_ = 0;
 }
