@@ -57,9 +57,17 @@
 //   - After the release, the memory belongs to the pool: reading it or
 //     writing it is a bug (with `poison: true` it reads as 0xDB).
 //
-// pool.stats() → { bufferSize, maxBuffers, allocated, inUse }
+// pool.stats() → { bufferSize, maxBuffers, allocated, inUse, outstanding, reclaimed }
 //   allocated: buffers created so far (never > maxBuffers, never decreases);
-//   inUse: buffers handed out by alloc and not yet back on the free list.
+//   inUse: buffers handed out by alloc and not yet back on the free list;
+//   outstanding: body chunks sluice handed out that hold a reference (not
+//   yet released); reclaimed: chunks whose reference was dropped because
+//   the chunk object was garbage-collected unreleased (FinalizationRegistry).
+//
+// Safety nets for code that never releases (docs/uploads.md): a chunk
+//   collected unreleased gives its reference back (counted in reclaimed);
+//   a pool dry for 500 ms while chunks are outstanding emits one process
+//   warning, code SLUICE_POOL_DRY, per dry spell.
 //
 // poison: true fills a buffer with 0xDB (POISON_BYTE) each time it goes back
 //   to the free list (and when it is created), so use-after-release shows up.
@@ -177,8 +185,16 @@ class RefStamp extends Stamp {
   static take(view) {
     if (typeof view !== 'object' || view === null || !(#slot in view)) return undefined;
     const slot = view.#slot;
-    if (slot !== null) view.#slot = null;
+    if (slot !== null) {
+      view.#slot = null;
+      // A retained chunk (not an alloc result): no longer outstanding.
+      if (reclaimer.unregister(view)) slot.state.outstanding--;
+    }
     return slot;
+  }
+
+  static holds(view) {
+    return #slot in view && view.#slot !== null;
   }
 }
 
@@ -193,6 +209,22 @@ class Slot {
   }
 }
 
+// Chunks handed out (retainChunk) that are collected while still holding
+// their reference: the reference is dropped then, and counted. A handler
+// that drops its chunks without releasing them thus cannot keep the pool
+// dry for ever, only until the next collection. The held value is the
+// Slot (never the chunk); the chunk is its own unregister token.
+const reclaimer = new FinalizationRegistry((slot) => {
+  if (slot.refs === 0) return;  // cannot happen: the chunk held a reference
+  slot.state.reclaimed++;
+  slot.state.outstanding--;
+  dropRef(slot);
+});
+
+// A pool dry this long while chunks are outstanding warns (once per dry
+// spell): the likely cause is chunks nobody releases.
+const DRY_WARNING_MS = 500;
+
 class PoolState {
   constructor(pool, bufferSize, maxBuffers, poison) {
     this.pool = pool;
@@ -201,6 +233,10 @@ class PoolState {
     this.poison = poison;
     this.allocated = 0;
     this.inUse = 0;
+    this.outstanding = 0;           // chunks handed out, not yet released
+    this.reclaimed = 0;             // of those, reclaimed when collected
+    this.dryTimer = null;           // armed while dry (DRY_WARNING_MS)
+    this.dryWarned = false;
     this.free = [];                 // stack of Slots: LIFO reuse
     this.dry = false;               // alloc returned undefined since last signal
     this.notifyScheduled = false;
@@ -213,6 +249,10 @@ class PoolState {
     if (slot === undefined) {
       if (this.allocated >= this.maxBuffers) {
         this.dry = true;
+        if (this.dryTimer === null && !this.dryWarned) {
+          this.dryTimer = setTimeout(warnDry, DRY_WARNING_MS, this);
+          this.dryTimer.unref();
+        }
         return undefined;
       }
       const mem = Buffer.allocUnsafeSlow(this.bufferSize);
@@ -231,6 +271,11 @@ class PoolState {
     if (this.poison) slot.mem.fill(POISON_BYTE);
     this.free.push(slot);
     this.inUse--;
+    if (this.dryTimer !== null) {
+      clearTimeout(this.dryTimer);
+      this.dryTimer = null;
+    }
+    this.dryWarned = false;
     if (this.dry) {
       this.dry = false;
       if (!this.notifyScheduled) {
@@ -260,8 +305,23 @@ class PoolState {
       maxBuffers: this.maxBuffers,
       allocated: this.allocated,
       inUse: this.inUse,
+      outstanding: this.outstanding,
+      reclaimed: this.reclaimed,
     };
   }
+}
+
+function warnDry(state) {
+  state.dryTimer = null;
+  if (!state.dry || state.outstanding === 0) return;
+  state.dryWarned = true;
+  process.emitWarning(
+    `sluice buffer pool dry for ${DRY_WARNING_MS} ms with ${state.outstanding} request body ` +
+    `chunk(s) handed out and not released: uploads are stalled (TCP backpressure). ` +
+    `Call sluice.releaseBuffer(chunk) once done with each 'data' chunk, or consume the ` +
+    `body with req.pipe(writable), stream.pipeline() or for await, which release for you ` +
+    `(see docs/uploads.md). Chunks dropped without release come back only when collected.`,
+    { code: 'SLUICE_POOL_DRY' });
 }
 
 function rethrow(err) {
@@ -336,7 +396,15 @@ function retainChunk(chunk) {
   }
   new RefStamp(chunk, slot);  // eslint-disable-line no-new
   slot.refs++;
+  slot.state.outstanding++;
+  reclaimer.register(chunk, slot, chunk);
   return true;
+}
+
+// → true when `chunk` is a view carrying a pool reference (a chunk sluice
+// handed out that nobody released yet).
+function holdsReference(chunk) {
+  return typeof chunk === 'object' && chunk !== null && RefStamp.holds(chunk);
 }
 
 function releaseHold(view) {
@@ -420,6 +488,7 @@ module.exports = {
   // server-internal
   retainChunk,
   releaseHold,
+  holdsReference,
   isPoolAllocator,
   onBufferAvailable,
   offBufferAvailable,
