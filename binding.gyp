@@ -13,6 +13,7 @@
         "src/core/net/output_queue.cc",
         "src/core/net/writer.cc",
         "src/core/net/connection.cc",
+        "src/core/net/read_buffers.cc",
         "src/core/http1/http1_session.cc",
         "src/core/http1/line_fold_scanner.cc",
         "src/core/net/listener.cc",

@@ -8,7 +8,7 @@ const { EventEmitter } = require('events');
 const dns = require('dns');
 const net = require('net');
 const binding = require('./binding');
-const { IncomingRequest } = require('./incoming');
+const { IncomingRequest, kPoolBacked } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
 const http2Server = require('./http2_server');
@@ -300,6 +300,7 @@ class Server extends EventEmitter {
     const st = connState(conn);
     const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
       flags >> 8, st.socket);
+    if (this.requestBufferAllocator !== null) req[kPoolBacked] = true;
     const res = new ServerResponse(req, conn, seq, st.socket);
     res.shouldKeepAlive = (flags & RQ_KEEP_ALIVE) !== 0;
     res._onFinish = onResponseFinish;

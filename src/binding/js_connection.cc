@@ -289,7 +289,7 @@ Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
-  if (Http1Session* s = session()) s->RetryBodyBuffer();
+  if (session()) conn_->RetryReadBuffer();
   return info.Env().Undefined();
 }
 

@@ -353,8 +353,9 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
                                                          char** base,
                                                          size_t* len) {
   napi_env env = Env();
-  // Called inside a dispatch or from a JS call (retry): a handle scope of
-  // our own keeps this self-contained either way.
+  // Called from the socket's alloc callback, outside any dispatch: a
+  // handle scope of our own, and no callback scope (a JS allocator is
+  // synchronous; what it queues runs at the next dispatch's end).
   Napi::HandleScope scope(env);
   napi_value argv[2] = {ConnectionObject(c),
                         Int(env, static_cast<int64_t>(size))};

@@ -30,7 +30,7 @@
 // connection open (the binding at environment teardown).
 // Ops (per split record): &3: 1 = deadlines pass (time jumps by an amount
 // chosen by op>>6), 2 = answer deferred requests, 3 = both · 4 = resume a
-// user pause · 8 = refill a dry buffer pool (RetryBodyBuffer) · 16 =
+// user pause · 8 = refill a dry buffer pool (RetryReadBuffer) · 16 =
 // server.close() · 32 = toggle client reading · 128 = do not answer the
 // pending reads of pipe sources (respondWithFile) this time.
 #include <llhttp.h>
@@ -719,7 +719,7 @@ class Ops final : public fuzz::Harness {
     }
     if ((op & 8) && d_.dry) {
       d_.dry = false;
-      if (Http1Session* s = d_.session()) s->RetryBodyBuffer();
+      if (!d_.closed && d_.conn) d_.conn->RetryReadBuffer();
     }
   }
 

@@ -253,79 +253,21 @@ int Http1Session::OnHeaderValueComplete() {
 
 // ---- parsing -------------------------------------------------------------
 
-bool Http1Session::AllocRead(size_t suggested, uv_buf_t* buf) {
-  (void)suggested;
-  if (!ubuf_base_ || !in_body_ || ubuf_used_ >= ubuf_len_) return false;
-  *buf = uv_buf_init(ubuf_base_ + ubuf_used_,
-                     static_cast<unsigned int>(ubuf_len_ - ubuf_used_));
-  return true;
+ReadBuffers::Want Http1Session::ReadMemory() const {
+  if (parse_dead_) return ReadBuffers::kNone;  // input is discarded
+  return in_body_ ? ReadBuffers::kRequire : ReadBuffers::kPrefer;
 }
 
 void Http1Session::OnRead(const char* data, size_t len) {
-  bool in_ubuf = ubuf_base_ && data >= ubuf_base_ &&
-                 data < ubuf_base_ + ubuf_len_;
-  if (in_ubuf) ubuf_used_ = static_cast<size_t>(data - ubuf_base_) + len;
   if (parse_dead_ || conn_->closing()) return;  // discard
   if (!unparsed_.empty()) {
     // Reads are stopped while input is held back; keep order regardless.
     unparsed_.append(data, len);
     return;
   }
-  read_in_ubuf_ = in_ubuf;
+  read_in_ubuf_ = conn_->read_buffers().Contains(data, len);
   Execute(data, len);
   read_in_ubuf_ = false;
-  PrepareBodyBuffer();
-}
-
-void Http1Session::PrepareBodyBuffer() {
-  const ServerOptions& o = conn_->listener()->options();
-  if (!o.body_allocator || conn_->closing() || parse_dead_) return;
-  if (!in_body_) {
-    // Between requests no buffer is held: an idle keep-alive connection
-    // must not pin pool memory.
-    RetireBodyBuffer();
-    return;
-  }
-  if (ubuf_base_ && ubuf_len_ - ubuf_used_ >= o.body_buffer_min_free) return;
-  RetireBodyBuffer();
-  char* base = nullptr;
-  size_t len = 0;
-  ServerDelegate* d = conn_->listener()->delegate();
-  switch (d->AcquireBodyBuffer(conn_, o.body_buffer_size, &base, &len)) {
-    case ServerDelegate::BufferResult::kOk:
-      ubuf_base_ = base;
-      ubuf_len_ = len;
-      ubuf_used_ = 0;
-      if (waiting_memory_) {
-        waiting_memory_ = false;
-        conn_->Resume(Connection::kPauseMemory);
-      }
-      break;
-    case ServerDelegate::BufferResult::kFallback:
-      break;  // this read goes to the shared buffer and is copied
-    case ServerDelegate::BufferResult::kDry:
-      // TCP backpressure instead of unbounded copying: the peer's window
-      // fills while we wait for the pool (RetryBodyBuffer).
-      waiting_memory_ = true;
-      conn_->Pause(Connection::kPauseMemory);
-      break;
-    case ServerDelegate::BufferResult::kError:
-      conn_->Destroy();
-      break;
-  }
-}
-
-void Http1Session::RetireBodyBuffer() {
-  if (!ubuf_base_) return;
-  ubuf_base_ = nullptr;
-  ubuf_len_ = 0;
-  ubuf_used_ = 0;
-  conn_->listener()->delegate()->ReleaseBodyBuffer(conn_);
-}
-
-void Http1Session::RetryBodyBuffer() {
-  if (!waiting_memory_ || conn_->closing()) return;
-  PrepareBodyBuffer();
 }
 
 void Http1Session::Execute(const char* data, size_t len) {
@@ -347,6 +289,9 @@ void Http1Session::Execute(const char* data, size_t len) {
   }
   while (true) {
     llhttp_errno_t err = llhttp_execute(&parser_, data, end - data);
+    // What this input held of a body goes out before anything that must
+    // follow it (an error, the next input).
+    FlushBodyRun();
     // Headers complete but their body not in this read yet: deliver now so
     // the handler can start (and answer 100-continue).
     if (head_pending_ && !conn_->destroyed()) DeliverHead(false);
@@ -402,7 +347,6 @@ void Http1Session::ResumeParsing() {
   input.swap(unparsed_);
   llhttp_resume(&parser_);
   Execute(input.data(), input.size());
-  PrepareBodyBuffer();
 }
 
 int Http1Session::CheckHeaderBudget(size_t len) {
@@ -596,12 +540,64 @@ int Http1Session::OnBody(const char* at, size_t len) {
     body_too_large_ = true;
     return -1;
   }
-  int64_t offset = -1;
-  if (read_in_ubuf_ && at >= ubuf_base_ && at + len <= ubuf_base_ + ubuf_len_) {
-    offset = at - ubuf_base_;
+  AddBodySpan(at, len);
+  return 0;
+}
+
+void Http1Session::AddBodySpan(const char* at, size_t len) {
+  if (len == 0) return;
+  ReadBuffers& rb = conn_->read_buffers();
+  bool in_ubuf = read_in_ubuf_ && rb.Contains(at, len);
+  if (run_len_ > 0 && in_ubuf != run_in_ubuf_) FlushBodyRun();
+  if (run_len_ == 0) {
+    run_in_ubuf_ = in_ubuf;
+    run_copied_ = false;
+    run_len_ = len;
+    if (in_ubuf) {
+      run_off_ = static_cast<size_t>(at - rb.base());
+    } else {
+      run_ptr_ = at;
+    }
+    return;
   }
-  conn_->listener()->delegate()->OnBody(conn_, current_seq_, at, len, offset);
-  return conn_->destroyed() ? -1 : 0;
+  if (run_in_ubuf_) {
+    // The span lies after the run in the same read; the bytes between
+    // (chunk framing) are parsed already and nothing else refers to them.
+    char* dst = rb.base() + run_off_ + run_len_;
+    if (dst != at) memmove(dst, at, len);
+    run_len_ += len;
+    return;
+  }
+  if (!run_copied_ && run_ptr_ + run_len_ == at) {
+    run_len_ += len;
+    return;
+  }
+  if (!run_copied_) {
+    run_copy_.assign(run_ptr_, run_len_);
+    run_copied_ = true;
+  }
+  run_copy_.append(at, len);
+  run_len_ += len;
+}
+
+bool Http1Session::FlushBodyRun() {
+  if (run_len_ == 0) return !conn_->destroyed();
+  size_t len = run_len_;
+  run_len_ = 0;
+  if (conn_->destroyed()) return false;
+  ServerDelegate* d = conn_->listener()->delegate();
+  if (run_in_ubuf_) {
+    ReadBuffers& rb = conn_->read_buffers();
+    rb.NoteViewCut();
+    d->OnBody(conn_, current_seq_, rb.base() + run_off_, len,
+              static_cast<int64_t>(run_off_));
+  } else {
+    d->OnBody(conn_, current_seq_, run_copied_ ? run_copy_.data() : run_ptr_,
+              len, -1);
+    // A body of tiny chunks must not leave a large copy buffer behind.
+    if (run_copy_.capacity() > 4096) std::string().swap(run_copy_);
+  }
+  return !conn_->destroyed();
 }
 
 int Http1Session::OnMessageComplete() {
@@ -609,6 +605,8 @@ int Http1Session::OnMessageComplete() {
   if (LineFoldScanner::Result r = fold_.MessageEnd(exec_end_)) {
     return RefuseLines(r);
   }
+  // The body's last bytes reach the request before its end.
+  if (!FlushBodyRun()) return -1;
   message_in_progress_ = false;
   in_body_ = false;
   in_trailers_ = false;
@@ -837,10 +835,8 @@ void Http1Session::OnServerClosing() {
 void Http1Session::OnClose() {
   requests_.clear();  // releases staged external refs
   unparsed_.clear();
-  // The embedder drops its hold on the body buffer in OnConnectionClose
-  // (this may run outside any JS scope).
-  ubuf_base_ = nullptr;
   in_body_ = false;
+  run_len_ = 0;
 }
 
 // ---- responses -------------------------------------------------------------

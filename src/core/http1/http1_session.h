@@ -56,7 +56,7 @@ class Http1Session final : public Session {
   ~Http1Session() override;
 
   // Session
-  bool AllocRead(size_t suggested, uv_buf_t* buf) override;
+  ReadBuffers::Want ReadMemory() const override;
   void OnRead(const char* data, size_t len) override;
   void OnEof() override;
   void OnTimeout(int kind) override;
@@ -105,9 +105,6 @@ class Http1Session final : public Session {
   // Parse what a pipeline pause left unparsed (called in a dispatch).
   void ResumeParsing() override;
   bool HasHeldInput() const override { return !unparsed_.empty(); }
-  // The embedder's buffer pool refilled: try again to get a body buffer
-  // and resume reading (called from the embedder, outside a dispatch).
-  void RetryBodyBuffer();
 
   Connection* connection() const { return conn_; }
 
@@ -206,10 +203,14 @@ class Http1Session final : public Session {
   // staged output to the writer.
   void Advance();
   int CheckHeaderBudget(size_t len);
-  // After each read: make sure the next read of body bytes has embedder
-  // memory to land in, or retire the buffer when no body is expected.
-  void PrepareBodyBuffer();
-  void RetireBodyBuffer();
+  // Body coalescing: the body spans llhttp reports while parsing one input
+  // (one socket read, or held-back input) are gathered into one run and
+  // handed to the delegate once, by FlushBodyRun, before anything that must
+  // follow them (the request's end, an error, the end of the input). A
+  // chunked body of 1-byte chunks thus crosses into JS once per read, not
+  // once per chunk. Returns false when the connection was destroyed.
+  void AddBodySpan(const char* at, size_t len);
+  bool FlushBodyRun();
 
   Connection* conn_;
   llhttp_t parser_;
@@ -263,15 +264,25 @@ class Http1Session final : public Session {
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
 
-  // Zero-copy uploads: the embedder's buffer body reads land in. Reads go
-  // to [ubuf_base_ + ubuf_used_, ubuf_base_ + ubuf_len_) while a body is
-  // expected; body chunks parsed from there are reported by offset.
-  char* ubuf_base_ = nullptr;
-  size_t ubuf_len_ = 0;
-  size_t ubuf_used_ = 0;
+  // Zero-copy uploads: reads land in the embedder's memory (the
+  // connection's ReadBuffers); body chunks parsed from there are reported
+  // by offset into it.
   bool in_body_ = false;           // headers done, body bytes still to come
-  bool read_in_ubuf_ = false;      // the read being parsed is in ubuf
-  bool waiting_memory_ = false;    // paused: the embedder's pool is dry
+  bool read_in_ubuf_ = false;      // the input being parsed is in it
+
+  // The body run not yet delivered (AddBodySpan). In the embedder's buffer
+  // (run_in_ubuf_) it is [read buffer base + run_off_, + run_len_): later spans
+  // of the same read are moved down next to it, over chunk framing already
+  // parsed, so the run stays one view of that memory. Elsewhere it is
+  // [run_ptr_, + run_len_) inside the input while spans are contiguous
+  // (a Content-Length body), else a copy in run_copy_. Never more than one
+  // input's bytes: the bound on what a request buffers natively.
+  size_t run_len_ = 0;
+  size_t run_off_ = 0;
+  const char* run_ptr_ = nullptr;
+  bool run_in_ubuf_ = false;
+  bool run_copied_ = false;
+  std::string run_copy_;
 };
 
 }  // namespace sluice

@@ -7,19 +7,20 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/net/read_buffers.h"
+
 namespace sluice {
 
 class Session {
  public:
   virtual ~Session() = default;
 
-  // Called by Connection's alloc callback: where the next read should land.
-  // Return false to use the connection's default (shared) read buffer.
-  virtual bool AllocRead(size_t suggested, uv_buf_t* buf) {
-    (void)suggested;
-    (void)buf;
-    return false;
-  }
+  // Called by Connection's alloc callback: whether the next read should
+  // land in embedder memory (see ReadBuffers). kNone: the session copies
+  // what it reads, the shared buffer serves; kRequire: body bytes are due
+  // (a dry pool stops reading), which also keeps a buffer with views cut
+  // from it held for the next read.
+  virtual ReadBuffers::Want ReadMemory() const { return ReadBuffers::kNone; }
   // Called by Connection inside a dispatch with bytes read from the socket.
   // [data, len) is valid only during the call.
   virtual void OnRead(const char* data, size_t len) = 0;
