@@ -46,9 +46,11 @@
 const binding = require('./binding');
 const { codedTypeError } = require('./errors');
 
-// Wire values of Coding (src/core/compress/compressor.h).
-const CODING = { gzip: 1, deflate: 2, br: 3 };
-const NAMES = [undefined, 'gzip', 'deflate', 'br'];
+// Coding values of the native compressor (binding.constants).
+const { CODING_GZIP, CODING_DEFLATE, CODING_BR } = binding.constants;
+const CODING = Object.freeze({ gzip: CODING_GZIP, deflate: CODING_DEFLATE, br: CODING_BR });
+const NAMES = [];
+for (const name of Object.keys(CODING)) NAMES[CODING[name]] = name;
 
 // Compressible content types (the essence of the `compressible` /
 // mime-db list for what servers send): text/*, JSON and XML (also the

@@ -43,16 +43,13 @@ const errorNames = [
   'NGHTTP2_INADEQUATE_SECURITY', 'NGHTTP2_HTTP_1_1_REQUIRED',
 ];
 
-// Flags of the native respond/end (src/binding/js_http2.cc).
-const RF_END_STREAM = 1 << 0;
-const RF_WAIT_FOR_TRAILERS = 1 << 1;
-const RF_ADD_DATE = 1 << 3;
-const RF_END_AFTER_BODY = 1 << 4;
+const {
+  H2_END_STREAM, H2_WAIT_FOR_TRAILERS, H2_ADD_DATE, H2_END_AFTER_BODY,
+  RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
+} = binding.constants;
 // stream.flush(): a write of this (empty) chunk asks the native compressor
 // for a sync flush once the writes before it reached native code.
 const FLUSH = Buffer.alloc(0);
-// Native results (src/core/http2/http2_session.h Http2Result).
-const R_CLOSED = -4;
 
 // RFC 9113 8.2.2: fields that are connection-specific in HTTP/1.1.
 const connectionHeaders = new Set([
@@ -208,10 +205,10 @@ class ServerHttp2Stream extends Duplex {
     }
     let endStream = !!options.endStream;
     if (status === 204 || status === 205 || status === 304 || this._isHead) endStream = true;
-    let flags = RF_ADD_DATE;
+    let flags = H2_ADD_DATE;
     if (options.sendDate === false) flags = 0;
-    if (endStream) flags |= RF_END_STREAM;
-    if (options.waitForTrailers) flags |= RF_WAIT_FOR_TRAILERS;
+    if (endStream) flags |= H2_END_STREAM;
+    if (options.waitForTrailers) flags |= H2_WAIT_FOR_TRAILERS;
     let coding = 0;
     const cfg = this._compressCfg;
     if (cfg !== null && !endStream && options.compress !== false) {
@@ -234,7 +231,7 @@ class ServerHttp2Stream extends Duplex {
     this.headersSent = true;
     this._sentHeaders = headers || {};
     this._status = status;
-    if (r === R_CLOSED) return;
+    if (r === RESULT_CLOSED) return;
     if (coding !== 0) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
     if (endStream) {
       this._noBody = true;
@@ -260,7 +257,7 @@ class ServerHttp2Stream extends Duplex {
     this._sentHeaders = headers;
     if (!whole) {
       const r = this._native.respond(this._id, d.status, block, flags);
-      if (r !== R_CLOSED) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
+      if (r !== RESULT_CLOSED) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
       return;
     }
     this._nativeEnded = true;
@@ -269,10 +266,10 @@ class ServerHttp2Stream extends Duplex {
         coding, cfg.level, cfg.brotliQuality);
       // The compressor failed (nothing was sent): reset rather than leave
       // the client waiting.
-      if (r <= -10) this.close(constants.NGHTTP2_INTERNAL_ERROR);
+      if (r === RESULT_COMPRESS_FAILED || r === RESULT_BAD_BODY) this.close(constants.NGHTTP2_INTERNAL_ERROR);
     } else {
       // Plain: respond + body + end in one call (with its content-length).
-      this._native.respond(this._id, d.status, block, flags | RF_END_AFTER_BODY, body);
+      this._native.respond(this._id, d.status, block, flags | H2_END_AFTER_BODY, body);
     }
   }
 
@@ -462,7 +459,7 @@ class ServerHttp2Stream extends Duplex {
     }
     const r = chunk === FLUSH ? this._native.write(this._id, undefined, true) :
       this._native.write(this._id, body);
-    if (r === 1) {
+    if (r === RESULT_WAIT_DRAIN) {
       this._pendingWriteCb = cb;
     } else {
       cb();

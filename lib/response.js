@@ -12,6 +12,11 @@ const {
 const { codedError, codedTypeError } = require('./errors');
 const fileResponse = require('./file_response');
 const compression = require('./compression');
+const {
+  HEAD_USER_CONTENT_LENGTH, HEAD_USER_TRANSFER_ENCODING, HEAD_USER_CHUNKED, HEAD_USER_DATE,
+  HEAD_USER_CONNECTION, HEAD_USER_CONNECTION_CLOSE, HEAD_USER_KEEP_ALIVE, HEAD_WHOLE_BODY,
+  HEAD_END, STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_NO_BODY,
+} = require('./binding').constants;
 
 const kConn = Symbol('sluice.conn');
 const kSeq = Symbol('sluice.seq');
@@ -23,34 +28,21 @@ const kSocket = Symbol('sluice.socket');
 // writeHead, as in node; the bytes wait to be coalesced with the body).
 const kHeadOnWire = Symbol('sluice.headOnWire');
 
-// Must match ResponseHeadFlags in src/core/http1/http1_session.h.
-const F_CONTENT_LENGTH = 1 << 0;
-const F_TRANSFER_ENCODING = 1 << 1;
-const F_CHUNKED = 1 << 2;
-const F_DATE = 1 << 3;
-const F_CONNECTION = 1 << 4;
-const F_CONNECTION_CLOSE = 1 << 5;
-const F_KEEP_ALIVE = 1 << 6;
-const F_WHOLE_BODY = 1 << 7;
-const F_END = 1 << 8; // binding: end after the body
-// Native result codes (src/core/http1/http1_session.h ResponseError).
-const R_CLOSED = -4;
-
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
 const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
 
 function headerFlag(key, value) {
   switch (key.length) {
-    case 4: return key === 'date' ? F_DATE : 0;
+    case 4: return key === 'date' ? HEAD_USER_DATE : 0;
     case 10:
       if (key === 'connection') {
-        return F_CONNECTION | (closeRegExp.test(String(value)) ? F_CONNECTION_CLOSE : 0);
+        return HEAD_USER_CONNECTION | (closeRegExp.test(String(value)) ? HEAD_USER_CONNECTION_CLOSE : 0);
       }
-      return key === 'keep-alive' ? F_KEEP_ALIVE : 0;
-    case 14: return key === 'content-length' ? F_CONTENT_LENGTH : 0;
+      return key === 'keep-alive' ? HEAD_USER_KEEP_ALIVE : 0;
+    case 14: return key === 'content-length' ? HEAD_USER_CONTENT_LENGTH : 0;
     case 17:
       if (key === 'transfer-encoding') {
-        return F_TRANSFER_ENCODING | (chunkedRegExp.test(String(value)) ? F_CHUNKED : 0);
+        return HEAD_USER_TRANSFER_ENCODING | (chunkedRegExp.test(String(value)) ? HEAD_USER_CHUNKED : 0);
       }
       return 0;
     default: return 0;
@@ -203,7 +195,7 @@ class ServerResponse extends Stream {
   // The flags are left in this._headFlags (no array per response).
   _headBlock() {
     let block = '';
-    let flags = this.sendDate ? 0 : F_DATE;
+    let flags = this.sendDate ? 0 : HEAD_USER_DATE;
     const h = this[kHeaders];
     if (h !== null) {
       for (const key in h) {
@@ -216,21 +208,21 @@ class ServerResponse extends Stream {
         flags |= headerFlag(key, value);
       }
     }
-    if (flags & F_CONNECTION_CLOSE) this.shouldKeepAlive = false;
+    if (flags & HEAD_USER_CONNECTION_CLOSE) this.shouldKeepAlive = false;
     this._headFlags = flags;
     return block;
   }
 
   _statusFlags(flags) {
-    return (this.statusCode & 0x3ff) | (flags << 10);
+    return (this.statusCode & STATUS_MASK) | (flags << STATUS_FLAGS_SHIFT);
   }
 
   _result(r) {
     if (r < 0) {
-      if (r === R_CLOSED) return false;
+      if (r === RESULT_CLOSED) return false;
       throw codedError('ERR_SLUICE_RESPONSE', `response error ${r}`);
     }
-    if (r & 1) {
+    if (r & RESULT_WAIT_DRAIN) {
       this[kNeedDrain] = true;
       return false;
     }
@@ -245,7 +237,7 @@ class ServerResponse extends Stream {
     const flags = this._headFlags;
     this.headersSent = true;
     this[kHeadOnWire] = true;
-    if (!(flags & (F_CONTENT_LENGTH | F_TRANSFER_ENCODING))) this.chunkedEncoding = true;
+    if (!(flags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING))) this.chunkedEncoding = true;
     return this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
       block, undefined, undefined);
   }
@@ -327,7 +319,7 @@ class ServerResponse extends Stream {
       this.headersSent = true;
       this[kHeadOnWire] = true;
       r = (coding ? compression.respond : respondPlain)(this, coding, this[kConn], this[kSeq],
-        this._statusFlags(flags | F_WHOLE_BODY | F_END), this.statusMessage, block, body, trailers);
+        this._statusFlags(flags | HEAD_WHOLE_BODY | HEAD_END), this.statusMessage, block, body, trailers);
     } else if (this._compressor) {
       r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {
@@ -402,7 +394,7 @@ class ServerResponse extends Stream {
         file.respondHttp1(conn, this[kSeq], done, this._fileCoding, cfg.level, cfg.brotliQuality) :
         file.respondHttp1(conn, this[kSeq], done);
     }
-    if (r === 1) process.nextTick(emitFinish, this);  // HEAD: no body
+    if (r === RESULT_NO_BODY) process.nextTick(emitFinish, this);  // HEAD: no body
     return r;
   }
 

@@ -20,17 +20,11 @@ const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
 const { methods } = binding;
 
-// onAlloc answers besides a Buffer (ServerDelegate::BufferResult).
-const ALLOC_FALLBACK = 0;
-const ALLOC_DRY = 1;
-const ALLOC_ERROR = 2;
-
-// Flags of onRequest (src/binding/js_server.cc).
-const RQ_COMPLETE = 1;
-const RQ_KEEP_ALIVE = 2;
-const RQ_EXPECT_CONTINUE = 4;
-const RQ_HAS_EXPECT = 16;
-const RQ_HAS_HOST = 32;
+const {
+  ALLOC_FALLBACK, ALLOC_DRY, ALLOC_ERROR,
+  REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_EXPECT_CONTINUE, REQUEST_HAS_EXPECT,
+  REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1,
+} = binding.constants;
 
 const kNative = Symbol('sluice.native');
 const kState = Symbol('sluice.connState');
@@ -297,19 +291,20 @@ class Server extends EventEmitter {
       return;
     }
     const st = connState(conn);
+    const version = flags >> REQUEST_VERSION_SHIFT;
     const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
-      flags >> 8, st.socket);
+      version, st.socket);
     const res = new ServerResponse(req, conn, seq, st.socket);
-    res.shouldKeepAlive = (flags & RQ_KEEP_ALIVE) !== 0;
+    res.shouldKeepAlive = (flags & REQUEST_KEEP_ALIVE) !== 0;
     res._onFinish = onResponseFinish;
     res._st = st;
     res._compressCfg = this._compression;
     st.current = req;
     st.live.push(req, res);
-    if (flags & RQ_COMPLETE) req._pushEnd(undefined);
-    if ((flags >> 8) === 11) {
+    if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);
+    if (version === VERSION_1_1) {
       // As node's parserOnIncoming, for HTTP/1.1 only.
-      if (this.requireHostHeader && !(flags & RQ_HAS_HOST)) {
+      if (this.requireHostHeader && !(flags & REQUEST_HAS_HOST)) {
         res.writeHead(400, ['Connection', 'close']);
         res.end();
         return;
@@ -324,13 +319,13 @@ class Server extends EventEmitter {
         return;
       }
     }
-    if (flags & RQ_EXPECT_CONTINUE) {
+    if (flags & REQUEST_EXPECT_CONTINUE) {
       if (this.listenerCount('checkContinue') > 0) {
         this.emit('checkContinue', req, res);
         return;
       }
       res.writeContinue();
-    } else if (flags & RQ_HAS_EXPECT) {
+    } else if (flags & REQUEST_HAS_EXPECT) {
       // An expectation other than 100-continue, as node answers it.
       if (this.listenerCount('checkExpectation') > 0) {
         this.emit('checkExpectation', req, res);

@@ -1,5 +1,6 @@
 #include "binding/js_connection.h"
 #include "binding/js_values.h"
+#include "binding/wire_protocol.h"
 
 #include <string>
 
@@ -36,9 +37,6 @@ bool BodyLength(napi_env env, napi_value v, size_t* len) {
   const char* data;
   return GetBytes(env, v, &data, len);
 }
-
-constexpr uint32_t kRespondEnd = 1u << 8;
-constexpr int kErrBadBody = -10;
 
 }  // namespace
 
@@ -93,7 +91,7 @@ int JsConnection::Result(int err) const {
   Http1Session* s = session();
   if (s && s->NeedsDrain()) {
     conn_->WantDrain();
-    return 1;
+    return wire::kResultWaitDrain;
   }
   return 0;
 }
@@ -101,7 +99,7 @@ int JsConnection::Result(int err) const {
 int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
   napi_env env = Env();
   Http1Session* s = session();
-  if (!s) return kRespClosed;
+  if (!s) return kResultClosed;
   int err = 0;
   Counters& counters = GetCounters();
   if (IsString(env, chunk)) {
@@ -116,11 +114,11 @@ int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
     q->Commit(written);
     counters.body_bytes_copied += written;
     s->EndBody(seq);
-    return kRespOk;
+    return kResultOk;
   }
   const char* data;
   size_t len;
-  if (!GetBytes(env, chunk, &data, &len)) return kErrBadBody;
+  if (!GetBytes(env, chunk, &data, &len)) return kResultBadBody;
   OutputQueue* q = s->BeginBody(seq, len, &err);
   if (!q) return err;
   if (len < kEmbedThreshold) {
@@ -131,24 +129,24 @@ int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
     counters.body_bytes_referenced += len;
   }
   s->EndBody(seq);
-  return kRespOk;
+  return kResultOk;
 }
 
 Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kRespClosed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   uint32_t sf = info[1].As<Napi::Number>().Uint32Value();
-  int status = static_cast<int>(sf & 0x3ff);
-  uint32_t flags = sf >> 10;
+  int status = static_cast<int>(sf & wire::kStatusMask);
+  uint32_t flags = sf >> wire::kStatusFlagsShift;
   std::string reason;
   if (IsString(env, info[2])) Latin1(env, info[2], &reason);
   napi_value body = info[4];
   bool has_body = !IsNullish(env, body);
   size_t body_len = 0;
   if (has_body && !BodyLength(env, body, &body_len)) {
-    return Napi::Number::New(env, kErrBadBody);
+    return Napi::Number::New(env, kResultBadBody);
   }
   int err = 0;
   OutputQueue* q = s->BeginHead(seq, status, reason, &err);
@@ -165,9 +163,9 @@ Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
       q->Commit(len);
     }
   }
-  err = s->FinishHead(seq, flags & 0xff, body_len);
+  err = s->FinishHead(seq, flags & wire::kCoreHeadFlagsMask, body_len);
   if (err == 0 && has_body && body_len > 0) err = AppendBody(seq, body);
-  if (err == 0 && (flags & kRespondEnd)) {
+  if (err == 0 && (flags & wire::kHeadEnd)) {
     std::string trailers;
     if (IsString(env, info[5])) Latin1(env, info[5], &trailers);
     err = s->End(seq, trailers);
@@ -177,7 +175,7 @@ Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::Write(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  if (!session()) return Napi::Number::New(env, kRespClosed);
+  if (!session()) return Napi::Number::New(env, kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   return Napi::Number::New(env, Result(AppendBody(seq, info[1])));
 }
@@ -185,7 +183,7 @@ Napi::Value JsConnection::Write(const Napi::CallbackInfo& info) {
 Napi::Value JsConnection::End(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kRespClosed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   int err = 0;
   if (!IsNullish(env, info[1])) err = AppendBody(seq, info[1]);
@@ -199,7 +197,7 @@ Napi::Value JsConnection::End(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::WriteContinue(const Napi::CallbackInfo& info) {
   Http1Session* s = session();
-  if (!s) return Napi::Number::New(info.Env(), kRespClosed);
+  if (!s) return Napi::Number::New(info.Env(), kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   return Napi::Number::New(info.Env(), s->WriteContinue(seq));
 }

@@ -1,7 +1,7 @@
 // JsConnection: the JS handle of one connection (an ObjectWrap). Response
 // methods take the request's seq; each crosses into native code once.
 // The core Connection may close before the JS object is collected: conn_
-// is then null and every method is a no-op returning kRespClosed.
+// is then null and every method is a no-op returning kResultClosed.
 #pragma once
 
 #include <napi.h>

@@ -194,14 +194,14 @@ Napi::Value JsFile::HoldHttp1(const Napi::CallbackInfo& info) {
 
 Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!source_) return Napi::Number::New(env, kRespNoRequest);
+  if (!source_) return Napi::Number::New(env, kResultNoRequest);
   JsConnection* jc = JsConnection::Unwrap(info[0].As<Napi::Object>());
   uint32_t seq = info[1].As<Napi::Number>().Uint32Value();
   Http1Session* s = jc ? jc->http1_session() : nullptr;
   FileSource* src = TakeSource();
   if (!s) {
     src->Close();
-    return Napi::Number::New(env, kRespClosed);
+    return Napi::Number::New(env, kResultClosed);
   }
   if (info[2].IsFunction()) {
     on_done_ = Napi::Persistent(info[2].As<Napi::Function>());
@@ -212,10 +212,10 @@ Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
   PipeSource* body = WrapCompression(info, 3, src);
   if (!body) {
     Unhold();
-    return Napi::Number::New(env, kRespClosed);
+    return Napi::Number::New(env, kResultClosed);
   }
   int r = s->StartPipeBody(seq, body, this);
-  if (r != kRespOk) Unhold();  // the listener will not be called
+  if (r != kResultOk) Unhold();  // the listener will not be called
   return Napi::Number::New(env, r);
 }
 

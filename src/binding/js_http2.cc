@@ -1,5 +1,6 @@
 #include "binding/js_http2.h"
 #include "binding/js_values.h"
+#include "binding/wire_protocol.h"
 
 #include <string>
 
@@ -19,15 +20,9 @@ namespace sluice {
 
 namespace {
 
-// Flags of JsHttp2Session.respond / end (lib/http2_stream.js and
-// lib/http2_compat.js use the same values).
-constexpr uint32_t kFlagEndStream = 1u << 0;        // Http2RespondFlags
-constexpr uint32_t kFlagWaitForTrailers = 1u << 1;  // Http2RespondFlags
-constexpr uint32_t kFlagHttp1Block = 1u << 2;  // "Name: value\r\n" lines
-constexpr uint32_t kFlagAddDate = 1u << 3;     // add date unless present
-constexpr uint32_t kFlagEndAfterBody = 1u << 4;
-constexpr int kErrBadBody = -10;
-constexpr int kErrCompress = -11;  // as js_compress.cc
+// Flags of JsHttp2Session.respond / end: the core's Http2RespondFlags
+// (kH2EndStream, kH2WaitForTrailers) and the binding's (wire_protocol.h).
+constexpr uint32_t kCoreRespondFlags = kH2EndStream | kH2WaitForTrailers;
 // Bodies below this are copied into the stream's queue; larger ones are
 // referenced (the JS Buffer stays alive until the kernel has the bytes).
 constexpr size_t kCopyThreshold = 4096;
@@ -69,13 +64,13 @@ void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
   if (IsString(env, block)) {
     std::string text;
     Latin1(env, block, &text);
-    if (flags & kFlagHttp1Block) {
+    if (flags & wire::kH2Http1Block) {
       h->AddHttp1Block(text);
     } else {
       h->AddPairs(text);
     }
   }
-  if ((flags & kFlagAddDate) && !h->Has("date")) {
+  if ((flags & wire::kH2AddDate) && !h->Has("date")) {
     // "Date: <IMF-fixdate>\r\n" → the value alone.
     const char* line = s->connection()->listener()->date().HeaderLine();
     h->Add("date", std::string_view(line + 6, DateCache::kHeaderLineLen - 8));
@@ -189,13 +184,13 @@ Http2Session* JsHttp2Session::live() const {
 int JsHttp2Session::Result(int32_t id, int err) const {
   if (err < 0) return err;
   Http2Session* s = live();
-  return s && s->StreamNeedsDrain(id) ? 1 : 0;
+  return s && s->StreamNeedsDrain(id) ? wire::kResultWaitDrain : kResultOk;
 }
 
 int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
   napi_env env = Env();
   Http2Session* s = live();
-  if (!s) return kH2Closed;
+  if (!s) return kResultClosed;
   if (IsString(env, chunk)) {
     size_t len = 0;
     napi_get_value_string_utf8(env, chunk, nullptr, 0, &len);
@@ -210,7 +205,7 @@ int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
   }
   const char* data;
   size_t len;
-  if (!Bytes(env, chunk, &data, &len)) return kErrBadBody;
+  if (!Bytes(env, chunk, &data, &len)) return kResultBadBody;
   if (len < kCopyThreshold) return s->Write(id, data, len, nullptr);
   return s->Write(id, data, len, new NapiValueRef(env, chunk));
 }
@@ -218,14 +213,14 @@ int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
 Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   int status = info[1].As<Napi::Number>().Int32Value();
   uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
   Http2HeaderList h;
   BuildHeaders(env, s, status, info[2], flags, &h);
   bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
-  if ((flags & kFlagEndAfterBody) && !h.Has("content-length") &&
+  if ((flags & wire::kH2EndAfterBody) && !h.Has("content-length") &&
       status != 204 && status != 304 && status >= 200 &&
       !s->IsHeadRequest(id)) {
     // The whole body is known (compat res.end(body)): as HTTP/1.1 does,
@@ -240,9 +235,9 @@ Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
     h.Add("content-length", std::to_string(len));
   }
   int err = s->Respond(id, status, h,
-                       flags & (kFlagEndStream | kFlagWaitForTrailers));
+                       flags & kCoreRespondFlags);
   if (err == 0 && has_body) err = WriteChunk(id, info[4]);
-  if (err == 0 && (flags & kFlagEndAfterBody)) {
+  if (err == 0 && (flags & wire::kH2EndAfterBody)) {
     err = EndWithTrailers(env, s, id, info.Length() > 5 ? static_cast<napi_value>(info[5]) : nullptr,
                           flags);
   }
@@ -254,7 +249,7 @@ int JsHttp2Session::EndWithTrailers(napi_env env, Http2Session* s,
                                     uint32_t flags) {
   Http2HeaderList list;
   if (trailers != nullptr) {
-    BuildHeaders(env, s, 0, trailers, flags & kFlagHttp1Block, &list);
+    BuildHeaders(env, s, 0, trailers, flags & wire::kH2Http1Block, &list);
   }
   return s->End(id, &list);
 }
@@ -262,12 +257,12 @@ int JsHttp2Session::EndWithTrailers(napi_env env, Http2Session* s,
 Napi::Value JsHttp2Session::Info(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   int status = info[1].As<Napi::Number>().Int32Value();
   uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
   Http2HeaderList h;
-  BuildHeaders(env, s, status, info[2], flags & kFlagHttp1Block, &h);
+  BuildHeaders(env, s, status, info[2], flags & wire::kH2Http1Block, &h);
   return Napi::Number::New(env, s->SendInformational(id, h));
 }
 
@@ -278,7 +273,7 @@ Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
   if (!IsNullish(env, info[1])) err = WriteChunk(id, info[1]);
   if (err == 0 && info.Length() > 2 && info[2].ToBoolean().Value()) {
     Http2Session* s = live();
-    err = s ? s->FlushCompression(id) : kH2Closed;
+    err = s ? s->FlushCompression(id) : kResultClosed;
   }
   return Napi::Number::New(env, Result(id, err));
 }
@@ -286,41 +281,41 @@ Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp2Session::Compress(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   CompressParams p;
-  if (!CompressArgs(info, 1, &p)) return Napi::Number::New(env, kH2Invalid);
+  if (!CompressArgs(info, 1, &p)) return Napi::Number::New(env, kResultInvalid);
   return Napi::Number::New(env, s->StartCompression(id, p));
 }
 
 Napi::Value JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   int status = info[1].As<Napi::Number>().Int32Value();
   uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
   CompressParams p;
-  if (!CompressArgs(info, 6, &p)) return Napi::Number::New(env, kErrBadBody);
+  if (!CompressArgs(info, 6, &p)) return Napi::Number::New(env, kResultBadBody);
   CompressJob* job = BodyJob(env, info[4], p);
-  if (!job) return Napi::Number::New(env, kErrBadBody);
+  if (!job) return Napi::Number::New(env, kResultBadBody);
   Http2HeaderList h;
   BuildHeaders(env, s, status, info[2], flags, &h);
   Http2HeaderList trailers;
   if (info.Length() > 5 && !IsNullish(env, info[5])) {
-    BuildHeaders(env, s, 0, info[5], flags & kFlagHttp1Block, &trailers);
+    BuildHeaders(env, s, 0, info[5], flags & wire::kH2Http1Block, &trailers);
   }
   int err = s->RespondCompressed(id, status, h,
-                                 flags & (kFlagEndStream | kFlagWaitForTrailers),
+                                 flags & kCoreRespondFlags,
                                  job, &trailers);
-  if (err == kH2Invalid) err = kErrCompress;
+  if (err == kResultInvalid) err = kResultCompressFailed;
   return Napi::Number::New(env, Result(id, err));
 }
 
 Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   uint32_t flags = info.Length() > 3 && info[3].IsNumber()
                        ? info[3].As<Napi::Number>().Uint32Value()
@@ -339,7 +334,7 @@ Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   Http2HeaderList h;
   BuildHeaders(env, s, 0, info[1], 0, &h);
@@ -348,7 +343,7 @@ Napi::Value JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info) {
 
 Napi::Value JsHttp2Session::RstStream(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
-  if (!s) return Napi::Number::New(info.Env(), kH2Closed);
+  if (!s) return Napi::Number::New(info.Env(), kResultClosed);
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   uint32_t code = info[1].As<Napi::Number>().Uint32Value();
   return Napi::Number::New(info.Env(), s->ResetStream(id, code));
@@ -373,18 +368,18 @@ Napi::Value JsHttp2Session::RespondFile(const Napi::CallbackInfo& info) {
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   JsFile* file = JsFile::Unwrap(info[1].As<Napi::Object>());
   PipeSource* source = file ? file->TakeSource() : nullptr;
-  if (!source) return Napi::Number::New(env, kH2Invalid);
+  if (!source) return Napi::Number::New(env, kResultInvalid);
   // Response compression: FileSource → CompressTransform → Http2PipeBody.
   source = WrapCompression(info, 3, source);
-  if (!source) return Napi::Number::New(env, kErrCompress);
+  if (!source) return Napi::Number::New(env, kResultCompressFailed);
   Http2Session* s = live();
   if (!s) {
     source->Close();
-    return Napi::Number::New(env, kH2Closed);
+    return Napi::Number::New(env, kResultClosed);
   }
   JsBodyDone* done = new JsBodyDone(env, info[2]);
   int r = s->StartPipeBody(id, source, done);
-  if (r != kH2Ok) {
+  if (r != kResultOk) {
     done->Discard();  // not started: never called
   }
   return Napi::Number::New(env, r);
@@ -513,8 +508,9 @@ void JsHttp2::DetachConnection(Connection* c) {
 
 void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                        bool end_stream) {
-  napi_value argv[4] = {SessionObject(s), Int(env_, id), Fields(headers),
-                        Int(env_, end_stream ? 1 : 0)};
+  napi_value end;
+  napi_get_boolean(env_, end_stream, &end);
+  napi_value argv[4] = {SessionObject(s), Int(env_, id), Fields(headers), end};
   Call(on_stream_, 4, argv);
 }
 

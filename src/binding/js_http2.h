@@ -6,7 +6,7 @@
 // Ownership: JsServer owns its JsHttp2. A JsHttp2Session is created on the
 // session's first event, stored in Http2Session::user_data, and holds
 // itself strongly until the connection closes (JsHttp2::OnConnectionClose
-// detaches it; its methods then return kH2Closed).
+// detaches it; its methods then return kResultClosed).
 #pragma once
 
 #include <napi.h>

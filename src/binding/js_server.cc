@@ -5,6 +5,7 @@
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
+#include "binding/wire_protocol.h"
 #include "core/net/connection.h"
 
 namespace sluice {
@@ -317,10 +318,14 @@ void JsServer::OnRequest(Connection* c, const RequestHead& head) {
     packed.push_back('\0');
   }
   napi_value headers = Latin1String(env, packed);
-  int flags = (head.complete ? 1 : 0) | (head.keep_alive ? 2 : 0) |
-              (head.expect_continue ? 4 : 0) | (head.upgrade ? 8 : 0) | (head.has_expect ? 16 : 0) |
-              (head.has_host ? 32 : 0) |
-              ((head.http_major * 10 + head.http_minor) << 8);
+  using namespace wire;
+  int flags = (head.complete ? kRequestComplete : 0) |
+              (head.keep_alive ? kRequestKeepAlive : 0) |
+              (head.expect_continue ? kRequestExpectContinue : 0) |
+              (head.upgrade ? kRequestUpgrade : 0) |
+              (head.has_expect ? kRequestHasExpect : 0) |
+              (head.has_host ? kRequestHasHost : 0) |
+              ((head.http_major * 10 + head.http_minor) << kRequestVersionShift);
   napi_value argv[6] = {ConnectionObject(c),
                         Int(env, head.seq),
                         Int(env, head.method),
@@ -373,8 +378,8 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
   }
   int32_t code = 0;
   napi_get_value_int32(env, r, &code);
-  if (code == 1) return BufferResult::kDry;
-  if (code == 2) return BufferResult::kError;
+  if (code == wire::kAllocDry) return BufferResult::kDry;
+  if (code == wire::kAllocError) return BufferResult::kError;
   return BufferResult::kFallback;
 }
 

@@ -458,7 +458,7 @@ class Delegate final : public ServerDelegate {
     int err = 0;
     OutputQueue* q = s->BeginHead(r.seq, status, "", &err);
     if (!q) {
-      FUZZ_CHECK(err == kRespClosed || err == kRespNoRequest,
+      FUZZ_CHECK(err == kResultClosed || err == kResultNoRequest,
                  "BeginHead(%u) failed: %d", r.seq, err);
       return;
     }
@@ -489,7 +489,7 @@ class Delegate final : public ServerDelegate {
         q->Append(ce, static_cast<size_t>(m));
       }
       rc = s->FinishHead(r.seq, flags | (known ? kHeadWholeBody : 0), total);
-      FUZZ_CHECK(rc == kRespOk, "FinishHead: %d", rc);
+      FUZZ_CHECK(rc == kResultOk, "FinishHead: %d", rc);
       bool no_body = r.method == HTTP_HEAD;
       expected[r.seq] = Expected{r.method, no_body ? 0 : total, no_body, close,
                                  comp ? cp.coding : Coding::kIdentity};
@@ -506,8 +506,8 @@ class Delegate final : public ServerDelegate {
       pipes.emplace_back();
       fuzz::PipeDone* done = &pipes.back();
       rc = s->StartPipeBody(r.seq, src, done);
-      FUZZ_CHECK(rc == kRespOk || rc == 1 || rc == kRespClosed, "StartPipeBody: %d", rc);
-      if (rc != kRespOk) pipes.pop_back();
+      FUZZ_CHECK(rc == kResultOk || rc == 1 || rc == kResultClosed, "StartPipeBody: %d", rc);
+      if (rc != kResultOk) pipes.pop_back();
       return;
     }
     if (body_mode == 1) body_len = 1 + r.seq % 50;
@@ -519,7 +519,7 @@ class Delegate final : public ServerDelegate {
     }
     bool no_body = r.method == HTTP_HEAD || status != 200;
     rc = s->FinishHead(r.seq, flags, body_len);
-    FUZZ_CHECK(rc == kRespOk, "FinishHead: %d", rc);
+    FUZZ_CHECK(rc == kResultOk, "FinishHead: %d", rc);
     size_t written = 0;
     auto write = [&](size_t len, bool external) {
       Http1Session* s2 = session();
@@ -527,7 +527,7 @@ class Delegate final : public ServerDelegate {
       int e = 0;
       OutputQueue* bq = s2->BeginBody(r.seq, len, &e);
       if (!bq) {
-        FUZZ_CHECK(e == kRespOk || e == kRespClosed, "BeginBody: %d", e);
+        FUZZ_CHECK(e == kResultOk || e == kResultClosed, "BeginBody: %d", e);
         return;
       }
       if (external) {
@@ -551,7 +551,7 @@ class Delegate final : public ServerDelegate {
                                close};
     if (Http1Session* s3 = session()) {
       rc = s3->End(r.seq, body_mode == 2 && (d & 0x20) ? "X-T: 1\r\n" : "");
-      FUZZ_CHECK(rc == kRespOk || rc == kRespClosed, "End: %d", rc);
+      FUZZ_CHECK(rc == kResultOk || rc == kResultClosed, "End: %d", rc);
     }
   }
 

@@ -822,10 +822,10 @@ int Http2Session::SubmitWithBody(Stream* st, Http2HeaderList& headers) {
 
 int Http2Session::Respond(int32_t id, int status, Http2HeaderList& headers,
                           uint32_t flags) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (st->responded) return kH2HeadersSent;
+  if (!st) return kResultNoRequest;
+  if (st->responded) return kResultHeadersSent;
   return SubmitResponse(st, status, headers, flags);
 }
 
@@ -852,36 +852,36 @@ int Http2Session::SubmitResponse(Stream* st, int status,
     r = SubmitWithBody(st, headers);
   }
   conn_->MarkDirty();
-  return r == 0 ? kH2Ok : kH2Invalid;
+  return r == 0 ? kResultOk : kResultInvalid;
 }
 
 int Http2Session::SendInformational(int32_t id, Http2HeaderList& headers) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (st->responded) return kH2HeadersSent;
+  if (!st) return kResultNoRequest;
+  if (st->responded) return kResultHeadersSent;
   int r = nghttp2_submit_headers(session_, NGHTTP2_FLAG_NONE, id, nullptr,
                                  headers.nv(), headers.size(), nullptr);
   conn_->MarkDirty();
-  return r < 0 ? kH2Invalid : kH2Ok;
+  return r < 0 ? kResultInvalid : kResultOk;
 }
 
 int Http2Session::Write(int32_t id, const char* data, size_t len,
                         ExternalRef* ref) {
-  int err = kH2Ok;
+  int err = kResultOk;
   Stream* st = dead() ? nullptr : Find(id);
   if (dead()) {
-    err = kH2Closed;
+    err = kResultClosed;
   } else if (!st) {
-    err = kH2NoStream;
+    err = kResultNoRequest;
   } else if (!st->responded) {
-    err = kH2HeadersNotSent;
+    err = kResultHeadersNotSent;
   } else if (st->ended) {
-    err = st->no_body ? kH2Ok : kH2Ended;
+    err = st->no_body ? kResultOk : kResultEnded;
   } else if (st->queue == nullptr || st->source != st->queue.get()) {
-    err = kH2Invalid;  // a native source owns the body
+    err = kResultInvalid;  // a native source owns the body
   }
-  if (err != kH2Ok || st->ended) {
+  if (err != kResultOk || st->ended) {
     if (ref) ref->Release();
     return err;
   }
@@ -892,7 +892,7 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     // connection): nothing more of this response can get through.
     if (ref) ref->Release();
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-    return kH2Closed;
+    return kResultClosed;
   }
   if (st->compressor) {
     // Small writes with nothing queued are compressed now; the others on
@@ -903,9 +903,9 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     int cr = st->compressor->Write(data, len, Compressor::kNoFlush, ref, &out);
     if (cr < 0) {
       ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-      return kH2Invalid;
+      return kResultInvalid;
     }
-    if (cr != CompressStream::kInline) return kH2Ok;  // the sink resumes
+    if (cr != CompressStream::kInline) return kResultOk;  // the sink resumes
     st->queue->PushOwned(std::move(out));
   } else {
     st->queue->Push(data, len, ref);
@@ -915,15 +915,15 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (!st->responded) return kH2HeadersNotSent;
-  if (st->ended) return kH2Ok;
+  if (!st) return kResultNoRequest;
+  if (!st->responded) return kResultHeadersNotSent;
+  if (st->ended) return kResultOk;
   bool body_done = true;
   if (st->compressor && st->queue && st->source == st->queue.get()) {
     std::string out;
@@ -931,7 +931,7 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
     if (cr < 0) {
       st->compressor.reset();
       ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-      return kH2Invalid;
+      return kResultInvalid;
     }
     if (cr == CompressStream::kInline) {
       st->compressor.reset();  // its state (up to ~1 MiB for brotli) goes now
@@ -947,37 +947,37 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
   if (trailers && !trailers->empty()) {
     st->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
   }
-  if (!body_done) return kH2Ok;
+  if (!body_done) return kResultOk;
   if (st->queue && st->source == st->queue.get()) st->queue->set_ended();
   if (st->deferred) {
     st->deferred = false;
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::StartCompression(int32_t id, const CompressParams& params) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
+  if (!st) return kResultNoRequest;
   if (st->ended || st->pending || st->compressor ||
       (st->queue && (st->source != st->queue.get() || st->queue->size() > 0))) {
-    return kH2Invalid;
+    return kResultInvalid;
   }
-  if (st->responded && st->no_body) return kH2Ok;  // nothing to compress
+  if (st->responded && st->no_body) return kResultOk;  // nothing to compress
   CompressStream* c =
       CompressStream::Create(conn_->listener()->loop(), params, st);
-  if (c == nullptr) return kH2Invalid;
+  if (c == nullptr) return kResultInvalid;
   st->compressor.reset(c);
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::FlushCompression(int32_t id) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (!st->compressor || !st->queue || st->ended) return kH2Ok;
+  if (!st) return kResultNoRequest;
+  if (!st->compressor || !st->queue || st->ended) return kResultOk;
   // Ordered after the writes before it: inline when nothing is queued,
   // else its output comes through OnStreamCompressed.
   std::string out;
@@ -985,16 +985,16 @@ int Http2Session::FlushCompression(int32_t id) {
                                  &out);
   if (cr < 0) {
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-    return kH2Invalid;
+    return kResultInvalid;
   }
-  if (out.empty()) return kH2Ok;
+  if (out.empty()) return kResultOk;
   st->queue->PushOwned(std::move(out));
   if (st->deferred) {
     st->deferred = false;
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 void Http2Session::OnStreamCompressed(Stream* st,
@@ -1060,22 +1060,22 @@ int Http2Session::RespondCompressed(int32_t id, int status,
                                     CompressJob* job,
                                     Http2HeaderList* trailers) {
   Stream* st = dead() ? nullptr : Find(id);
-  int err = kH2Ok;
+  int err = kResultOk;
   if (dead()) {
-    err = kH2Closed;
+    err = kResultClosed;
   } else if (!st) {
-    err = kH2NoStream;
+    err = kResultNoRequest;
   } else if (st->responded) {
-    err = kH2HeadersSent;
+    err = kResultHeadersSent;
   }
-  if (err != kH2Ok) {
+  if (err != kResultOk) {
     job->Destroy();
     return err;
   }
   if (job->input_size() < CompressJob::kAsyncThreshold) {
     if (job->RunInline() != 0) {
       job->Destroy();
-      return kH2Invalid;
+      return kResultInvalid;
     }
     return FinishCompressed(st, status, headers, flags, job, trailers);
   }
@@ -1088,9 +1088,9 @@ int Http2Session::RespondCompressed(int32_t id, int status,
   int r = job->Queue(conn_->listener()->loop(), st->pending.get());
   if (r != 0) {
     st->pending.reset();  // destroys the job (not queued)
-    return kH2Invalid;
+    return kResultInvalid;
   }
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::FinishCompressed(Stream* st, int status,
@@ -1103,7 +1103,7 @@ int Http2Session::FinishCompressed(Stream* st, int status,
   st->ended = false;
   st->compressor.reset();
   int err = SubmitResponse(st, status, headers, flags);
-  if (err != kH2Ok || st->no_body || !st->queue) {
+  if (err != kResultOk || st->no_body || !st->queue) {
     job->Destroy();
     return err;
   }
@@ -1132,7 +1132,7 @@ void Http2Session::OnCompressDone(int32_t id, CompressJob* job, int status) {
     job->Destroy();
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
   } else if (FinishCompressed(st, p->status, p->headers, p->flags, job,
-                              p->trailers.get()) != kH2Ok) {
+                              p->trailers.get()) != kResultOk) {
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
   }
   conn_->MarkDirty();
@@ -1140,20 +1140,20 @@ void Http2Session::OnCompressDone(int32_t id, CompressJob* job, int status) {
 }
 
 int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
+  if (!st) return kResultNoRequest;
   int r = nghttp2_submit_trailer(session_, id, trailers.nv(), trailers.size());
   conn_->MarkDirty();
-  return r == 0 ? kH2Ok : kH2Invalid;
+  return r == 0 ? kResultOk : kResultInvalid;
 }
 
 int Http2Session::ResetStream(int32_t id, uint32_t code) {
-  if (dead()) return kH2Closed;
-  if (!Find(id)) return kH2NoStream;
+  if (dead()) return kResultClosed;
+  if (!Find(id)) return kResultNoRequest;
   int r = nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, code);
   conn_->MarkDirty();
-  return r == 0 ? kH2Ok : kH2Invalid;
+  return r == 0 ? kResultOk : kResultInvalid;
 }
 
 void Http2Session::PauseStream(int32_t id) {
@@ -1185,11 +1185,11 @@ bool Http2Session::IsHeadRequest(int32_t id) {
 }
 
 int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
+  if (!st) return kResultNoRequest;
   if (!st->responded || st->ended || !st->queue || st->queue->size() > 0) {
-    return kH2Invalid;
+    return kResultInvalid;
   }
   st->queue.reset();
   st->compressor.reset();  // a native source brings its own (CompressTransform)
@@ -1200,7 +1200,7 @@ int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 void Http2Session::ResumeData(int32_t id) {
@@ -1215,19 +1215,19 @@ void Http2Session::ResumeData(int32_t id) {
 int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
                                 PipeBodyListener* listener) {
   Stream* st = dead() ? nullptr : Find(id);
-  int err = kH2Ok;
+  int err = kResultOk;
   if (dead()) {
-    err = kH2Closed;
+    err = kResultClosed;
   } else if (!st) {
-    err = kH2NoStream;
+    err = kResultNoRequest;
   } else if (!st->responded) {
-    err = kH2HeadersNotSent;
+    err = kResultHeadersNotSent;
   } else if (st->no_body) {
-    err = 1;
+    err = kResultNoBody;
   } else if (st->ended || !st->queue || st->queue->size() > 0) {
-    err = kH2Invalid;
+    err = kResultInvalid;
   }
-  if (err != kH2Ok) {
+  if (err != kResultOk) {
     source->Close();
     return err;
   }
@@ -1235,7 +1235,7 @@ int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
   AttachBodySource(id, body);
   // Start may fail synchronously (OnPipeError resets the stream).
   body->Start();
-  return kH2Ok;
+  return kResultOk;
 }
 
 void Http2Session::DeferBodyDone(PipeBodyListener* listener, int status) {

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/common/result.h"
 #include "core/compress/compress_stream.h"
 #include "core/http2/http2_delegate.h"
 #include "core/net/output_queue.h"
@@ -66,17 +67,6 @@ class Http2BodySource {
   static constexpr ssize_t kBodyWouldBlock = -1;
 };
 
-// Results of the stream API (negative; never thrown in the core).
-enum Http2Result {
-  kH2Ok = 0,
-  kH2NoStream = -1,       // unknown id, or the stream is closed
-  kH2HeadersSent = -2,
-  kH2HeadersNotSent = -3,
-  kH2Closed = -4,         // the connection is closing or closed
-  kH2Invalid = -5,        // nghttp2 refused (bad state or argument)
-  kH2Ended = -6,          // write after end
-};
-
 // Respond flags.
 enum Http2RespondFlags : uint32_t {
   kH2EndStream = 1u << 0,        // no body
@@ -108,7 +98,7 @@ class Http2Session final : public Session {
 
   // ---- stream API (binding; loop thread, any context) ----
   // `headers` holds :status (== status) first, then the fields. Returns
-  // kH2Ok or an error.
+  // kResultOk or an error.
   int Respond(int32_t id, int status, Http2HeaderList& headers,
               uint32_t flags);
   // Informational headers (1xx) before Respond.
@@ -116,7 +106,7 @@ class Http2Session final : public Session {
   // Queues body bytes from JS. ref == nullptr: the bytes are copied now;
   // otherwise they are referenced until written and ref->Release() is
   // called exactly once (also on every error path). A body that must not
-  // be sent (HEAD, 204, 304) is discarded with kH2Ok.
+  // be sent (HEAD, 204, 304) is discarded with kResultOk.
   int Write(int32_t id, const char* data, size_t len, ExternalRef* ref);
   // Ends the body; `trailers` (may be null or empty) are sent after it.
   int End(int32_t id, Http2HeaderList* trailers);
@@ -168,8 +158,8 @@ class Http2Session final : public Session {
   void ResumeData(int32_t id);
   // The body of stream `id` (responded without kH2EndStream, nothing
   // written yet) comes from a native pipe over `source` (taken in every
-  // case): an Http2PipeBody (http2_pipe_body.h). Returns kH2Ok (the pipe
-  // runs; `listener` hears OnPipeBodyDone exactly once), 1 (the response
+  // case): an Http2PipeBody (http2_pipe_body.h). Returns kResultOk (the pipe
+  // runs; `listener` hears OnPipeBodyDone exactly once), kResultNoBody (the response
   // has no body — HEAD, 204, 304 — the source is closed and the listener
   // not called), or an error (source closed, listener not called).
   int StartPipeBody(int32_t id, PipeSource* source,
