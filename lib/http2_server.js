@@ -11,12 +11,11 @@ const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
 const { headersObject } = require('./headers');
-const {
-  ServerHttp2Stream, Http2SessionHandle, constants, toChunk,
-} = require('./http2_stream');
+const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_stream');
+const { toChunk } = require('./body');
 const { codedTypeError } = require('./errors');
 
-const kState = Symbol('sluice.h2state');
+const { kH2State: kState } = require('./symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
@@ -118,6 +117,9 @@ class StreamConn {
     if (r === RESULT_NO_BODY) this.end(seq, undefined, undefined);
     return r < 0 ? RESULT_CLOSED : r;
   }
+
+  // The stream's own native compressor (res._compressor).
+  newCompressor(coding, cfg) { return new StreamCompressor(this._native, this._id, coding, cfg); }
 
   writeContinue() { this._native.info(this._id, 100, '', 0); }
 
@@ -296,7 +298,6 @@ function emitCompat(server, st, native, id, raw, endStream) {
     // bodies through conn.respondCompressed, streams through the stream's
     // compressor, files through the pipe's.
     res._compressCfg = cfg;
-    res._newCompressor = (coding) => new StreamCompressor(native, id, coding, cfg);
   }
   st.streams.set(id, new CompatEntry(req, res));
   if (endStream) req._pushEnd(undefined);

@@ -9,7 +9,8 @@
 
 const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
-const { headersObject } = require('./headers');
+const { headersObject, serializeHeaders } = require('./headers');
+const { toChunk } = require('./body');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 const fileResponse = require('./file_response');
 const h2compress = require('./http2_compress');
@@ -50,63 +51,6 @@ const {
 // stream.flush(): a write of this (empty) chunk asks the native compressor
 // for a sync flush once the writes before it reached native code.
 const FLUSH = Buffer.alloc(0);
-
-// RFC 9113 8.2.2: fields that are connection-specific in HTTP/1.1.
-const connectionHeaders = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade',
-]);
-const tokenRegExp = /^[\^_`a-z\-0-9!#$%&'*+.|~]+$/;
-const invalidValueRegExp = /[^\t\x20-\x7e\x80-\xff]/;
-
-// Serializes a headers object into the native "name\0value\0" form.
-// Returns [block, status]. `allowStatus`: response headers (else trailers).
-function serializeHeaders(headers, allowStatus) {
-  let block = '';
-  let status = 200;
-  if (headers == null) return [block, status];
-  if (typeof headers !== 'object') {
-    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "headers" argument must be of type object');
-  }
-  for (const rawName of Object.keys(headers)) {
-    const value = headers[rawName];
-    if (value === undefined) continue;
-    const name = rawName.toLowerCase();
-    if (name[0] === ':') {
-      if (name === ':status' && allowStatus) {
-        status = value | 0;
-        continue;
-      }
-      throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
-    }
-    if (!tokenRegExp.test(name)) {
-      throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
-    }
-    if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
-      throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
-    }
-    const values = Array.isArray(value) ? value : [value];
-    for (const v of values) {
-      const s = String(v);
-      if (invalidValueRegExp.test(s)) {
-        throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
-      }
-      block += name + '\0' + s + '\0';
-    }
-  }
-  return [block, status];
-}
-
-function toChunk(chunk, encoding) {
-  if (typeof chunk === 'string') {
-    if (!encoding || encoding === 'utf8' || encoding === 'utf-8' || encoding === 'buffer') return chunk;
-    return Buffer.from(chunk, encoding);
-  }
-  if (Buffer.isBuffer(chunk) || chunk instanceof Uint8Array) return chunk;
-  if (ArrayBuffer.isView(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  if (chunk instanceof ArrayBuffer) return Buffer.from(chunk);
-  throw codedTypeError('ERR_INVALID_ARG_TYPE',
-    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
-}
 
 // What stream.session gives: the parts of Http2Session a handler touches.
 class Http2SessionHandle extends EventEmitter {
@@ -555,4 +499,4 @@ function sendDeferredHead(stream) {
   }
 }
 
-module.exports = { ServerHttp2Stream, Http2SessionHandle, constants, serializeHeaders, toChunk };
+module.exports = { ServerHttp2Stream, Http2SessionHandle, constants };

@@ -10,13 +10,9 @@ const { headersObject, headersDistinct } = require('./headers');
 const { codedError } = require('./errors');
 const { releaseHold } = require('./buffer_pool');
 
-const kConn = Symbol('sluice.conn');
-const kSeq = Symbol('sluice.seq');
-const kHeaders = Symbol('sluice.headers');
-const kSocketPaused = Symbol('sluice.socketPaused');
-const kSocket = Symbol('sluice.socket');
-const kRaw = Symbol('sluice.rawHeaders');
-const kEofPending = Symbol('sluice.eofPending');
+const {
+  kConn, kSeq, kHeaders, kSocketPaused, kSocket, kRaw, kEofPending,
+} = require('./symbols');
 
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
 

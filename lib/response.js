@@ -11,6 +11,7 @@ const {
 } = require('./headers');
 const { codedError, codedTypeError } = require('./errors');
 const fileResponse = require('./file_response');
+const { toChunk } = require('./body');
 const compression = require('./compression');
 const {
   HEAD_USER_CONTENT_LENGTH, HEAD_USER_TRANSFER_ENCODING, HEAD_USER_CHUNKED, HEAD_USER_DATE,
@@ -18,15 +19,9 @@ const {
   HEAD_END, STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_NO_BODY,
 } = require('./binding').constants;
 
-const kConn = Symbol('sluice.conn');
-const kSeq = Symbol('sluice.seq');
-const kHeaders = Symbol('sluice.headers');
-const kNeedDrain = Symbol('sluice.needDrain');
-const kTrailers = Symbol('sluice.trailers');
-const kSocket = Symbol('sluice.socket');
-// The head reached native code (headersSent turns true earlier, at
-// writeHead, as in node; the bytes wait to be coalesced with the body).
-const kHeadOnWire = Symbol('sluice.headOnWire');
+const {
+  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire,
+} = require('./symbols');
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
 const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
@@ -47,18 +42,6 @@ function headerFlag(key, value) {
       return 0;
     default: return 0;
   }
-}
-
-function toBody(chunk, encoding) {
-  if (typeof chunk === 'string') {
-    if (!encoding || encoding === 'utf8' || encoding === 'utf-8') return chunk;
-    return Buffer.from(chunk, encoding);
-  }
-  if (chunk instanceof Uint8Array || chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) {
-    return chunk;
-  }
-  throw codedTypeError('ERR_INVALID_ARG_TYPE',
-    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
 }
 
 class ServerResponse extends Stream {
@@ -232,7 +215,7 @@ class ServerResponse extends Stream {
   // Starts the response without a body (write() with headers pending,
   // flushHeaders()).
   _sendHead() {
-    if (this._compressCfg) compression.startStream(this, this._compressCfg);
+    if (this._compressCfg) compression.startStream(this, this._compressCfg, this[kConn]);
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
@@ -289,7 +272,7 @@ class ServerResponse extends Stream {
     if (chunk === null) {
       throw codedTypeError('ERR_STREAM_NULL_VALUES', 'May not write null values to stream');
     }
-    const body = toBody(chunk, encoding);
+    const body = toChunk(chunk, encoding);
     if (this.destroyed) return false;
     if (!this[kHeadOnWire]) this._sendHead();
     const ok = this._result(this._compressor ?
@@ -306,7 +289,7 @@ class ServerResponse extends Stream {
       if (cb) process.nextTick(cb);
       return this;
     }
-    const body = chunk === undefined || chunk === null ? undefined : toBody(chunk, encoding);
+    const body = chunk === undefined || chunk === null ? undefined : toChunk(chunk, encoding);
     this.writableEnded = true;
     if (this.destroyed) return this;
     let r;
@@ -318,8 +301,12 @@ class ServerResponse extends Stream {
       const flags = this._headFlags;
       this.headersSent = true;
       this[kHeadOnWire] = true;
-      r = (coding ? compression.respond : respondPlain)(this, coding, this[kConn], this[kSeq],
-        this._statusFlags(flags | HEAD_WHOLE_BODY | HEAD_END), this.statusMessage, block, body, trailers);
+      const statusWord = this._statusFlags(flags | HEAD_WHOLE_BODY | HEAD_END);
+      const cfg = this._compressCfg;
+      r = coding ?
+        this[kConn].respondCompressed(this[kSeq], statusWord, this.statusMessage, block, body,
+          trailers, coding, cfg.level, cfg.brotliQuality) :
+        this[kConn].respond(this[kSeq], statusWord, this.statusMessage, block, body, trailers);
     } else if (this._compressor) {
       r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {
@@ -374,26 +361,14 @@ class ServerResponse extends Stream {
         onError(status);
       }
     };
-    let r;
-    if (typeof conn.respondWithNativeFile === 'function') {
-      // A protocol adapter (HTTP/2 compat: lib/http2_server.js StreamConn)
-      // feeds the file to its own pipe sink.
-      const cfg = this._compressCfg;
-      r = cfg && this._fileCoding ?
-        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
-          block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
-        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
-          block, file, done);
-    } else {
-      file.holdHttp1(conn, this[kSeq]);  // head leaves with the first data
-      r = conn.respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
-        block, undefined, undefined);
-      if (r < 0) return r;
-      const cfg = this._compressCfg;
-      r = cfg && this._fileCoding ?  // lib/compression.js: native compressor in the pipe
-        file.respondHttp1(conn, this[kSeq], done, this._fileCoding, cfg.level, cfg.brotliQuality) :
-        file.respondHttp1(conn, this[kSeq], done);
-    }
+    // The transport feeds the file to its own pipe sink; a negotiated
+    // coding (lib/compression.js) puts a native compressor in the pipe.
+    const cfg = this._compressCfg;
+    const r = cfg && this._fileCoding ?
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, file, done);
     if (r === RESULT_NO_BODY) process.nextTick(emitFinish, this);  // HEAD: no body
     return r;
   }
@@ -424,10 +399,6 @@ class ServerResponse extends Stream {
     this.destroyed = true;
     this.emit('close');
   }
-}
-
-function respondPlain(res, coding, conn, seq, statusFlags, reason, block, body, trailers) {
-  return conn.respond(seq, statusFlags, reason, block, body, trailers);
 }
 
 function emitFinish(res) {

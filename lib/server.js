@@ -11,6 +11,7 @@ const binding = require('./binding');
 const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
+require('./http1_transport');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
 const {
@@ -26,9 +27,7 @@ const {
   REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1,
 } = binding.constants;
 
-const kNative = Symbol('sluice.native');
-const kState = Symbol('sluice.connState');
-const kLimits = Symbol('sluice.limits');
+const { kNative, kConnState: kState, kLimits } = require('./symbols');
 
 // Limits enforced natively (src/core/common/options.h), as createServer options
 // and as server properties (node has them as properties): name -> default.
