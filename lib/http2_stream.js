@@ -282,68 +282,9 @@ class ServerHttp2Stream extends Duplex {
         });
       return;
     }
-    const name = isFd ? undefined : target;
-    const fail = (err) => {
-      if (opts.onError) opts.onError(err);
-      else this.close(constants.NGHTTP2_INTERNAL_ERROR);
-    };
     this._fileResponding = true;
-    const file = fileResponse.openNativeFile(target, isFd, opts, (err, stat) => {
-      this._nativeFile = null;
-      if (this.destroyed || this._nativeClosed || this.headersSent) {
-        file.close();
-        return;
-      }
-      if (err) {
-        fail(err);
-        return;
-      }
-      const bad = fileResponse.statError(stat, opts);
-      if (bad) {
-        file.close();
-        fail(bad);
-        return;
-      }
-      const [offset, length, known] = file.range();
-      if (opts.statCheck) {
-        if (!fileResponse.runStatCheck(file, opts, stat, headers, offset, length, known)) {
-          this._fileResponding = false;  // the handler answers itself
-          return;
-        }
-        if (this.destroyed || this._nativeClosed || this.headersSent) {
-          file.close();
-          return;
-        }
-      }
-      if (known) headers['content-length'] = length;
-      else delete headers['content-length'];
-      // Response compression: the file goes through the native compressor
-      // in the pipe (then without content-length).
-      let coding = 0;
-      const cfg = this._compressCfg;
-      if (cfg !== null && !(options && options.compress === false)) {
-        [coding, headers] = h2compress.decide(this._requestHeaders, cfg,
-          headers[':status'] | 0 || 200, headers, known ? length : -1);
-      }
-      this.respond(headers, { waitForTrailers, compress: false });
-      if (this._noBody) {
-        file.close();
-        return;
-      }
-      this._nativeEnded = true;  // the pipe ends the body
-      const onDone = (status) => {
-        if (status !== 0 && binding.errname(status) !== 'ECANCELED') {
-          // Mid-body failure: the core reset the stream.
-          if (opts.onError) opts.onError(fileResponse.uvError(status, 'read', name));
-        }
-      };
-      const r = coding !== 0 ?
-        this._native.respondFile(this._id, file, onDone, coding, cfg.level, cfg.brotliQuality) :
-        this._native.respondFile(this._id, file, onDone);
-      if (r < 0) file.close();
-      this.end();
-    });
-    this._nativeFile = file;
+    this._nativeFile = fileResponse.serveFile(
+      new Http2StreamFileTarget(this, headers, waitForTrailers, options), target, isFd, opts);
   }
 
   additionalHeaders(headers) {
@@ -490,6 +431,59 @@ class ServerHttp2Stream extends Duplex {
     }
     if (!this.readableEnded) this.push(null);
     this.destroy(err);
+  }
+}
+
+// fileResponse.serveFile's target for a ServerHttp2Stream: the headers
+// object given to respondWithFile, node:http2's answers.
+class Http2StreamFileTarget {
+  constructor(stream, headers, waitForTrailers, options) {
+    this.stream = stream;
+    this.headers = headers;
+    this.waitForTrailers = waitForTrailers;
+    this.compress = !(options && options.compress === false);
+  }
+
+  opened() { this.stream._nativeFile = null; }
+
+  gone() {
+    const s = this.stream;
+    return s.destroyed || s._nativeClosed || s.headersSent;
+  }
+
+  fail() { this.stream.close(constants.NGHTTP2_INTERNAL_ERROR); }
+
+  statCheckHeaders() { return this.headers; }
+
+  applyStatCheck() {}
+
+  cancelled() { this.stream._fileResponding = false; }  // the handler answers itself
+
+  start(file, length, onMidBodyError) {
+    const stream = this.stream;
+    let headers = this.headers;
+    if (length >= 0) headers['content-length'] = length;
+    else delete headers['content-length'];
+    // Response compression: the file goes through the native compressor
+    // in the pipe (then without content-length).
+    let coding = 0;
+    const cfg = stream._compressCfg;
+    if (cfg !== null && this.compress) {
+      [coding, headers] = h2compress.decide(stream._requestHeaders, cfg,
+        headers[':status'] | 0 || 200, headers, length);
+    }
+    stream.respond(headers, { waitForTrailers: this.waitForTrailers, compress: false });
+    if (stream._noBody) {
+      file.close();
+      return;
+    }
+    stream._nativeEnded = true;  // the pipe ends the body
+    // A mid-body failure: the core reset the stream.
+    const r = coding !== 0 ?
+      stream._native.respondFile(stream._id, file, onMidBodyError, coding, cfg.level, cfg.brotliQuality) :
+      stream._native.respondFile(stream._id, file, onMidBodyError);
+    if (r < 0) file.close();
+    stream.end();
   }
 }
 
