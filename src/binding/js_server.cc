@@ -4,9 +4,11 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
+#include "binding/js_core_handle.h"
 #include "binding/js_http2.h"
 #include "binding/wire_protocol.h"
 #include "core/net/connection.h"
+#include "core/server/http_session_factory.h"
 
 namespace sluice {
 
@@ -141,7 +143,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
                   &async_context_);
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env, &loop);
-  listener_ = new Listener(loop, this, o);
+  listener_ = new Listener(loop, this, HttpSessionFactory::Get(), o);
   addon_ = GetAddonData(env);
   addon_->servers.insert(this);
 }
@@ -270,37 +272,8 @@ void JsServer::OnDispatchEnd() {
   handle_scope_ = nullptr;
 }
 
-napi_value JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
-                          const napi_value* argv) {
-  if (fn.IsEmpty()) return nullptr;
-  // A null argument: a value could not be made (environment stopping).
-  for (size_t i = 0; i < argc; i++) {
-    if (argv[i] == nullptr) return nullptr;
-  }
-  napi_env env = Env();
-  napi_value undefined, result;
-  napi_get_undefined(env, &undefined);
-  napi_status st =
-      napi_call_function(env, undefined, fn.Value(), argc, argv, &result);
-  if (st == napi_pending_exception) {
-    napi_value err;
-    napi_get_and_clear_last_exception(env, &err);
-    napi_fatal_exception(env, err);
-    return nullptr;
-  }
-  return st == napi_ok ? result : nullptr;
-}
-
 napi_value JsServer::ConnectionObject(Connection* c) {
-  if (c->user_data) return static_cast<JsConnection*>(c->user_data)->Value();
-  Napi::Object o = GetAddonData(Env())->connection_ctor.New({});
-  // Fails once the environment is stopping (worker terminated: JS can no
-  // longer run, but libuv callbacks of the current loop turn still come).
-  JsConnection* jc = o.IsEmpty() ? nullptr : JsConnection::Unwrap(o);
-  if (jc == nullptr) return nullptr;
-  jc->Attach(c);
-  c->user_data = jc;
-  return o;
+  return HandleFor<JsConnection>(c, GetAddonData(Env())->connection_ctor);
 }
 
 void JsServer::OnRequest(Connection* c, const RequestHead& head) {
@@ -332,7 +305,7 @@ void JsServer::OnRequest(Connection* c, const RequestHead& head) {
                         Latin1String(env, head.url),
                         headers,
                         Int(env, flags)};
-  Call(on_request_, 6, argv);
+  CallJs(Env(), on_request_, 6, argv);
 }
 
 void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
@@ -343,14 +316,14 @@ void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
     // it (no copy; one allocation of a small JS object).
     napi_value argv[4] = {ConnectionObject(c), Int(env, seq),
                           Int(env, user_offset), Int(env, static_cast<int64_t>(len))};
-    Call(on_body_, 4, argv);
+    CallJs(Env(), on_body_, 4, argv);
     return;
   }
   napi_value buf = nullptr;  // stays null when the environment is stopping
   void* out;
   napi_create_buffer_copy(env, len, data, &out, &buf);
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
-  Call(on_body_, 3, argv);
+  CallJs(Env(), on_body_, 3, argv);
 }
 
 ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
@@ -363,7 +336,7 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
   Napi::HandleScope scope(env);
   napi_value argv[2] = {ConnectionObject(c),
                         Int(env, static_cast<int64_t>(size))};
-  napi_value r = Call(on_alloc_, 2, argv);
+  napi_value r = CallJs(Env(), on_alloc_, 2, argv);
   if (r == nullptr) return BufferResult::kError;
   bool is_buffer = false;
   napi_is_buffer(env, r, &is_buffer);
@@ -386,7 +359,7 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
 void JsServer::ReleaseBodyBuffer(Connection* c) {
   if (!c->user_data) return;
   napi_value argv[1] = {ConnectionObject(c)};
-  Call(on_release_body_, 1, argv);
+  CallJs(Env(), on_release_body_, 1, argv);
 }
 
 void JsServer::OnRequestEnd(
@@ -406,13 +379,13 @@ void JsServer::OnRequestEnd(
     }
   }
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), t};
-  Call(on_end_, 3, argv);
+  CallJs(Env(), on_end_, 3, argv);
 }
 
 void JsServer::OnDrain(Connection* c) {
   if (!c->user_data) return;
   napi_value argv[1] = {ConnectionObject(c)};
-  Call(on_drain_, 1, argv);
+  CallJs(Env(), on_drain_, 1, argv);
 }
 
 void JsServer::OnClientError(Connection* c, const ClientError& err) {
@@ -422,7 +395,7 @@ void JsServer::OnClientError(Connection* c, const ClientError& err) {
   napi_create_string_utf8(env, err.reason, NAPI_AUTO_LENGTH, &reason);
   napi_value argv[4] = {ConnectionObject(c), Int(env, err.status), code,
                         reason};
-  Call(on_client_error_, 4, argv);
+  CallJs(Env(), on_client_error_, 4, argv);
 }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }
@@ -433,7 +406,7 @@ void JsServer::OnConnectionClose(Connection* c) {
   if (!jc) return;
   napi_value argv[1] = {jc->Value()};
   DetachConnection(c);
-  Call(on_close_, 1, argv);
+  CallJs(Env(), on_close_, 1, argv);
 }
 
 void JsServer::OnConnectionDropped(const DroppedConnection& d) {
@@ -449,11 +422,11 @@ void JsServer::OnConnectionDropped(const DroppedConnection& d) {
   o.Set("remotePort", d.remote_port);
   o.Set("remoteFamily", family(d.remote_family));
   napi_value argv[1] = {o};
-  Call(on_drop_, 1, argv);
+  CallJs(Env(), on_drop_, 1, argv);
 }
 
 void JsServer::OnServerClosed() {
-  Call(on_server_close_, 0, nullptr);
+  CallJs(Env(), on_server_close_, 0, nullptr);
   if (self_held_) {
     self_held_ = false;
     self_ref_.Reset();

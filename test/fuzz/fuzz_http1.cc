@@ -48,6 +48,7 @@
 #include "core/net/listener.h"
 #include "core/net/output_queue.h"
 #include "core/net/server_delegate.h"
+#include "core/server/http_session_factory.h"
 #include "harness.h"
 #include "mem_source.h"
 
@@ -747,7 +748,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.body_buffer_size = 256u << (in.flags2 >> 6);
   o.body_buffer_min_free = 64;
   Delegate d(in);
-  Listener* l = new Listener(&loop, &d, o);
+  Listener* l = new Listener(&loop, &d, HttpSessionFactory::Get(), o);
   fuzz::Driver drv(&loop);
   d.conn = Connection::Adopt(l, drv.server_fd());
   FUZZ_CHECK(d.conn != nullptr, "adopt failed");

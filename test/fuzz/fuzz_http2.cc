@@ -36,6 +36,7 @@
 #include "body_decoder.h"
 #include "core/compress/compress_transform.h"
 #include "core/net/connection.h"
+#include "core/server/http_session_factory.h"
 #include "core/http1/http1_session.h"
 #include "core/http2/http2_delegate.h"
 #include "core/http2/http2_headers.h"
@@ -462,7 +463,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.flags & 4) o.http2_max_concurrent_streams = 2;
   if (in.flags & 64) o.high_water_mark = 1024;
   Delegate d(in);
-  Listener* l = new Listener(&loop, &d, o);
+  Listener* l = new Listener(&loop, &d, HttpSessionFactory::Get(), o);
   fuzz::Driver drv(&loop);
   d.conn = Connection::Adopt(l, drv.server_fd());
   FUZZ_CHECK(d.conn != nullptr, "adopt failed");

@@ -53,7 +53,7 @@ class Http2BodySource {
   // Session → source, from the data provider: how many bytes (<= max) can
   // be sent now. Returns > 0; or 0 with *eof = true when the body is done;
   // or kBodyWouldBlock: nothing yet (the producer then calls
-  // Http2Session::ResumeStream once it has data). *eof may also be set
+  // Http2Session::ResumeData once it has data). *eof may also be set
   // with a positive count: those are the last bytes.
   virtual ssize_t Available(size_t max, bool* eof) = 0;
   // Session → source, from send_data: append exactly `len` bytes (the count
@@ -80,7 +80,7 @@ class Http2Session final : public Session {
 
   // Sends the server SETTINGS (and the connection window update). Returns
   // 0 or an nghttp2 error. Called once by the creator before input.
-  int Start();
+  int Start() override;
   // h2c upgrade (RFC 7540 3.2): `settings` is the decoded HTTP2-Settings
   // header; stream 1 is the upgrade request, reported with OnStream.
   int StartUpgrade(const uint8_t* settings, size_t len, bool head_request,

@@ -1,5 +1,6 @@
-// Session: the protocol spoken on a connection (HTTP/1.1 now, HTTP/2 later).
-// The Connection owns its Session and feeds it what it reads.
+// Session: the protocol spoken on a connection (Http1Session, Http2Session),
+// made by the listener's SessionFactory. The Connection owns its Session
+// and feeds it what it reads.
 #pragma once
 
 #include <uv.h>
@@ -13,6 +14,10 @@ class Session {
  public:
   virtual ~Session() = default;
 
+  // Called once by whoever installs the session, before any input (the
+  // session may queue output, e.g. HTTP/2's SETTINGS). Non-zero: the
+  // connection is to be destroyed.
+  virtual int Start() { return 0; }
   // Called by Connection's alloc callback: where the next read should land.
   // Return false to use the connection's default (shared) read buffer.
   virtual bool AllocRead(size_t suggested, uv_buf_t* buf) {
