@@ -50,29 +50,6 @@ CompressJob* BodyJob(napi_env env, napi_value body, const CompressParams& p) {
 
 namespace {
 
-// Compressed output below this is copied into the output buffer.
-constexpr size_t kCopyBelow = 4096;
-
-// Owns compressed bytes while they sit in an OutputQueue.
-class StringRef final : public ExternalRef {
- public:
-  explicit StringRef(std::string&& s) : s_(std::move(s)) {}
-  const std::string& str() const { return s_; }
-  void Release() override { delete this; }
-
- private:
-  std::string s_;
-};
-
-void AppendOwned(OutputQueue& q, std::string&& s) {
-  if (s.size() < kCopyBelow) {
-    q.Append(s.data(), s.size());
-    return;
-  }
-  StringRef* r = new StringRef(std::move(s));
-  q.AppendExternal(r->str().data(), r->str().size(), r);
-}
-
 
 Http1Session* SessionOf(const Napi::Value& v) {
   if (!v.IsObject()) return nullptr;
@@ -274,7 +251,7 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
     int err = 0;
     OutputQueue* q = s->BeginBody(seq_, out.size(), &err);
     if (!q) return err;
-    AppendOwned(*q, std::move(out));
+    q->AppendOwned(std::move(out));
     s->EndBody(seq_);
     return kResultOk;
   }

@@ -6,6 +6,7 @@
 
 #include <napi.h>
 
+#include "binding/js_core_handle.h"
 #include "core/net/connection.h"
 #include "core/http1/http1_session.h"
 
@@ -48,8 +49,7 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   int AppendBody(uint32_t seq, napi_value chunk);
   int Result(int err) const;
 
-  Connection* conn_ = nullptr;
-  Napi::ObjectReference self_;
+  CoreHandle<Connection> conn_;
 };
 
 // Debug counters for tests and benchmarks (process-wide, loop thread).

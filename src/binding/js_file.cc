@@ -89,11 +89,7 @@ void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
   } else {
     st = napi_call_function(env, recv, fn.Value(), argc, argv, &result);
   }
-  if (st == napi_pending_exception) {
-    napi_value err;
-    napi_get_and_clear_last_exception(env, &err);
-    napi_fatal_exception(env, err);
-  }
+  UncaughtIfThrown(env, st);
 }
 
 Napi::Value JsFile::Open(const Napi::CallbackInfo& info) {

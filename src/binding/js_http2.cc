@@ -23,21 +23,6 @@ namespace {
 // Flags of JsHttp2Session.respond / end: the core's Http2RespondFlags
 // (kH2EndStream, kH2WaitForTrailers) and the binding's (wire_protocol.h).
 constexpr uint32_t kCoreRespondFlags = kH2EndStream | kH2WaitForTrailers;
-// Bodies below this are copied into the stream's queue; larger ones are
-// referenced (the JS Buffer stays alive until the kernel has the bytes).
-constexpr size_t kCopyThreshold = 4096;
-
-// Owns a string body's UTF-8 bytes while the stream's queue or its
-// compressor references them (released by the core, on the loop thread).
-class Utf8BytesRef final : public ExternalRef {
- public:
-  explicit Utf8BytesRef(std::string&& s) : s_(std::move(s)) {}
-  const char* data() const { return s_.data(); }
-  void Release() override { delete this; }
-
- private:
-  std::string s_;
-};
 
 // Bytes of a Uint8Array/Buffer (lib/ converts other views to one).
 bool Bytes(napi_env env, napi_value v, const char** data, size_t* len) {
@@ -100,13 +85,9 @@ class JsBodyDone final : public PipeBodyListener {
     napi_get_reference_value(env_, fn_, &fn);
     napi_get_undefined(env_, &undefined);
     napi_create_int32(env_, status, &arg);
-    if (napi_call_function(env_, undefined, fn, 1, &arg, &result) ==
-        napi_pending_exception) {
-      // A throw from onDone is uncaught, as from any handler.
-      napi_value err;
-      napi_get_and_clear_last_exception(env_, &err);
-      napi_fatal_exception(env_, err);
-    }
+    // A throw from onDone is uncaught, as from any handler.
+    UncaughtIfThrown(env_,
+                     napi_call_function(env_, undefined, fn, 1, &arg, &result));
     napi_close_handle_scope(env_, scope);
     Discard();
   }
@@ -166,19 +147,14 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
 JsHttp2Session::JsHttp2Session(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<JsHttp2Session>(info) {}
 
-void JsHttp2Session::Attach(Http2Session* s) {
-  session_ = s;
-  self_ = Napi::Persistent(Value());
-}
+void JsHttp2Session::Attach(Http2Session* s) { session_.Attach(s, Value()); }
 
-void JsHttp2Session::Detach() {
-  session_ = nullptr;
-  self_.Reset();
-}
+void JsHttp2Session::Detach() { session_.Detach(); }
 
 Http2Session* JsHttp2Session::live() const {
-  if (!session_ || session_->connection()->destroyed()) return nullptr;
-  return session_;
+  Http2Session* s = session_.get();
+  if (!s || s->connection()->destroyed()) return nullptr;
+  return s;
 }
 
 int JsHttp2Session::Result(int32_t id, int err) const {
@@ -197,16 +173,16 @@ int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
     std::string bytes(len + 1, '\0');
     napi_get_value_string_utf8(env, chunk, &bytes[0], len + 1, &len);
     bytes.resize(len);
-    if (len < kCopyThreshold) return s->Write(id, bytes.data(), len, nullptr);
+    if (len < kCopyBelow) return s->Write(id, bytes.data(), len, nullptr);
     // Larger ones are handed over, not copied again (into the queue, or by
     // a compressor that queues them for the threadpool).
-    Utf8BytesRef* ref = new Utf8BytesRef(std::move(bytes));
+    OwnedBytes* ref = new OwnedBytes(std::move(bytes));
     return s->Write(id, ref->data(), len, ref);
   }
   const char* data;
   size_t len;
   if (!Bytes(env, chunk, &data, &len)) return kResultBadBody;
-  if (len < kCopyThreshold) return s->Write(id, data, len, nullptr);
+  if (len < kCopyBelow) return s->Write(id, data, len, nullptr);
   return s->Write(id, data, len, new NapiValueRef(env, chunk));
 }
 
@@ -445,35 +421,8 @@ JsHttp2::JsHttp2(Napi::Env env, const Napi::Object& cbs) : env_(env) {
   on_session_close_ = Callback(cbs, "onSessionClose");
 }
 
-void JsHttp2::Call(const Napi::FunctionReference& fn, size_t argc,
-                   const napi_value* argv) {
-  if (fn.IsEmpty()) return;
-  // A null argument: a value could not be made (environment stopping).
-  for (size_t i = 0; i < argc; i++) {
-    if (argv[i] == nullptr) return;
-  }
-  napi_value undefined, result;
-  napi_get_undefined(env_, &undefined);
-  napi_status st =
-      napi_call_function(env_, undefined, fn.Value(), argc, argv, &result);
-  if (st == napi_pending_exception) {
-    // As a throw from a node:http2 'stream' handler: uncaught.
-    napi_value err;
-    napi_get_and_clear_last_exception(env_, &err);
-    napi_fatal_exception(env_, err);
-  }
-}
-
 napi_value JsHttp2::SessionObject(Http2Session* s) {
-  if (s->user_data) return static_cast<JsHttp2Session*>(s->user_data)->Value();
-  Napi::Object o = GetAddonData(env_)->http2_session_ctor.New({});
-  // Fails once the environment is stopping (worker terminated: JS can no
-  // longer run, but libuv callbacks of the current loop turn still come).
-  JsHttp2Session* js = o.IsEmpty() ? nullptr : JsHttp2Session::Unwrap(o);
-  if (js == nullptr) return nullptr;
-  js->Attach(s);
-  s->user_data = js;
-  return o;
+  return HandleFor<JsHttp2Session>(s, GetAddonData(env_)->http2_session_ctor);
 }
 
 napi_value JsHttp2::Fields(const Http2Fields& fields) {
@@ -496,7 +445,7 @@ void JsHttp2::OnConnectionClose(Connection* c) {
   JsHttp2Session* js = static_cast<JsHttp2Session*>(s->user_data);
   napi_value argv[1] = {js->Value()};
   DetachConnection(c);
-  Call(on_session_close_, 1, argv);
+  CallJs(env_, on_session_close_, 1, argv);
 }
 
 void JsHttp2::DetachConnection(Connection* c) {
@@ -511,7 +460,7 @@ void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
   napi_value end;
   napi_get_boolean(env_, end_stream, &end);
   napi_value argv[4] = {SessionObject(s), Int(env_, id), Fields(headers), end};
-  Call(on_stream_, 4, argv);
+  CallJs(env_, on_stream_, 4, argv);
 }
 
 void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
@@ -520,7 +469,7 @@ void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
   void* out;
   napi_create_buffer_copy(env_, len, data, &out, &buf);
   napi_value argv[3] = {SessionObject(s), Int(env_, id), buf};
-  Call(on_data_, 3, argv);
+  CallJs(env_, on_data_, 3, argv);
 }
 
 void JsHttp2::OnStreamEnd(Http2Session* s, int32_t id,
@@ -532,27 +481,27 @@ void JsHttp2::OnStreamEnd(Http2Session* s, int32_t id,
     t = Fields(trailers);
   }
   napi_value argv[3] = {SessionObject(s), Int(env_, id), t};
-  Call(on_end_, 3, argv);
+  CallJs(env_, on_end_, 3, argv);
 }
 
 void JsHttp2::OnStreamDrain(Http2Session* s, int32_t id) {
   napi_value argv[2] = {SessionObject(s), Int(env_, id)};
-  Call(on_drain_, 2, argv);
+  CallJs(env_, on_drain_, 2, argv);
 }
 
 void JsHttp2::OnStreamWantTrailers(Http2Session* s, int32_t id) {
   napi_value argv[2] = {SessionObject(s), Int(env_, id)};
-  Call(on_want_trailers_, 2, argv);
+  CallJs(env_, on_want_trailers_, 2, argv);
 }
 
 void JsHttp2::OnStreamClose(Http2Session* s, int32_t id, uint32_t code) {
   napi_value argv[3] = {SessionObject(s), Int(env_, id), Int(env_, code)};
-  Call(on_stream_close_, 3, argv);
+  CallJs(env_, on_stream_close_, 3, argv);
 }
 
 void JsHttp2::OnGoaway(Http2Session* s, uint32_t code, int32_t last_id) {
   napi_value argv[3] = {SessionObject(s), Int(env_, code), Int(env_, last_id)};
-  Call(on_goaway_, 3, argv);
+  CallJs(env_, on_goaway_, 3, argv);
 }
 
 }  // namespace sluice

@@ -11,6 +11,7 @@
 
 #include <napi.h>
 
+#include "binding/js_core_handle.h"
 #include "core/http2/http2_delegate.h"
 
 namespace sluice {
@@ -67,8 +68,7 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
                       napi_value trailers, uint32_t flags);
   int Result(int32_t id, int err) const;
 
-  Http2Session* session_ = nullptr;
-  Napi::ObjectReference self_;
+  CoreHandle<Http2Session> session_;
 };
 
 class JsHttp2 final : public Http2Delegate {
@@ -101,8 +101,6 @@ class JsHttp2 final : public Http2Delegate {
  private:
   napi_value SessionObject(Http2Session* s);
   napi_value Fields(const Http2Fields& fields);
-  void Call(const Napi::FunctionReference& fn, size_t argc,
-            const napi_value* argv);
 
   napi_env env_;
   Napi::FunctionReference on_stream_;

@@ -66,11 +66,6 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
 
   // The JS object for `c`, created on first use.
   napi_value ConnectionObject(Connection* c);
-  // Calls fn with argv; a throw becomes an uncaught exception, as a throw
-  // from a node:http handler does.
-  // Returns the result, or nullptr if fn is missing or threw.
-  napi_value Call(const Napi::FunctionReference& fn, size_t argc,
-                  const napi_value* argv);
 
   // Null after Teardown: every JS method is then a no-op.
   Listener* listener_ = nullptr;

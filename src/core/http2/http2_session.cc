@@ -25,10 +25,6 @@ constexpr size_t kSendBacklogLimit = 512 * 1024;
 // PINGs without reading then trips nghttp2's outbound-ACK flood limit
 // (NGHTTP2_ERR_FLOODED) instead of growing our queue without bound.
 constexpr size_t kControlBacklogLimit = 1024 * 1024;
-// Payload slices below this are copied next to their frame header (one
-// iovec) instead of referenced.
-constexpr size_t kEmbedThreshold = 4096;
-
 // Shares one ExternalRef among several segments: the queue holds one count,
 // each OutputQueue segment another; the last Release releases the inner.
 class CountedRef final : public ExternalRef {
@@ -45,19 +41,6 @@ class CountedRef final : public ExternalRef {
  private:
   ExternalRef* inner_;
   int count_ = 1;
-};
-
-// Owns bytes (compressor output) while a stream's queue and the writer
-// reference them.
-class StringRef final : public ExternalRef {
- public:
-  explicit StringRef(std::string&& s) : s_(std::move(s)) {}
-  const char* data() const { return s_.data(); }
-  size_t size() const { return s_.size(); }
-  void Release() override { delete this; }
-
- private:
-  std::string s_;
 };
 
 inline Http2Session* From(void* user) {
@@ -99,15 +82,15 @@ class Http2Session::WriteQueue final : public Http2BodySource {
   }
 
   // Bytes this queue now owns (compressor output): small ones coalesced
-  // with their neighbours, larger ones moved into a StringRef that the
+  // with their neighbours, larger ones moved into an OwnedBytes that the
   // DATA frames reference (not copied again).
   void PushOwned(std::string&& bytes) {
     if (bytes.empty()) return;
-    if (bytes.size() < kEmbedThreshold) {
+    if (bytes.size() < kCopyBelow) {
       Push(bytes.data(), bytes.size(), nullptr);
       return;
     }
-    StringRef* r = new StringRef(std::move(bytes));
+    OwnedBytes* r = new OwnedBytes(std::move(bytes));
     Push(r->data(), r->size(), r);
   }
 
@@ -133,7 +116,7 @@ class Http2Session::WriteQueue final : public Http2BodySource {
       size_t clen = c.ref ? c.len : c.own.size();
       const char* base = c.ref ? c.ext : c.own.data();
       size_t k = std::min(len, clen - c.off);
-      if (c.ref && k >= kEmbedThreshold) {
+      if (c.ref && k >= kCopyBelow) {
         c.ref->Add();
         q.AppendExternal(base + c.off, k, c.ref);
       } else {
