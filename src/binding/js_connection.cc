@@ -225,32 +225,14 @@ Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-namespace {
-Napi::Value AddressArray(Napi::Env env, int r, const std::string& ip,
-                         int port, int family) {
-  if (r != 0) return env.Undefined();
-  Napi::Array a = Napi::Array::New(env, 3);
-  a.Set(0u, Napi::String::New(env, ip));
-  a.Set(1u, Napi::Number::New(env, port));
-  a.Set(2u, Napi::Number::New(env, family));
-  return a;
-}
-}  // namespace
-
 Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
-  if (!session()) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = conn_.get()->GetPeer(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), session() ? conn_.get() : nullptr,
+                                              AddressKind::kPeer));
 }
 
 Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
-  if (!session()) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = conn_.get()->GetLocal(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), session() ? conn_.get() : nullptr,
+                                              AddressKind::kLocal));
 }
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {

@@ -9,6 +9,13 @@ void UncaughtIfThrown(napi_env env, napi_status st) {
   napi_fatal_exception(env, err);
 }
 
+Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
+                                   const char* name) {
+  Napi::Value v = callbacks.Get(name);
+  if (!v.IsFunction()) return Napi::FunctionReference();
+  return Napi::Persistent(v.As<Napi::Function>());
+}
+
 napi_value CallJs(napi_env env, const Napi::FunctionReference& fn,
                   size_t argc, const napi_value* argv) {
   if (fn.IsEmpty()) return nullptr;

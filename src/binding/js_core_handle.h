@@ -23,6 +23,33 @@ napi_value CallJs(napi_env env, const Napi::FunctionReference& fn,
 // uncaught (napi_fatal_exception). For callers with their own receiver or
 // napi_make_callback.
 void UncaughtIfThrown(napi_env env, napi_status st);
+// The function `callbacks[name]` lib/ passed, or an empty reference.
+Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
+                                   const char* name);
+
+// The async context (async_hooks resource) of a native object that calls
+// JS from libuv callbacks (napi_make_callback, callback scopes); destroyed
+// with its owner.
+class AsyncContext {
+ public:
+  AsyncContext() = default;
+  AsyncContext(const AsyncContext&) = delete;
+  AsyncContext& operator=(const AsyncContext&) = delete;
+  ~AsyncContext() {
+    if (ctx_) napi_async_destroy(env_, ctx_);
+  }
+  void Init(napi_env env, napi_value resource, const char* name) {
+    env_ = env;
+    napi_value n;
+    napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &n);
+    napi_async_init(env, resource, n, &ctx_);
+  }
+  napi_async_context get() const { return ctx_; }
+
+ private:
+  napi_env env_ = nullptr;
+  napi_async_context ctx_ = nullptr;
+};
 
 // Held by an ObjectWrap as a member. Attach when the JS object is bound to
 // its core object: it then holds itself strongly (users drop req.socket,

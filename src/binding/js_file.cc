@@ -38,10 +38,7 @@ Napi::Function JsFile::Init(Napi::Env env) {
 }
 
 JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) {
-  napi_value name;
-  napi_create_string_utf8(info.Env(), "sluice.FileResponse", NAPI_AUTO_LENGTH,
-                          &name);
-  napi_async_init(info.Env(), info.This(), name, &async_context_);
+  async_context_.Init(info.Env(), info.This(), "sluice.FileResponse");
   addon_ = GetAddonData(info.Env());
   addon_->files.insert(this);
 }
@@ -51,7 +48,6 @@ JsFile::~JsFile() {
   // it did). A source never handed to a pipe closes its fd here (async).
   if (addon_) addon_->files.erase(this);
   if (source_) source_->Close();
-  if (async_context_) napi_async_destroy(Env(), async_context_);
 }
 
 void JsFile::Teardown() {
@@ -84,7 +80,7 @@ void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
   if (from_libuv) {
     // A callback from the loop: node's MakeCallback semantics (async hooks,
     // nextTicks and microtasks run after it).
-    st = napi_make_callback(env, async_context_, recv, fn.Value(), argc, argv,
+    st = napi_make_callback(env, async_context_.get(), recv, fn.Value(), argc, argv,
                             &result);
   } else {
     st = napi_call_function(env, recv, fn.Value(), argc, argv, &result);

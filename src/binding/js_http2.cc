@@ -62,6 +62,17 @@ void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
   }
 }
 
+// The head arguments of respond / info / respondCompressed: info[1] the
+// status, info[2] the header block, info[3] the flags (into *flags; only
+// `block_flags` of them shape the block). Returns the status.
+int ReadHead(const Napi::CallbackInfo& info, Http2Session* s,
+             uint32_t block_flags, uint32_t* flags, Http2HeaderList* h) {
+  int status = info[1].As<Napi::Number>().Int32Value();
+  *flags = info[3].As<Napi::Number>().Uint32Value();
+  BuildHeaders(info.Env(), s, status, info[2], *flags & block_flags, h);
+  return status;
+}
+
 // Calls a JS onDone(status) once when a native file body ends; frees
 // itself after. The session calls it inside a dispatch, or while the
 // connection closes (Connection::Destroy): it opens its own handle scope.
@@ -101,22 +112,6 @@ class JsBodyDone final : public PipeBodyListener {
   napi_ref fn_ = nullptr;
 };
 
-inline napi_value Int(napi_env env, int64_t n) {
-  napi_value v;
-  napi_create_int64(env, n, &v);
-  return v;
-}
-
-Napi::Value AddressArray(Napi::Env env, int r, const std::string& ip,
-                         int port, int family) {
-  if (r != 0) return env.Undefined();
-  Napi::Array a = Napi::Array::New(env, 3);
-  a.Set(0u, Napi::String::New(env, ip));
-  a.Set(1u, Napi::Number::New(env, port));
-  a.Set(2u, Napi::Number::New(env, family));
-  return a;
-}
-
 }  // namespace
 
 // ---- JsHttp2Session ------------------------------------------------------------
@@ -125,17 +120,17 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
   return DefineClass(
       env, "NativeHttp2Session",
       {
-          InstanceMethod<&JsHttp2Session::Respond>("respond"),
-          InstanceMethod<&JsHttp2Session::Info>("info"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::Respond>>("respond"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::Info>>("info"),
           InstanceMethod<&JsHttp2Session::Write>("write"),
-          InstanceMethod<&JsHttp2Session::End>("end"),
-          InstanceMethod<&JsHttp2Session::SendTrailers>("sendTrailers"),
-          InstanceMethod<&JsHttp2Session::RstStream>("rstStream"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::End>>("end"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::SendTrailers>>("sendTrailers"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::RstStream>>("rstStream"),
           InstanceMethod<&JsHttp2Session::PauseStream>("pauseStream"),
           InstanceMethod<&JsHttp2Session::ResumeStream>("resumeStream"),
           InstanceMethod<&JsHttp2Session::RespondFile>("respondFile"),
-          InstanceMethod<&JsHttp2Session::Compress>("compress"),
-          InstanceMethod<&JsHttp2Session::RespondCompressed>(
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::Compress>>("compress"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::RespondCompressed>>(
               "respondCompressed"),
           InstanceMethod<&JsHttp2Session::Goaway>("goaway"),
           InstanceMethod<&JsHttp2Session::Destroy>("destroy"),
@@ -186,15 +181,12 @@ int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
   return s->Write(id, data, len, new NapiValueRef(env, chunk));
 }
 
-Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
+int JsHttp2Session::Respond(const Napi::CallbackInfo& info,
+                            Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  uint32_t flags;
   Http2HeaderList h;
-  BuildHeaders(env, s, status, info[2], flags, &h);
+  int status = ReadHead(info, s, ~0u, &flags, &h);
   bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
   if ((flags & wire::kH2EndAfterBody) && !h.Has("content-length") &&
       status != 204 && status != 304 && status >= 200 &&
@@ -217,7 +209,7 @@ Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
     err = EndWithTrailers(env, s, id, info.Length() > 5 ? static_cast<napi_value>(info[5]) : nullptr,
                           flags);
   }
-  return Napi::Number::New(env, Result(id, err));
+  return Result(id, err);
 }
 
 int JsHttp2Session::EndWithTrailers(napi_env env, Http2Session* s,
@@ -230,16 +222,12 @@ int JsHttp2Session::EndWithTrailers(napi_env env, Http2Session* s,
   return s->End(id, &list);
 }
 
-Napi::Value JsHttp2Session::Info(const Napi::CallbackInfo& info) {
-  napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+int JsHttp2Session::Info(const Napi::CallbackInfo& info,
+                         Http2Session* s, int32_t id) {
+  uint32_t flags;
   Http2HeaderList h;
-  BuildHeaders(env, s, status, info[2], flags & wire::kH2Http1Block, &h);
-  return Napi::Number::New(env, s->SendInformational(id, h));
+  ReadHead(info, s, wire::kH2Http1Block, &flags, &h);
+  return s->SendInformational(id, h);
 }
 
 Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
@@ -254,29 +242,23 @@ Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, Result(id, err));
 }
 
-Napi::Value JsHttp2Session::Compress(const Napi::CallbackInfo& info) {
-  napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
+int JsHttp2Session::Compress(const Napi::CallbackInfo& info,
+                             Http2Session* s, int32_t id) {
   CompressParams p;
-  if (!CompressArgs(info, 1, &p)) return Napi::Number::New(env, kResultInvalid);
-  return Napi::Number::New(env, s->StartCompression(id, p));
+  if (!CompressArgs(info, 1, &p)) return kResultInvalid;
+  return s->StartCompression(id, p);
 }
 
-Napi::Value JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info) {
+int JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info,
+                                      Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  uint32_t flags;
   CompressParams p;
-  if (!CompressArgs(info, 6, &p)) return Napi::Number::New(env, kResultBadBody);
+  if (!CompressArgs(info, 6, &p)) return kResultBadBody;
   CompressJob* job = BodyJob(env, info[4], p);
-  if (!job) return Napi::Number::New(env, kResultBadBody);
+  if (!job) return kResultBadBody;
   Http2HeaderList h;
-  BuildHeaders(env, s, status, info[2], flags, &h);
+  int status = ReadHead(info, s, ~0u, &flags, &h);
   Http2HeaderList trailers;
   if (info.Length() > 5 && !IsNullish(env, info[5])) {
     BuildHeaders(env, s, 0, info[5], flags & wire::kH2Http1Block, &trailers);
@@ -285,14 +267,12 @@ Napi::Value JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info) {
                                  flags & kCoreRespondFlags,
                                  job, &trailers);
   if (err == kResultInvalid) err = kResultCompressFailed;
-  return Napi::Number::New(env, Result(id, err));
+  return Result(id, err);
 }
 
-Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
+int JsHttp2Session::End(const Napi::CallbackInfo& info,
+                        Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
   uint32_t flags = info.Length() > 3 && info[3].IsNumber()
                        ? info[3].As<Napi::Number>().Uint32Value()
                        : 0;
@@ -304,25 +284,21 @@ Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
     err = EndWithTrailers(env, s, id, info.Length() > 2 ? static_cast<napi_value>(info[2]) : nullptr,
                           flags);
   }
-  return Napi::Number::New(env, Result(id, err));
+  return Result(id, err);
 }
 
-Napi::Value JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info) {
+int JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info,
+                                 Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
   Http2HeaderList h;
   BuildHeaders(env, s, 0, info[1], 0, &h);
-  return Napi::Number::New(env, s->SendTrailers(id, h));
+  return s->SendTrailers(id, h);
 }
 
-Napi::Value JsHttp2Session::RstStream(const Napi::CallbackInfo& info) {
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(info.Env(), kResultClosed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
+int JsHttp2Session::RstStream(const Napi::CallbackInfo& info,
+                              Http2Session* s, int32_t id) {
   uint32_t code = info[1].As<Napi::Number>().Uint32Value();
-  return Napi::Number::New(info.Env(), s->ResetStream(id, code));
+  return s->ResetStream(id, code);
 }
 
 Napi::Value JsHttp2Session::PauseStream(const Napi::CallbackInfo& info) {
@@ -380,45 +356,26 @@ Napi::Value JsHttp2Session::Destroy(const Napi::CallbackInfo& info) {
 
 Napi::Value JsHttp2Session::Peer(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
-  if (!s) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = s->connection()->GetPeer(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), s ? s->connection() : nullptr,
+                                              AddressKind::kPeer));
 }
 
 Napi::Value JsHttp2Session::Local(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
-  if (!s) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = s->connection()->GetLocal(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), s ? s->connection() : nullptr,
+                                              AddressKind::kLocal));
 }
 
 // ---- JsHttp2 -------------------------------------------------------------------
-
-namespace {
-Napi::FunctionReference Callback(const Napi::Object& o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsFunction()) return Napi::FunctionReference();
-  return Napi::Persistent(v.As<Napi::Function>());
-}
-}  // namespace
 
 bool JsHttp2::Wanted(const Napi::Object& callbacks) {
   return callbacks.Get("onStream").IsFunction();
 }
 
 JsHttp2::JsHttp2(Napi::Env env, const Napi::Object& cbs) : env_(env) {
-  on_stream_ = Callback(cbs, "onStream");
-  on_data_ = Callback(cbs, "onStreamData");
-  on_end_ = Callback(cbs, "onStreamEnd");
-  on_drain_ = Callback(cbs, "onStreamDrain");
-  on_want_trailers_ = Callback(cbs, "onStreamWantTrailers");
-  on_stream_close_ = Callback(cbs, "onStreamClose");
-  on_goaway_ = Callback(cbs, "onGoaway");
-  on_session_close_ = Callback(cbs, "onSessionClose");
+#define SLUICE_H2_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
+  SLUICE_HTTP2_CALLBACKS(SLUICE_H2_CALLBACK_READ)
+#undef SLUICE_H2_CALLBACK_READ
 }
 
 napi_value JsHttp2::SessionObject(Http2Session* s) {
@@ -426,17 +383,7 @@ napi_value JsHttp2::SessionObject(Http2Session* s) {
 }
 
 napi_value JsHttp2::Fields(const Http2Fields& fields) {
-  napi_value arr;
-  napi_create_array_with_length(env_, fields.size() * 2, &arr);
-  uint32_t i = 0;
-  for (const auto& f : fields) {
-    napi_value v;
-    napi_create_string_latin1(env_, f.first.data(), f.first.size(), &v);
-    napi_set_element(env_, arr, i++, v);
-    napi_create_string_latin1(env_, f.second.data(), f.second.size(), &v);
-    napi_set_element(env_, arr, i++, v);
-  }
-  return arr;
+  return FieldArray(env_, fields);
 }
 
 void JsHttp2::OnConnectionClose(Connection* c) {

@@ -5,6 +5,7 @@
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
+#include "binding/js_values.h"
 #include "binding/js_http2.h"
 #include "binding/wire_protocol.h"
 #include "core/net/connection.h"
@@ -48,24 +49,6 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
 constexpr const char* kLimitNames[] = {"maxHeadersCount", "maxRequestBodySize",
                                        "maxRequestsPerSocket", "maxConnections",
                                        "maxOutputBuffer"};
-
-Napi::FunctionReference Callback(const Napi::Object& o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsFunction()) return Napi::FunctionReference();
-  return Napi::Persistent(v.As<Napi::Function>());
-}
-
-inline napi_value Latin1String(napi_env env, std::string_view s) {
-  napi_value v;
-  napi_create_string_latin1(env, s.data(), s.size(), &v);
-  return v;
-}
-
-inline napi_value Int(napi_env env, int64_t n) {
-  napi_value v;
-  napi_create_int64(env, n, &v);
-  return v;
-}
 
 // Counts a JS->native call so dispatches it triggers do not open a callback
 // scope (which would run microtasks in the middle of the caller).
@@ -126,21 +109,13 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
   if (o.body_buffer_size == 0) o.body_buffer_size = 65536;
-  on_request_ = Callback(cbs, "onRequest");
-  on_body_ = Callback(cbs, "onBody");
-  on_end_ = Callback(cbs, "onEnd");
-  on_drain_ = Callback(cbs, "onDrain");
-  on_client_error_ = Callback(cbs, "onClientError");
-  on_close_ = Callback(cbs, "onClose");
-  on_server_close_ = Callback(cbs, "onServerClose");
-  on_drop_ = Callback(cbs, "onDrop");
-  on_alloc_ = Callback(cbs, "onAlloc");
-  on_release_body_ = Callback(cbs, "onReleaseBody");
+#define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
+  SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_READ)
+#undef SLUICE_CALLBACK_READ
 
   Napi::Object resource = Napi::Object::New(env);
   resource_ = Napi::Persistent(resource);
-  napi_async_init(env, resource, Napi::String::New(env, "SLUICE_HTTP"),
-                  &async_context_);
+  async_context_.Init(env, resource, "SLUICE_HTTP");
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env, &loop);
   listener_ = new Listener(loop, this, HttpSessionFactory::Get(), o);
@@ -151,7 +126,6 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
 JsServer::~JsServer() {
   if (addon_) addon_->servers.erase(this);
   if (listener_) listener_->Release();
-  if (async_context_) napi_async_destroy(Env(), async_context_);
 }
 
 void JsServer::Teardown() {
@@ -256,7 +230,7 @@ void JsServer::OnDispatchBegin() {
   napi_open_handle_scope(env, &handle_scope_);
   callback_scope_ = nullptr;
   if (js_calls_ == 0) {
-    napi_open_callback_scope(env, resource_.Value(), async_context_,
+    napi_open_callback_scope(env, resource_.Value(), async_context_.get(),
                              &callback_scope_);
   }
 }
@@ -371,12 +345,7 @@ void JsServer::OnRequestEnd(
   if (trailers.empty()) {
     napi_get_undefined(env, &t);
   } else {
-    napi_create_array_with_length(env, trailers.size() * 2, &t);
-    uint32_t i = 0;
-    for (const auto& h : trailers) {
-      napi_set_element(env, t, i++, Latin1String(env, h.first));
-      napi_set_element(env, t, i++, Latin1String(env, h.second));
-    }
+    t = FieldArray(env, trailers);
   }
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), t};
   CallJs(Env(), on_end_, 3, argv);

@@ -849,19 +849,24 @@ int Http2Session::SendInformational(int32_t id, Http2HeaderList& headers) {
   return r < 0 ? kResultInvalid : kResultOk;
 }
 
+int Http2Session::StreamFor(int32_t id, bool responded, Stream** st) {
+  *st = dead() ? nullptr : Find(id);
+  if (dead()) return kResultClosed;
+  if (!*st) return kResultNoRequest;
+  if ((*st)->responded != responded) {
+    return responded ? kResultHeadersNotSent : kResultHeadersSent;
+  }
+  return kResultOk;
+}
+
 int Http2Session::Write(int32_t id, const char* data, size_t len,
                         ExternalRef* ref) {
-  int err = kResultOk;
-  Stream* st = dead() ? nullptr : Find(id);
-  if (dead()) {
-    err = kResultClosed;
-  } else if (!st) {
-    err = kResultNoRequest;
-  } else if (!st->responded) {
-    err = kResultHeadersNotSent;
-  } else if (st->ended) {
+  Stream* st;
+  int err = StreamFor(id, true, &st);
+  if (err == kResultOk && st->ended) {
     err = st->no_body ? kResultOk : kResultEnded;
-  } else if (st->queue == nullptr || st->source != st->queue.get()) {
+  } else if (err == kResultOk &&
+             (st->queue == nullptr || st->source != st->queue.get())) {
     err = kResultInvalid;  // a native source owns the body
   }
   if (err != kResultOk || st->ended) {
@@ -1042,15 +1047,8 @@ int Http2Session::RespondCompressed(int32_t id, int status,
                                     Http2HeaderList& headers, uint32_t flags,
                                     CompressJob* job,
                                     Http2HeaderList* trailers) {
-  Stream* st = dead() ? nullptr : Find(id);
-  int err = kResultOk;
-  if (dead()) {
-    err = kResultClosed;
-  } else if (!st) {
-    err = kResultNoRequest;
-  } else if (st->responded) {
-    err = kResultHeadersSent;
-  }
+  Stream* st;
+  int err = StreamFor(id, false, &st);
   if (err != kResultOk) {
     job->Destroy();
     return err;
@@ -1197,17 +1195,12 @@ void Http2Session::ResumeData(int32_t id) {
 
 int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
                                 PipeBodyListener* listener) {
-  Stream* st = dead() ? nullptr : Find(id);
-  int err = kResultOk;
-  if (dead()) {
-    err = kResultClosed;
-  } else if (!st) {
-    err = kResultNoRequest;
-  } else if (!st->responded) {
-    err = kResultHeadersNotSent;
-  } else if (st->no_body) {
+  Stream* st;
+  int err = StreamFor(id, true, &st);
+  if (err == kResultOk && st->no_body) {
     err = kResultNoBody;
-  } else if (st->ended || !st->queue || st->queue->size() > 0) {
+  } else if (err == kResultOk &&
+             (st->ended || !st->queue || st->queue->size() > 0)) {
     err = kResultInvalid;
   }
   if (err != kResultOk) {

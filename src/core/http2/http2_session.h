@@ -214,6 +214,11 @@ class Http2Session final : public Session {
 
   int Init();
   Stream* Find(int32_t id);
+  // The stream of a response call: kResultOk with *st when it exists and
+  // its head was sent (`responded`) or not (!`responded`), as the call
+  // needs; otherwise kResultClosed, kResultNoRequest, kResultHeadersNotSent
+  // or kResultHeadersSent (*st may then be null).
+  int StreamFor(int32_t id, bool responded, Stream** st);
   int SubmitWithBody(Stream* st, Http2HeaderList& headers);
   // Respond's work after the `responded` check (RespondCompressed submits
   // a response whose stream was marked responded when the job started).
