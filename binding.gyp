@@ -17,6 +17,7 @@
         "src/core/http1/http1_session.cc",
         "src/core/http1/line_fold_scanner.cc",
         "src/core/net/listener.cc",
+        "src/core/server/http_session_factory.cc",
         "src/core/common/date_cache.cc",
         "src/core/http1/response_serializer.cc",
         "src/core/body/pipe.cc",
@@ -37,6 +38,7 @@
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
         "src/binding/js_values.cc",
+        "src/binding/js_core_handle.cc",
         "src/binding/js_http2.cc",
         "src/binding/js_file.cc",
         "src/binding/js_compress.cc"

@@ -138,6 +138,50 @@ function headersDistinct(raw) {
   return headers;
 }
 
+// RFC 9113 8.2.2: fields that are connection-specific in HTTP/1.1.
+const connectionHeaders = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade',
+]);
+
+// HTTP/2: serializes a headers object into the native "name\0value\0"
+// form (lower-cased names; node:http2's checks).
+// Returns [block, status]. `allowStatus`: response headers (else trailers).
+function serializeHeaders(headers, allowStatus) {
+  let block = '';
+  let status = 200;
+  if (headers == null) return [block, status];
+  if (typeof headers !== 'object') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "headers" argument must be of type object');
+  }
+  for (const rawName of Object.keys(headers)) {
+    const value = headers[rawName];
+    if (value === undefined) continue;
+    const name = rawName.toLowerCase();
+    if (name[0] === ':') {
+      if (name === ':status' && allowStatus) {
+        status = value | 0;
+        continue;
+      }
+      throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
+    }
+    if (!tokenRegExp.test(name)) {
+      throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
+    }
+    if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
+      throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
+    }
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) {
+      const s = String(v);
+      if (invalidHeaderCharRegExp.test(s)) {
+        throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
+      }
+      block += name + '\0' + s + '\0';
+    }
+  }
+  return [block, status];
+}
+
 function headersSentError(what) {
   return codedError('ERR_HTTP_HEADERS_SENT',
     `Cannot ${what} headers after they are sent to the client`);
@@ -155,4 +199,5 @@ module.exports = {
   headersObject,
   headersDistinct,
   headersSentError,
+  serializeHeaders,
 };

@@ -10,20 +10,10 @@ const { headersObject, headersDistinct } = require('./headers');
 const { codedError } = require('./errors');
 const { releaseHold, holdsReference } = require('./buffer_pool');
 
-const kConn = Symbol('sluice.conn');
-const kSeq = Symbol('sluice.seq');
-const kHeaders = Symbol('sluice.headers');
-const kSocketPaused = Symbol('sluice.socketPaused');
-const kSocket = Symbol('sluice.socket');
-const kRaw = Symbol('sluice.rawHeaders');
-const kEofPending = Symbol('sluice.eofPending');
-// Set by the server when its reads land in allocator memory (chunks may
-// carry pool references): pipe() and async iteration then release them.
-const kPoolBacked = Symbol('sluice.poolBacked');
-// On a pipe destination: its original write, wrapped (see releasingWrite).
-const kOrigWrite = Symbol('sluice.origWrite');
-// Async iteration started: chunks are copied as they arrive (iterator()).
-const kCopyOnPush = Symbol('sluice.copyOnPush');
+const {
+  kConn, kSeq, kHeaders, kSocketPaused, kSocket, kRaw, kEofPending,
+  kPoolBacked, kOrigWrite, kCopyOnPush,
+} = require('./symbols');
 
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
 

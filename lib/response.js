@@ -12,62 +12,37 @@ const {
 } = require('./headers');
 const { codedError, codedTypeError } = require('./errors');
 const fileResponse = require('./file_response');
+const { toChunk } = require('./body');
 const compression = require('./compression');
+const {
+  HEAD_USER_CONTENT_LENGTH, HEAD_USER_TRANSFER_ENCODING, HEAD_USER_CHUNKED, HEAD_USER_DATE,
+  HEAD_USER_CONNECTION, HEAD_USER_CONNECTION_CLOSE, HEAD_USER_KEEP_ALIVE, HEAD_WHOLE_BODY,
+  HEAD_END, STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_NO_BODY,
+} = require('./binding').constants;
 
-const kConn = Symbol('sluice.conn');
-const kSeq = Symbol('sluice.seq');
-const kHeaders = Symbol('sluice.headers');
-const kNeedDrain = Symbol('sluice.needDrain');
-const kTrailers = Symbol('sluice.trailers');
-const kSocket = Symbol('sluice.socket');
-// The head reached native code (headersSent turns true earlier, at
-// writeHead, as in node; the bytes wait to be coalesced with the body).
-const kHeadOnWire = Symbol('sluice.headOnWire');
-
-// Must match ResponseHeadFlags in src/core/http1/http1_session.h.
-const F_CONTENT_LENGTH = 1 << 0;
-const F_TRANSFER_ENCODING = 1 << 1;
-const F_CHUNKED = 1 << 2;
-const F_DATE = 1 << 3;
-const F_CONNECTION = 1 << 4;
-const F_CONNECTION_CLOSE = 1 << 5;
-const F_KEEP_ALIVE = 1 << 6;
-const F_WHOLE_BODY = 1 << 7;
-const F_END = 1 << 8; // binding: end after the body
-// Native result codes (src/core/http1/http1_session.h ResponseError).
-const R_CLOSED = -4;
+const {
+  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire,
+} = require('./symbols');
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
 const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
 
 function headerFlag(key, value) {
   switch (key.length) {
-    case 4: return key === 'date' ? F_DATE : 0;
+    case 4: return key === 'date' ? HEAD_USER_DATE : 0;
     case 10:
       if (key === 'connection') {
-        return F_CONNECTION | (closeRegExp.test(String(value)) ? F_CONNECTION_CLOSE : 0);
+        return HEAD_USER_CONNECTION | (closeRegExp.test(String(value)) ? HEAD_USER_CONNECTION_CLOSE : 0);
       }
-      return key === 'keep-alive' ? F_KEEP_ALIVE : 0;
-    case 14: return key === 'content-length' ? F_CONTENT_LENGTH : 0;
+      return key === 'keep-alive' ? HEAD_USER_KEEP_ALIVE : 0;
+    case 14: return key === 'content-length' ? HEAD_USER_CONTENT_LENGTH : 0;
     case 17:
       if (key === 'transfer-encoding') {
-        return F_TRANSFER_ENCODING | (chunkedRegExp.test(String(value)) ? F_CHUNKED : 0);
+        return HEAD_USER_TRANSFER_ENCODING | (chunkedRegExp.test(String(value)) ? HEAD_USER_CHUNKED : 0);
       }
       return 0;
     default: return 0;
   }
-}
-
-function toBody(chunk, encoding) {
-  if (typeof chunk === 'string') {
-    if (!encoding || encoding === 'utf8' || encoding === 'utf-8') return chunk;
-    return Buffer.from(chunk, encoding);
-  }
-  if (chunk instanceof Uint8Array || chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) {
-    return chunk;
-  }
-  throw codedTypeError('ERR_INVALID_ARG_TYPE',
-    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
 }
 
 class ServerResponse extends Stream {
@@ -226,7 +201,7 @@ class ServerResponse extends Stream {
   // checked, written and read for the framing flags.
   _headBlock() {
     let block = '';
-    let flags = this.sendDate ? 0 : F_DATE;
+    let flags = this.sendDate ? 0 : HEAD_USER_DATE;
     const h = this[kHeaders];
     if (h !== null) {
       for (const key in h) {
@@ -249,21 +224,21 @@ class ServerResponse extends Stream {
         }
       }
     }
-    if (flags & F_CONNECTION_CLOSE) this.shouldKeepAlive = false;
+    if (flags & HEAD_USER_CONNECTION_CLOSE) this.shouldKeepAlive = false;
     this._headFlags = flags;
     return block;
   }
 
   _statusFlags(flags) {
-    return (this.statusCode & 0x3ff) | (flags << 10);
+    return (this.statusCode & STATUS_MASK) | (flags << STATUS_FLAGS_SHIFT);
   }
 
   _result(r) {
     if (r < 0) {
-      if (r === R_CLOSED) return false;
+      if (r === RESULT_CLOSED) return false;
       throw codedError('ERR_SLUICE_RESPONSE', `response error ${r}`);
     }
-    if (r & 1) {
+    if (r & RESULT_WAIT_DRAIN) {
       this[kNeedDrain] = true;
       return false;
     }
@@ -274,12 +249,12 @@ class ServerResponse extends Stream {
   // flushHeaders()).
   _sendHead() {
     this._checkHead();
-    if (this._compressCfg) compression.startStream(this, this._compressCfg);
+    if (this._compressCfg) compression.startStream(this, this._compressCfg, this[kConn]);
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
     this[kHeadOnWire] = true;
-    if (!(flags & (F_CONTENT_LENGTH | F_TRANSFER_ENCODING))) this.chunkedEncoding = true;
+    if (!(flags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING))) this.chunkedEncoding = true;
     return this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
       block, undefined, undefined);
   }
@@ -367,7 +342,7 @@ class ServerResponse extends Stream {
     if (chunk === null) {
       throw codedTypeError('ERR_STREAM_NULL_VALUES', 'May not write null values to stream');
     }
-    const body = toBody(chunk, encoding);
+    const body = toChunk(chunk, encoding);
     if (this.destroyed) return false;
     if (!this[kHeadOnWire]) this._sendHead();
     const ok = this._result(this._compressor ?
@@ -384,7 +359,7 @@ class ServerResponse extends Stream {
       if (cb) process.nextTick(cb);
       return this;
     }
-    const body = chunk === undefined || chunk === null ? undefined : toBody(chunk, encoding);
+    const body = chunk === undefined || chunk === null ? undefined : toChunk(chunk, encoding);
     // A head that cannot be written throws before the response ends (as
     // node's implicit writeHead): the handler can still answer.
     if (!this[kHeadOnWire] && !this.destroyed) this._checkHead();
@@ -399,8 +374,12 @@ class ServerResponse extends Stream {
       const flags = this._headFlags;
       this.headersSent = true;
       this[kHeadOnWire] = true;
-      r = (coding ? compression.respond : respondPlain)(this, coding, this[kConn], this[kSeq],
-        this._statusFlags(flags | F_WHOLE_BODY | F_END), this.statusMessage, block, body, trailers);
+      const statusWord = this._statusFlags(flags | HEAD_WHOLE_BODY | HEAD_END);
+      const cfg = this._compressCfg;
+      r = coding ?
+        this[kConn].respondCompressed(this[kSeq], statusWord, this.statusMessage, block, body,
+          trailers, coding, cfg.level, cfg.brotliQuality) :
+        this[kConn].respond(this[kSeq], statusWord, this.statusMessage, block, body, trailers);
     } else if (this._compressor) {
       r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {
@@ -456,27 +435,15 @@ class ServerResponse extends Stream {
         onError(status);
       }
     };
-    let r;
-    if (typeof conn.respondWithNativeFile === 'function') {
-      // A protocol adapter (HTTP/2 compat: lib/http2_server.js StreamConn)
-      // feeds the file to its own pipe sink.
-      const cfg = this._compressCfg;
-      r = cfg && this._fileCoding ?
-        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
-          block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
-        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
-          block, file, done);
-    } else {
-      file.holdHttp1(conn, this[kSeq]);  // head leaves with the first data
-      r = conn.respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
-        block, undefined, undefined);
-      if (r < 0) return r;
-      const cfg = this._compressCfg;
-      r = cfg && this._fileCoding ?  // lib/compression.js: native compressor in the pipe
-        file.respondHttp1(conn, this[kSeq], done, this._fileCoding, cfg.level, cfg.brotliQuality) :
-        file.respondHttp1(conn, this[kSeq], done);
-    }
-    if (r === 1) process.nextTick(emitFinish, this);  // HEAD: no body
+    // The transport feeds the file to its own pipe sink; a negotiated
+    // coding (lib/compression.js) puts a native compressor in the pipe.
+    const cfg = this._compressCfg;
+    const r = cfg && this._fileCoding ?
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, file, done);
+    if (r === RESULT_NO_BODY) process.nextTick(emitFinish, this);  // HEAD: no body
     return r;
   }
 
@@ -506,10 +473,6 @@ class ServerResponse extends Stream {
     this.destroyed = true;
     this.emit('close');
   }
-}
-
-function respondPlain(res, coding, conn, seq, statusFlags, reason, block, body, trailers) {
-  return conn.respond(seq, statusFlags, reason, block, body, trailers);
 }
 
 function emitFinish(res) {

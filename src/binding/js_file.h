@@ -13,6 +13,7 @@
 
 #include <napi.h>
 
+#include "binding/js_core_handle.h"
 #include "core/body/file_source.h"
 #include "core/http1/http1_pipe_body.h"
 
@@ -71,7 +72,7 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::FunctionReference on_done_;
   Napi::ObjectReference self_;
   int holds_ = 0;
-  napi_async_context async_context_ = nullptr;
+  AsyncContext async_context_;
   // Null after Teardown (the addon data may be freed before this object).
   AddonData* addon_ = nullptr;
 };

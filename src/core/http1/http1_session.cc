@@ -855,16 +855,16 @@ OutputQueue& Http1Session::QueueFor(Request& r) {
 OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
                                      std::string_view reason, int* err) {
   if (conn_->closing()) {
-    *err = kRespClosed;
+    *err = kResultClosed;
     return nullptr;
   }
   Request* r = Find(seq);
   if (!r || r->ended) {
-    *err = kRespNoRequest;
+    *err = kResultNoRequest;
     return nullptr;
   }
   if (r->head_sent) {
-    *err = kRespHeadersSent;
+    *err = kResultHeadersSent;
     return nullptr;
   }
   r->head_sent = true;
@@ -872,13 +872,13 @@ OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
                (status >= 100 && status < 200);
   OutputQueue& q = QueueFor(*r);
   AppendStatusLine(q, status, reason);
-  *err = kRespOk;
+  *err = kResultOk;
   return &q;
 }
 
 int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   Request* r = Find(seq);
-  if (!r || !r->head_sent) return kRespNoRequest;
+  if (!r || !r->head_sent) return kResultNoRequest;
   OutputQueue& q = QueueFor(*r);
   Listener* l = conn_->listener();
   bool keep_alive = r->req_keep_alive && !server_closing_ && !eof_ &&
@@ -929,22 +929,22 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   q.Append("\r\n", 2);
   r->close_after = !keep_alive;
   conn_->MarkDirty();
-  return kRespOk;
+  return kResultOk;
 }
 
 OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
-  *err = kRespOk;
+  *err = kResultOk;
   if (conn_->closing()) {
-    *err = kRespClosed;
+    *err = kResultClosed;
     return nullptr;
   }
   Request* r = Find(seq);
   if (!r || r->ended) {
-    *err = kRespNoRequest;
+    *err = kResultNoRequest;
     return nullptr;
   }
   if (!r->head_sent) {
-    *err = kRespHeadersNotSent;
+    *err = kResultHeadersNotSent;
     return nullptr;
   }
   size_t max_out = conn_->listener()->options().max_output_buffer;
@@ -953,7 +953,7 @@ OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
     // 'drain'. Destroy (not end): nothing more of this response can get
     // through. The connection object lives until its close callback.
     conn_->Destroy();
-    *err = kRespClosed;
+    *err = kResultClosed;
     return nullptr;
   }
   if (r->no_body || len == 0) return nullptr;
@@ -977,10 +977,10 @@ void Http1Session::EndBody(uint32_t seq) {
 }
 
 int Http1Session::End(uint32_t seq, std::string_view trailers) {
-  if (conn_->closing()) return kRespClosed;
+  if (conn_->closing()) return kResultClosed;
   Request* r = Find(seq);
-  if (!r || r->ended) return kRespNoRequest;
-  if (!r->head_sent) return kRespHeadersNotSent;
+  if (!r || r->ended) return kResultNoRequest;
+  if (!r->head_sent) return kResultHeadersNotSent;
   if (r->chunked && !r->no_body) {
     OutputQueue& q = QueueFor(*r);
     q.Append("0\r\n", 3);
@@ -989,21 +989,21 @@ int Http1Session::End(uint32_t seq, std::string_view trailers) {
   }
   r->ended = true;
   if (IsFront(*r)) Advance();
-  return kRespOk;
+  return kResultOk;
 }
 
 int Http1Session::WriteContinue(uint32_t seq) {
-  if (conn_->closing()) return kRespClosed;
+  if (conn_->closing()) return kResultClosed;
   Request* r = Find(seq);
-  if (!r || r->head_sent) return kRespNoRequest;
+  if (!r || r->head_sent) return kResultNoRequest;
   if (body_too_large_ && seq == current_seq_) {
     // Its Content-Length is over maxRequestBodySize: the 413 that follows
     // is the answer to the expectation; no body is invited.
-    return kRespOk;
+    return kResultOk;
   }
   QueueFor(*r).Append("HTTP/1.1 100 Continue\r\n\r\n", 25);
   if (IsFront(*r)) conn_->MarkDirty();
-  return kRespOk;
+  return kResultOk;
 }
 
 int Http1Session::WriteInformational(uint32_t seq, int status,

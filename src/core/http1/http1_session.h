@@ -19,6 +19,7 @@
 #include "core/http1/line_fold_scanner.h"
 #include "core/net/output_queue.h"
 #include "core/body/pipe.h"
+#include "core/common/result.h"
 #include "core/net/server_delegate.h"
 #include "core/net/session.h"
 
@@ -39,15 +40,6 @@ enum ResponseHeadFlags : uint32_t {
   kHeadUserConnectionClose = 1u << 5,
   kHeadUserKeepAlive = 1u << 6,       // a Keep-Alive header
   kHeadWholeBody = 1u << 7,           // end(body): the body length is known
-};
-
-// Errors returned by the response API (never thrown in the core).
-enum ResponseError {
-  kRespOk = 0,
-  kRespNoRequest = -1,     // unknown seq, or its response already finished
-  kRespHeadersSent = -2,
-  kRespHeadersNotSent = -3,
-  kRespClosed = -4,        // the connection is closing or closed
 };
 
 class Http1Session final : public Session {
@@ -110,8 +102,8 @@ class Http1Session final : public Session {
 
   // Body from a native pipe (respondWithFile), after BeginHead/FinishHead
   // (the head carries Content-Length, or the body is chunked). Takes
-  // `source` in every case. Returns kRespOk (the pipe runs; `listener`
-  // hears OnPipeBodyDone exactly once), 1 (no body is sent — HEAD, 204,
+  // `source` in every case. Returns kResultOk (the pipe runs; `listener`
+  // hears OnPipeBodyDone exactly once), kResultNoBody (no body is sent — HEAD, 204,
   // 304 — and the response is already ended; the listener is not called),
   // or an error. Bodies stream in request order: a pipelined response's
   // pipe only starts pulling when it reaches the front. See

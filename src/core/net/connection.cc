@@ -3,8 +3,7 @@
 #include <cstring>
 
 #include "core/net/address.h"
-#include "core/http1/http1_session.h"
-#include "core/http2/http2_session.h"
+#include "core/net/session_factory.h"
 #include "core/net/listener.h"
 
 namespace sluice {
@@ -43,8 +42,7 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
   // Responses are corked into one write: Nagle would only add latency.
   uv_tcp_nodelay(&c->tcp_, 1);
   listener->AddConnection(c);
-  c->session_.reset(new Http1Session(c));
-  c->detecting_ = listener->delegate()->http2() != nullptr;
+  c->session_.reset(listener->sessions()->Initial(c, &c->detecting_));
   c->StartReading();
   return c;
 }
@@ -165,10 +163,9 @@ void Connection::DetectProtocol(const char* data, size_t len) {
   if (r == PrefaceMatcher::kNeedMore) return;
   detecting_ = false;
   if (r == PrefaceMatcher::kHttp2) {
-    // No HTTP/1.1 byte was parsed: the session is simply replaced.
-    Http2Session* h2 = new Http2Session(this);
-    session_.reset(h2);
-    if (h2->Start() != 0) {
+    // No byte reached the initial session: it is simply replaced.
+    session_.reset(listener_->sessions()->ForPreface(this));
+    if (session_->Start() != 0) {
       Destroy();
       return;
     }

@@ -5,6 +5,12 @@
 // pause, destroy a connection) from inside any of these; the core defers
 // anything that would free memory it is still using until the outermost
 // dispatch ends.
+//
+// Dispatch and order: every call below except OnDispatchBegin/End itself
+// runs inside a dispatch, AcquireBodyBuffer also from the embedder's own
+// call (a retry). Per connection: OnRequest for a request, then its OnBody
+// calls in byte order, then OnRequestEnd; requests in order of arrival;
+// OnConnectionClose last (from the close callback, in its own dispatch).
 #pragma once
 
 #include <cstddef>

@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const {
   createBufferPool, releaseBuffer, BufferPool, POISON_BYTE,
   retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
-} = require('../lib/buffer_pool');
+} = require('../../lib/buffer_pool');
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 const code = (c) => (err) => { assert.equal(err.code, c); return true; };
