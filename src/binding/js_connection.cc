@@ -185,7 +185,7 @@ Napi::Value JsConnection::WriteContinue(const Napi::CallbackInfo& info) {
 Napi::Value JsConnection::WriteInfo(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kRespClosed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   int status = info[1].As<Napi::Number>().Int32Value();
   std::string lines;
@@ -248,7 +248,7 @@ Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
-  if (session()) conn_->RetryReadBuffer();
+  if (session()) conn_.get()->RetryReadBuffer();
   return info.Env().Undefined();
 }
 

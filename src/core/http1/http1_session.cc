@@ -1008,17 +1008,17 @@ int Http1Session::WriteContinue(uint32_t seq) {
 
 int Http1Session::WriteInformational(uint32_t seq, int status,
                                      std::string_view header_lines) {
-  if (conn_->closing()) return kRespClosed;
-  if (status <= 100 || status > 199) return kRespNoRequest;
+  if (conn_->closing()) return kResultClosed;
+  if (status <= 100 || status > 199) return kResultNoRequest;
   Request* r = Find(seq);
-  if (!r || r->ended) return kRespNoRequest;
-  if (r->head_sent) return kRespHeadersSent;
+  if (!r || r->ended) return kResultNoRequest;
+  if (r->head_sent) return kResultHeadersSent;
   OutputQueue& q = QueueFor(*r);
   AppendStatusLine(q, status, std::string_view());
   q.Append(header_lines.data(), header_lines.size());
   q.Append("\r\n", 2);
   if (IsFront(*r)) conn_->MarkDirty();
-  return kRespOk;
+  return kResultOk;
 }
 
 bool Http1Session::HeadersSent(uint32_t seq) const {

@@ -81,7 +81,7 @@ class Http1Session final : public Session {
   int WriteContinue(uint32_t seq);
   // Writes an interim response (status 101..199) for `seq` before its
   // head: the status line, `header_lines` ("Name: value\r\n" each, checked
-  // by the caller) and the blank line. kRespHeadersSent once the head is
+  // by the caller) and the blank line. kResultHeadersSent once the head is
   // out (an interim response after it would corrupt the response).
   int WriteInformational(uint32_t seq, int status,
                          std::string_view header_lines);
