@@ -6,6 +6,8 @@
 // reading its socket (uv_read_stop); _read() restarts it.
 
 const { Readable } = require('stream');
+const http = require('http');
+const bridge = require('./prototype_bridge');
 const { headersObject, headersDistinct } = require('./headers');
 const { codedError } = require('./errors');
 const { releaseHold } = require('./buffer_pool');
@@ -197,5 +199,9 @@ class IncomingRequest extends Readable {
     cb(err);
   }
 }
+
+// instanceof http.IncomingMessage (lib/prototype_bridge.js).
+bridge.chain(IncomingRequest, http.IncomingMessage.prototype, bridge.hiddenRequest,
+  bridge.requestData);
 
 module.exports = { IncomingRequest, kSeq, kConn };

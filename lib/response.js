@@ -6,12 +6,14 @@
 // connection's corked output buffer.
 
 const Stream = require('stream');
+const http = require('http');
 const {
   validateHeaderName, validateHeaderValue, validateStatusCode, headersSentError,
 } = require('./headers');
 const { codedError, codedTypeError } = require('./errors');
 const fileResponse = require('./file_response');
 const compression = require('./compression');
+const bridge = require('./prototype_bridge');
 
 const kConn = Symbol('sluice.conn');
 const kSeq = Symbol('sluice.seq');
@@ -22,6 +24,7 @@ const kSocket = Symbol('sluice.socket');
 // The head reached native code (headersSent turns true earlier, at
 // writeHead, as in node; the bytes wait to be coalesced with the body).
 const kHeadOnWire = Symbol('sluice.headOnWire');
+const kClosed = Symbol('sluice.closed');
 
 // Must match ResponseHeadFlags in src/core/http1/http1_session.h.
 const F_CONTENT_LENGTH = 1 << 0;
@@ -91,6 +94,7 @@ class ServerResponse extends Stream {
     this.shouldKeepAlive = true;
     this.strictContentLength = false;
     this._headFlags = 0;
+    this[kClosed] = false;
   }
 
   get socket() { return this[kSocket]; }
@@ -102,6 +106,10 @@ class ServerResponse extends Stream {
   get writableHighWaterMark() { return 65536; }
   get writableCorked() { return 0; }
   get _header() { return this.headersSent; }
+  // As node: true once 'close' was emitted.
+  get closed() { return this[kClosed]; }
+  get errored() { return null; }
+  get writableObjectMode() { return false; }
 
   // ---- headers ---------------------------------------------------------
   setHeader(name, value) {
@@ -163,6 +171,18 @@ class ServerResponse extends Stream {
     if (this[kHeaders]) delete this[kHeaders][name.toLowerCase()];
   }
 
+  // sluice's own framing headers (lib/compression.js: Content-Encoding,
+  // Vary), set between writeHead() and the head's serialization, when
+  // setHeader() no longer may.
+  _putHeader(name, value) {
+    if (this[kHeaders] === null) this[kHeaders] = Object.create(null);
+    this[kHeaders][name.toLowerCase()] = [name, value];
+  }
+
+  _dropHeader(name) {
+    if (this[kHeaders]) delete this[kHeaders][name.toLowerCase()];
+  }
+
   writeHead(statusCode, reason, headers) {
     if (this.headersSent) throw headersSentError('write');
     if (typeof reason !== 'string') {
@@ -196,6 +216,12 @@ class ServerResponse extends Stream {
     }
     this.headersSent = true;
     return this;
+  }
+
+  // As node: the head a write()/end() starts goes through this.writeHead,
+  // so a wrapped writeHead (on-headers) sees it.
+  _implicitHeader() {
+    this.writeHead(this.statusCode);
   }
 
   // Serializes user headers into "Name: value\r\n" lines and the flags
@@ -240,6 +266,7 @@ class ServerResponse extends Stream {
   // Starts the response without a body (write() with headers pending,
   // flushHeaders()).
   _sendHead() {
+    if (!this.headersSent) this._implicitHeader();
     if (this._compressCfg) compression.startStream(this, this._compressCfg);
     const block = this._headBlock();
     const flags = this._headFlags;
@@ -320,6 +347,7 @@ class ServerResponse extends Stream {
     let r;
     const trailers = this[kTrailers] || undefined;
     if (!this[kHeadOnWire]) {
+      if (!this.headersSent) this._implicitHeader();
       const coding = this._compressCfg ?
         compression.prepare(this, this._compressCfg, compression.byteLength(body)) : 0;
       const block = this._headBlock();
@@ -368,6 +396,7 @@ class ServerResponse extends Stream {
   // pipe. onError(status) hears a mid-body failure. Returns the native
   // result (< 0: not started).
   _respondWithNativeFile(file, onError) {
+    if (!this.headersSent) this._implicitHeader();
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
@@ -430,9 +459,17 @@ class ServerResponse extends Stream {
     if (this._nativeFileDone) emitFinish(this);
     if (this.writableFinished) return;
     this.destroyed = true;
+    this[kClosed] = true;
     this.emit('close');
   }
 }
+
+// node's deprecated alias.
+ServerResponse.prototype.writeHeader = ServerResponse.prototype.writeHead;
+
+// instanceof http.ServerResponse (lib/prototype_bridge.js).
+bridge.chain(ServerResponse, http.ServerResponse.prototype, bridge.hiddenResponse,
+  bridge.responseData);
 
 function respondPlain(res, coding, conn, seq, statusFlags, reason, block, body, trailers) {
   return conn.respond(seq, statusFlags, reason, block, body, trailers);
@@ -443,7 +480,10 @@ function emitFinish(res) {
   res.writableFinished = true;
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
+  // As node: destroyed and closed by the time 'close' is heard.
+  res.destroyed = true;
+  res[kClosed] = true;
   res.emit('close');
 }
 
-module.exports = { ServerResponse };
+module.exports = { ServerResponse, kConn };

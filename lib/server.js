@@ -13,6 +13,7 @@ const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
+const prototypeBridge = require('./prototype_bridge');
 const {
   retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
 } = require('./buffer_pool');
@@ -176,6 +177,31 @@ class Server extends EventEmitter {
   }
 
   get listening() { return this._listening; }
+
+  // A request listener that re-parents req/res onto node's prototypes
+  // (Express) is adopted when it is added (lib/prototype_bridge.js): the
+  // per-request path stays free of checks.
+  on(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    return super.on(event, listener);
+  }
+
+  addListener(event, listener) { return this.on(event, listener); }
+
+  prependListener(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    return super.prependListener(event, listener);
+  }
+
+  once(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    return super.once(event, listener);
+  }
+
+  prependOnceListener(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    return super.prependOnceListener(event, listener);
+  }
 
   listen(...args) {
     let port = 0;
