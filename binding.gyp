@@ -13,6 +13,7 @@
         "src/core/net/output_queue.cc",
         "src/core/net/writer.cc",
         "src/core/net/connection.cc",
+        "src/core/net/tunnel_session.cc",
         "src/core/http1/http1_session.cc",
         "src/core/net/listener.cc",
         "src/core/common/date_cache.cc",

@@ -5,6 +5,7 @@
 
 #include "binding/addon_data.h"
 #include "core/net/listener.h"
+#include "core/net/tunnel_session.h"
 
 namespace sluice {
 
@@ -79,6 +80,15 @@ void JsConnection::Attach(Connection* c) {
 void JsConnection::Detach() {
   conn_ = nullptr;
   self_.Reset();
+}
+
+bool JsConnection::RawOk() const {
+  if (!conn_ || conn_->destroyed()) return false;
+  // HTTP/1.1, or a tunnel after an accepted Upgrade / CONNECT; never the
+  // HTTP/2 session an h2c upgrade switched to.
+  Session* s = conn_->session();
+  return dynamic_cast<Http1Session*>(s) != nullptr ||
+         dynamic_cast<TunnelSession*>(s) != nullptr;
 }
 
 Http1Session* JsConnection::session() const {
@@ -205,17 +215,17 @@ Napi::Value JsConnection::WriteContinue(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Pause(const Napi::CallbackInfo& info) {
-  if (session()) conn_->Pause(Connection::kPauseUser);
+  if (RawOk()) conn_->Pause(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Resume(const Napi::CallbackInfo& info) {
-  if (session()) conn_->Resume(Connection::kPauseUser);
+  if (RawOk()) conn_->Resume(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Destroy(const Napi::CallbackInfo& info) {
-  if (session()) conn_->Destroy();
+  if (RawOk()) conn_->Destroy();
   return info.Env().Undefined();
 }
 
@@ -227,7 +237,7 @@ Napi::Value JsConnection::SendError(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  if (!session() || conn_->closing()) return Napi::Boolean::New(env, false);
+  if (!RawOk() || conn_->closing()) return Napi::Boolean::New(env, false);
   OutputQueue& q = conn_->writer().queue();
   if (IsString(env, info[0])) {
     std::string s;
@@ -239,12 +249,18 @@ Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
     if (GetBytes(env, info[0], &data, &len)) q.Append(data, len);
   }
   conn_->MarkDirty();
+  // Backpressure as net.Socket#write: false once the backlog reaches the
+  // high-water mark; the delegate's OnDrain follows when it empties.
+  if (conn_->writer().Backlog() >= conn_->listener()->options().high_water_mark) {
+    conn_->WantDrain();
+    return Napi::Boolean::New(env, false);
+  }
   return Napi::Boolean::New(env, true);
 }
 
 Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
   if (info.Length() > 0 && !IsNullish(info.Env(), info[0])) WriteRaw(info);
-  if (session()) conn_->EndGracefully();
+  if (RawOk()) conn_->EndGracefully();
   return info.Env().Undefined();
 }
 
@@ -261,7 +277,7 @@ Napi::Value AddressArray(Napi::Env env, int r, const std::string& ip,
 }  // namespace
 
 Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
-  if (!session()) return info.Env().Undefined();
+  if (!RawOk()) return info.Env().Undefined();
   std::string ip;
   int port = 0, family = 0;
   int r = conn_->GetPeer(&ip, &port, &family);
@@ -269,7 +285,7 @@ Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
-  if (!session()) return info.Env().Undefined();
+  if (!RawOk()) return info.Env().Undefined();
   std::string ip;
   int port = 0, family = 0;
   int r = conn_->GetLocal(&ip, &port, &family);

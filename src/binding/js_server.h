@@ -43,6 +43,10 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnConnectionClose(Connection* c) override;
   void OnServerClosed() override;
   void OnConnectionDropped(const DroppedConnection& d) override;
+  void OnUpgrade(Connection* c, uint32_t seq, const char* head,
+                 size_t len) override;
+  void OnTunnelData(Connection* c, const char* data, size_t len) override;
+  void OnTunnelEnd(Connection* c) override;
   Http2Delegate* http2() override;
 
   // Environment teardown (addon.cc; JS can no longer run): detaches the
@@ -88,6 +92,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::FunctionReference on_drop_;
   Napi::FunctionReference on_alloc_;
   Napi::FunctionReference on_release_body_;
+  Napi::FunctionReference on_upgrade_;
+  Napi::FunctionReference on_tunnel_data_;
+  Napi::FunctionReference on_tunnel_end_;
   // Keeps this object (and through the callbacks, the JS Server) alive
   // while it listens or has connections: users drop the server object.
   Napi::ObjectReference self_ref_;
