@@ -315,9 +315,11 @@ class ServerResponse extends Stream {
     if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
     if (this.writableEnded) {
       const err = codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end');
+      // As node: the callback hears it; 'error' only while the response
+      // is not yet destroyed (closed responses report to the callback only).
       process.nextTick(() => {
         if (cb) cb(err);
-        this.emit('error', err);
+        if (!this.destroyed) this.emit('error', err);
       });
       return false;
     }
