@@ -209,12 +209,12 @@ function cachedNegotiate(cfg, acceptEncoding) {
 function addVary(res) {
   const vary = res.getHeader('vary');
   if (vary === undefined) {
-    res.setHeader('Vary', 'Accept-Encoding');
+    res._putHeader('Vary', 'Accept-Encoding');
     return;
   }
   const s = Array.isArray(vary) ? vary.join(',') : String(vary);
   if (/(?:^|,)\s*(?:\*|accept-encoding)\s*(?:,|$)/i.test(s)) return;
-  res.setHeader('Vary', s + ', Accept-Encoding');
+  res._putHeader('Vary', s + ', Accept-Encoding');
 }
 
 function byteLength(body) {
@@ -251,8 +251,8 @@ function prepare(res, cfg, bodyLength) {
   if (len >= 0 && len < cfg.threshold) return 0;
   const coding = cachedNegotiate(cfg, req.headers['accept-encoding']);
   if (coding === 0) return 0;
-  res.setHeader('Content-Encoding', NAMES[coding]);
-  res.removeHeader('content-length');
+  res._putHeader('Content-Encoding', NAMES[coding]);
+  res._dropHeader('content-length');
   return coding;
 }
 
@@ -299,7 +299,7 @@ function precompressed(res, path, cb) {
       const sibling = path + (order[i] === CODING.br ? '.br' : '.gz');
       fs.stat(sibling, (e, s2) => {
         if (e || !s2.isFile() || s2.mtimeMs < st.mtimeMs) { next(i + 1); return; }
-        res.setHeader('Content-Encoding', NAMES[order[i]]);
+        res._putHeader('Content-Encoding', NAMES[order[i]]);
         cb(sibling);
       });
     };

@@ -52,6 +52,11 @@ class ResponseShim {
 
   removeHeader(name) { delete this.headers[name.toLowerCase()]; }
 
+  // What lib/compression.js sets on a ServerResponse past writeHead().
+  _putHeader(name, value) { this.setHeader(name, value); }
+
+  _dropHeader(name) { this.removeHeader(name); }
+
   hasHeader(name) { return this.headers[name.toLowerCase()] !== undefined; }
 
   getHeaders() { return { ...this.headers }; }

@@ -6,6 +6,8 @@
 // reading its socket (uv_read_stop); _read() restarts it.
 
 const { Readable, Writable, Duplex } = require('stream');
+const http = require('http');
+const bridge = require('./prototype_bridge');
 const { headersObject, headersDistinct } = require('./headers');
 const { codedError } = require('./errors');
 const { releaseHold, holdsReference } = require('./buffer_pool');
@@ -273,5 +275,9 @@ function copyQueued(queue) {
     for (let p = queue.head; p; p = p.next) p.data = copyOut(p.data);
   }
 }
+
+// instanceof http.IncomingMessage (lib/prototype_bridge.js).
+bridge.chain(IncomingRequest, http.IncomingMessage.prototype, bridge.hiddenRequest,
+  bridge.requestData);
 
 module.exports = { IncomingRequest, kSeq, kConn, kPoolBacked };

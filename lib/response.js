@@ -6,6 +6,7 @@
 // connection's corked output buffer.
 
 const Stream = require('stream');
+const http = require('http');
 const {
   validateHeaderName, validateHeaderValue, validateStatusCode, validateStatusMessage,
   validateLinkHeaderValue, wireValue, headersSentError,
@@ -21,8 +22,9 @@ const {
 } = require('./binding').constants;
 
 const {
-  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire,
+  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed,
 } = require('./symbols');
+const bridge = require('./prototype_bridge');
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
 const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
@@ -67,6 +69,7 @@ class ServerResponse extends Stream {
     this.shouldKeepAlive = true;
     this.strictContentLength = false;
     this._headFlags = 0;
+    this[kClosed] = false;
   }
 
   get socket() { return this[kSocket]; }
@@ -78,6 +81,10 @@ class ServerResponse extends Stream {
   get writableHighWaterMark() { return 65536; }
   get writableCorked() { return 0; }
   get _header() { return this.headersSent; }
+  // As node: true once 'close' was emitted.
+  get closed() { return this[kClosed]; }
+  get errored() { return null; }
+  get writableObjectMode() { return false; }
 
   // ---- headers ---------------------------------------------------------
   setHeader(name, value) {
@@ -139,6 +146,18 @@ class ServerResponse extends Stream {
     if (this[kHeaders]) delete this[kHeaders][name.toLowerCase()];
   }
 
+  // sluice's own framing headers (lib/compression.js: Content-Encoding,
+  // Vary), set between writeHead() and the head's serialization, when
+  // setHeader() no longer may.
+  _putHeader(name, value) {
+    if (this[kHeaders] === null) this[kHeaders] = Object.create(null);
+    this[kHeaders][name.toLowerCase()] = [name, value];
+  }
+
+  _dropHeader(name) {
+    if (this[kHeaders]) delete this[kHeaders][name.toLowerCase()];
+  }
+
   writeHead(statusCode, reason, headers) {
     if (this.headersSent) throw headersSentError('write');
     if (typeof reason !== 'string') {
@@ -191,6 +210,12 @@ class ServerResponse extends Stream {
         wireValue(name, value);
       }
     }
+  }
+
+  // As node: the head a write()/end() starts goes through this.writeHead,
+  // so a wrapped writeHead (on-headers) sees it.
+  _implicitHeader() {
+    this.writeHead(this.statusCode);
   }
 
   // Serializes user headers into "Name: value\r\n" lines and the flags
@@ -249,6 +274,7 @@ class ServerResponse extends Stream {
   // flushHeaders()).
   _sendHead() {
     this._checkHead();
+    if (!this.headersSent) this._implicitHeader();
     if (this._compressCfg) compression.startStream(this, this._compressCfg, this[kConn]);
     const block = this._headBlock();
     const flags = this._headFlags;
@@ -333,9 +359,11 @@ class ServerResponse extends Stream {
     if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
     if (this.writableEnded) {
       const err = codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end');
+      // As node: the callback hears it; 'error' only while the response
+      // is not yet destroyed (closed responses report to the callback only).
       process.nextTick(() => {
         if (cb) cb(err);
-        this.emit('error', err);
+        if (!this.destroyed) this.emit('error', err);
       });
       return false;
     }
@@ -362,7 +390,12 @@ class ServerResponse extends Stream {
     const body = chunk === undefined || chunk === null ? undefined : toChunk(chunk, encoding);
     // A head that cannot be written throws before the response ends (as
     // node's implicit writeHead): the handler can still answer.
-    if (!this[kHeadOnWire] && !this.destroyed) this._checkHead();
+    // The check comes before the implicit writeHead, which marks the head
+    // sent; what a wrapped writeHead adds is checked by _headBlock.
+    if (!this[kHeadOnWire] && !this.destroyed) {
+      this._checkHead();
+      if (!this.headersSent) this._implicitHeader();
+    }
     this.writableEnded = true;
     if (this.destroyed) return this;
     let r;
@@ -421,6 +454,7 @@ class ServerResponse extends Stream {
   // result (< 0: not started).
   _respondWithNativeFile(file, onError) {
     this._checkHead();
+    if (!this.headersSent) this._implicitHeader();
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
@@ -471,16 +505,27 @@ class ServerResponse extends Stream {
     if (this._nativeFileDone) emitFinish(this);
     if (this.writableFinished) return;
     this.destroyed = true;
+    this[kClosed] = true;
     this.emit('close');
   }
 }
+
+// node's deprecated alias.
+ServerResponse.prototype.writeHeader = ServerResponse.prototype.writeHead;
+
+// instanceof http.ServerResponse (lib/prototype_bridge.js).
+bridge.chain(ServerResponse, http.ServerResponse.prototype, bridge.hiddenResponse,
+  bridge.responseData);
 
 function emitFinish(res) {
   if (res.writableFinished || res.destroyed) return;
   res.writableFinished = true;
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
+  // As node: destroyed and closed by the time 'close' is heard.
+  res.destroyed = true;
+  res[kClosed] = true;
   res.emit('close');
 }
 
-module.exports = { ServerResponse };
+module.exports = { ServerResponse, kConn };

@@ -12,8 +12,10 @@ const { IncomingRequest, kPoolBacked } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
 require('./http1_transport');
+const { TunnelSocket } = require('./tunnel_socket');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
+const prototypeBridge = require('./prototype_bridge');
 const {
   retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
 } = require('./buffer_pool');
@@ -23,8 +25,8 @@ const { methods } = binding;
 
 const {
   ALLOC_FALLBACK, ALLOC_DRY, ALLOC_ERROR,
-  REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_HAS_EXPECT,
-  REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1,
+  REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_UPGRADE, REQUEST_HAS_EXPECT,
+  REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
 } = binding.constants;
 
 // As node's _http_server.js: "100-continue" anywhere in Expect.
@@ -78,6 +80,8 @@ class ConnState {
   constructor(conn) {
     this.socket = new SluiceSocket(conn);
     this.current = null;  // request receiving body
+    this.tunnel = null;   // TunnelSocket after an accepted Upgrade / CONNECT
+    this.upgradeReq = null;  // its request, until the native switch
     this.live = [];       // [req, res] pairs not finished
     this.bodyBuf = null;  // allocator buffer native code reads body bytes into
   }
@@ -165,13 +169,77 @@ class Server extends EventEmitter {
       onDrop: (data) => this.emit('drop', data),
       onAlloc: this._onAlloc.bind(this),
       onReleaseBody: onReleaseBody,
+      onUpgrade: this._onUpgrade.bind(this),
+      onTunnelData: onTunnelData,
+      onTunnelEnd: onTunnelEnd,
       ...http2Server.callbacks(this),
     });
     this._listening = false;
     this._closing = false;
+    // Which of 'upgrade' / 'connect' have listeners (ServerOptions::
+    // tunnel_events), kept in step by the listener methods below.
+    this._tunnelEvents = 0;
+    this._syncTunnelEvents();
+  }
+
+  _syncTunnelEvents() {
+    const bits = (this.listenerCount('upgrade') > 0 ? TUNNEL_UPGRADE : 0) |
+      (this.listenerCount('connect') > 0 ? TUNNEL_CONNECT : 0);
+    if (bits !== this._tunnelEvents && this[kNative] !== undefined) {
+      this._tunnelEvents = bits;
+      this[kNative].setLimit('tunnelEvents', bits);
+    }
   }
 
   get listening() { return this._listening; }
+
+  // A request listener that re-parents req/res onto node's prototypes
+  // (Express) is adopted when it is added (lib/prototype_bridge.js): the
+  // per-request path stays free of checks.
+  // 'upgrade' / 'connect' listeners decide natively whether such a request
+  // becomes a tunnel: every listener change re-syncs (once() and its
+  // removal go through on() / removeListener()).
+  on(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    super.on(event, listener);
+    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    return this;
+  }
+
+  addListener(event, listener) { return this.on(event, listener); }
+
+  prependListener(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    super.prependListener(event, listener);
+    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    return this;
+  }
+
+  once(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    return super.once(event, listener);
+  }
+
+  prependOnceListener(event, listener) {
+    if (event === 'request') prototypeBridge.adopt(listener);
+    super.prependOnceListener(event, listener);
+    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    return this;
+  }
+
+  removeListener(event, listener) {
+    super.removeListener(event, listener);
+    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    return this;
+  }
+
+  off(event, listener) { return this.removeListener(event, listener); }
+
+  removeAllListeners(...args) {
+    super.removeAllListeners(...args);
+    this._syncTunnelEvents();
+    return this;
+  }
 
   listen(...args) {
     let port = 0;
@@ -286,11 +354,27 @@ class Server extends EventEmitter {
   // ---- native callbacks ----------------------------------------------------
 
   _onRequest(conn, seq, method, url, rawHeaders, flags) {
-    if (methods[method] === 'CONNECT') {
-      // No tunnels: close, as node does without a 'connect' listener (the
-      // native session parses nothing after a CONNECT).
-      conn.destroy();
-      return;
+    if (flags & REQUEST_UPGRADE) {
+      const isConnect = methods[method] === 'CONNECT';
+      if (this._tunnelEvents & (isConnect ? TUNNEL_CONNECT : TUNNEL_UPGRADE)) {
+        // The native session switches this connection to a tunnel right
+        // after this call (onUpgrade), with the bytes that followed.
+        const st = connState(conn);
+        const tunnel = new TunnelSocket(conn, st.socket);
+        const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
+          flags >> REQUEST_VERSION_SHIFT, tunnel);
+        req.upgrade = true;
+        req._pushEnd(undefined);
+        st.upgradeReq = req;
+        st.tunnel = tunnel;
+        return;
+      }
+      if (isConnect) {
+        // As node without a 'connect' listener: close (the native session
+        // parses nothing after a CONNECT).
+        conn.destroy();
+        return;
+      }
     }
     const st = connState(conn);
     const version = flags >> REQUEST_VERSION_SHIFT;
@@ -343,6 +427,19 @@ class Server extends EventEmitter {
       }
     }
     this.emit('request', req, res);
+  }
+
+  // The connection became a tunnel: node's 'upgrade' / 'connect'
+  // (req, socket, head).
+  _onUpgrade(conn, seq, head) {
+    const st = connState(conn);
+    const req = st.upgradeReq;
+    st.upgradeReq = null;
+    if (req === null) {
+      conn.destroy();
+      return;
+    }
+    this.emit(req.method === 'CONNECT' ? 'connect' : 'upgrade', req, st.tunnel, head);
   }
 
   _onClientError(conn, status, code, reason) {
@@ -432,6 +529,28 @@ class Server extends EventEmitter {
   }
 }
 
+// Timeouts as node's server properties (server.keepAliveTimeout = 65000
+// behind a load balancer): a change reaches the native server and applies
+// from the next deadline a connection sets. Node checks headersTimeout <=
+// requestTimeout only at construction; so does sluice.
+const kTimeouts = Symbol('sluice.timeouts');
+for (const name of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout']) {
+  Object.defineProperty(Server.prototype, name, {
+    configurable: true,
+    enumerable: true,
+    get() { return this[kTimeouts] === undefined ? undefined : this[kTimeouts][name]; },
+    set(v) {
+      if (this[kTimeouts] === undefined) this[kTimeouts] = {};
+      this[kTimeouts][name] = v;
+      const native = this[kNative];
+      if (native !== undefined) {
+        const ms = typeof v === 'number' && v >= 0 ? v : 0;
+        native.setLimit(name, ms === Infinity ? 0 : ms);
+      }
+    },
+  });
+}
+
 // Limit properties (node: server.maxHeadersCount, maxRequestsPerSocket,
 // maxConnections; sluice: maxRequestBodySize, maxOutputBuffer): a change
 // applies from the next request or connection.
@@ -478,8 +597,20 @@ function onEnd(conn, seq, rawTrailers) {
   }
 }
 
+function onTunnelData(conn, chunk) {
+  const st = conn[kState];
+  if (st !== undefined && st.tunnel !== null) st.tunnel._onData(chunk);
+}
+
+function onTunnelEnd(conn) {
+  const st = conn[kState];
+  if (st !== undefined && st.tunnel !== null) st.tunnel._onEnd();
+}
+
 function onDrain(conn) {
-  const live = conn[kState].live;
+  const st = conn[kState];
+  if (st.tunnel !== null) st.tunnel._onDrain();
+  const live = st.live;
   for (let i = 1; i < live.length; i += 2) live[i]._drain();
 }
 
@@ -507,6 +638,7 @@ function onClose(conn) {
     st.bodyBuf = null;
   }
   st.socket._closed();
+  if (st.tunnel !== null) st.tunnel._closed();
 }
 
 module.exports = { Server };

@@ -28,6 +28,8 @@ module.exports = {
   // The head reached native code (headersSent turns true earlier, at
   // writeHead, as in node; the bytes wait to be coalesced with the body).
   kHeadOnWire: Symbol('sluice.headOnWire'),
+  // 'close' was emitted (res.closed)
+  kClosed: Symbol('sluice.closed'),
   // SluiceSocket
   kPeer: Symbol('sluice.peer'),
   kLocal: Symbol('sluice.local'),

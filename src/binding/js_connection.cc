@@ -6,6 +6,7 @@
 
 #include "binding/addon_data.h"
 #include "core/net/listener.h"
+#include "core/net/tunnel_session.h"
 
 namespace sluice {
 
@@ -57,6 +58,16 @@ JsConnection::JsConnection(const Napi::CallbackInfo& info)
 void JsConnection::Attach(Connection* c) { conn_.Attach(c, Value()); }
 
 void JsConnection::Detach() { conn_.Detach(); }
+
+bool JsConnection::RawOk() const {
+  Connection* c = conn_.get();
+  if (!c || c->destroyed()) return false;
+  // HTTP/1.1, or a tunnel after an accepted Upgrade / CONNECT; never the
+  // HTTP/2 session an h2c upgrade switched to.
+  Session* s = c->session();
+  return dynamic_cast<Http1Session*>(s) != nullptr ||
+         dynamic_cast<TunnelSession*>(s) != nullptr;
+}
 
 Http1Session* JsConnection::session() const {
   Connection* c = conn_.get();
@@ -194,17 +205,17 @@ Napi::Value JsConnection::WriteInfo(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Pause(const Napi::CallbackInfo& info) {
-  if (session()) conn_.get()->Pause(Connection::kPauseUser);
+  if (RawOk()) conn_.get()->Pause(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Resume(const Napi::CallbackInfo& info) {
-  if (session()) conn_.get()->Resume(Connection::kPauseUser);
+  if (RawOk()) conn_.get()->Resume(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Destroy(const Napi::CallbackInfo& info) {
-  if (session()) conn_.get()->Destroy();
+  if (RawOk()) conn_.get()->Destroy();
   return info.Env().Undefined();
 }
 
@@ -216,7 +227,7 @@ Napi::Value JsConnection::SendError(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  if (!session() || conn_.get()->closing()) return Napi::Boolean::New(env, false);
+  if (!RawOk() || conn_.get()->closing()) return Napi::Boolean::New(env, false);
   OutputQueue& q = conn_.get()->writer().queue();
   if (IsString(env, info[0])) {
     std::string s;
@@ -228,22 +239,28 @@ Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
     if (GetBytes(env, info[0], &data, &len)) q.Append(data, len);
   }
   conn_.get()->MarkDirty();
+  // Backpressure as net.Socket#write: false once the backlog reaches the
+  // high-water mark; the delegate's OnDrain follows when it empties.
+  if (conn_.get()->writer().Backlog() >= conn_.get()->listener()->options().high_water_mark) {
+    conn_.get()->WantDrain();
+    return Napi::Boolean::New(env, false);
+  }
   return Napi::Boolean::New(env, true);
 }
 
 Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
   if (info.Length() > 0 && !IsNullish(info.Env(), info[0])) WriteRaw(info);
-  if (session()) conn_.get()->EndGracefully();
+  if (RawOk()) conn_.get()->EndGracefully();
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), session() ? conn_.get() : nullptr,
+  return Napi::Value(info.Env(), AddressArray(info.Env(), RawOk() ? conn_.get() : nullptr,
                                               AddressKind::kPeer));
 }
 
 Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), session() ? conn_.get() : nullptr,
+  return Napi::Value(info.Env(), AddressArray(info.Env(), RawOk() ? conn_.get() : nullptr,
                                               AddressKind::kLocal));
 }
 

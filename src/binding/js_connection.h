@@ -26,6 +26,9 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
 
  private:
   Http1Session* session() const;
+  // The connection may take raw bytes / pause / destroy from JS: HTTP/1.1
+  // or a tunnel ('upgrade' / 'connect').
+  bool RawOk() const;
   // respond(seq, statusAndFlags, reason, headerBlock, body, trailers)
   Napi::Value Respond(const Napi::CallbackInfo& info);
   // write(seq, chunk) -> >= 0 (bit 0: wants drain) or error

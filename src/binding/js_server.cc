@@ -40,6 +40,16 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
     o->max_connections = finite ? static_cast<size_t>(d) : SIZE_MAX;
   } else if (name == "maxOutputBuffer") {
     o->max_output_buffer = finite ? static_cast<size_t>(d) : 0;
+  } else if (name == "headersTimeout") {
+    // Timeouts (ms; 0 = none) apply from the next deadline each
+    // connection sets, as node's server properties.
+    o->headers_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
+  } else if (name == "requestTimeout") {
+    o->request_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
+  } else if (name == "keepAliveTimeout") {
+    o->keep_alive_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
+  } else if (name == "tunnelEvents") {
+    o->tunnel_events = finite ? static_cast<int>(d) : 0;
   } else {
     return false;
   }
@@ -298,6 +308,32 @@ void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
   napi_create_buffer_copy(env, len, data, &out, &buf);
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
   CallJs(Env(), on_body_, 3, argv);
+}
+
+void JsServer::OnUpgrade(Connection* c, uint32_t seq, const char* head,
+                         size_t len) {
+  napi_env env = Env();
+  napi_value buf = nullptr;
+  void* out;
+  napi_create_buffer_copy(env, len, len ? head : "", &out, &buf);
+  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
+  CallJs(Env(), on_upgrade_, 3, argv);
+}
+
+void JsServer::OnTunnelData(Connection* c, const char* data, size_t len) {
+  napi_env env = Env();
+  // A copy: the read buffer is reused by the next read. (Zero-copy reads
+  // into user memory are for request bodies, not tunnels.)
+  napi_value buf = nullptr;
+  void* out;
+  napi_create_buffer_copy(env, len, data, &out, &buf);
+  napi_value argv[2] = {ConnectionObject(c), buf};
+  CallJs(Env(), on_tunnel_data_, 2, argv);
+}
+
+void JsServer::OnTunnelEnd(Connection* c) {
+  napi_value argv[1] = {ConnectionObject(c)};
+  CallJs(Env(), on_tunnel_end_, 1, argv);
 }
 
 ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,

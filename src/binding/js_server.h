@@ -44,6 +44,10 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnConnectionClose(Connection* c) override;
   void OnServerClosed() override;
   void OnConnectionDropped(const DroppedConnection& d) override;
+  void OnUpgrade(Connection* c, uint32_t seq, const char* head,
+                 size_t len) override;
+  void OnTunnelData(Connection* c, const char* data, size_t len) override;
+  void OnTunnelEnd(Connection* c) override;
   Http2Delegate* http2() override;
 
   // Environment teardown (addon.cc; JS can no longer run): detaches the
@@ -85,7 +89,10 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   V(on_server_close_, "onServerClose")  \
   V(on_drop_, "onDrop")                 \
   V(on_alloc_, "onAlloc")               \
-  V(on_release_body_, "onReleaseBody")
+  V(on_release_body_, "onReleaseBody")  \
+  V(on_upgrade_, "onUpgrade")           \
+  V(on_tunnel_data_, "onTunnelData")    \
+  V(on_tunnel_end_, "onTunnelEnd")
 #define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 #undef SLUICE_CALLBACK_MEMBER

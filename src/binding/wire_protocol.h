@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "core/common/options.h"
 #include "core/common/result.h"
 #include "core/compress/compressor.h"
 #include "core/http1/http1_session.h"
@@ -65,6 +66,9 @@ SLUICE_WIRE_BINDING_LIST(SLUICE_WIRE_CONSTEXPR)
   /* Http2RespondFlags (http2_session.h) */                              \
   V(H2_END_STREAM, kH2EndStream)                                         \
   V(H2_WAIT_FOR_TRAILERS, kH2WaitForTrailers)                            \
+  /* TunnelEvents (options.h): which of 'upgrade' / 'connect' is heard */ \
+  V(TUNNEL_UPGRADE, kTunnelUpgrade)                                      \
+  V(TUNNEL_CONNECT, kTunnelConnect)                                      \
   /* Coding (compressor.h) */                                            \
   V(CODING_GZIP, static_cast<int>(Coding::kGzip))                        \
   V(CODING_DEFLATE, static_cast<int>(Coding::kDeflate))                  \

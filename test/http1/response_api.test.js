@@ -554,3 +554,29 @@ describe(`http1 response API [${common.implName}]`, function () {
     });
   });
 });
+
+describe(`http1 response stream semantics [${common.implName}]`, function () {
+  afterEach(common.cleanup);
+
+  it("write after end: the callback gets ERR_STREAM_WRITE_AFTER_END, no 'error' once closed; closed/destroyed at 'close'; instanceof node's classes", async () => {
+    const seen = {};
+    const done = new Promise((resolve) => {
+      common.startServer({}, (req, res) => {
+        seen.instance = req instanceof http.IncomingMessage && res instanceof http.ServerResponse;
+        res.on('error', () => { seen.error = true; });
+        res.on('close', () => {
+          seen.atClose = { closed: res.closed, destroyed: res.destroyed, finished: res.writableFinished };
+          setImmediate(() => res.write('late', (err) => { seen.err = err && err.code; resolve(); }));
+        });
+        res.end('ok');
+      }).then(({ port }) => common.httpRequest(port));
+    });
+    await done;
+    await common.sleep(10);
+    assert.deepStrictEqual(seen, {
+      instance: true,
+      atClose: { closed: true, destroyed: true, finished: true },
+      err: 'ERR_STREAM_WRITE_AFTER_END',
+    });
+  });
+});

@@ -141,3 +141,28 @@ describe(`http1 timeouts [${common.implName}]`, function () {
     assert.strictEqual(r.body.toString(), 'fine');
   });
 });
+
+describe(`http1 timeouts set after creation [${common.implName}]`, function () {
+  afterEach(common.cleanup);
+
+  it('server.keepAliveTimeout / headersTimeout assigned after listen apply to new connections', async function () {
+    const { server, port } = await common.startServer({}, (req, res) => res.end('ok'));
+    server.keepAliveTimeout = 400;
+    server.headersTimeout = 600;
+    assert.strictEqual(server.keepAliveTimeout, 400);
+    assert.strictEqual(server.headersTimeout, 600);
+    // Idle after a response: closed by keepAliveTimeout.
+    let c = await common.rawConnect(port);
+    let t0 = Date.now();
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+    const data = await c.waitClose(5000);
+    let ms = Date.now() - t0;
+    assert.strictEqual(common.parseAll(data)[0].statusCode, 200);
+    assert.ok(ms >= 300 && ms <= 2500, `closed after ${ms} ms`);
+    // Incomplete headers: 408 from the new headersTimeout.
+    c = await common.rawConnect(port);
+    t0 = Date.now();
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n');
+    await expect408(c, 400, 2500, t0);
+  });
+});

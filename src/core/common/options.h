@@ -6,6 +6,8 @@
 
 namespace sluice {
 
+enum TunnelEvents { kTunnelUpgrade = 1, kTunnelConnect = 2 };
+
 struct ServerOptions {
   // Bytes of request line + header fields and values (node's
   // --max-http-header-size accounting); over it: 431.
@@ -50,6 +52,11 @@ struct ServerOptions {
   // Bytes of chunk-extension names and values per chunk, as node 20
   // (HPE_CHUNK_EXTENSIONS_OVERFLOW, 413). 0 = no limit.
   size_t max_chunk_extensions_size = 16384;
+  // Which HTTP/1.1 protocol switches the embedder takes over as tunnels
+  // (TunnelSession): kTunnelUpgrade (an 'upgrade' listener), kTunnelConnect
+  // (a 'connect' listener). Without the bit an Upgrade request is answered
+  // as a normal request and a CONNECT closes the connection, as node.
+  int tunnel_events = 0;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

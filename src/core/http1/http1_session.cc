@@ -4,6 +4,7 @@
 
 #include "core/net/connection.h"
 #include "core/http2/http2_upgrade.h"
+#include "core/net/tunnel_session.h"
 #include "core/http1/http1_pipe_body.h"
 #include "core/net/listener.h"
 #include "core/http1/response_serializer.h"
@@ -321,6 +322,16 @@ void Http1Session::Execute(const char* data, size_t len) {
       }
       return;
     }
+    if (err == HPE_PAUSED_UPGRADE &&
+        (conn_->listener()->options().tunnel_events &
+         (parser_.method == HTTP_CONNECT ? kTunnelConnect : kTunnelUpgrade))) {
+      // The embedder takes the connection over ('upgrade' / 'connect'):
+      // from here on it is a byte stream. What followed the head in this
+      // read is the event's `head`.
+      parse_dead_ = true;
+      SwitchToTunnel(pos, static_cast<size_t>(end - pos));
+      return;
+    }
     if (err == HPE_PAUSED_UPGRADE && parser_.method == HTTP_CONNECT) {
       // What follows a CONNECT is tunnel data, never HTTP: parsing it as
       // requests would be smuggling. lib/ closes the connection, as node
@@ -339,6 +350,20 @@ void Http1Session::Execute(const char* data, size_t len) {
     HandleParseError(err, pos);
     return;
   }
+}
+
+void Http1Session::SwitchToTunnel(const char* head, size_t len) {
+  for (int k = 0; k < kDeadlineCount; k++) {
+    conn_->ClearDeadline(static_cast<DeadlineKind>(k));
+  }
+  // The read buffer's hold is dropped after this read (Connection asks the
+  // new session, which wants no embedder memory); `head` is copied by the
+  // delegate before that.
+  uint32_t seq = head_.seq;
+  // The connection owns the new session; this one is retired (it may be on
+  // the stack: Execute returns right after this).
+  conn_->ReplaceSession(new TunnelSession(conn_));
+  conn_->listener()->delegate()->OnUpgrade(conn_, seq, head, len);
 }
 
 void Http1Session::ResumeParsing() {

@@ -163,6 +163,9 @@ class Http1Session final : public Session {
 
   void Execute(const char* data, size_t len);
   void DeliverHead(bool complete);
+  // An accepted Upgrade / CONNECT: the connection becomes a TunnelSession;
+  // [head, head + len) go to the delegate's OnUpgrade.
+  void SwitchToTunnel(const char* head, size_t len);
   void HandleParseError(llhttp_errno_t err, const char* pos);
   // Limits (options.h): the request body passed max_request_body_size.
   // Answers 413 in the request's turn and closes (see RejectBody).

@@ -109,6 +109,21 @@ class ServerDelegate {
     int local_port, remote_port, local_family, remote_family;
   };
   virtual void OnConnectionDropped(const DroppedConnection& d) { (void)d; }
+  // An accepted Upgrade / CONNECT (ServerOptions::tunnel_events): request
+  // `seq`'s head was delivered by OnRequest; the connection now speaks
+  // nothing (TunnelSession). [head, head + len) are the bytes that followed
+  // the request head in the same read (node's `head`), valid only during
+  // the call.
+  virtual void OnUpgrade(Connection* c, uint32_t seq, const char* head,
+                         size_t len) {
+    (void)c; (void)seq; (void)head; (void)len;
+  }
+  // Bytes read on a tunnel, valid only during the call.
+  virtual void OnTunnelData(Connection* c, const char* data, size_t len) {
+    (void)c; (void)data; (void)len;
+  }
+  // The peer ended its side of a tunnel (FIN).
+  virtual void OnTunnelEnd(Connection* c) { (void)c; }
   // HTTP/2 stream events go here (http2_delegate.h); nullptr: the server
   // speaks HTTP/1.1 only.
   virtual Http2Delegate* http2() { return nullptr; }

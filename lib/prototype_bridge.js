@@ -1,0 +1,140 @@
+'use strict';
+
+// Prototype bridge: lets frameworks that re-parent req/res (Express sets
+// Object.setPrototypeOf(req, app.request), where app.request chains to
+// http.IncomingMessage.prototype) serve sluice's objects unmodified.
+//
+// Two parts (docs/compat.md):
+// - sluice's IncomingRequest.prototype / ServerResponse.prototype chain to
+//   node's IncomingMessage.prototype / ServerResponse.prototype, so
+//   `instanceof` holds; node members sluice does not implement are shadowed
+//   (see shadow()) so they cannot run against state sluice never set up.
+// - adopt(app), once per app when it becomes a request listener: the part of
+//   app.request's chain between app.request and node's prototype (Express's
+//   shared request/response objects) is copied once for this app and
+//   re-chained onto a bridge object whose every member dispatches on the
+//   receiver: a sluice object (own kConn) gets sluice's member, anything
+//   else (a node:http request served by the same app) gets node's. Requests
+//   of apps that never swap prototypes never meet the bridge: no cost.
+
+const http = require('http');
+
+// Members of node's prototypes that sluice's classes must not inherit: node
+// internals that poke state sluice does not have (res._send, res._storeHeader,
+// ...). Shadowed by undefined, as they were before the chain existed.
+const hiddenResponse = [
+  '_finish', 'assignSocket', 'detachSocket', '_renderHeaders', '_send',
+  '_writeRaw', '_storeHeader', '_flush', '_flushOutput', '_headers',
+  '_headerNames',
+];
+const hiddenRequest = ['_addHeaderLines', '_addHeaderLine', '_addHeaderLineDistinct'];
+
+// Data properties sluice's constructors assign where node's prototypes hold
+// accessors (a getter-only accessor would make the assignment throw; a
+// setter would store the value in node's private slots).
+const requestData = ['trailers'];
+const responseData = ['headersSent', 'writableEnded', 'writableFinished'];
+
+function shadow(proto, hidden, data) {
+  for (const name of hidden) {
+    Object.defineProperty(proto, name, {
+      value: undefined, writable: true, configurable: true, enumerable: false,
+    });
+  }
+  for (const name of data) {
+    if (Object.prototype.hasOwnProperty.call(proto, name)) continue;
+    Object.defineProperty(proto, name, {
+      value: undefined, writable: true, configurable: true, enumerable: false,
+    });
+  }
+}
+
+// Chains `cls.prototype` to `nodeProto` (the class constructor keeps its own
+// parent: `super()` still runs the cheap Readable/Stream constructor).
+function chain(cls, nodeProto, hidden, data) {
+  Object.setPrototypeOf(cls.prototype, nodeProto);
+  shadow(cls.prototype, hidden, data);
+}
+
+// A bridge: an object chained to nodeProto with an accessor for every member
+// of sluiceProto; the accessor resolves the member on sluiceProto for sluice
+// objects (marker own property) and on nodeProto for anything else, with the
+// receiver as `this` (getters and methods both work).
+function makeBridge(sluiceProto, nodeProto, marker) {
+  const bridge = Object.create(nodeProto);
+  for (const key of Reflect.ownKeys(sluiceProto)) {
+    if (key === 'constructor') continue;
+    Object.defineProperty(bridge, key, {
+      configurable: true,
+      enumerable: false,
+      get() {
+        return Reflect.get(this[marker] !== undefined ? sluiceProto : nodeProto, key, this);
+      },
+      set(v) {
+        if (!Reflect.set(this[marker] !== undefined ? sluiceProto : nodeProto, key, v, this)) {
+          throw new TypeError(`Cannot assign to read only property '${String(key)}'`);
+        }
+      },
+    });
+  }
+  return bridge;
+}
+
+let bridges = null;
+
+function getBridges() {
+  if (bridges === null) {
+    const { IncomingRequest, kConn: reqConn } = require('./incoming');
+    const { ServerResponse, kConn: resConn } = require('./response');
+    bridges = {
+      request: makeBridge(IncomingRequest.prototype, http.IncomingMessage.prototype, reqConn),
+      response: makeBridge(ServerResponse.prototype, http.ServerResponse.prototype, resConn),
+    };
+  }
+  return bridges;
+}
+
+// Re-chains `target` (an app's own request/response prototype) through the
+// bridge. Returns false when target does not chain to nodeProto.
+function bridgeChain(target, nodeProto, bridge) {
+  const between = [];
+  let p = Object.getPrototypeOf(target);
+  while (p !== null && p !== nodeProto) {
+    if (p === bridge) return true;  // adopted already (or a mounted sub-app)
+    between.push(p);
+    p = Object.getPrototypeOf(p);
+  }
+  if (p === null) return false;
+  // Copy the shared objects between target and node's prototype (Express's
+  // module-level `request` / `response`) for this app, so other apps and
+  // node:http requests of other apps keep the originals.
+  let prev = bridge;
+  for (let i = between.length - 1; i >= 0; i--) {
+    prev = Object.create(prev, Object.getOwnPropertyDescriptors(between[i]));
+  }
+  Object.setPrototypeOf(target, prev);
+  return true;
+}
+
+function isProtoObject(o, nodeProto) {
+  return o !== null && typeof o === 'object' && nodeProto.isPrototypeOf(o);
+}
+
+// A request listener that re-parents req/res (Express 4/5 and apps mounted
+// the same way): `request` / `response` objects inheriting from node's
+// prototypes. Adopted once; anything else is left alone.
+function adopt(listener) {
+  if (typeof listener !== 'function') return false;
+  const reqProto = listener.request;
+  const resProto = listener.response;
+  if (!isProtoObject(reqProto, http.IncomingMessage.prototype) ||
+      !isProtoObject(resProto, http.ServerResponse.prototype)) {
+    return false;
+  }
+  const b = getBridges();
+  bridgeChain(reqProto, http.IncomingMessage.prototype, b.request);
+  bridgeChain(resProto, http.ServerResponse.prototype, b.response);
+  return true;
+}
+
+module.exports = { chain, adopt, hiddenRequest, hiddenResponse, requestData, responseData };
