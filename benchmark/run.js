@@ -228,10 +228,13 @@ async function runCase(spec, c, opts) {
       live.push({ v, r, h });
     }
 
-    // Warm-up, one server at a time.
-    if (warmup > 0) {
+    // Warm-up, one server at a time. For h2load it also measures the rate
+    // the runs' request counts are sized from (at least 1 s of it).
+    const warmSeconds = c.load.tool === 'h2load' ? Math.max(1, warmup) : warmup;
+    if (warmSeconds > 0) {
       for (const l of live) {
-        const w = await common.runLoad(c.load, l.h.port, warmup, spec.dir, LOAD_CPU);
+        const w = c.load.tool === 'h2load' ? await calibrate(c, spec, l, warmSeconds) :
+          await common.runLoad(c.load, l.h.port, warmSeconds, spec.dir, LOAD_CPU);
         if (!l.h.alive()) markDead(l, tag, 'during warm-up');
         else if (w.failure) log(`${tag} ${l.r.label}: warm-up problem: ${w.failure}`);
       }
@@ -263,6 +266,43 @@ async function runCase(spec, c, opts) {
   return result;
 }
 
+// h2load runs a request count (-n), not a duration (-D): at the end of -D
+// h2load drops its connections with up to c x m streams in flight, and
+// node:http2 in Node 20 crashes (SIGSEGV) when a client resets a stream
+// whose respondWithFile pipe is still reading; the dead server then missed
+// the next STATS request. With -n every stream completes on every server.
+// The count is sized from the rate of the warm-up (calibrate) and of the
+// previous run, so a run still lasts about `seconds`.
+async function driveLoad(c, spec, l, seconds) {
+  if (c.load.tool !== 'h2load' || !(l.rate > 0)) {
+    return common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU);
+  }
+  const { connections, streams } = common.h2loadShape(c.load);
+  const requests = Math.max(connections * streams, Math.round(l.rate * seconds));
+  const load = await common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+  if (load.requests > 0 && load.seconds > 0) l.rate = load.requests / load.seconds;
+  return load;
+}
+
+// Warm an h2load server up with request-count runs for about `seconds`,
+// growing the count from one request per stream to the measured rate;
+// leaves the rate in l.rate. Returns the last run's result.
+async function calibrate(c, spec, l, seconds) {
+  const { connections, streams } = common.h2loadShape(c.load);
+  const least = connections * streams;
+  let requests = Math.max(least, 100);
+  let spent = 0;
+  let last;
+  while (spent < seconds) {
+    last = await common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+    if (last.failure || !(last.requests > 0) || !(last.seconds > 0)) return last;
+    l.rate = last.requests / last.seconds;
+    spent += last.seconds;
+    requests = Math.max(least, Math.round(l.rate * Math.max(seconds - spent, 0.25)));
+  }
+  return last;
+}
+
 function markDead(l, tag, when) {
   const tail = l.h.errorTail();
   l.r.failed = `server died ${when} (${common.describeExit(l.h.exited)})${tail ? `\n${common.indent(tail, '      ')}` : ''}`;
@@ -280,7 +320,7 @@ async function measure(c, spec, l, duration) {
   // c.probe: a tiny request every few ms on its own connection while the
   // load runs; its latency shows how responsive the server's loop stays.
   const probe = c.probe ? common.startProbe(h.port, c.probe) : null;
-  const load = await common.runLoad(c.load, h.port, duration, spec.dir, LOAD_CPU);
+  const load = await driveLoad(c, spec, l, duration);
   const probed = probe ? await probe.stop() : null;
   await common.sleep(150); // let the server finish what is in flight
 
@@ -547,6 +587,30 @@ async function main() {
     fs.writeFileSync(opts.json, JSON.stringify(all, null, 2));
     log(`\nwrote ${opts.json}`);
   }
+  // A table with a hole is not a result: every row that has no numbers, or
+  // lost a later run, fails the whole run (exit status 1), named once more
+  // at the very end where it cannot scroll by unseen.
+  const holes = missingRows(all.groups);
+  if (holes.length) {
+    log(`\nbench FAILED: ${holes.length} row(s) without a complete result:`);
+    for (const h of holes) log(`  ${h}`);
+    process.exitCode = 1;
+  }
+}
+
+// "group / case / server: why" for every variant that was skipped, failed
+// before its first run, or failed a later run.
+function missingRows(groups) {
+  const out = [];
+  for (const g of groups) {
+    for (const res of g.results) {
+      for (const v of res.variants) {
+        const why = v.skipped || v.failed || (v.runs.length ? null : 'no result');
+        if (why) out.push(`${g.group} / ${res.case} / ${v.label}: ${why.split('\n')[0]}`);
+      }
+    }
+  }
+  return out;
 }
 
 main().then(() => {
