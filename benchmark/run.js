@@ -16,11 +16,13 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const common = require('./common.js');
+const chart = require('./chart.js');
 
 const BENCH_DIR = __dirname;
 const SERVER_CPU = 0;
 const OTHER_LOAD_WARN = 15; // % of a core used by other processes before a run is flagged
 const LOAD_CPU = 1;
+const CHART_DIR = path.join(BENCH_DIR, '..', 'docs', 'img');
 
 const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
 
@@ -34,6 +36,9 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
   --servers L    comma-separated variant labels or impls to run (e.g. node)
   --markdown     also print the tables as Markdown
   --json FILE    write every measurement to FILE
+  --chart        also draw an SVG bar chart per suite (req/s and CPU per
+                 request, every server) into docs/img/bench-<suite>.svg
+  --chart-from F draw the charts from a --json file F, without running
   --list         list the cases that would run, and exit
   --no-snapshot  load sluice from the working tree itself (default: from a
                  temporary copy of package.json, lib/ and the built addon,
@@ -42,7 +47,7 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
 
 function parseCli(argv) {
   const o = { quick: false, full: false, runs: null, duration: null, warmup: null, servers: null,
-    markdown: false, json: null, list: false, targets: [] };
+    markdown: false, json: null, chart: false, chartFrom: null, list: false, targets: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -60,6 +65,8 @@ function parseCli(argv) {
       case '--servers': o.servers = val().split(',').map((s) => s.trim()).filter(Boolean); break;
       case '--markdown': o.markdown = true; break;
       case '--json': o.json = val(); break;
+      case '--chart': o.chart = true; break;
+      case '--chart-from': o.chartFrom = val(); break;
       case '--list': o.list = true; break;
       case '--no-snapshot': o.noSnapshot = true; break;
       case '-h': case '--help': console.log(USAGE); process.exit(0); break;
@@ -521,6 +528,11 @@ async function prepareSluice(plan, opts) {
 
 async function main() {
   const opts = parseCli(process.argv.slice(2));
+  if (opts.chartFrom) {
+    const all = JSON.parse(fs.readFileSync(opts.chartFrom, 'utf8'));
+    for (const f of chart.writeCharts(all, CHART_DIR)) log(`wrote ${path.relative(process.cwd(), f)}`);
+    return;
+  }
   common.installExitHandlers();
 
   let files = [];
@@ -581,11 +593,14 @@ async function main() {
       console.log('\nnotes:');
       for (const n of t.notes) console.log(`  ${n}`);
     }
-    all.groups.push({ group: spec.group, title: spec.title, results });
+    all.groups.push({ group: spec.group, title: spec.title, cpuMetric: spec.ratioCpuMetric, results });
   }
   if (opts.json) {
     fs.writeFileSync(opts.json, JSON.stringify(all, null, 2));
     log(`\nwrote ${opts.json}`);
+  }
+  if (opts.chart) {
+    for (const f of chart.writeCharts(all, CHART_DIR)) log(`wrote ${path.relative(process.cwd(), f)}`);
   }
   // A table with a hole is not a result: every row that has no numbers, or
   // lost a later run, fails the whole run (exit status 1), named once more
