@@ -108,6 +108,10 @@ export interface ListenOptions {
   port?: number;
   host?: string;
   backlog?: number;
+  /** SO_REUSEPORT before bind: servers (threads, processes) binding the same address and port share it; the kernel spreads connections. Default: `true` in a cluster worker on a fixed port, else `false` (docs/deployment.md). */
+  reusePort?: boolean;
+  /** In a cluster worker: do not use reusePort by default (as node's `exclusive`). */
+  exclusive?: boolean;
 }
 
 // ---- sockets ----------------------------------------------------------------

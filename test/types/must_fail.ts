@@ -40,6 +40,8 @@ server.on('clientError', (err, socket) => {
 });
 // @ts-expect-error: listen takes a port number or options
 server.listen({ port: 'eighty' });
+// @ts-expect-error: reusePort is a boolean
+server.listen({ port: 80, reusePort: 1 });
 // @ts-expect-error: address() may be null before listen
 server.address().port;
 

@@ -116,6 +116,8 @@ srv.listen(8080, '127.0.0.1', () => {});
 srv.listen(8080, () => {});
 srv.listen(0);
 srv.listen({ port: 0, host: '::1', backlog: 16 }, () => {});
+srv.listen({ port: 8080, host: '0.0.0.0', reusePort: true });
+srv.listen({ port: 8080, exclusive: true });
 const a = srv.address();
 if (a) { const p: number = a.port; const f: string = a.family; void [p, f, a.address]; }
 const listening: boolean = srv.listening;
