@@ -6,24 +6,12 @@
 // (lib/server.js listen, docs/deployment.md). Shared test: under
 // SLUICE_TEST_IMPL=node it checks node's own behaviour.
 
-const net = require('node:net');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const common = require('../common');
 const { startLoad } = require('./load');
 
 const { assert } = common;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // n requests, each on a new connection; resolves { pid: count }.
 async function spread(port, n) {
@@ -70,7 +58,7 @@ describe('node cluster: workers listening on one port', function () {
   afterEach(common.cleanup);
 
   it('both workers of a 2-worker cluster take connections (200 connections)', async function () {
-    const port = await freePort();
+    const port = await common.freePort();
     const c = await startCluster(port);
     try {
       const counts = await spread(port, 200);
@@ -86,7 +74,7 @@ describe('node cluster: workers listening on one port', function () {
   });
 
   it('rolling restart under continuous load: 3 restarts of both workers, 0 failed requests', async function () {
-    const port = await freePort();
+    const port = await common.freePort();
     const c = await startCluster(port);
     const load = startLoad(port);
     let stderr;

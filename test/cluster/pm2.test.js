@@ -8,23 +8,11 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const net = require('node:net');
 const { execFile } = require('node:child_process');
 const common = require('../common');
 
 const { assert } = common;
 const PM2 = path.join(common.ROOT, 'node_modules', 'pm2', 'bin', 'pm2');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function pm2(args, env) {
   return new Promise((resolve, reject) => {
@@ -41,7 +29,7 @@ describe('PM2 cluster mode (pm2 start app.js -i 2)', function () {
 
   it('serves from both workers on one port', async function () {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-pm2-'));
-    const port = await freePort();
+    const port = await common.freePort();
     const env = common.nodeChildEnv({ PM2_HOME: home, PORT: String(port) });
     try {
       await pm2(['start', path.join(__dirname, 'cluster_app.js'), '-i', '2', '--name', 'sluice-pm2-test',

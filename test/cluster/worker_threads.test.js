@@ -5,29 +5,17 @@
 // environment, each stop tears one down with the server draining) and no
 // request fails. sluice-only (node:http's reusePort needs Node 22.12).
 
-const net = require('node:net');
 const path = require('node:path');
 const common = require('../common');
 
 const { assert, sluiceOnly } = common;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('worker_threads: one port, a server per thread (reusePort)', function () {
   this.timeout(90000);
   afterEach(common.cleanup);
 
   sluiceOnly('2 threads, 8 thread replacements under load: every thread serves, 0 failed requests', async function () {
-    const port = await freePort();
+    const port = await common.freePort();
     const child = path.join(__dirname, 'worker_threads_child.js');
     const r = await common.runNodeScript(
       `process.argv.push('worker_threads_child', ${JSON.stringify(String(port))}, '2', '8'); require(${JSON.stringify(child)});`,

@@ -23,17 +23,6 @@ function nginxBinary() {
   return null;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 // The upstream block of docs/deployment.md, in a config of its own.
 function nginxConfig(dir, listenPort, upstreamPorts) {
   const user = process.getuid && process.getuid() === 0 ? 'user root;' : '';
@@ -108,7 +97,7 @@ describe('behind nginx (reverse proxy, upstream keepalive)', function () {
     };
     ({ server } = await common.startServer(handler));
     ({ server: second } = await common.startServer(handler));
-    proxyPort = await freePort();
+    proxyPort = await common.freePort();
     fs.writeFileSync(path.join(dir, 'nginx.conf'),
       nginxConfig(dir, proxyPort, [server.address().port, second.address().port]));
     execFileSync(bin, ['-t', '-p', dir, '-c', path.join(dir, 'nginx.conf')], { stdio: 'pipe' });
