@@ -265,9 +265,12 @@ class LineReader {
   }
 
   // Resolve with the first line (already seen or future) matching re.
+  // Once the stream's process is gone (failAll), a line that was not seen
+  // will never come: reject at once with the reason instead of timing out.
   waitFor(re, timeoutMs, what) {
     const idx = this.lines.findIndex((l) => re.test(l));
     if (idx !== -1) return Promise.resolve(this.lines.splice(idx, 1)[0]);
+    if (this.closed) return Promise.reject(this.closed);
     return new Promise((resolve, reject) => {
       const w = { test: (l) => re.test(l), resolve, reject };
       w.timer = setTimeout(() => {
@@ -279,6 +282,7 @@ class LineReader {
   }
 
   failAll(err) {
+    this.closed = err;
     for (const w of this.waiters.splice(0)) {
       clearTimeout(w.timer);
       w.reject(err);
@@ -312,7 +316,9 @@ async function startServer(script, args, { cpu = 0, env, startTimeoutMs = 20000 
   child.stdin.on('error', () => {}); // EPIPE if the server died
   child.on('exit', (code, signal) => {
     handle.exited = { code, signal };
-    handle.out.failAll(new Error(`server exited (${describeExit(handle.exited)})`));
+    // The reason and what the server said last (a crash's message).
+    const tail = handle.errorTail(6);
+    handle.out.failAll(new Error(`server exited (${describeExit(handle.exited)})${tail ? `\n${indent(tail, '    ')}` : ''}`));
   });
   child.on('error', (err) => {
     handle.exited = { code: null, signal: null, error: err };
@@ -461,8 +467,9 @@ function parseH2load(out) {
   return r;
 }
 
-// Build the command line for one load run.
-function loadCommand(load, port, seconds, caseDir) {
+// Build the command line for one load run: `seconds` long, or for h2load
+// `requests` requests (-n) when given (see h2loadShape / run.js: why).
+function loadCommand(load, port, seconds, caseDir, requests) {
   const url = `http://${HOST}:${port}${load.path || '/'}`;
   if (load.tool === 'wrk') {
     const args = ['-t', String(load.threads || 1), '-c', String(load.connections),
@@ -475,19 +482,34 @@ function loadCommand(load, port, seconds, caseDir) {
   }
   if (load.tool === 'h2load') {
     const args = [...(load.args || []), ...(load.headers || []).flatMap((h) => ['-H', h]),
-      '-t', String(load.threads || 1), '-D', String(seconds), url];
+      '-t', String(load.threads || 1), ...(requests ? ['-n', String(requests)] : ['-D', String(seconds)]), url];
     return { cmd: 'h2load', args, parse: parseH2load };
   }
   throw new Error(`unknown load tool ${load.tool}`);
 }
 
-async function runLoad(load, port, seconds, caseDir, cpu = 1) {
-  const { cmd, args, parse } = loadCommand(load, port, seconds, caseDir);
-  const res = await runPinned(cmd, args, { cpu, timeoutMs: (seconds + 20) * 1000 });
+// h2load's connections (-c) and streams per connection (-m): a count run
+// needs at least c x m requests to fill every stream once.
+function h2loadShape(load) {
+  const a = load.args || [];
+  const num = (flag) => {
+    const i = a.indexOf(flag);
+    return i !== -1 && Number(a[i + 1]) > 0 ? Number(a[i + 1]) : 1;
+  };
+  return { connections: num('-c'), streams: num('-m') };
+}
+
+// `requests` (h2load only): run that many requests instead of `seconds`;
+// the run may then take longer than `seconds` (a rate estimate can be off),
+// so the time limit is generous.
+async function runLoad(load, port, seconds, caseDir, cpu = 1, { requests } = {}) {
+  const { cmd, args, parse } = loadCommand(load, port, seconds, caseDir, requests);
+  const limit = requests ? seconds * 4 + 20 : seconds + 20;
+  const res = await runPinned(cmd, args, { cpu, timeoutMs: limit * 1000 });
   const parsed = parse(res.stdout);
   parsed.command = `taskset -c ${cpu} ${cmd} ${args.join(' ')}`;
   parsed.cpuSec = res.cpuSec;
-  if (res.timedOut) parsed.failure = `${cmd} did not finish within ${seconds + 20} s (killed)`;
+  if (res.timedOut) parsed.failure = `${cmd} did not finish within ${limit} s (killed)`;
   else if (res.error) parsed.failure = `${cmd}: ${res.error.message}`;
   else if (!parsed.ok) {
     const text = (res.stderr + res.stdout).trim().split('\n').slice(-6).join(' | ');
@@ -735,6 +757,7 @@ module.exports = {
   describeExit,
   runPinned,
   runLoad,
+  h2loadShape,
   loadCommand,
   parseWrk,
   parseH2load,

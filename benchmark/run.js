@@ -16,11 +16,13 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const common = require('./common.js');
+const chart = require('./chart.js');
 
 const BENCH_DIR = __dirname;
 const SERVER_CPU = 0;
 const OTHER_LOAD_WARN = 15; // % of a core used by other processes before a run is flagged
 const LOAD_CPU = 1;
+const CHART_DIR = path.join(BENCH_DIR, '..', 'docs', 'img');
 
 const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
 
@@ -34,6 +36,9 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
   --servers L    comma-separated variant labels or impls to run (e.g. node)
   --markdown     also print the tables as Markdown
   --json FILE    write every measurement to FILE
+  --chart        also draw an SVG bar chart per suite (req/s and CPU per
+                 request, every server) into docs/img/bench-<suite>.svg
+  --chart-from F draw the charts from a --json file F, without running
   --list         list the cases that would run, and exit
   --no-snapshot  load sluice from the working tree itself (default: from a
                  temporary copy of package.json, lib/ and the built addon,
@@ -42,7 +47,7 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
 
 function parseCli(argv) {
   const o = { quick: false, full: false, runs: null, duration: null, warmup: null, servers: null,
-    markdown: false, json: null, list: false, targets: [] };
+    markdown: false, json: null, chart: false, chartFrom: null, list: false, targets: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -60,6 +65,8 @@ function parseCli(argv) {
       case '--servers': o.servers = val().split(',').map((s) => s.trim()).filter(Boolean); break;
       case '--markdown': o.markdown = true; break;
       case '--json': o.json = val(); break;
+      case '--chart': o.chart = true; break;
+      case '--chart-from': o.chartFrom = val(); break;
       case '--list': o.list = true; break;
       case '--no-snapshot': o.noSnapshot = true; break;
       case '-h': case '--help': console.log(USAGE); process.exit(0); break;
@@ -228,10 +235,13 @@ async function runCase(spec, c, opts) {
       live.push({ v, r, h });
     }
 
-    // Warm-up, one server at a time.
-    if (warmup > 0) {
+    // Warm-up, one server at a time. For h2load it also measures the rate
+    // the runs' request counts are sized from (at least 1 s of it).
+    const warmSeconds = c.load.tool === 'h2load' ? Math.max(1, warmup) : warmup;
+    if (warmSeconds > 0) {
       for (const l of live) {
-        const w = await common.runLoad(c.load, l.h.port, warmup, spec.dir, LOAD_CPU);
+        const w = c.load.tool === 'h2load' ? await calibrate(c, spec, l, warmSeconds) :
+          await common.runLoad(c.load, l.h.port, warmSeconds, spec.dir, LOAD_CPU);
         if (!l.h.alive()) markDead(l, tag, 'during warm-up');
         else if (w.failure) log(`${tag} ${l.r.label}: warm-up problem: ${w.failure}`);
       }
@@ -263,6 +273,43 @@ async function runCase(spec, c, opts) {
   return result;
 }
 
+// h2load runs a request count (-n), not a duration (-D): at the end of -D
+// h2load drops its connections with up to c x m streams in flight, and
+// node:http2 in Node 20 crashes (SIGSEGV) when a client resets a stream
+// whose respondWithFile pipe is still reading; the dead server then missed
+// the next STATS request. With -n every stream completes on every server.
+// The count is sized from the rate of the warm-up (calibrate) and of the
+// previous run, so a run still lasts about `seconds`.
+async function driveLoad(c, spec, l, seconds) {
+  if (c.load.tool !== 'h2load' || !(l.rate > 0)) {
+    return common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU);
+  }
+  const { connections, streams } = common.h2loadShape(c.load);
+  const requests = Math.max(connections * streams, Math.round(l.rate * seconds));
+  const load = await common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+  if (load.requests > 0 && load.seconds > 0) l.rate = load.requests / load.seconds;
+  return load;
+}
+
+// Warm an h2load server up with request-count runs for about `seconds`,
+// growing the count from one request per stream to the measured rate;
+// leaves the rate in l.rate. Returns the last run's result.
+async function calibrate(c, spec, l, seconds) {
+  const { connections, streams } = common.h2loadShape(c.load);
+  const least = connections * streams;
+  let requests = Math.max(least, 100);
+  let spent = 0;
+  let last;
+  while (spent < seconds) {
+    last = await common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+    if (last.failure || !(last.requests > 0) || !(last.seconds > 0)) return last;
+    l.rate = last.requests / last.seconds;
+    spent += last.seconds;
+    requests = Math.max(least, Math.round(l.rate * Math.max(seconds - spent, 0.25)));
+  }
+  return last;
+}
+
 function markDead(l, tag, when) {
   const tail = l.h.errorTail();
   l.r.failed = `server died ${when} (${common.describeExit(l.h.exited)})${tail ? `\n${common.indent(tail, '      ')}` : ''}`;
@@ -280,7 +327,7 @@ async function measure(c, spec, l, duration) {
   // c.probe: a tiny request every few ms on its own connection while the
   // load runs; its latency shows how responsive the server's loop stays.
   const probe = c.probe ? common.startProbe(h.port, c.probe) : null;
-  const load = await common.runLoad(c.load, h.port, duration, spec.dir, LOAD_CPU);
+  const load = await driveLoad(c, spec, l, duration);
   const probed = probe ? await probe.stop() : null;
   await common.sleep(150); // let the server finish what is in flight
 
@@ -487,6 +534,11 @@ async function prepareSluice(plan, opts) {
 
 async function main() {
   const opts = parseCli(process.argv.slice(2));
+  if (opts.chartFrom) {
+    const all = JSON.parse(fs.readFileSync(opts.chartFrom, 'utf8'));
+    for (const f of chart.writeCharts(all, CHART_DIR)) log(`wrote ${path.relative(process.cwd(), f)}`);
+    return;
+  }
   common.installExitHandlers();
 
   let files = [];
@@ -547,12 +599,39 @@ async function main() {
       console.log('\nnotes:');
       for (const n of t.notes) console.log(`  ${n}`);
     }
-    all.groups.push({ group: spec.group, title: spec.title, results });
+    all.groups.push({ group: spec.group, title: spec.title, cpuMetric: spec.ratioCpuMetric, results });
   }
   if (opts.json) {
     fs.writeFileSync(opts.json, JSON.stringify(all, null, 2));
     log(`\nwrote ${opts.json}`);
   }
+  if (opts.chart) {
+    for (const f of chart.writeCharts(all, CHART_DIR)) log(`wrote ${path.relative(process.cwd(), f)}`);
+  }
+  // A table with a hole is not a result: every row that has no numbers, or
+  // lost a later run, fails the whole run (exit status 1), named once more
+  // at the very end where it cannot scroll by unseen.
+  const holes = missingRows(all.groups);
+  if (holes.length) {
+    log(`\nbench FAILED: ${holes.length} row(s) without a complete result:`);
+    for (const h of holes) log(`  ${h}`);
+    process.exitCode = 1;
+  }
+}
+
+// "group / case / server: why" for every variant that was skipped, failed
+// before its first run, or failed a later run.
+function missingRows(groups) {
+  const out = [];
+  for (const g of groups) {
+    for (const res of g.results) {
+      for (const v of res.variants) {
+        const why = v.skipped || v.failed || (v.runs.length ? null : 'no result');
+        if (why) out.push(`${g.group} / ${res.case} / ${v.label}: ${why.split('\n')[0]}`);
+      }
+    }
+  }
+  return out;
 }
 
 main().then(() => {

@@ -16,6 +16,7 @@ const { TunnelSocket } = require('./tunnel_socket');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
 const prototypeBridge = require('./prototype_bridge');
+const clusterSupport = require('./cluster');
 const {
   retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
 } = require('./buffer_pool');
@@ -245,6 +246,8 @@ class Server extends EventEmitter {
     let port = 0;
     let host;
     let backlog = 511;
+    let reusePort;
+    let exclusive = false;
     let cb;
     if (typeof args[args.length - 1] === 'function') cb = args.pop();
     if (args[0] !== null && typeof args[0] === 'object') {
@@ -252,6 +255,13 @@ class Server extends EventEmitter {
       port = o.port === undefined ? 0 : o.port;
       host = o.host;
       if (o.backlog !== undefined) backlog = o.backlog;
+      if (o.reusePort !== undefined) {
+        if (typeof o.reusePort !== 'boolean') {
+          throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options.reusePort" property must be of type boolean');
+        }
+        reusePort = o.reusePort;
+      }
+      exclusive = o.exclusive === true;
     } else {
       if (args[0] !== undefined && args[0] !== null) port = args[0];
       if (typeof args[1] === 'string') {
@@ -265,8 +275,10 @@ class Server extends EventEmitter {
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw codedError('ERR_SOCKET_BAD_PORT', `Port should be >= 0 and < 65536. Received ${args[0]}.`);
     }
+    // In a cluster worker: SO_REUSEPORT by default (lib/cluster.js).
+    if (reusePort === undefined) reusePort = clusterSupport.defaultReusePort(port, exclusive);
     if (cb) this.once('listening', cb);
-    const start = (address) => this._listen(address, port, backlog);
+    const start = (address) => this._listen(address, port, backlog, reusePort);
     if (host === undefined || host === null || host === '') {
       start(null);
     } else if (net.isIP(host)) {
@@ -280,19 +292,19 @@ class Server extends EventEmitter {
     return this;
   }
 
-  _listen(address, port, backlog) {
+  _listen(address, port, backlog, reusePort) {
     const native = this[kNative];
     let r;
     if (address === null) {
       // As node: the unspecified IPv6 address (dual-stack), IPv4 without it.
       address = '::';
-      r = native.listen(address, port, backlog);
+      r = native.listen(address, port, backlog, reusePort);
       if (r < 0 && (binding.errname(r) === 'EAFNOSUPPORT' || binding.errname(r) === 'EADDRNOTAVAIL')) {
         address = '0.0.0.0';
-        r = native.listen(address, port, backlog);
+        r = native.listen(address, port, backlog, reusePort);
       }
     } else {
-      r = native.listen(address, port, backlog);
+      r = native.listen(address, port, backlog, reusePort);
     }
     if (r < 0) {
       const code = binding.errname(r);
@@ -307,6 +319,8 @@ class Server extends EventEmitter {
     }
     this._listening = true;
     this._closing = false;
+    clusterSupport.announceListening(this[kNative].address());
+    this._forgetCluster = clusterSupport.closeOnDisconnect(this);
     process.nextTick(() => this.emit('listening'));
   }
 
@@ -326,6 +340,7 @@ class Server extends EventEmitter {
     if (this._listening) {
       this._listening = false;
       this._closing = true;
+      if (this._forgetCluster) this._forgetCluster();
       this[kNative].close();
     } else {
       process.nextTick(() => this.emit('close'));

@@ -169,6 +169,19 @@ async function startServer(options, listener) {
   return { server, port, url: `http://127.0.0.1:${port}` };
 }
 
+// A TCP port free on 127.0.0.1 right now (bound and released), for
+// children (a cluster, nginx) that must be told their port in advance.
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 // Track a server created directly with impl.createServer.
 function trackServer(server) {
   servers.add(server);
@@ -630,6 +643,7 @@ module.exports = {
   ROOT,
   assert,
   startServer,
+  freePort,
   trackServer,
   trackSocket,
   closeServer,

@@ -169,8 +169,9 @@ Napi::Value JsServer::Listen(const Napi::CallbackInfo& info) {
   int port = info[1].As<Napi::Number>().Int32Value();
   int backlog = info[2].IsNumber() ? info[2].As<Napi::Number>().Int32Value()
                                    : 511;
+  bool reuse_port = info.Length() > 3 && info[3].ToBoolean().Value();
   if (!listener_) return Napi::Number::New(env, UV_EINVAL);
-  int r = listener_->Listen(host.c_str(), port, backlog);
+  int r = listener_->Listen(host.c_str(), port, backlog, reuse_port);
   if (r == 0 && !self_held_) {
     self_ref_ = Napi::Persistent(Value());
     self_held_ = true;

@@ -854,7 +854,18 @@ bool Http1Session::IsIdle() const {
 
 void Http1Session::OnServerClosing() {
   server_closing_ = true;
-  if (IsIdle()) conn_->EndGracefully();
+  if (!IsIdle()) return;  // the last response says Connection: close
+  if (next_seq_ == 0 && !eof_) {
+    // Accepted but no request seen yet: the client has probably sent it
+    // (it is on the wire, or this connection was just taken from the
+    // accept queue) and would see a reset where it expects an answer.
+    // Wait for it, as long as an idle keep-alive connection would be kept;
+    // its response carries Connection: close. OnTimeout(kDeadlineKeepAlive)
+    // closes the connection if nothing comes.
+    conn_->SetDeadline(kDeadlineKeepAlive, conn_->listener()->options().keep_alive_timeout_ms);
+    return;
+  }
+  conn_->EndGracefully();
 }
 
 void Http1Session::OnClose() {

@@ -1,6 +1,10 @@
 #include "core/net/listener.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "core/net/address.h"
@@ -9,6 +13,16 @@
 namespace sluice {
 
 namespace {
+
+// SO_REUSEPORT on the handle's socket (created, not yet bound).
+int SetReusePort(uv_tcp_t* tcp) {
+  uv_os_fd_t fd;
+  int r = uv_fileno(reinterpret_cast<uv_handle_t*>(tcp), &fd);
+  if (r != 0) return r;
+  int on = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) return uv_translate_sys_error(errno);
+  return 0;
+}
 
 // The delegate after Release: every event is dropped. Connections closing
 // after the embedder let go (environment teardown) still run session code
@@ -81,21 +95,31 @@ uint64_t Listener::SweepInterval() const {
   return std::max<uint64_t>(t, 10);
 }
 
-int Listener::Listen(const char* host, int port, int backlog) {
+int Listener::Listen(const char* host, int port, int backlog, bool reuse_port) {
   if (listening_ || closing_) return UV_EINVAL;
   struct sockaddr_storage addr;
   int r;
-  if (strchr(host, ':') != nullptr) {
+  const bool v6 = strchr(host, ':') != nullptr;
+  if (v6) {
     r = uv_ip6_addr(host, port, reinterpret_cast<struct sockaddr_in6*>(&addr));
   } else {
     r = uv_ip4_addr(host, port, reinterpret_cast<struct sockaddr_in*>(&addr));
   }
   if (r != 0) return r;
   server_ = new uv_tcp_t;
-  uv_tcp_init(loop_, server_);
+  // With reuse_port the socket must exist before bind (uv_tcp_init_ex
+  // creates it) so the option can be set on it; libuv's own
+  // UV_TCP_REUSEPORT bind flag exists only from libuv 1.49 (Node 22.12).
+  r = uv_tcp_init_ex(loop_, server_, reuse_port ? (v6 ? AF_INET6 : AF_INET) : AF_UNSPEC);
+  if (r != 0) {
+    delete server_;
+    server_ = nullptr;
+    return r;
+  }
   server_->data = this;
   open_handles_++;
-  r = uv_tcp_bind(server_, reinterpret_cast<struct sockaddr*>(&addr), 0);
+  if (reuse_port) r = SetReusePort(server_);
+  if (r == 0) r = uv_tcp_bind(server_, reinterpret_cast<struct sockaddr*>(&addr), 0);
   if (r == 0) {
     r = uv_listen(reinterpret_cast<uv_stream_t*>(server_), backlog,
                   OnConnection);
@@ -280,12 +304,40 @@ void Listener::OnSweep(uv_timer_t* t) {
 void Listener::Close() {
   if (closing_) return;
   closing_ = true;
+  // Before the socket goes: closing a listening socket resets every
+  // connection still in its accept queue, clients that completed the
+  // handshake and may have sent their request. With SO_REUSEPORT the kernel
+  // queued them for this socket alone (the others in the group never see
+  // them), so a rolling restart would reset requests. Take them now: each
+  // is served as an in-flight connection of a closing server (one request,
+  // Connection: close; Http1Session::OnServerClosing).
+  if (listening_) AcceptQueued();
   listening_ = false;
   CloseServerHandle();
   for (size_t i = 0; i < connections_.size(); i++) {
     connections_[i]->session()->OnServerClosing();
   }
   MaybeFinishClose();
+}
+
+void Listener::AcceptQueued() {
+  uv_os_fd_t fd;
+  if (!server_ || uv_fileno(reinterpret_cast<uv_handle_t*>(server_), &fd) != 0) return;
+  for (;;) {
+    int c = accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) {
+      if (errno == EINTR) continue;
+      return;  // EAGAIN: the queue is empty (or the socket failed)
+    }
+    if (connections_.size() >= options_.max_connections) {
+      // maxConnections: closed as OnConnection would (no 'drop' event:
+      // the server is going away).
+      close(c);
+      dropped_++;
+      continue;
+    }
+    Connection::Adopt(this, c);
+  }
 }
 
 void Listener::CloseAllConnections() {

@@ -29,13 +29,18 @@ class Listener {
   Listener& operator=(const Listener&) = delete;
 
   // Binds and listens. Returns 0 or a libuv error (UV_EADDRINUSE...).
-  int Listen(const char* host, int port, int backlog);
+  // reuse_port: SO_REUSEPORT is set before bind, so that other sockets
+  // (other servers, threads or processes of the same user) can bind the same
+  // address and port and the kernel spreads new connections across them.
+  int Listen(const char* host, int port, int backlog, bool reuse_port = false);
   // Fills the bound address ("127.0.0.1", port, family 4/6). 0 or error.
   int GetAddress(std::string* ip, int* port, int* family) const;
   bool listening() const { return listening_; }
 
-  // Stops accepting, closes idle connections, lets the others finish their
-  // in-flight requests (their responses carry Connection: close).
+  // Stops accepting (connections already in the accept queue are taken
+  // first, see AcceptQueued), closes idle connections, lets the others
+  // finish their in-flight requests (their responses carry Connection:
+  // close).
   // OnServerClosed follows when the last connection is gone.
   void Close();
   void CloseAllConnections();
@@ -95,6 +100,9 @@ class Listener {
   static void OnIdle(uv_idle_t* h);
   static void OnHandleClosed(uv_handle_t* h);
   void FlushDirty();
+  // Adopts every connection waiting in the listening socket's accept
+  // queue (Close, before the socket is closed).
+  void AcceptQueued();
   void CloseServerHandle();
   void ScheduleFlush();
   void StartHandles();

@@ -1,0 +1,465 @@
+// Type declarations for sluice (lib/index.js), written by hand from the API
+// in docs/api.md, docs/http2.md, docs/files.md and docs/compression.md.
+// Checked by `npm run test:types` (test/types/): one file that uses every
+// API and must compile, one whose every `@ts-expect-error` line must fail.
+//
+// IncomingRequest and ServerResponse are declared as subclasses of
+// node:http's IncomingMessage / ServerResponse so that code typed against
+// node:http (Express, Koa, middleware) accepts them; at run time they are
+// sluice's own classes with the members the docs list. Their `socket` is a
+// SluiceSocket (addresses, write/end/destroy, timeouts), typed as node's
+// net.Socket for the same reason; `SluiceSocket` below says what it has.
+
+/// <reference types="node" />
+
+import { EventEmitter } from 'node:events';
+import * as http from 'node:http';
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import { Duplex } from 'node:stream';
+import type { FileHandle } from 'node:fs/promises';
+import type { StatsBase } from 'node:fs';
+
+// ---- createServer options ---------------------------------------------------
+
+/** Memory request-body reads land in: a Buffer to read into, or anything
+ * else to have that read copied (a pool's own `alloc` returning `undefined`
+ * means "dry": the connection stops reading until a buffer comes back). */
+export type RequestBufferAllocator = (size: number) => Buffer | undefined | null | void;
+
+export type Encoding = 'br' | 'gzip' | 'deflate';
+
+/** What `compression.filter` sees of the request: the HTTP/1.1 and compat
+ * `req`, or for the HTTP/2 `'stream'` API a view with the request headers
+ * (pseudo-headers included). */
+export interface CompressionFilterRequest {
+  method?: string | undefined;
+  url?: string | undefined;
+  headers: http.IncomingHttpHeaders;
+}
+
+/** What `compression.filter` sees of the response: `res`, or for the
+ * HTTP/2 `'stream'` API a `{ statusCode, getHeader }` view. */
+export interface CompressionFilterResponse {
+  statusCode: number;
+  getHeader(name: string): number | string | string[] | undefined;
+}
+
+/** The `compression` option (docs/compression.md). */
+export interface CompressionOptions {
+  /** Server preference; the first wins ties. Default `['br', 'gzip', 'deflate']`. */
+  encodings?: Encoding[];
+  /** Bodies smaller than this many bytes are sent as they are. Default 1024. */
+  threshold?: number;
+  /** zlib level for gzip / deflate, -1 (= 6) to 9. Default -1. */
+  level?: number;
+  /** Brotli quality, 0 to 11. Default 4. */
+  brotliQuality?: number;
+  /** `false`: do not compress this response. Default: the Content-Type is compressible. */
+  filter?: ((req: CompressionFilterRequest, res: CompressionFilterResponse) => boolean) | null;
+  /** Streamed br responses open at once; above it a streamed response negotiates without br. Default 128. */
+  maxBrotliStreams?: number;
+}
+
+/** HTTP/2 settings (docs/http2.md). */
+export interface Http2Options {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS. Default 100. */
+  maxConcurrentStreams?: number;
+  /** Stream window for request bodies. Default 1 MiB. */
+  initialWindowSize?: number;
+  /** Connection window. Default 16 MiB. */
+  connectionWindowSize?: number;
+}
+
+export interface ServerOptions {
+  /** Bytes of request line and header fields; over it: 431. Default 16384. */
+  maxHeaderSize?: number;
+  /** ms until a request's headers are complete; then 408. Default 60000. */
+  headersTimeout?: number;
+  /** ms until a request is fully received; then 408. Default 300000. */
+  requestTimeout?: number;
+  /** ms a connection may stay idle between requests. Default 5000. */
+  keepAliveTimeout?: number;
+  /** Bytes queued for a connection (an HTTP/2 stream) before `write()` returns false. Default 65536. */
+  highWaterMark?: number;
+  /** Memory request-body reads land in, e.g. `createBufferPool().alloc`. */
+  requestBufferAllocator?: RequestBufferAllocator | null;
+  /** Header lines kept per request; `null`: 2000; 0: no limit. */
+  maxHeadersCount?: number | null;
+  /** Request body bytes; over it: 413 and close. Default `Infinity`. */
+  maxRequestBodySize?: number | null;
+  /** Requests per connection; 0: no limit. */
+  maxRequestsPerSocket?: number | null;
+  /** Open connections; one more is closed at accept and `'drop'` is emitted. */
+  maxConnections?: number | null;
+  /** Bytes waiting for a client that does not read before a further write destroys the connection; 0: no limit. Default 16 MiB. */
+  maxOutputBuffer?: number | null;
+  /** An HTTP/1.1 request without Host gets 400. Default `true`. */
+  requireHostHeader?: boolean;
+  /** Response compression: `true` for the defaults, or options. Default off. */
+  compression?: boolean | CompressionOptions | null;
+  /** HTTP/2 settings. */
+  http2?: Http2Options;
+  /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`. */
+  settings?: Pick<http2.Settings, 'maxConcurrentStreams' | 'initialWindowSize'>;
+}
+
+export interface ListenOptions {
+  port?: number;
+  host?: string;
+  backlog?: number;
+  /** SO_REUSEPORT before bind: servers (threads, processes) binding the same address and port share it; the kernel spreads connections. Default: `true` in a cluster worker on a fixed port, else `false` (docs/deployment.md). */
+  reusePort?: boolean;
+  /** In a cluster worker: do not use reusePort by default (as node's `exclusive`). */
+  exclusive?: boolean;
+}
+
+// ---- sockets ----------------------------------------------------------------
+
+/** What `req.socket`, `res.socket`, `'clientError'`'s socket and an HTTP/2
+ * session's `socket` are at run time (typed as net.Socket on req/res for
+ * compatibility with code typed against node:http). */
+export interface SluiceSocket extends EventEmitter {
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  readonly remoteFamily: 'IPv4' | 'IPv6' | undefined;
+  readonly localAddress: string | undefined;
+  readonly localPort: number | undefined;
+  readonly writable: boolean;
+  readonly readable: boolean;
+  readonly destroyed: boolean;
+  readonly encrypted: boolean;
+  timeout: number;
+  address(): net.AddressInfo | {};
+  write(data: string | Uint8Array, cb?: (err?: Error | null) => void): boolean;
+  write(data: string | Uint8Array, encoding?: BufferEncoding, cb?: (err?: Error | null) => void): boolean;
+  end(cb?: () => void): this;
+  end(data: string | Uint8Array, cb?: () => void): this;
+  end(data: string | Uint8Array, encoding?: BufferEncoding, cb?: () => void): this;
+  destroy(err?: Error): this;
+  destroySoon(): this;
+  setTimeout(ms: number, cb?: () => void): this;
+  setNoDelay(noDelay?: boolean): this;
+  setKeepAlive(enable?: boolean, initialDelay?: number): this;
+  ref(): this;
+  unref(): this;
+  pause(): this;
+  resume(): this;
+}
+
+// ---- files ------------------------------------------------------------------
+
+/** The fs.Stats-shaped stat `statCheck` receives. */
+export type FileStat = StatsBase<number>;
+
+/** Options of respondWithFile / respondWithFD (docs/files.md), as node:http2's. */
+export interface FileResponseOptions {
+  /** First byte to send. */
+  offset?: number;
+  /** Bytes to send (clamped to the file's end). */
+  length?: number;
+  /** May add headers (on `headers`); returning `false` cancels the response (the handler answers itself). */
+  statCheck?: (stat: FileStat, headers: http2.OutgoingHttpHeaders, statOptions: { offset: number; length?: number | undefined }) => void | boolean;
+  /** Called instead of the default error answer (404 / 500, or RST_STREAM over HTTP/2). */
+  onError?: (err: NodeJS.ErrnoException) => void;
+  /** `false`: do not compress this file (with the server's `compression` option). */
+  compress?: boolean;
+}
+
+export interface FilePathResponseOptions extends FileResponseOptions {
+  /** Serve `path.br` / `path.gz` when acceptable, present and not older than `path`. */
+  precompressed?: boolean;
+}
+
+/** An open file descriptor or a FileHandle; sluice never closes it. */
+export type FileTarget = number | FileHandle;
+
+// ---- HTTP/1.1 (and HTTP/2 compat) request and response --------------------
+
+/** `req`: a Readable over the request body (docs/api.md). */
+export declare class IncomingRequest extends http.IncomingMessage {
+  private constructor();
+  /** The method, always set for a request sluice emits. */
+  method: string;
+  /** The request target, always set for a request sluice emits. */
+  url: string;
+}
+
+/** `res` (docs/api.md, docs/files.md, docs/compression.md). */
+export declare class ServerResponse extends http.ServerResponse<IncomingRequest> {
+  private constructor();
+  /** `false` opts this response out of the server's `compression`. */
+  compress?: boolean;
+  /** Pushes what was written so far through the compressor (server-sent events). */
+  flush(): void;
+  /** Sends a file natively (no JS per chunk); `headers` join those set on res, `':status'` sets the status. */
+  respondWithFile(path: string | URL, headers?: http2.OutgoingHttpHeaders | null, options?: FilePathResponseOptions): void;
+  /** Sends an open file (never closed by sluice). */
+  respondWithFD(fd: FileTarget, headers?: http2.OutgoingHttpHeaders | null, options?: FileResponseOptions): void;
+}
+
+// ---- HTTP/2 stream API ------------------------------------------------------
+
+export interface Http2RespondOptions {
+  /** End the stream with the headers (no body). */
+  endStream?: boolean;
+  /** Emit `'wantTrailers'` after the last DATA frame; answer with `sendTrailers()`. */
+  waitForTrailers?: boolean;
+  /** `false`: no `date` header. */
+  sendDate?: boolean;
+  /** `false` opts this response out of the server's `compression`. */
+  compress?: boolean;
+}
+
+export interface Http2StreamFileOptions extends FilePathResponseOptions {
+  waitForTrailers?: boolean;
+}
+
+export interface Http2StreamFdOptions extends FileResponseOptions {
+  waitForTrailers?: boolean;
+}
+
+export interface Http2StreamState {
+  state: number;
+  localClose: number;
+  remoteClose: number;
+  weight: number;
+  sumDependencyWeight: number;
+}
+
+/** `stream.session`: the parts of an Http2Session a handler touches. */
+export interface Http2SessionHandle extends EventEmitter {
+  readonly socket: SluiceSocket;
+  readonly closed: boolean;
+  readonly destroyed: boolean;
+  readonly encrypted: boolean;
+  readonly alpnProtocol: string;
+  /** GOAWAY(NO_ERROR); open streams finish, then the session closes. */
+  close(callback?: () => void): void;
+  goaway(code?: number): void;
+  destroy(): void;
+  setTimeout(ms?: number, callback?: () => void): this;
+
+  addListener(event: 'goaway', listener: (errorCode: number, lastStreamID: number) => void): this;
+  addListener(event: 'close', listener: () => void): this;
+  addListener(event: string | symbol, listener: (...args: any[]) => void): this;
+  on(event: 'goaway', listener: (errorCode: number, lastStreamID: number) => void): this;
+  on(event: 'close', listener: () => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once(event: 'goaway', listener: (errorCode: number, lastStreamID: number) => void): this;
+  once(event: 'close', listener: () => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+/** The `'stream'` event's stream: a Duplex whose readable side is the request body (docs/http2.md). */
+export interface ServerHttp2Stream extends Duplex {
+  readonly id: number;
+  readonly pending: boolean;
+  readonly closed: boolean;
+  readonly aborted: boolean;
+  readonly session: Http2SessionHandle;
+  readonly bufferSize: number;
+  readonly headersSent: boolean;
+  readonly sentHeaders: http2.OutgoingHttpHeaders | undefined;
+  readonly sentInfoHeaders: http2.OutgoingHttpHeaders[];
+  readonly sentTrailers: http2.OutgoingHttpHeaders | undefined;
+  readonly rstCode: number | undefined;
+  readonly endAfterHeaders: boolean;
+  readonly state: Http2StreamState;
+  timeout: number;
+
+  respond(headers?: http2.OutgoingHttpHeaders, options?: Http2RespondOptions): void;
+  respondWithFile(path: string | URL, headers?: http2.OutgoingHttpHeaders | null, options?: Http2StreamFileOptions): void;
+  respondWithFD(fd: FileTarget, headers?: http2.OutgoingHttpHeaders | null, options?: Http2StreamFdOptions): void;
+  /** A 1xx informational response before `respond()`. */
+  additionalHeaders(headers: http2.OutgoingHttpHeaders): void;
+  /** After `'wantTrailers'`. */
+  sendTrailers(headers: http2.OutgoingHttpHeaders): void;
+  /** RST_STREAM with `code` (default NO_ERROR). */
+  close(code?: number, callback?: () => void): void;
+  /** Sync flush of the compressor (a no-op for an uncompressed stream). */
+  flush(): void;
+  priority(options?: unknown): void;
+  setTimeout(ms: number, callback?: () => void): this;
+
+  addListener(event: 'aborted' | 'close' | 'drain' | 'end' | 'finish' | 'pause' | 'readable' | 'resume' | 'wantTrailers', listener: () => void): this;
+  addListener(event: 'data', listener: (chunk: Buffer | string) => void): this;
+  addListener(event: 'error', listener: (err: Error) => void): this;
+  addListener(event: 'trailers', listener: (trailers: http2.IncomingHttpHeaders, flags: number) => void): this;
+  addListener(event: string | symbol, listener: (...args: any[]) => void): this;
+  on(event: 'aborted' | 'close' | 'drain' | 'end' | 'finish' | 'pause' | 'readable' | 'resume' | 'wantTrailers', listener: () => void): this;
+  on(event: 'data', listener: (chunk: Buffer | string) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  on(event: 'trailers', listener: (trailers: http2.IncomingHttpHeaders, flags: number) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once(event: 'aborted' | 'close' | 'drain' | 'end' | 'finish' | 'pause' | 'readable' | 'resume' | 'wantTrailers', listener: () => void): this;
+  once(event: 'data', listener: (chunk: Buffer | string) => void): this;
+  once(event: 'error', listener: (err: Error) => void): this;
+  once(event: 'trailers', listener: (trailers: http2.IncomingHttpHeaders, flags: number) => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+  prependListener(event: 'aborted' | 'close' | 'drain' | 'end' | 'finish' | 'pause' | 'readable' | 'resume' | 'wantTrailers', listener: () => void): this;
+  prependListener(event: 'data', listener: (chunk: Buffer | string) => void): this;
+  prependListener(event: 'error', listener: (err: Error) => void): this;
+  prependListener(event: 'trailers', listener: (trailers: http2.IncomingHttpHeaders, flags: number) => void): this;
+  prependListener(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+// ---- Server -----------------------------------------------------------------
+
+export type RequestListener = (req: IncomingRequest, res: ServerResponse) => void;
+
+/** What `'drop'` receives for a connection closed at accept (`maxConnections`). */
+export interface DropArgument {
+  localAddress: string;
+  localPort: number;
+  localFamily: 'IPv4' | 'IPv6';
+  remoteAddress: string;
+  remotePort: number;
+  remoteFamily: 'IPv4' | 'IPv6';
+}
+
+/** A `'clientError'` error: llhttp's code (e.g. `HPE_INVALID_METHOD`) or `ERR_HTTP_REQUEST_TIMEOUT`, and the status sluice would answer. */
+export interface ClientError extends Error {
+  code: string;
+  statusCode?: number;
+}
+
+export declare class Server extends EventEmitter {
+  constructor(requestListener?: RequestListener);
+  constructor(options?: ServerOptions | null, requestListener?: RequestListener);
+
+  readonly listening: boolean;
+  maxHeaderSize: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  timeout: number;
+  requireHostHeader: boolean;
+  requestBufferAllocator: RequestBufferAllocator | null;
+  maxHeadersCount: number | null;
+  maxRequestsPerSocket: number | null;
+  maxConnections: number | null | undefined;
+  maxRequestBodySize: number | null;
+  maxOutputBuffer: number | null;
+  /** Open connections (HTTP/1.1 and HTTP/2). */
+  readonly _connections: number;
+
+  listen(port?: number, hostname?: string, backlog?: number, listeningListener?: () => void): this;
+  listen(port?: number, hostname?: string, listeningListener?: () => void): this;
+  listen(port?: number, backlog?: number, listeningListener?: () => void): this;
+  listen(port?: number, listeningListener?: () => void): this;
+  listen(options: ListenOptions, listeningListener?: () => void): this;
+  address(): net.AddressInfo | null;
+  /** Stops accepting, closes idle connections, lets in-flight requests finish (`Connection: close`, HTTP/2 GOAWAY); `'close'` once the last connection is gone. */
+  close(callback?: (err?: Error) => void): this;
+  closeAllConnections(): void;
+  closeIdleConnections(): void;
+  getConnections(callback: (err: Error | null, count: number) => void): this;
+  setTimeout(ms?: number, callback?: () => void): this;
+  ref(): this;
+  unref(): this;
+  [Symbol.asyncDispose](): Promise<void>;
+
+  addListener(event: 'request' | 'checkContinue' | 'checkExpectation', listener: RequestListener): this;
+  addListener(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
+  addListener(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
+  addListener(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  addListener(event: 'drop', listener: (data: DropArgument) => void): this;
+  addListener(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
+  addListener(event: 'session', listener: (session: Http2SessionHandle) => void): this;
+  addListener(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  addListener(event: string | symbol, listener: (...args: any[]) => void): this;
+
+  on(event: 'request' | 'checkContinue' | 'checkExpectation', listener: RequestListener): this;
+  on(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
+  on(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
+  on(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  on(event: 'drop', listener: (data: DropArgument) => void): this;
+  on(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
+  on(event: 'session', listener: (session: Http2SessionHandle) => void): this;
+  on(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+
+  once(event: 'request' | 'checkContinue' | 'checkExpectation', listener: RequestListener): this;
+  once(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
+  once(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
+  once(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  once(event: 'drop', listener: (data: DropArgument) => void): this;
+  once(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
+  once(event: 'session', listener: (session: Http2SessionHandle) => void): this;
+  once(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+
+  prependListener(event: 'request' | 'checkContinue' | 'checkExpectation', listener: RequestListener): this;
+  prependListener(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
+  prependListener(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
+  prependListener(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  prependListener(event: 'drop', listener: (data: DropArgument) => void): this;
+  prependListener(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
+  prependListener(event: 'session', listener: (session: Http2SessionHandle) => void): this;
+  prependListener(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  prependListener(event: string | symbol, listener: (...args: any[]) => void): this;
+
+  emit(event: 'request' | 'checkContinue' | 'checkExpectation', req: IncomingRequest, res: ServerResponse): boolean;
+  emit(event: 'listening' | 'close' | 'timeout'): boolean;
+  emit(event: 'error', err: Error): boolean;
+  emit(event: string | symbol, ...args: any[]): boolean;
+}
+
+export declare function createServer(requestListener?: RequestListener): Server;
+export declare function createServer(options?: ServerOptions | null, requestListener?: RequestListener): Server;
+
+// ---- buffer pools -----------------------------------------------------------
+
+export interface BufferPoolOptions {
+  /** Bytes per buffer. Default 65536. */
+  bufferSize?: number;
+  /** Buffers the pool may create; memory is bounded by bufferSize x maxBuffers. Default 1024. */
+  maxBuffers?: number;
+  /** Fill released memory with 0xDB (finds use after release). Default false. */
+  poison?: boolean;
+}
+
+export interface BufferPoolStats {
+  bufferSize: number;
+  maxBuffers: number;
+  /** Buffers created so far (never decreases). */
+  allocated: number;
+  /** Buffers handed out and not yet back. */
+  inUse: number;
+}
+
+/** A bounded pool of request-body read buffers. `alloc`, `release` and
+ * `stats` are bound to the pool: `pool.alloc` can be passed on bare. */
+export declare class BufferPool {
+  constructor(options?: BufferPoolOptions);
+  /** A `bufferSize` Buffer (`size` is only a hint), or `undefined` when all `maxBuffers` are in use. */
+  readonly alloc: (size?: number) => Buffer | undefined;
+  /** Gives one reference back (same as `releaseBuffer`). */
+  readonly release: (chunk: unknown) => void;
+  readonly stats: () => BufferPoolStats;
+}
+
+export declare function createBufferPool(options?: BufferPoolOptions): BufferPool;
+
+/** Gives a body chunk (or an `alloc` result) back to the pool that owns its
+ * memory; anything no pool owns is ignored. A second release throws
+ * `ERR_SLUICE_BUFFER_RELEASED`. */
+export declare function releaseBuffer(chunk: unknown): void;
+
+// ---- other exports ----------------------------------------------------------
+
+export declare const STATUS_CODES: { readonly [status: number]: string | undefined };
+export declare const METHODS: readonly string[];
+
+export declare const versions: Readonly<{
+  /** This package's version. */
+  sluice: string;
+  /** The llhttp compiled into the addon. */
+  llhttp: string;
+  nghttp2: string | undefined;
+  node: string;
+}>;
+
+/** Debug counters of the native output path (tests, benchmarks); not a stable API. */
+export declare function _counters(): Record<string, number>;
