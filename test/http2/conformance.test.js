@@ -257,6 +257,30 @@ describeSluice('http2 stream identifiers (RFC 9113 5.1.1)', function () {
     assert.strictEqual(goaway.payload.readUInt32BE(4), 1, 'PROTOCOL_ERROR');
   });
 
+  it('a HEADERS on a stream the client ended and that is closed: GOAWAY(STREAM_CLOSED), on every nghttp2', async function () {
+    const { server, port } = await common.startServer();
+    server.on('stream', (stream) => { stream.respond({ ':status': 200 }); stream.end('x'); });
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), headers(1)]));
+    await c.waitFor((cl) => h2.parseFrames(cl.data).some((f) => f.type === h2.FRAME.DATA && f.streamId === 1 && (f.flags & 1)), 5000, 'stream 1 answered');
+    await common.sleep(20);
+    await c.write(headers(1));
+    const goaway = h2.parseFrames(await c.waitClose()).find((f) => f.type === h2.FRAME.GOAWAY);
+    assert.ok(goaway);
+    assert.strictEqual(goaway.payload.readUInt32BE(0) & 0x7fffffff, 1);
+    assert.strictEqual(goaway.payload.readUInt32BE(4), 5, 'STREAM_CLOSED');
+  });
+
+  it('a PRIORITY frame on stream 0: GOAWAY(PROTOCOL_ERROR), on every nghttp2', async function () {
+    const { port } = await common.startServer(() => {});
+    const c = await common.rawConnect(port);
+    const priority = h2.frame(2, 0, 0, Buffer.from([0, 0, 0, 1, 16]));
+    await c.write(Buffer.concat([h2.PREFACE, settings(), priority]));
+    const goaway = h2.parseFrames(await c.waitClose()).find((f) => f.type === h2.FRAME.GOAWAY);
+    assert.ok(goaway);
+    assert.strictEqual(goaway.payload.readUInt32BE(4), 1, 'PROTOCOL_ERROR');
+  });
+
   it('skipping ids upwards is allowed: streams 1 and 7 are both answered', async function () {
     const { server, port } = await common.startServer();
     server.on('stream', (stream) => { stream.respond({ ':status': 200 }); stream.end(`s${stream.id}`); });
