@@ -337,6 +337,11 @@ async function measure(c, spec, l, duration) {
     command: load.command,
   };
   m.gcMsPerSec = m.gcMs / wall;
+  // Servers that count body bytes (http/post_server.js): the share that
+  // reached the handler as views of pool memory.
+  if (gc0 && gc1 && Number.isFinite(gc1.bodyBytes) && gc1.bodyBytes > gc0.bodyBytes) {
+    m.zeroCopyPct = (100 * (gc1.zeroCopyBytes - gc0.zeroCopyBytes)) / (gc1.bodyBytes - gc0.bodyBytes);
+  }
   m.bytesPerResp = Number.isFinite(load.bytesRead) ? load.bytesRead / n : NaN;
   if (probed) {
     m.probeP99Ms = probed.p99;
@@ -366,6 +371,7 @@ const COLUMNS = {
   writesPerResp: { header: 'writes/resp', get: (r) => common.fmtNum(med(r, 'writesPerResp'), 3) },
   cpuSecPerGB: { header: 'CPU s/GB', get: (r) => common.fmtNum(med(r, 'cpuSecPerGB'), 3) },
   gcMsPerSec: { header: 'GC ms/s', get: (r) => common.fmtNum(med(r, 'gcMsPerSec'), 1) },
+  zeroCopyPct: { header: 'zero-copy %', get: (r) => common.fmtNum(med(r, 'zeroCopyPct'), 1) },
   faultsPerReq: { header: 'page faults/req', get: (r) => common.fmtNum(med(r, 'faultsPerReq'), 1) },
   peakRss: { header: 'peak RSS MB', get: (r) => common.fmtNum(med(r, 'peakRss') / 1048576, 0) },
   bytesPerResp: { header: 'bytes/resp', get: (r) => common.fmtNum(med(r, 'bytesPerResp'), 0) },

@@ -46,9 +46,11 @@
 const binding = require('./binding');
 const { codedTypeError } = require('./errors');
 
-// Wire values of Coding (src/core/compress/compressor.h).
-const CODING = { gzip: 1, deflate: 2, br: 3 };
-const NAMES = [undefined, 'gzip', 'deflate', 'br'];
+// Coding values of the native compressor (binding.constants).
+const { CODING_GZIP, CODING_DEFLATE, CODING_BR } = binding.constants;
+const CODING = Object.freeze({ gzip: CODING_GZIP, deflate: CODING_DEFLATE, br: CODING_BR });
+const NAMES = [];
+for (const name of Object.keys(CODING)) NAMES[CODING[name]] = name;
 
 // Compressible content types (the essence of the `compressible` /
 // mime-db list for what servers send): text/*, JSON and XML (also the
@@ -254,21 +256,10 @@ function prepare(res, cfg, bodyLength) {
   return coding;
 }
 
-// res.end(body) with a coding from prepare(): one native call.
-function respond(res, coding, conn, seq, statusFlags, reason, block, body, trailers) {
-  const cfg = res._compressCfg;
-  if (typeof conn.respondCompressed === 'function') {
-    // A protocol adapter (HTTP/2 compat: lib/http2_server.js StreamConn).
-    return conn.respondCompressed(seq, statusFlags, reason, block, body, trailers,
-      coding, cfg.level, cfg.brotliQuality);
-  }
-  return binding.respondCompressed(conn, seq, statusFlags, reason, block, body, trailers,
-    coding, cfg.level, cfg.brotliQuality);
-}
-
 // The head of a streamed body (res.write, flushHeaders) is about to be
-// sent: decide, and give the response a native streaming compressor.
-function startStream(res, cfg) {
+// sent: decide, and give the response its transport's native streaming
+// compressor (docs/transport.md).
+function startStream(res, cfg, conn) {
   // Open br streams are capped (maxBrotliStreams): their encoder state is
   // what a server with many long-lived streams (SSE) runs out of memory
   // on; over the cap, the client's next choice (gzip, or identity).
@@ -277,10 +268,7 @@ function startStream(res, cfg) {
   }
   const coding = prepare(res, cfg, -1);
   if (coding !== 0) {
-    // res._newCompressor: a protocol adapter's own (HTTP/2 compat,
-    // lib/http2_server.js StreamCompressor).
-    res._compressor = typeof res._newCompressor === 'function' ? res._newCompressor(coding) :
-      new binding.NativeCompressor(coding, cfg.level, cfg.brotliQuality);
+    res._compressor = conn.newCompressor(coding, cfg);
   }
 }
 
@@ -321,6 +309,6 @@ function precompressed(res, path, cb) {
 
 module.exports = {
   precompressed,
-  normalize, negotiate, parseAcceptEncoding, isCompressible, prepare, respond,
+  normalize, negotiate, parseAcceptEncoding, isCompressible, prepare,
   startStream, byteLength, CODING, NAMES,
 };

@@ -168,11 +168,6 @@ function respond(res, target, isFd, headers, options) {
     });
     return;
   }
-  const name = isFd ? undefined : target;
-  const fail = (err) => {
-    if (opts.onError) opts.onError(err);
-    else answerError(res, err);
-  };
   // Headers given here join those already set on res; ':status' sets the
   // status as on an HTTP/2 stream.
   if (headers) {
@@ -183,9 +178,39 @@ function respond(res, target, isFd, headers, options) {
       else if (key[0] !== ':') res.setHeader(key, v);
     }
   }
-  const file = openNativeFile(target, isFd, opts, (err, stat) => {
-    res._nativeFile = null;
-    if (res.destroyed || res.writableEnded || res.headersSent) {
+  // What the head would carry now is checked now (a throw here is the
+  // caller's); statCheck's additions are checked again in start().
+  res._checkHead();
+  res._nativeFile = serveFile(new ResponseFileTarget(res), target, isFd, opts);
+}
+
+// The one flow of a native file response, for both protocols: open and
+// stat natively, refuse what node:http2 refuses, statCheck, the length,
+// then `target` sends the head and hands the file to its pipe sink.
+// `target` (ResponseFileTarget below, Http2StreamFileTarget in
+// lib/http2_stream.js) adapts the flow to its response object:
+//   opened()             the open finished (drop the pending NativeFile)
+//   gone()               true when nothing can be sent any more
+//   fail(err)            the default answer to an error (no onError)
+//   statCheckHeaders()   the headers object statCheck may change
+//   applyStatCheck(h)    takes back what statCheck changed
+//   cancelled()          statCheck returned false, or onError took an
+//                        error: the handler answers
+//   start(file, length, onMidBodyError)   sends; length < 0: unknown
+// Returns the NativeFile (file.close() cancels).
+function serveFile(target, path, isFd, opts) {
+  const name = isFd ? undefined : path;
+  const fail = (err) => {
+    if (opts.onError) {
+      target.cancelled();  // onError answers
+      opts.onError(err);
+    } else {
+      target.fail(err);
+    }
+  };
+  const file = openNativeFile(path, isFd, opts, (err, stat) => {
+    target.opened();
+    if (target.gone()) {
       file.close();
       return;
     }
@@ -201,34 +226,93 @@ function respond(res, target, isFd, headers, options) {
     }
     const [offset, length, known] = file.range();
     if (opts.statCheck) {
-      const h = res.getHeaders();
-      h[':status'] = res.statusCode;
-      if (!runStatCheck(file, opts, stat, h, offset, length, known)) return;
-      if (res.headersSent || res.writableEnded || res.destroyed) {
+      const h = target.statCheckHeaders();
+      if (!runStatCheck(file, opts, stat, h, offset, length, known)) {
+        target.cancelled();
+        return;
+      }
+      if (target.gone()) {
         file.close();
         return;
       }
+      target.applyStatCheck(h);
+    }
+    target.start(file, known ? length : -1, (status) => {
+      // The body broke after its head went out (a cancel, the response
+      // closing first, reaches the response as 'close').
+      if (status === 0 || binding.errname(status) === 'ECANCELED') return;
+      if (opts.onError) opts.onError(uvError(status, 'read', name));
+    });
+  });
+  return file;
+}
+
+// serveFile's target for a ServerResponse (HTTP/1.1, or HTTP/2 compat).
+class ResponseFileTarget {
+  constructor(res) { this.res = res; }
+
+  opened() { this.res._nativeFile = null; }
+
+  gone() {
+    const res = this.res;
+    return res.destroyed || res.writableEnded || res.headersSent;
+  }
+
+  fail(err) { answerError(this.res, err); }
+
+  statCheckHeaders() {
+    const h = this.res.getHeaders();
+    h[':status'] = this.res.statusCode;
+    return h;
+  }
+
+  applyStatCheck(h) {
+    const res = this.res;
+    try {
       for (const key of Object.keys(h)) {
         if (key === ':status') res.statusCode = Number(h[key]);
         else if (key[0] !== ':' && h[key] !== undefined && res.getHeader(key) !== h[key]) {
           res.setHeader(key, h[key]);
         }
       }
+    } catch (e) {
+      this.headError = e;  // start() destroys the response with it
     }
-    if (known) res.setHeader('content-length', length);
+  }
+
+  cancelled() {}
+
+  start(file, length, onMidBodyError) {
+    const res = this.res;
+    // statCheck, or the handler since the call, may have changed the head:
+    // a head that cannot be written is refused before anything is sent.
+    if (!this.headError) {
+      try {
+        res._checkHead();
+      } catch (e) {
+        this.headError = e;
+      }
+    }
+    if (this.headError) {
+      headFailed(res, file, this.headError);
+      return;
+    }
+    if (length >= 0) res.setHeader('content-length', length);
     else res.removeHeader('content-length');
     // Response compression (lib/compression.js): a compressible body goes
     // through the native compressor in the pipe (then chunked).
-    if (res._compressCfg) res._fileCoding = compression.prepare(res, res._compressCfg, known ? length : -1);
-    const r = res._respondWithNativeFile(file, (status) => {
-      if (status === 0) return;
-      // The body broke after its head went out: the connection is gone.
-      const e = uvError(status, 'read', name);
-      if (opts.onError) opts.onError(e);
-    });
+    if (res._compressCfg) res._fileCoding = compression.prepare(res, res._compressCfg, length);
+    const r = res._respondWithNativeFile(file, onMidBodyError);
     if (r < 0) file.close();
-  });
-  res._nativeFile = file;
+  }
+}
+
+// The head cannot be written (a header or status statCheck set, or one
+// changed after the call): nothing was sent; as node:http2 does for its
+// stream, the response is destroyed with the error.
+function headFailed(res, file, err) {
+  file.close();
+  res.destroy(err);
 }
 
 // What node:http2 refuses to send once the file is stat'ed: an Error, or
@@ -262,4 +346,4 @@ function runStatCheck(file, opts, stat, headers, offset, length, known) {
   return true;
 }
 
-module.exports = { respond, openNativeFile, statError, runStatCheck, FileStat, validateOptions, uvError, toPath, toFd };
+module.exports = { respond, serveFile, openNativeFile, FileStat, validateOptions, uvError, toPath, toFd };

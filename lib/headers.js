@@ -2,6 +2,12 @@
 
 // Header validation and the request-header views (headers, headersDistinct)
 // node's http exposes, built lazily from the flat rawHeaders array.
+//
+// Validation (docs/security.md): every user string that reaches the wire
+// is checked as the exact string that is written. Names must be tokens;
+// values, status messages and trailers may hold HTAB, SP..~ and obs-text
+// only: no CR, LF or NUL, and no character above U+00FF, which the latin1
+// encoding of the head would truncate to its low byte (U+010A -> LF).
 
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
@@ -9,10 +15,37 @@ const tokenRegExp = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 // As node's checkInvalidHeaderChar: anything but HTAB, SP..~ and obs-text.
 const invalidHeaderCharRegExp = /[^\t\x20-\x7e\x80-\xff]/;
 
-function validateHeaderName(name) {
+function validateHeaderName(name, label = 'Header name') {
   if (typeof name !== 'string' || !name || !tokenRegExp.test(name)) {
     throw codedTypeError('ERR_INVALID_HTTP_TOKEN',
-      `Header name must be a valid HTTP token ["${name}"]`);
+      `${label} must be a valid HTTP token ["${name}"]`);
+  }
+}
+
+function checkInvalidHeaderChar(s) {
+  return invalidHeaderCharRegExp.test(s);
+}
+
+function invalidCharError(what, name) {
+  return codedTypeError('ERR_INVALID_CHAR',
+    name === undefined ? `Invalid character in ${what}` : `Invalid character in ${what} ["${name}"]`);
+}
+
+// A value as the string that will be written, checked. Strings and other
+// primitives are checked when set (setHeader) and cannot change; objects
+// (a toString, an array mutated after setHeader) are stringified here once
+// and that string is what is both checked and written.
+function wireValue(name, v, what = 'header content') {
+  const s = typeof v === 'string' ? v : String(v);
+  if (invalidHeaderCharRegExp.test(s)) throw invalidCharError(what, name);
+  return s;
+}
+
+// As node's writeHead: the status message (the property or the argument)
+// is checked whenever a head is serialized.
+function validateStatusMessage(msg) {
+  if (typeof msg === 'string' && invalidHeaderCharRegExp.test(msg)) {
+    throw invalidCharError('statusMessage');
   }
 }
 
@@ -29,19 +62,37 @@ function validateHeaderValue(name, value) {
 }
 
 function checkValueChars(name, v) {
-  if (invalidHeaderCharRegExp.test(String(v))) {
-    throw codedTypeError('ERR_INVALID_CHAR',
-      `Invalid character in header content ["${name}"]`);
-  }
+  if (invalidHeaderCharRegExp.test(String(v))) throw invalidCharError('header content', name);
 }
 
 function validateStatusCode(code) {
+  const original = code;
   code |= 0;
   if (code < 100 || code > 999) {
     throw codedRangeError('ERR_HTTP_INVALID_STATUS_CODE',
-      `Invalid status code: ${code}`);
+      `Invalid status code: ${original}`);
   }
   return code;
+}
+
+// node's validateLinkHeaderValue (writeEarlyHints): a string or an array
+// of strings shaped like '</a.css>; rel=preload'; returns the joined value.
+const linkValueRegExp = /^(?:<[^>]*>)(?:\s*;\s*[^;"\s]+(?:=(")?[^;"\s]*\1)?)*$/;
+
+function validateLinkHeaderValue(hints) {
+  const bad = () => codedTypeError('ERR_INVALID_ARG_VALUE',
+    'The argument \'hints\' must be an array or string of format "</styles.css>; rel=preload; as=style"');
+  if (typeof hints === 'string') {
+    if (!linkValueRegExp.test(hints)) throw bad();
+    return hints;
+  }
+  if (!Array.isArray(hints)) throw bad();
+  let out = '';
+  for (let i = 0; i < hints.length; i++) {
+    if (typeof hints[i] !== 'string' || !linkValueRegExp.test(hints[i])) throw bad();
+    out += (i > 0 ? ', ' : '') + hints[i];
+  }
+  return out;
 }
 
 // Headers whose duplicates node drops (the first wins), per
@@ -87,6 +138,50 @@ function headersDistinct(raw) {
   return headers;
 }
 
+// RFC 9113 8.2.2: fields that are connection-specific in HTTP/1.1.
+const connectionHeaders = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade',
+]);
+
+// HTTP/2: serializes a headers object into the native "name\0value\0"
+// form (lower-cased names; node:http2's checks).
+// Returns [block, status]. `allowStatus`: response headers (else trailers).
+function serializeHeaders(headers, allowStatus) {
+  let block = '';
+  let status = 200;
+  if (headers == null) return [block, status];
+  if (typeof headers !== 'object') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "headers" argument must be of type object');
+  }
+  for (const rawName of Object.keys(headers)) {
+    const value = headers[rawName];
+    if (value === undefined) continue;
+    const name = rawName.toLowerCase();
+    if (name[0] === ':') {
+      if (name === ':status' && allowStatus) {
+        status = value | 0;
+        continue;
+      }
+      throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
+    }
+    if (!tokenRegExp.test(name)) {
+      throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
+    }
+    if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
+      throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
+    }
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) {
+      const s = String(v);
+      if (invalidHeaderCharRegExp.test(s)) {
+        throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
+      }
+      block += name + '\0' + s + '\0';
+    }
+  }
+  return [block, status];
+}
+
 function headersSentError(what) {
   return codedError('ERR_HTTP_HEADERS_SENT',
     `Cannot ${what} headers after they are sent to the client`);
@@ -96,7 +191,13 @@ module.exports = {
   validateHeaderName,
   validateHeaderValue,
   validateStatusCode,
+  validateStatusMessage,
+  validateLinkHeaderValue,
+  checkInvalidHeaderChar,
+  invalidCharError,
+  wireValue,
   headersObject,
   headersDistinct,
   headersSentError,
+  serializeHeaders,
 };

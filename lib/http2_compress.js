@@ -1,6 +1,6 @@
 'use strict';
 
-// Response compression for the HTTP/2 'stream' API (issue 7). The rules are
+// Response compression for the HTTP/2 'stream' API. The rules are
 // HTTP/1.1's (lib/compression.js prepare: HEAD, 204/304, Content-Encoding,
 // Cache-Control: no-transform, filter / compressible type, threshold,
 // Accept-Encoding negotiation, Vary), applied to a node:http2 headers object

@@ -11,23 +11,17 @@ const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
 const { headersObject } = require('./headers');
-const {
-  ServerHttp2Stream, Http2SessionHandle, constants, toChunk,
-} = require('./http2_stream');
+const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_stream');
+const { toChunk } = require('./body');
 const { codedTypeError } = require('./errors');
 
-const kState = Symbol('sluice.h2state');
+const { kH2State: kState } = require('./symbols');
 
-// Flags of the native respond/end (src/binding/js_http2.cc).
-const RF_HTTP1_BLOCK = 1 << 2;
-const RF_ADD_DATE = 1 << 3;
-const RF_END_AFTER_BODY = 1 << 4;
-// ServerResponse's head flags (lib/response.js), shifted by 10 in the
-// status word it passes to respond().
-const F_DATE = 1 << 3;
-const F_END = 1 << 8;
-// ServerResponse treats this as "the connection is gone" (no throw).
-const R_CLOSED = -4;
+const {
+  H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
+  STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
+  RESULT_NO_BODY, VERSION_2_0,
+} = binding.constants;
 
 function validateInt(name, v, min, max) {
   if (v === undefined) return undefined;
@@ -70,38 +64,38 @@ class StreamConn {
   }
 
   respond(seq, statusWord, reason, block, body, trailers) {
-    const f = statusWord >>> 10;
-    let flags = RF_HTTP1_BLOCK;
-    if (!(f & F_DATE)) flags |= RF_ADD_DATE;
-    if (f & F_END) flags |= RF_END_AFTER_BODY;
-    const r = this._native.respond(this._id, statusWord & 0x3ff, block || '', flags,
+    const f = statusWord >>> STATUS_FLAGS_SHIFT;
+    let flags = H2_HTTP1_BLOCK;
+    if (!(f & HEAD_USER_DATE)) flags |= H2_ADD_DATE;
+    if (f & HEAD_END) flags |= H2_END_AFTER_BODY;
+    const r = this._native.respond(this._id, statusWord & STATUS_MASK, block || '', flags,
       body === undefined ? undefined : toChunk(body), trailers);
-    return r < 0 ? R_CLOSED : r;
+    return r < 0 ? RESULT_CLOSED : r;
   }
 
   write(seq, body) {
     const r = this._native.write(this._id, toChunk(body));
-    return r < 0 ? R_CLOSED : r;
+    return r < 0 ? RESULT_CLOSED : r;
   }
 
   // res.end(body) with a negotiated coding (lib/compression.js respond):
   // head, compressed body (content-length = its size) and end in one
   // native call; on the threadpool from 32 KiB.
   respondCompressed(seq, statusWord, reason, block, body, trailers, coding, level, quality) {
-    const f = statusWord >>> 10;
-    let flags = RF_HTTP1_BLOCK;
-    if (!(f & F_DATE)) flags |= RF_ADD_DATE;
-    const r = this._native.respondCompressed(this._id, statusWord & 0x3ff, block || '', flags,
+    const f = statusWord >>> STATUS_FLAGS_SHIFT;
+    let flags = H2_HTTP1_BLOCK;
+    if (!(f & HEAD_USER_DATE)) flags |= H2_ADD_DATE;
+    const r = this._native.respondCompressed(this._id, statusWord & STATUS_MASK, block || '', flags,
       body === undefined ? undefined : toChunk(body), trailers, coding, level, quality);
-    // Stream results (-1..-6: gone, closed) read as closed, as respond's;
-    // a bad body or a compression failure (-10, -11) is thrown by res.
-    return r < 0 && r > -10 ? R_CLOSED : r;
+    // Stream results (gone, closed) read as closed, as respond's; a bad
+    // body or a compression failure is thrown by res.
+    return r < 0 && r !== RESULT_BAD_BODY && r !== RESULT_COMPRESS_FAILED ? RESULT_CLOSED : r;
   }
 
   end(seq, body, trailers) {
     const r = this._native.end(this._id, body === undefined ? undefined : toChunk(body),
-      trailers, RF_HTTP1_BLOCK);
-    return r < 0 ? R_CLOSED : r;
+      trailers, H2_HTTP1_BLOCK);
+    return r < 0 ? RESULT_CLOSED : r;
   }
 
   // ServerResponse.respondWithFile over HTTP/2 (lib/response.js): the head,
@@ -120,11 +114,22 @@ class StreamConn {
     };
     r = coding ? this._native.respondFile(this._id, file, done, coding, level, quality) :
       this._native.respondFile(this._id, file, done);
-    if (r === 1) this.end(seq, undefined, undefined);
-    return r < 0 ? R_CLOSED : r;
+    if (r === RESULT_NO_BODY) this.end(seq, undefined, undefined);
+    return r < 0 ? RESULT_CLOSED : r;
   }
 
+  // The stream's own native compressor (res._compressor).
+  newCompressor(coding, cfg) { return new StreamCompressor(this._native, this._id, coding, cfg); }
+
   writeContinue() { this._native.info(this._id, 100, '', 0); }
+
+  // res.writeEarlyHints / writeProcessing: "Name: value\r\n" lines checked
+  // by ServerResponse.
+  writeInfo(seq, status, block) { this._native.info(this._id, status, block, RF_HTTP1_BLOCK); }
+
+  // HTTP/2 has no reason phrase: res.statusMessage never reaches the wire
+  // (node's compat ignores it too).
+  get reasonOnWire() { return false; }
 
   pause() { this._native.pauseStream(this._id); }
 
@@ -152,7 +157,7 @@ class StreamCompressor {
 
   write(conn, seq, chunk, flush) {
     const r = this._native.write(this._id, chunk === undefined ? undefined : toChunk(chunk), flush);
-    return r < 0 ? R_CLOSED : r;
+    return r < 0 ? RESULT_CLOSED : r;
   }
 
   end(conn, seq, chunk, trailers) { return conn.end(seq, chunk, trailers); }
@@ -217,9 +222,8 @@ function sessionState(server, native) {
 
 function callbacks(server) {
   return {
-    onStream(native, id, raw, endFlag) {
+    onStream(native, id, raw, endStream) {
       const st = sessionState(server, native);
-      const endStream = (endFlag & 1) !== 0;
       if (server.listenerCount('stream') > 0) {
         const headers = headersObject(raw);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
@@ -293,7 +297,7 @@ function emitCompat(server, st, native, id, raw, endStream) {
   // One handler for both protocols: HTTP/2's authority is HTTP/1.1's Host.
   if (authority !== undefined && !rawHeaders.includes('host')) rawHeaders.push('host', authority);
   const conn = new StreamConn(native, id);
-  const req = new IncomingRequest(conn, id, method, url, rawHeaders, 20, st.socket);
+  const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
   const cfg = server._compression;
@@ -302,7 +306,6 @@ function emitCompat(server, st, native, id, raw, endStream) {
     // bodies through conn.respondCompressed, streams through the stream's
     // compressor, files through the pipe's.
     res._compressCfg = cfg;
-    res._newCompressor = (coding) => new StreamCompressor(native, id, coding, cfg);
   }
   st.streams.set(id, new CompatEntry(req, res));
   if (endStream) req._pushEnd(undefined);

@@ -9,7 +9,8 @@
 
 const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
-const { headersObject } = require('./headers');
+const { headersObject, serializeHeaders } = require('./headers');
+const { toChunk } = require('./body');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 const fileResponse = require('./file_response');
 const h2compress = require('./http2_compress');
@@ -43,73 +44,13 @@ const errorNames = [
   'NGHTTP2_INADEQUATE_SECURITY', 'NGHTTP2_HTTP_1_1_REQUIRED',
 ];
 
-// Flags of the native respond/end (src/binding/js_http2.cc).
-const RF_END_STREAM = 1 << 0;
-const RF_WAIT_FOR_TRAILERS = 1 << 1;
-const RF_ADD_DATE = 1 << 3;
-const RF_END_AFTER_BODY = 1 << 4;
+const {
+  H2_END_STREAM, H2_WAIT_FOR_TRAILERS, H2_ADD_DATE, H2_END_AFTER_BODY,
+  RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
+} = binding.constants;
 // stream.flush(): a write of this (empty) chunk asks the native compressor
 // for a sync flush once the writes before it reached native code.
 const FLUSH = Buffer.alloc(0);
-// Native results (src/core/http2/http2_session.h Http2Result).
-const R_CLOSED = -4;
-
-// RFC 9113 8.2.2: fields that are connection-specific in HTTP/1.1.
-const connectionHeaders = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade',
-]);
-const tokenRegExp = /^[\^_`a-z\-0-9!#$%&'*+.|~]+$/;
-const invalidValueRegExp = /[^\t\x20-\x7e\x80-\xff]/;
-
-// Serializes a headers object into the native "name\0value\0" form.
-// Returns [block, status]. `allowStatus`: response headers (else trailers).
-function serializeHeaders(headers, allowStatus) {
-  let block = '';
-  let status = 200;
-  if (headers == null) return [block, status];
-  if (typeof headers !== 'object') {
-    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "headers" argument must be of type object');
-  }
-  for (const rawName of Object.keys(headers)) {
-    const value = headers[rawName];
-    if (value === undefined) continue;
-    const name = rawName.toLowerCase();
-    if (name[0] === ':') {
-      if (name === ':status' && allowStatus) {
-        status = value | 0;
-        continue;
-      }
-      throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
-    }
-    if (!tokenRegExp.test(name)) {
-      throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
-    }
-    if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
-      throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
-    }
-    const values = Array.isArray(value) ? value : [value];
-    for (const v of values) {
-      const s = String(v);
-      if (invalidValueRegExp.test(s)) {
-        throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
-      }
-      block += name + '\0' + s + '\0';
-    }
-  }
-  return [block, status];
-}
-
-function toChunk(chunk, encoding) {
-  if (typeof chunk === 'string') {
-    if (!encoding || encoding === 'utf8' || encoding === 'utf-8' || encoding === 'buffer') return chunk;
-    return Buffer.from(chunk, encoding);
-  }
-  if (Buffer.isBuffer(chunk) || chunk instanceof Uint8Array) return chunk;
-  if (ArrayBuffer.isView(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  if (chunk instanceof ArrayBuffer) return Buffer.from(chunk);
-  throw codedTypeError('ERR_INVALID_ARG_TYPE',
-    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
-}
 
 // What stream.session gives: the parts of Http2Session a handler touches.
 class Http2SessionHandle extends EventEmitter {
@@ -208,10 +149,10 @@ class ServerHttp2Stream extends Duplex {
     }
     let endStream = !!options.endStream;
     if (status === 204 || status === 205 || status === 304 || this._isHead) endStream = true;
-    let flags = RF_ADD_DATE;
+    let flags = H2_ADD_DATE;
     if (options.sendDate === false) flags = 0;
-    if (endStream) flags |= RF_END_STREAM;
-    if (options.waitForTrailers) flags |= RF_WAIT_FOR_TRAILERS;
+    if (endStream) flags |= H2_END_STREAM;
+    if (options.waitForTrailers) flags |= H2_WAIT_FOR_TRAILERS;
     let coding = 0;
     const cfg = this._compressCfg;
     if (cfg !== null && !endStream && options.compress !== false) {
@@ -234,7 +175,7 @@ class ServerHttp2Stream extends Duplex {
     this.headersSent = true;
     this._sentHeaders = headers || {};
     this._status = status;
-    if (r === R_CLOSED) return;
+    if (r === RESULT_CLOSED) return;
     if (coding !== 0) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
     if (endStream) {
       this._noBody = true;
@@ -260,7 +201,7 @@ class ServerHttp2Stream extends Duplex {
     this._sentHeaders = headers;
     if (!whole) {
       const r = this._native.respond(this._id, d.status, block, flags);
-      if (r !== R_CLOSED) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
+      if (r !== RESULT_CLOSED) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
       return;
     }
     this._nativeEnded = true;
@@ -269,10 +210,10 @@ class ServerHttp2Stream extends Duplex {
         coding, cfg.level, cfg.brotliQuality);
       // The compressor failed (nothing was sent): reset rather than leave
       // the client waiting.
-      if (r <= -10) this.close(constants.NGHTTP2_INTERNAL_ERROR);
+      if (r === RESULT_COMPRESS_FAILED || r === RESULT_BAD_BODY) this.close(constants.NGHTTP2_INTERNAL_ERROR);
     } else {
       // Plain: respond + body + end in one call (with its content-length).
-      this._native.respond(this._id, d.status, block, flags | RF_END_AFTER_BODY, body);
+      this._native.respond(this._id, d.status, block, flags | H2_END_AFTER_BODY, body);
     }
   }
 
@@ -306,7 +247,10 @@ class ServerHttp2Stream extends Duplex {
   // its bytes flow natively into DATA frames (src/core/http2/http2_pipe_body.h):
   // no JS per chunk, nothing copied. Options: offset, length,
   // statCheck(stat, headers, statOptions), onError(err) (otherwise the
-  // stream is reset with INTERNAL_ERROR), waitForTrailers.
+  // stream is destroyed with the error: 'error', then RST_STREAM
+  // INTERNAL_ERROR), waitForTrailers. Non-regular files (FIFOs, pipes,
+  // sockets, character devices) stream until EOF without a content-length;
+  // offset/length on them fail with ERR_HTTP2_SEND_FILE_NOSEEK.
   respondWithFile(path, headers, options) {
     this._respondWithNativeFile(path, false, headers, options);
   }
@@ -341,68 +285,9 @@ class ServerHttp2Stream extends Duplex {
         });
       return;
     }
-    const name = isFd ? undefined : target;
-    const fail = (err) => {
-      if (opts.onError) opts.onError(err);
-      else this.close(constants.NGHTTP2_INTERNAL_ERROR);
-    };
     this._fileResponding = true;
-    const file = fileResponse.openNativeFile(target, isFd, opts, (err, stat) => {
-      this._nativeFile = null;
-      if (this.destroyed || this._nativeClosed || this.headersSent) {
-        file.close();
-        return;
-      }
-      if (err) {
-        fail(err);
-        return;
-      }
-      const bad = fileResponse.statError(stat, opts);
-      if (bad) {
-        file.close();
-        fail(bad);
-        return;
-      }
-      const [offset, length, known] = file.range();
-      if (opts.statCheck) {
-        if (!fileResponse.runStatCheck(file, opts, stat, headers, offset, length, known)) {
-          this._fileResponding = false;  // the handler answers itself
-          return;
-        }
-        if (this.destroyed || this._nativeClosed || this.headersSent) {
-          file.close();
-          return;
-        }
-      }
-      if (known) headers['content-length'] = length;
-      else delete headers['content-length'];
-      // Response compression: the file goes through the native compressor
-      // in the pipe (then without content-length).
-      let coding = 0;
-      const cfg = this._compressCfg;
-      if (cfg !== null && !(options && options.compress === false)) {
-        [coding, headers] = h2compress.decide(this._requestHeaders, cfg,
-          headers[':status'] | 0 || 200, headers, known ? length : -1);
-      }
-      this.respond(headers, { waitForTrailers, compress: false });
-      if (this._noBody) {
-        file.close();
-        return;
-      }
-      this._nativeEnded = true;  // the pipe ends the body
-      const onDone = (status) => {
-        if (status !== 0 && binding.errname(status) !== 'ECANCELED') {
-          // Mid-body failure: the core reset the stream.
-          if (opts.onError) opts.onError(fileResponse.uvError(status, 'read', name));
-        }
-      };
-      const r = coding !== 0 ?
-        this._native.respondFile(this._id, file, onDone, coding, cfg.level, cfg.brotliQuality) :
-        this._native.respondFile(this._id, file, onDone);
-      if (r < 0) file.close();
-      this.end();
-    });
-    this._nativeFile = file;
+    this._nativeFile = fileResponse.serveFile(
+      new Http2StreamFileTarget(this, headers, waitForTrailers, options), target, isFd, opts);
   }
 
   additionalHeaders(headers) {
@@ -462,7 +347,7 @@ class ServerHttp2Stream extends Duplex {
     }
     const r = chunk === FLUSH ? this._native.write(this._id, undefined, true) :
       this._native.write(this._id, body);
-    if (r === 1) {
+    if (r === RESULT_WAIT_DRAIN) {
       this._pendingWriteCb = cb;
     } else {
       cb();
@@ -552,10 +437,76 @@ class ServerHttp2Stream extends Duplex {
   }
 }
 
+// fileResponse.serveFile's target for a ServerHttp2Stream: the headers
+// object given to respondWithFile, node:http2's answers.
+class Http2StreamFileTarget {
+  constructor(stream, headers, waitForTrailers, options) {
+    this.stream = stream;
+    this.headers = headers;
+    this.waitForTrailers = waitForTrailers;
+    this.compress = !(options && options.compress === false);
+  }
+
+  opened() { this.stream._nativeFile = null; }
+
+  gone() {
+    const s = this.stream;
+    return s.destroyed || s._nativeClosed || s.headersSent;
+  }
+
+  // Without onError, as node:http2: the stream is destroyed with the error
+  // ('error' on the stream, RST_STREAM INTERNAL_ERROR).
+  fail(err) {
+    this.stream._fileResponding = false;
+    this.stream.destroy(err);
+  }
+
+  statCheckHeaders() { return this.headers; }
+
+  applyStatCheck() {}
+
+  cancelled() { this.stream._fileResponding = false; }  // the handler answers itself
+
+  start(file, length, onMidBodyError) {
+    const stream = this.stream;
+    let headers = this.headers;
+    if (length >= 0) headers['content-length'] = length;
+    else delete headers['content-length'];
+    // Response compression: the file goes through the native compressor
+    // in the pipe (then without content-length).
+    let coding = 0;
+    const cfg = stream._compressCfg;
+    try {
+      if (cfg !== null && this.compress) {
+        [coding, headers] = h2compress.decide(stream._requestHeaders, cfg,
+          headers[':status'] | 0 || 200, headers, length);
+      }
+      stream.respond(headers, { waitForTrailers: this.waitForTrailers, compress: false });
+    } catch (e) {
+      // statCheck left a header that cannot be sent (nothing was): as
+      // node:http2, the stream is destroyed with the error.
+      file.close();
+      stream.destroy(e);
+      return;
+    }
+    if (stream._noBody) {
+      file.close();
+      return;
+    }
+    stream._nativeEnded = true;  // the pipe ends the body
+    // A mid-body failure: the core reset the stream.
+    const r = coding !== 0 ?
+      stream._native.respondFile(stream._id, file, onMidBodyError, coding, cfg.level, cfg.brotliQuality) :
+      stream._native.respondFile(stream._id, file, onMidBodyError);
+    if (r < 0) file.close();
+    stream.end();
+  }
+}
+
 function sendDeferredHead(stream) {
   if (stream._deferredHead !== null && !stream._nativeClosed && !stream.destroyed) {
     stream._sendDeferredHead(false);
   }
 }
 
-module.exports = { ServerHttp2Stream, Http2SessionHandle, constants, serializeHeaders, toChunk };
+module.exports = { ServerHttp2Stream, Http2SessionHandle, constants };

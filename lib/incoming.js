@@ -5,18 +5,15 @@
 // Backpressure: when push() reports a full buffer the connection stops
 // reading its socket (uv_read_stop); _read() restarts it.
 
-const { Readable } = require('stream');
+const { Readable, Writable, Duplex } = require('stream');
 const { headersObject, headersDistinct } = require('./headers');
 const { codedError } = require('./errors');
-const { releaseHold } = require('./buffer_pool');
+const { releaseHold, holdsReference } = require('./buffer_pool');
 
-const kConn = Symbol('sluice.conn');
-const kSeq = Symbol('sluice.seq');
-const kHeaders = Symbol('sluice.headers');
-const kSocketPaused = Symbol('sluice.socketPaused');
-const kSocket = Symbol('sluice.socket');
-const kRaw = Symbol('sluice.rawHeaders');
-const kEofPending = Symbol('sluice.eofPending');
+const {
+  kConn, kSeq, kHeaders, kSocketPaused, kSocket, kRaw, kEofPending,
+  kPoolBacked, kOrigWrite, kCopyOnPush,
+} = require('./symbols');
 
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
 
@@ -85,6 +82,40 @@ class IncomingRequest extends Readable {
     return super.read(n);
   }
 
+  // With a pool, chunks piped on are released for the user (no hang, see
+  // docs/uploads.md): a plain Writable's write callback releases its chunk
+  // (it is done with it then: fs, net and http writes call back once the
+  // bytes are out); any other destination — a Transform or Duplex that
+  // may pass the chunk on or keep it, a legacy stream such as a response —
+  // gets a copy and the chunk is released at once. Stream.pipeline uses
+  // pipe() for streams, so it is covered too.
+  pipe(dest, options) {
+    if (this[kPoolBacked] && dest && typeof dest.write === 'function' && !dest[kOrigWrite]) {
+      const orig = dest.write;
+      dest[kOrigWrite] = orig;
+      dest.write = isPlainWritable(dest) ? releasingWrite : copyingWrite;
+    }
+    return super.pipe(dest, options);
+  }
+
+  // Async iteration with a pool yields copies: each chunk is copied and
+  // released as it arrives, so `for await (const c of req) chunks.push(c)`
+  // is correct (a chunk kept past the next step stays valid) and nothing
+  // can keep the pool dry. (Copying at push time, not per step: read()
+  // may join queued chunks into a new Buffer, dropping the originals.)
+  // Zero copy: consume 'data' events and release, or pipe().
+  iterator(options) {
+    if (this[kPoolBacked] && !this[kCopyOnPush]) {
+      this[kCopyOnPush] = true;
+      copyQueued(this._readableState.buffer);
+    }
+    return super.iterator(options);
+  }
+
+  [Symbol.asyncIterator]() {
+    return this.iterator();
+  }
+
   _read() {
     if (this[kEofPending]) {
       this[kEofPending] = false;
@@ -106,6 +137,7 @@ class IncomingRequest extends Readable {
       releaseHold(chunk);
       return;
     }
+    if (this[kCopyOnPush]) chunk = copyOut(chunk);
     const decoding = this._readableState.decoder !== null;
     const more = this.push(chunk);
     if (decoding) releaseHold(chunk);
@@ -198,4 +230,48 @@ class IncomingRequest extends Readable {
   }
 }
 
-module.exports = { IncomingRequest, kSeq, kConn };
+function isPlainWritable(dest) {
+  return dest instanceof Writable && !(dest instanceof Duplex);
+}
+
+function releasingWrite(chunk, encoding, cb) {
+  const write = this[kOrigWrite];
+  if (!holdsReference(chunk)) return write.call(this, chunk, encoding, cb);
+  if (typeof encoding === 'function') {
+    cb = encoding;
+    encoding = undefined;
+  }
+  // releaseHold: a chunk the user released meanwhile is left alone.
+  return write.call(this, chunk, encoding, (err) => {
+    releaseHold(chunk);
+    if (typeof cb === 'function') cb(err);
+  });
+}
+
+function copyingWrite(chunk, encoding, cb) {
+  const write = this[kOrigWrite];
+  if (holdsReference(chunk)) {
+    const copy = Buffer.from(chunk);
+    releaseHold(chunk);
+    chunk = copy;
+  }
+  return write.call(this, chunk, encoding, cb);
+}
+
+function copyOut(chunk) {
+  if (!holdsReference(chunk)) return chunk;
+  const copy = Buffer.from(chunk);
+  releaseHold(chunk);
+  return copy;
+}
+
+// The Readable's queue: a BufferList (node 20) or an array (newer nodes).
+function copyQueued(queue) {
+  if (Array.isArray(queue)) {
+    for (let i = 0; i < queue.length; i++) queue[i] = copyOut(queue[i]);
+  } else if (queue && 'head' in queue) {
+    for (let p = queue.head; p; p = p.next) p.data = copyOut(p.data);
+  }
+}
+
+module.exports = { IncomingRequest, kSeq, kConn, kPoolBacked };

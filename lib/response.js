@@ -7,66 +7,42 @@
 
 const Stream = require('stream');
 const {
-  validateHeaderName, validateHeaderValue, validateStatusCode, headersSentError,
+  validateHeaderName, validateHeaderValue, validateStatusCode, validateStatusMessage,
+  validateLinkHeaderValue, wireValue, headersSentError,
 } = require('./headers');
 const { codedError, codedTypeError } = require('./errors');
 const fileResponse = require('./file_response');
+const { toChunk } = require('./body');
 const compression = require('./compression');
+const {
+  HEAD_USER_CONTENT_LENGTH, HEAD_USER_TRANSFER_ENCODING, HEAD_USER_CHUNKED, HEAD_USER_DATE,
+  HEAD_USER_CONNECTION, HEAD_USER_CONNECTION_CLOSE, HEAD_USER_KEEP_ALIVE, HEAD_WHOLE_BODY,
+  HEAD_END, STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_NO_BODY,
+} = require('./binding').constants;
 
-const kConn = Symbol('sluice.conn');
-const kSeq = Symbol('sluice.seq');
-const kHeaders = Symbol('sluice.headers');
-const kNeedDrain = Symbol('sluice.needDrain');
-const kTrailers = Symbol('sluice.trailers');
-const kSocket = Symbol('sluice.socket');
-// The head reached native code (headersSent turns true earlier, at
-// writeHead, as in node; the bytes wait to be coalesced with the body).
-const kHeadOnWire = Symbol('sluice.headOnWire');
-
-// Must match ResponseHeadFlags in src/core/http1/http1_session.h.
-const F_CONTENT_LENGTH = 1 << 0;
-const F_TRANSFER_ENCODING = 1 << 1;
-const F_CHUNKED = 1 << 2;
-const F_DATE = 1 << 3;
-const F_CONNECTION = 1 << 4;
-const F_CONNECTION_CLOSE = 1 << 5;
-const F_KEEP_ALIVE = 1 << 6;
-const F_WHOLE_BODY = 1 << 7;
-const F_END = 1 << 8; // binding: end after the body
-// Native result codes (src/core/http1/http1_session.h ResponseError).
-const R_CLOSED = -4;
+const {
+  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire,
+} = require('./symbols');
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
 const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
 
 function headerFlag(key, value) {
   switch (key.length) {
-    case 4: return key === 'date' ? F_DATE : 0;
+    case 4: return key === 'date' ? HEAD_USER_DATE : 0;
     case 10:
       if (key === 'connection') {
-        return F_CONNECTION | (closeRegExp.test(String(value)) ? F_CONNECTION_CLOSE : 0);
+        return HEAD_USER_CONNECTION | (closeRegExp.test(String(value)) ? HEAD_USER_CONNECTION_CLOSE : 0);
       }
-      return key === 'keep-alive' ? F_KEEP_ALIVE : 0;
-    case 14: return key === 'content-length' ? F_CONTENT_LENGTH : 0;
+      return key === 'keep-alive' ? HEAD_USER_KEEP_ALIVE : 0;
+    case 14: return key === 'content-length' ? HEAD_USER_CONTENT_LENGTH : 0;
     case 17:
       if (key === 'transfer-encoding') {
-        return F_TRANSFER_ENCODING | (chunkedRegExp.test(String(value)) ? F_CHUNKED : 0);
+        return HEAD_USER_TRANSFER_ENCODING | (chunkedRegExp.test(String(value)) ? HEAD_USER_CHUNKED : 0);
       }
       return 0;
     default: return 0;
   }
-}
-
-function toBody(chunk, encoding) {
-  if (typeof chunk === 'string') {
-    if (!encoding || encoding === 'utf8' || encoding === 'utf-8') return chunk;
-    return Buffer.from(chunk, encoding);
-  }
-  if (chunk instanceof Uint8Array || chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) {
-    return chunk;
-  }
-  throw codedTypeError('ERR_INVALID_ARG_TYPE',
-    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
 }
 
 class ServerResponse extends Stream {
@@ -170,12 +146,9 @@ class ServerResponse extends Stream {
       reason = undefined;
     }
     this.statusCode = validateStatusCode(statusCode);
-    if (reason !== undefined) {
-      if (/[\r\n]/.test(reason)) {
-        throw codedTypeError('ERR_INVALID_CHAR', 'Invalid character in statusMessage');
-      }
-      this.statusMessage = reason;
-    }
+    // As node: the argument replaces the property, and whichever it is is
+    // checked once the headers are applied.
+    if (reason !== undefined) this.statusMessage = reason;
     if (headers) {
       if (Array.isArray(headers)) {
         // Flat [name, value, ...] or [[name, value], ...], as node takes.
@@ -194,43 +167,78 @@ class ServerResponse extends Stream {
         }
       }
     }
+    if (this[kConn].reasonOnWire !== false) validateStatusMessage(this.statusMessage);
     this.headersSent = true;
     return this;
+  }
+
+  // Checks what the head will carry before anything changes state, so
+  // that a throw leaves the response as it was (a handler may still answer
+  // 500): the status code and message, which are plain properties set at
+  // any time, and header values that are objects (an array mutated after
+  // setHeader, a toString). _headBlock checks the strings it writes again.
+  _checkHead() {
+    this.statusCode = validateStatusCode(this.statusCode);
+    if (this[kConn].reasonOnWire !== false) validateStatusMessage(this.statusMessage);
+    const h = this[kHeaders];
+    if (h === null) return;
+    for (const key in h) {
+      const [name, value] = h[key];
+      if (typeof value !== 'object' || value === null) continue;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) wireValue(name, value[i]);
+      } else {
+        wireValue(name, value);
+      }
+    }
   }
 
   // Serializes user headers into "Name: value\r\n" lines and the flags
   // telling native code which framing headers the user set.
   // The flags are left in this._headFlags (no array per response).
+  // Names and primitive values were checked by setHeader and cannot have
+  // changed; an object value is stringified once here, and that string is
+  // checked, written and read for the framing flags.
   _headBlock() {
     let block = '';
-    let flags = this.sendDate ? 0 : F_DATE;
+    let flags = this.sendDate ? 0 : HEAD_USER_DATE;
     const h = this[kHeaders];
     if (h !== null) {
       for (const key in h) {
         const [name, value] = h[key];
-        if (Array.isArray(value)) {
-          for (let i = 0; i < value.length; i++) block += name + ': ' + value[i] + '\r\n';
-        } else {
+        if (typeof value !== 'object' || value === null) {
           block += name + ': ' + value + '\r\n';
+          flags |= headerFlag(key, value);
+        } else if (Array.isArray(value)) {
+          let all = '';
+          for (let i = 0; i < value.length; i++) {
+            const v = wireValue(name, value[i]);
+            block += name + ': ' + v + '\r\n';
+            all += (i > 0 ? ',' : '') + v;
+          }
+          flags |= headerFlag(key, all);
+        } else {
+          const v = wireValue(name, value);
+          block += name + ': ' + v + '\r\n';
+          flags |= headerFlag(key, v);
         }
-        flags |= headerFlag(key, value);
       }
     }
-    if (flags & F_CONNECTION_CLOSE) this.shouldKeepAlive = false;
+    if (flags & HEAD_USER_CONNECTION_CLOSE) this.shouldKeepAlive = false;
     this._headFlags = flags;
     return block;
   }
 
   _statusFlags(flags) {
-    return (this.statusCode & 0x3ff) | (flags << 10);
+    return (this.statusCode & STATUS_MASK) | (flags << STATUS_FLAGS_SHIFT);
   }
 
   _result(r) {
     if (r < 0) {
-      if (r === R_CLOSED) return false;
+      if (r === RESULT_CLOSED) return false;
       throw codedError('ERR_SLUICE_RESPONSE', `response error ${r}`);
     }
-    if (r & 1) {
+    if (r & RESULT_WAIT_DRAIN) {
       this[kNeedDrain] = true;
       return false;
     }
@@ -240,12 +248,13 @@ class ServerResponse extends Stream {
   // Starts the response without a body (write() with headers pending,
   // flushHeaders()).
   _sendHead() {
-    if (this._compressCfg) compression.startStream(this, this._compressCfg);
+    this._checkHead();
+    if (this._compressCfg) compression.startStream(this, this._compressCfg, this[kConn]);
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
     this[kHeadOnWire] = true;
-    if (!(flags & (F_CONTENT_LENGTH | F_TRANSFER_ENCODING))) this.chunkedEncoding = true;
+    if (!(flags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING))) this.chunkedEncoding = true;
     return this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
       block, undefined, undefined);
   }
@@ -268,19 +277,55 @@ class ServerResponse extends Stream {
     if (cb) process.nextTick(cb);
   }
 
-  writeProcessing() {}
+  // 102 Processing, as node.
+  writeProcessing(cb) {
+    this._writeInfo(102, '', cb);
+  }
 
-  writeEarlyHints() {}
+  // 103 Early Hints with a Link header (node's format check), and any other
+  // hints as headers. Unlike node (whose Link check lets CR/LF through
+  // inside <...> and which checks no other hint), every line is checked.
+  writeEarlyHints(hints, cb) {
+    if (hints === null || typeof hints !== 'object' || Array.isArray(hints)) {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "hints" argument must be of type object');
+    }
+    if (hints.link === null || hints.link === undefined) return;
+    const link = validateLinkHeaderValue(hints.link);
+    if (link.length === 0) return;
+    let block = 'Link: ' + wireValue('Link', link) + '\r\n';
+    for (const key of Object.keys(hints)) {
+      if (key === 'link') continue;
+      validateHeaderName(key);
+      block += key + ': ' + wireValue(key, hints[key]) + '\r\n';
+    }
+    this._writeInfo(103, block, cb);
+  }
 
+  // An interim response before the head (ignored once the head is out).
+  _writeInfo(status, block, cb) {
+    if (!this.headersSent && !this.destroyed) this[kConn].writeInfo(this[kSeq], status, block);
+    if (cb) process.nextTick(cb);
+  }
+
+  // As node: replaces earlier trailers; an array value of several elements
+  // is one line each, a shorter one is joined with '; '.
   addTrailers(headers) {
     let block = '';
-    const entries = Array.isArray(headers) ? headers : Object.entries(headers);
-    for (const [k, v] of entries) {
-      validateHeaderName(k);
-      validateHeaderValue(k, v);
-      block += k + ': ' + v + '\r\n';
+    const isArray = Array.isArray(headers);
+    for (const key of Object.keys(headers)) {
+      const field = isArray ? headers[key][0] : key;
+      let value = isArray ? headers[key][1] : headers[key];
+      validateHeaderName(field, 'Trailer name');
+      if (Array.isArray(value) && value.length > 1) {
+        for (let j = 0; j < value.length; j++) {
+          block += field + ': ' + wireValue(field, value[j], 'trailer content') + '\r\n';
+        }
+        continue;
+      }
+      if (Array.isArray(value)) value = value.join('; ');
+      block += field + ': ' + wireValue(field, value, 'trailer content') + '\r\n';
     }
-    this[kTrailers] += block;
+    this[kTrailers] = block;
   }
 
   // ---- body ----------------------------------------------------------------
@@ -297,7 +342,7 @@ class ServerResponse extends Stream {
     if (chunk === null) {
       throw codedTypeError('ERR_STREAM_NULL_VALUES', 'May not write null values to stream');
     }
-    const body = toBody(chunk, encoding);
+    const body = toChunk(chunk, encoding);
     if (this.destroyed) return false;
     if (!this[kHeadOnWire]) this._sendHead();
     const ok = this._result(this._compressor ?
@@ -314,7 +359,10 @@ class ServerResponse extends Stream {
       if (cb) process.nextTick(cb);
       return this;
     }
-    const body = chunk === undefined || chunk === null ? undefined : toBody(chunk, encoding);
+    const body = chunk === undefined || chunk === null ? undefined : toChunk(chunk, encoding);
+    // A head that cannot be written throws before the response ends (as
+    // node's implicit writeHead): the handler can still answer.
+    if (!this[kHeadOnWire] && !this.destroyed) this._checkHead();
     this.writableEnded = true;
     if (this.destroyed) return this;
     let r;
@@ -326,8 +374,12 @@ class ServerResponse extends Stream {
       const flags = this._headFlags;
       this.headersSent = true;
       this[kHeadOnWire] = true;
-      r = (coding ? compression.respond : respondPlain)(this, coding, this[kConn], this[kSeq],
-        this._statusFlags(flags | F_WHOLE_BODY | F_END), this.statusMessage, block, body, trailers);
+      const statusWord = this._statusFlags(flags | HEAD_WHOLE_BODY | HEAD_END);
+      const cfg = this._compressCfg;
+      r = coding ?
+        this[kConn].respondCompressed(this[kSeq], statusWord, this.statusMessage, block, body,
+          trailers, coding, cfg.level, cfg.brotliQuality) :
+        this[kConn].respond(this[kSeq], statusWord, this.statusMessage, block, body, trailers);
     } else if (this._compressor) {
       r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {
@@ -368,6 +420,7 @@ class ServerResponse extends Stream {
   // pipe. onError(status) hears a mid-body failure. Returns the native
   // result (< 0: not started).
   _respondWithNativeFile(file, onError) {
+    this._checkHead();
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
@@ -382,27 +435,15 @@ class ServerResponse extends Stream {
         onError(status);
       }
     };
-    let r;
-    if (typeof conn.respondWithNativeFile === 'function') {
-      // A protocol adapter (HTTP/2 compat: lib/http2_server.js StreamConn)
-      // feeds the file to its own pipe sink.
-      const cfg = this._compressCfg;
-      r = cfg && this._fileCoding ?
-        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
-          block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
-        conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
-          block, file, done);
-    } else {
-      file.holdHttp1(conn, this[kSeq]);  // head leaves with the first data
-      r = conn.respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
-        block, undefined, undefined);
-      if (r < 0) return r;
-      const cfg = this._compressCfg;
-      r = cfg && this._fileCoding ?  // lib/compression.js: native compressor in the pipe
-        file.respondHttp1(conn, this[kSeq], done, this._fileCoding, cfg.level, cfg.brotliQuality) :
-        file.respondHttp1(conn, this[kSeq], done);
-    }
-    if (r === 1) process.nextTick(emitFinish, this);  // HEAD: no body
+    // The transport feeds the file to its own pipe sink; a negotiated
+    // coding (lib/compression.js) puts a native compressor in the pipe.
+    const cfg = this._compressCfg;
+    const r = cfg && this._fileCoding ?
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+        block, file, done);
+    if (r === RESULT_NO_BODY) process.nextTick(emitFinish, this);  // HEAD: no body
     return r;
   }
 
@@ -432,10 +473,6 @@ class ServerResponse extends Stream {
     this.destroyed = true;
     this.emit('close');
   }
-}
-
-function respondPlain(res, coding, conn, seq, statusFlags, reason, block, body, trailers) {
-  return conn.respond(seq, statusFlags, reason, block, body, trailers);
 }
 
 function emitFinish(res) {

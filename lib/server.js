@@ -8,9 +8,10 @@ const { EventEmitter } = require('events');
 const dns = require('dns');
 const net = require('net');
 const binding = require('./binding');
-const { IncomingRequest } = require('./incoming');
+const { IncomingRequest, kPoolBacked } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
+require('./http1_transport');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
 const {
@@ -20,21 +21,16 @@ const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
 const { methods } = binding;
 
-// onAlloc answers besides a Buffer (ServerDelegate::BufferResult).
-const ALLOC_FALLBACK = 0;
-const ALLOC_DRY = 1;
-const ALLOC_ERROR = 2;
+const {
+  ALLOC_FALLBACK, ALLOC_DRY, ALLOC_ERROR,
+  REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_HAS_EXPECT,
+  REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1,
+} = binding.constants;
 
-// Flags of onRequest (src/binding/js_server.cc).
-const RQ_COMPLETE = 1;
-const RQ_KEEP_ALIVE = 2;
-const RQ_EXPECT_CONTINUE = 4;
-const RQ_HAS_EXPECT = 16;
-const RQ_HAS_HOST = 32;
+// As node's _http_server.js: "100-continue" anywhere in Expect.
+const continueExpression = /(?:^|\W)100-continue(?:$|\W)/i;
 
-const kNative = Symbol('sluice.native');
-const kState = Symbol('sluice.connState');
-const kLimits = Symbol('sluice.limits');
+const { kNative, kConnState: kState, kLimits } = require('./symbols');
 
 // Limits enforced natively (src/core/common/options.h), as createServer options
 // and as server properties (node has them as properties): name -> default.
@@ -297,19 +293,21 @@ class Server extends EventEmitter {
       return;
     }
     const st = connState(conn);
+    const version = flags >> REQUEST_VERSION_SHIFT;
     const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
-      flags >> 8, st.socket);
+      version, st.socket);
+    if (this.requestBufferAllocator !== null) req[kPoolBacked] = true;
     const res = new ServerResponse(req, conn, seq, st.socket);
-    res.shouldKeepAlive = (flags & RQ_KEEP_ALIVE) !== 0;
+    res.shouldKeepAlive = (flags & REQUEST_KEEP_ALIVE) !== 0;
     res._onFinish = onResponseFinish;
     res._st = st;
     res._compressCfg = this._compression;
     st.current = req;
     st.live.push(req, res);
-    if (flags & RQ_COMPLETE) req._pushEnd(undefined);
-    if ((flags >> 8) === 11) {
+    if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);
+    if (version === VERSION_1_1) {
       // As node's parserOnIncoming, for HTTP/1.1 only.
-      if (this.requireHostHeader && !(flags & RQ_HAS_HOST)) {
+      if (this.requireHostHeader && !(flags & REQUEST_HAS_HOST)) {
         res.writeHead(400, ['Connection', 'close']);
         res.end();
         return;
@@ -323,22 +321,26 @@ class Server extends EventEmitter {
         res.end();
         return;
       }
-    }
-    if (flags & RQ_EXPECT_CONTINUE) {
-      if (this.listenerCount('checkContinue') > 0) {
-        this.emit('checkContinue', req, res);
-        return;
+      if (flags & REQUEST_HAS_EXPECT) {
+        // As node: Expect is honoured on HTTP/1.1 only, and means
+        // 100-continue when the token appears anywhere in the (joined)
+        // field; any other expectation is answered 417.
+        if (continueExpression.test(req.headers.expect)) {
+          if (this.listenerCount('checkContinue') > 0) {
+            this.emit('checkContinue', req, res);
+            return;
+          }
+          res.writeContinue();
+        } else {
+          if (this.listenerCount('checkExpectation') > 0) {
+            this.emit('checkExpectation', req, res);
+          } else {
+            res.writeHead(417);
+            res.end();
+          }
+          return;
+        }
       }
-      res.writeContinue();
-    } else if (flags & RQ_HAS_EXPECT) {
-      // An expectation other than 100-continue, as node answers it.
-      if (this.listenerCount('checkExpectation') > 0) {
-        this.emit('checkExpectation', req, res);
-      } else {
-        res.writeHead(417);
-        res.end();
-      }
-      return;
     }
     this.emit('request', req, res);
   }
@@ -354,6 +356,7 @@ class Server extends EventEmitter {
     // Status 0: the input is not HTTP/1.x (neither protocol of this port):
     // the default answer is a close without bytes.
     if (status !== 0) err.statusCode = status;
+    if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') err.reason = reason;  // as node's parse errors
     if (this.listenerCount('clientError') > 0) {
       this.emit('clientError', err, st.socket);
     } else {

@@ -7,9 +7,7 @@
 
 const { EventEmitter } = require('events');
 
-const kConn = Symbol('sluice.conn');
-const kPeer = Symbol('sluice.peer');
-const kLocal = Symbol('sluice.local');
+const { kConn, kPeer, kLocal } = require('./symbols');
 
 class SluiceSocket extends EventEmitter {
   constructor(conn) {

@@ -586,6 +586,42 @@ function sluiceOnly(title, fn) {
   return (isNode ? it.skip : it)(`[sluice-only] ${title}`, fn);
 }
 
+// describe() a suite twice on sluice: as is, and with a buffer pool
+// (requestBufferAllocator), where every read of a connection lands in pool
+// memory — heads included, split across pool buffers when longer than one.
+// On node only the first. `define(v)` gets { pooled, options(extra) →
+// server options, release(chunk) }; handlers should release the chunks
+// they consume (v.release). After each pooled test (and the cleanup that
+// closes its connections) every pool buffer must be back.
+function withAndWithoutPool(title, define, { bufferSize = 1024, maxBuffers = 4096 } = {}) {
+  for (const pooled of isSluice ? [false, true] : [false]) {
+    describe(pooled ? `${title} (buffer pool)` : title, function () {
+      let pool = null;
+      const v = {
+        pooled,
+        options(extra = {}) {
+          return pooled ? { ...extra, requestBufferAllocator: pool.alloc } : extra;
+        },
+        release(chunk) {
+          if (pooled) impl.releaseBuffer(chunk);
+        },
+        get pool() { return pool; },
+      };
+      beforeEach(function () {
+        if (pooled) pool = impl.createBufferPool({ bufferSize, maxBuffers });
+      });
+      define(v);
+      afterEach(async function () {
+        if (!pooled) return;
+        await cleanup();
+        const t0 = Date.now();
+        while (pool.stats().inUse !== 0 && Date.now() - t0 < 3000) await sleep(10);
+        assert.strictEqual(pool.stats().inUse, 0, `pool buffers still in use: ${JSON.stringify(pool.stats())}`);
+      });
+    });
+  }
+}
+
 module.exports = {
   impl,
   implName: IMPL_NAME,
@@ -616,4 +652,5 @@ module.exports = {
   collect,
   handlerErrors,
   sluiceOnly,
+  withAndWithoutPool,
 };

@@ -9,6 +9,7 @@
 #include "binding/js_http2.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
+#include "binding/wire_protocol.h"
 #include "core/common/loop_tracked.h"
 #include "core/http2/nghttp2_link.h"
 
@@ -114,6 +115,24 @@ void OnEnvironmentTeardown(napi_async_cleanup_hook_handle hook, void* arg) {
   }
 }
 
+// binding.constants: the wire protocol (wire_protocol.h), frozen.
+Napi::Object WireConstants(Napi::Env env) {
+  Napi::Object o = Napi::Object::New(env);
+#define SLUICE_SET_RESULT(cpp, js, value, meaning) \
+  o.Set(#js, Napi::Number::New(env, cpp));
+  SLUICE_RESULT_LIST(SLUICE_SET_RESULT)
+#undef SLUICE_SET_RESULT
+#define SLUICE_SET_BINDING(cpp, js, value) \
+  o.Set(#js, Napi::Number::New(env, wire::cpp));
+  SLUICE_WIRE_BINDING_LIST(SLUICE_SET_BINDING)
+#undef SLUICE_SET_BINDING
+#define SLUICE_SET_CORE(js, value) o.Set(#js, Napi::Number::New(env, value));
+  SLUICE_WIRE_CORE_LIST(SLUICE_SET_CORE)
+#undef SLUICE_SET_CORE
+  o.Freeze();
+  return o;
+}
+
 }  // namespace
 
 Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
@@ -129,6 +148,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeServer", JsServer::Init(env));
   exports.Set("NativeConnection", data->connection_ctor.Value());
   exports.Set("NativeFile", JsFile::Init(env));
+  exports.Set("constants", WireConstants(env));
   exports.Set("errname", Napi::Function::New(env, ErrName));
   exports.Set("strerror", Napi::Function::New(env, StrError));
   exports.Set("counters", Napi::Function::New(env, GetCountersJs));

@@ -1,5 +1,6 @@
 #include "binding/js_compress.h"
 #include "binding/js_values.h"
+#include "binding/wire_protocol.h"
 
 #include <memory>
 #include <string>
@@ -49,32 +50,6 @@ CompressJob* BodyJob(napi_env env, napi_value body, const CompressParams& p) {
 
 namespace {
 
-constexpr uint32_t kRespondEnd = 1u << 8;  // as in js_connection.cc
-constexpr int kErrBadBody = -10;
-constexpr int kErrCompress = -11;
-// Compressed output below this is copied into the output buffer.
-constexpr size_t kCopyBelow = 4096;
-
-// Owns compressed bytes while they sit in an OutputQueue.
-class StringRef final : public ExternalRef {
- public:
-  explicit StringRef(std::string&& s) : s_(std::move(s)) {}
-  const std::string& str() const { return s_; }
-  void Release() override { delete this; }
-
- private:
-  std::string s_;
-};
-
-void AppendOwned(OutputQueue& q, std::string&& s) {
-  if (s.size() < kCopyBelow) {
-    q.Append(s.data(), s.size());
-    return;
-  }
-  StringRef* r = new StringRef(std::move(s));
-  q.AppendExternal(r->str().data(), r->str().size(), r);
-}
-
 
 Http1Session* SessionOf(const Napi::Value& v) {
   if (!v.IsObject()) return nullptr;
@@ -87,7 +62,7 @@ int Result(Http1Session* s, int err) {
   if (err < 0) return err;
   if (s && s->NeedsDrain()) {
     s->connection()->WantDrain();
-    return 1;
+    return wire::kResultWaitDrain;
   }
   return 0;
 }
@@ -107,7 +82,7 @@ int WriteWhole(Http1Session* s, const HeadParts& h, CompressJob* job) {
   OutputQueue* q = s->BeginHead(h.seq, h.status, h.reason, &err);
   if (!q) return err;
   q->Append(h.block.data(), h.block.size());
-  err = s->FinishHead(h.seq, h.flags & 0xff, job->output_size());
+  err = s->FinishHead(h.seq, h.flags & wire::kCoreHeadFlagsMask, job->output_size());
   if (err != 0) return err;
   size_t n = job->output_size();
   if (n > 0) {
@@ -161,23 +136,23 @@ class PendingResponse final : public CompressJob::Client {
 Napi::Value RespondCompressed(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http1Session* s = SessionOf(info[0]);
-  if (!s) return Napi::Number::New(env, kRespClosed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   HeadParts h;
   h.seq = info[1].As<Napi::Number>().Uint32Value();
   uint32_t sf = info[2].As<Napi::Number>().Uint32Value();
-  h.status = static_cast<int>(sf & 0x3ff);
-  uint32_t flags = sf >> 10;
+  h.status = static_cast<int>(sf & wire::kStatusMask);
+  uint32_t flags = sf >> wire::kStatusFlagsShift;
   h.flags = flags;
   if (IsString(env, info[3])) Latin1(env, info[3], &h.reason);
   if (IsString(env, info[4])) Latin1(env, info[4], &h.block);
   if (IsString(env, info[6])) Latin1(env, info[6], &h.trailers);
   CompressParams p;
-  if (!CompressArgs(info, 7, &p)) return Napi::Number::New(env, kErrBadBody);
+  if (!CompressArgs(info, 7, &p)) return Napi::Number::New(env, kResultBadBody);
   CompressJob* job = BodyJob(env, info[5], p);
-  if (!job) return Napi::Number::New(env, kErrBadBody);
-  if (!(flags & kRespondEnd)) {
+  if (!job) return Napi::Number::New(env, kResultBadBody);
+  if (!(flags & wire::kHeadEnd)) {
     job->Destroy();
-    return Napi::Number::New(env, kErrBadBody);
+    return Napi::Number::New(env, kResultBadBody);
   }
   if (job->input_size() >= CompressJob::kAsyncThreshold) {
     // Nothing of this response is queued until the work is done; later
@@ -189,11 +164,11 @@ Napi::Value RespondCompressed(const Napi::CallbackInfo& info) {
     if (r == 0) return Napi::Number::New(env, Result(s, 0));
     delete pr;
     job->Destroy();
-    return Napi::Number::New(env, kErrCompress);
+    return Napi::Number::New(env, kResultCompressFailed);
   }
   int err = job->RunInline();
   if (err == 0) err = WriteWhole(s, h, job);
-  else err = kErrCompress;
+  else err = kResultCompressFailed;
   job->Destroy();
   return Napi::Number::New(env, Result(s, err));
 }
@@ -251,7 +226,7 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
       Connection* c = s->connection();
       Listener* l = c->listener();
       l->BeginDispatch();
-      int err = r.error != 0 ? kErrCompress : 0;
+      int err = r.error != 0 ? kResultCompressFailed : 0;
       if (err == 0) err = QueueBody(s, std::move(r.out));
       if (err == 0 && r.finished) {
         DropStream();  // the state (hundreds of KiB) goes now, not at GC
@@ -272,13 +247,13 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
  private:
   // Compressed bytes as one body chunk of seq_ (chunk-framed by the session).
   int QueueBody(Http1Session* s, std::string&& out) {
-    if (out.empty()) return kRespOk;
+    if (out.empty()) return kResultOk;
     int err = 0;
     OutputQueue* q = s->BeginBody(seq_, out.size(), &err);
     if (!q) return err;
-    AppendOwned(*q, std::move(out));
+    q->AppendOwned(std::move(out));
     s->EndBody(seq_);
-    return kRespOk;
+    return kResultOk;
   }
 
   // Hands `chunk` (nullish: none) to the stream. Returns a
@@ -300,7 +275,7 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
     const char* data = nullptr;
     size_t len = 0;
     if (!IsNullish(env, chunk) && !GetBytes(env, chunk, &data, &len)) {
-      return kErrBadBody;
+      return kResultBadBody;
     }
     // Queued bytes stay in the caller's Buffer, kept alive by a reference.
     ExternalRef* owner = len > 0 && !stream_->WouldRunInline(len)
@@ -334,8 +309,8 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
 
   Napi::Value Write(const Napi::CallbackInfo& info) {
     Http1Session* s = SessionOf(info[0]);
-    if (!s) return Napi::Number::New(info.Env(), kRespClosed);
-    if (stream_ == nullptr) return Napi::Number::New(info.Env(), kRespNoRequest);
+    if (!s) return Napi::Number::New(info.Env(), kResultClosed);
+    if (stream_ == nullptr) return Napi::Number::New(info.Env(), kResultNoRequest);
     seq_ = info[1].As<Napi::Number>().Uint32Value();
     Compressor::Flush f = info[3].ToBoolean().Value() ? Compressor::kSyncFlush
                                                       : Compressor::kNoFlush;
@@ -343,7 +318,7 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
     int r = Submit(info[2], false, f, &out);
     int err = 0;
     if (r < 0) {
-      err = r == kErrBadBody ? r : kErrCompress;
+      err = r == kResultBadBody ? r : kResultCompressFailed;
     } else if (r == CompressStream::kInline) {
       err = QueueBody(s, std::move(out));
     } else {
@@ -351,7 +326,7 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
     }
     int res = Result(s, err);
     // Bit 0: wait for 'drain' (the compressor's backlog is over its bound).
-    if (res >= 0 && r == CompressStream::kQueuedFull) res |= 1;
+    if (res >= 0 && r == CompressStream::kQueuedFull) res |= wire::kResultWaitDrain;
     return Napi::Number::New(info.Env(), res);
   }
 
@@ -359,16 +334,16 @@ class JsCompressor final : public Napi::ObjectWrap<JsCompressor>,
     Http1Session* s = SessionOf(info[0]);
     if (!s) {
       DropStream();
-      return Napi::Number::New(info.Env(), kRespClosed);
+      return Napi::Number::New(info.Env(), kResultClosed);
     }
-    if (stream_ == nullptr) return Napi::Number::New(info.Env(), kRespNoRequest);
+    if (stream_ == nullptr) return Napi::Number::New(info.Env(), kResultNoRequest);
     seq_ = info[1].As<Napi::Number>().Uint32Value();
     if (IsString(info.Env(), info[3])) Latin1(info.Env(), info[3], &trailers_);
     std::string out;
     int r = Submit(info[2], true, Compressor::kFinish, &out);
     int err = 0;
     if (r < 0) {
-      err = r == kErrBadBody ? r : kErrCompress;
+      err = r == kResultBadBody ? r : kResultCompressFailed;
     } else if (r == CompressStream::kInline) {
       DropStream();  // the state (hundreds of KiB) goes now, not at GC
       err = QueueBody(s, std::move(out));

@@ -22,8 +22,8 @@
 //   compressionStats() -> { compressors, jobs, transforms } alive (leak checks)
 //
 // Results are those of JsConnection's methods: >= 0 (bit 0: wait for
-// drain) or a negative ResponseError. Nothing throws except on bad
-// arguments from lib/.
+// drain) or a negative ResponseResult (core/common/result.h). Nothing
+// throws except on bad arguments from lib/.
 #pragma once
 
 #include <napi.h>

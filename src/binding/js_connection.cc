@@ -1,5 +1,6 @@
 #include "binding/js_connection.h"
 #include "binding/js_values.h"
+#include "binding/wire_protocol.h"
 
 #include <string>
 
@@ -10,22 +11,6 @@ namespace sluice {
 
 namespace {
 
-// Bodies below this are copied into the connection's output buffer next to
-// the headers (one contiguous iovec); larger ones are written from the JS
-// Buffer's memory as their own iovec of the same writev, kept alive by a
-// napi reference until the kernel has them.
-// Measured (res.end(Buffer), wrk 16-deep pipelining, c50, server CPU per
-// response on a 2-vCPU VM, always-copy vs always-reference builds):
-//   1 KiB: copy 2.95-3.17 us, reference 3.30-4.94 us
-//   2 KiB: copy 3.41-6.22 us, reference 3.13-5.58 us
-//   4 KiB: copy 5.06-7.61 us, reference 4.42-6.75 us
-//   8 KiB: copy 12.7-15.0 us, reference 9.1-10.5 us
-//  16 KiB: copy 16.3 us,      reference 10.5 us
-// The reference's fixed cost (two napi calls, one more iovec) is repaid
-// from about 2 KiB: copying also grows the inline buffer past its first
-// 512 bytes. Netty's rule (max(128 B, headers/8)) lands lower for the
-// same reason it copies into a pooled buffer; here the copy is the cost.
-constexpr size_t kEmbedThreshold = 2048;
 
 // Byte length of a body value: a string (UTF-8) or binary view.
 // Returns false for a type we cannot send.
@@ -36,9 +21,6 @@ bool BodyLength(napi_env env, napi_value v, size_t* len) {
   const char* data;
   return GetBytes(env, v, &data, len);
 }
-
-constexpr uint32_t kRespondEnd = 1u << 8;
-constexpr int kErrBadBody = -10;
 
 }  // namespace
 
@@ -55,6 +37,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Write>("write"),
           InstanceMethod<&JsConnection::End>("end"),
           InstanceMethod<&JsConnection::WriteContinue>("writeContinue"),
+          InstanceMethod<&JsConnection::WriteInfo>("writeInfo"),
           InstanceMethod<&JsConnection::Pause>("pause"),
           InstanceMethod<&JsConnection::Resume>("resume"),
           InstanceMethod<&JsConnection::Destroy>("destroy"),
@@ -71,29 +54,24 @@ Napi::Function JsConnection::Init(Napi::Env env) {
 JsConnection::JsConnection(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<JsConnection>(info) {}
 
-void JsConnection::Attach(Connection* c) {
-  conn_ = c;
-  self_ = Napi::Persistent(Value());
-}
+void JsConnection::Attach(Connection* c) { conn_.Attach(c, Value()); }
 
-void JsConnection::Detach() {
-  conn_ = nullptr;
-  self_.Reset();
-}
+void JsConnection::Detach() { conn_.Detach(); }
 
 Http1Session* JsConnection::session() const {
-  if (!conn_ || conn_->destroyed()) return nullptr;
+  Connection* c = conn_.get();
+  if (!c || c->destroyed()) return nullptr;
   // After an h2c upgrade the connection's session is an Http2Session: the
   // HTTP/1.1 objects of earlier requests must then find no session.
-  return dynamic_cast<Http1Session*>(conn_->session());
+  return dynamic_cast<Http1Session*>(c->session());
 }
 
 int JsConnection::Result(int err) const {
   if (err < 0) return err;
   Http1Session* s = session();
   if (s && s->NeedsDrain()) {
-    conn_->WantDrain();
-    return 1;
+    conn_.get()->WantDrain();
+    return wire::kResultWaitDrain;
   }
   return 0;
 }
@@ -101,7 +79,7 @@ int JsConnection::Result(int err) const {
 int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
   napi_env env = Env();
   Http1Session* s = session();
-  if (!s) return kRespClosed;
+  if (!s) return kResultClosed;
   int err = 0;
   Counters& counters = GetCounters();
   if (IsString(env, chunk)) {
@@ -116,14 +94,14 @@ int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
     q->Commit(written);
     counters.body_bytes_copied += written;
     s->EndBody(seq);
-    return kRespOk;
+    return kResultOk;
   }
   const char* data;
   size_t len;
-  if (!GetBytes(env, chunk, &data, &len)) return kErrBadBody;
+  if (!GetBytes(env, chunk, &data, &len)) return kResultBadBody;
   OutputQueue* q = s->BeginBody(seq, len, &err);
   if (!q) return err;
-  if (len < kEmbedThreshold) {
+  if (len < kCopyBelow) {
     q->Append(data, len);
     counters.body_bytes_copied += len;
   } else {
@@ -131,24 +109,24 @@ int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
     counters.body_bytes_referenced += len;
   }
   s->EndBody(seq);
-  return kRespOk;
+  return kResultOk;
 }
 
 Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kRespClosed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   uint32_t sf = info[1].As<Napi::Number>().Uint32Value();
-  int status = static_cast<int>(sf & 0x3ff);
-  uint32_t flags = sf >> 10;
+  int status = static_cast<int>(sf & wire::kStatusMask);
+  uint32_t flags = sf >> wire::kStatusFlagsShift;
   std::string reason;
   if (IsString(env, info[2])) Latin1(env, info[2], &reason);
   napi_value body = info[4];
   bool has_body = !IsNullish(env, body);
   size_t body_len = 0;
   if (has_body && !BodyLength(env, body, &body_len)) {
-    return Napi::Number::New(env, kErrBadBody);
+    return Napi::Number::New(env, kResultBadBody);
   }
   int err = 0;
   OutputQueue* q = s->BeginHead(seq, status, reason, &err);
@@ -165,9 +143,9 @@ Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
       q->Commit(len);
     }
   }
-  err = s->FinishHead(seq, flags & 0xff, body_len);
+  err = s->FinishHead(seq, flags & wire::kCoreHeadFlagsMask, body_len);
   if (err == 0 && has_body && body_len > 0) err = AppendBody(seq, body);
-  if (err == 0 && (flags & kRespondEnd)) {
+  if (err == 0 && (flags & wire::kHeadEnd)) {
     std::string trailers;
     if (IsString(env, info[5])) Latin1(env, info[5], &trailers);
     err = s->End(seq, trailers);
@@ -177,7 +155,7 @@ Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::Write(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  if (!session()) return Napi::Number::New(env, kRespClosed);
+  if (!session()) return Napi::Number::New(env, kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   return Napi::Number::New(env, Result(AppendBody(seq, info[1])));
 }
@@ -185,7 +163,7 @@ Napi::Value JsConnection::Write(const Napi::CallbackInfo& info) {
 Napi::Value JsConnection::End(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kRespClosed);
+  if (!s) return Napi::Number::New(env, kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   int err = 0;
   if (!IsNullish(env, info[1])) err = AppendBody(seq, info[1]);
@@ -199,23 +177,34 @@ Napi::Value JsConnection::End(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::WriteContinue(const Napi::CallbackInfo& info) {
   Http1Session* s = session();
-  if (!s) return Napi::Number::New(info.Env(), kRespClosed);
+  if (!s) return Napi::Number::New(info.Env(), kResultClosed);
   uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   return Napi::Number::New(info.Env(), s->WriteContinue(seq));
 }
 
+Napi::Value JsConnection::WriteInfo(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Http1Session* s = session();
+  if (!s) return Napi::Number::New(env, kResultClosed);
+  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
+  int status = info[1].As<Napi::Number>().Int32Value();
+  std::string lines;
+  if (IsString(env, info[2])) Latin1(env, info[2], &lines);
+  return Napi::Number::New(env, s->WriteInformational(seq, status, lines));
+}
+
 Napi::Value JsConnection::Pause(const Napi::CallbackInfo& info) {
-  if (session()) conn_->Pause(Connection::kPauseUser);
+  if (session()) conn_.get()->Pause(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Resume(const Napi::CallbackInfo& info) {
-  if (session()) conn_->Resume(Connection::kPauseUser);
+  if (session()) conn_.get()->Resume(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Destroy(const Napi::CallbackInfo& info) {
-  if (session()) conn_->Destroy();
+  if (session()) conn_.get()->Destroy();
   return info.Env().Undefined();
 }
 
@@ -227,8 +216,8 @@ Napi::Value JsConnection::SendError(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  if (!session() || conn_->closing()) return Napi::Boolean::New(env, false);
-  OutputQueue& q = conn_->writer().queue();
+  if (!session() || conn_.get()->closing()) return Napi::Boolean::New(env, false);
+  OutputQueue& q = conn_.get()->writer().queue();
   if (IsString(env, info[0])) {
     std::string s;
     Latin1(env, info[0], &s);
@@ -238,56 +227,38 @@ Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
     size_t len;
     if (GetBytes(env, info[0], &data, &len)) q.Append(data, len);
   }
-  conn_->MarkDirty();
+  conn_.get()->MarkDirty();
   return Napi::Boolean::New(env, true);
 }
 
 Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
   if (info.Length() > 0 && !IsNullish(info.Env(), info[0])) WriteRaw(info);
-  if (session()) conn_->EndGracefully();
+  if (session()) conn_.get()->EndGracefully();
   return info.Env().Undefined();
 }
 
-namespace {
-Napi::Value AddressArray(Napi::Env env, int r, const std::string& ip,
-                         int port, int family) {
-  if (r != 0) return env.Undefined();
-  Napi::Array a = Napi::Array::New(env, 3);
-  a.Set(0u, Napi::String::New(env, ip));
-  a.Set(1u, Napi::Number::New(env, port));
-  a.Set(2u, Napi::Number::New(env, family));
-  return a;
-}
-}  // namespace
-
 Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
-  if (!session()) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = conn_->GetPeer(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), session() ? conn_.get() : nullptr,
+                                              AddressKind::kPeer));
 }
 
 Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
-  if (!session()) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = conn_->GetLocal(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), session() ? conn_.get() : nullptr,
+                                              AddressKind::kLocal));
 }
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
-  if (Http1Session* s = session()) s->RetryBodyBuffer();
+  if (session()) conn_.get()->RetryReadBuffer();
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(info.Env());
-  if (conn_) {
+  if (conn_.get()) {
     o.Set("flushes", Napi::Number::New(info.Env(),
-                                       static_cast<double>(conn_->writer().flushes())));
+                                       static_cast<double>(conn_.get()->writer().flushes())));
     o.Set("backlog", Napi::Number::New(info.Env(),
-                                       static_cast<double>(conn_->writer().Backlog())));
+                                       static_cast<double>(conn_.get()->writer().Backlog())));
   }
   return o;
 }

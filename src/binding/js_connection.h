@@ -1,11 +1,12 @@
 // JsConnection: the JS handle of one connection (an ObjectWrap). Response
 // methods take the request's seq; each crosses into native code once.
 // The core Connection may close before the JS object is collected: conn_
-// is then null and every method is a no-op returning kRespClosed.
+// is then null and every method is a no-op returning kResultClosed.
 #pragma once
 
 #include <napi.h>
 
+#include "binding/js_core_handle.h"
 #include "core/net/connection.h"
 #include "core/http1/http1_session.h"
 
@@ -32,6 +33,8 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   // end(seq, chunk, trailers)
   Napi::Value End(const Napi::CallbackInfo& info);
   Napi::Value WriteContinue(const Napi::CallbackInfo& info);
+  // writeInfo(seq, status, headerLines): a 102/103 before the head.
+  Napi::Value WriteInfo(const Napi::CallbackInfo& info);
   Napi::Value Pause(const Napi::CallbackInfo& info);
   Napi::Value Resume(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
@@ -48,8 +51,7 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   int AppendBody(uint32_t seq, napi_value chunk);
   int Result(int err) const;
 
-  Connection* conn_ = nullptr;
-  Napi::ObjectReference self_;
+  CoreHandle<Connection> conn_;
 };
 
 // Debug counters for tests and benchmarks (process-wide, loop thread).

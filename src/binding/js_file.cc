@@ -38,10 +38,7 @@ Napi::Function JsFile::Init(Napi::Env env) {
 }
 
 JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) {
-  napi_value name;
-  napi_create_string_utf8(info.Env(), "sluice.FileResponse", NAPI_AUTO_LENGTH,
-                          &name);
-  napi_async_init(info.Env(), info.This(), name, &async_context_);
+  async_context_.Init(info.Env(), info.This(), "sluice.FileResponse");
   addon_ = GetAddonData(info.Env());
   addon_->files.insert(this);
 }
@@ -51,7 +48,6 @@ JsFile::~JsFile() {
   // it did). A source never handed to a pipe closes its fd here (async).
   if (addon_) addon_->files.erase(this);
   if (source_) source_->Close();
-  if (async_context_) napi_async_destroy(Env(), async_context_);
 }
 
 void JsFile::Teardown() {
@@ -84,16 +80,12 @@ void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
   if (from_libuv) {
     // A callback from the loop: node's MakeCallback semantics (async hooks,
     // nextTicks and microtasks run after it).
-    st = napi_make_callback(env, async_context_, recv, fn.Value(), argc, argv,
+    st = napi_make_callback(env, async_context_.get(), recv, fn.Value(), argc, argv,
                             &result);
   } else {
     st = napi_call_function(env, recv, fn.Value(), argc, argv, &result);
   }
-  if (st == napi_pending_exception) {
-    napi_value err;
-    napi_get_and_clear_last_exception(env, &err);
-    napi_fatal_exception(env, err);
-  }
+  UncaughtIfThrown(env, st);
 }
 
 Napi::Value JsFile::Open(const Napi::CallbackInfo& info) {
@@ -188,20 +180,24 @@ Napi::Value JsFile::Range(const Napi::CallbackInfo& info) {
 Napi::Value JsFile::HoldHttp1(const Napi::CallbackInfo& info) {
   JsConnection* jc = JsConnection::Unwrap(info[0].As<Napi::Object>());
   Http1Session* s = jc ? jc->http1_session() : nullptr;
-  if (s) s->HoldOutput(info[1].As<Napi::Number>().Uint32Value());
+  // Only for a known length: a FIFO's first bytes may take any time, and
+  // its head should not wait for them (node sends it at once too).
+  if (s && source_ && source_->length_known()) {
+    s->HoldOutput(info[1].As<Napi::Number>().Uint32Value());
+  }
   return info.Env().Undefined();
 }
 
 Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!source_) return Napi::Number::New(env, kRespNoRequest);
+  if (!source_) return Napi::Number::New(env, kResultNoRequest);
   JsConnection* jc = JsConnection::Unwrap(info[0].As<Napi::Object>());
   uint32_t seq = info[1].As<Napi::Number>().Uint32Value();
   Http1Session* s = jc ? jc->http1_session() : nullptr;
   FileSource* src = TakeSource();
   if (!s) {
     src->Close();
-    return Napi::Number::New(env, kRespClosed);
+    return Napi::Number::New(env, kResultClosed);
   }
   if (info[2].IsFunction()) {
     on_done_ = Napi::Persistent(info[2].As<Napi::Function>());
@@ -212,10 +208,10 @@ Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
   PipeSource* body = WrapCompression(info, 3, src);
   if (!body) {
     Unhold();
-    return Napi::Number::New(env, kRespClosed);
+    return Napi::Number::New(env, kResultClosed);
   }
   int r = s->StartPipeBody(seq, body, this);
-  if (r != kRespOk) Unhold();  // the listener will not be called
+  if (r != kResultOk) Unhold();  // the listener will not be called
   return Napi::Number::New(env, r);
 }
 

@@ -13,6 +13,7 @@
 
 #include <napi.h>
 
+#include "binding/js_core_handle.h"
 #include "core/body/file_source.h"
 #include "core/http1/http1_pipe_body.h"
 
@@ -44,7 +45,8 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   // range() -> [offset, length, lengthKnown]
   Napi::Value Range(const Napi::CallbackInfo& info);
   // holdHttp1(conn, seq) before conn.respond(): the head waits for the
-  // file's first bytes so that both leave in one write.
+  // file's first bytes so that both leave in one write (regular files
+  // only; a non-regular file's head leaves at once).
   Napi::Value HoldHttp1(const Napi::CallbackInfo& info);
   // respondHttp1(conn, seq, onDone(status)) after conn.respond() sent the
   // head: 0 (pipe running; onDone follows once, unless the connection
@@ -70,7 +72,7 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::FunctionReference on_done_;
   Napi::ObjectReference self_;
   int holds_ = 0;
-  napi_async_context async_context_ = nullptr;
+  AsyncContext async_context_;
   // Null after Teardown (the addon data may be freed before this object).
   AddonData* addon_ = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "binding/js_http2.h"
 #include "binding/js_values.h"
+#include "binding/wire_protocol.h"
 
 #include <string>
 
@@ -19,30 +20,9 @@ namespace sluice {
 
 namespace {
 
-// Flags of JsHttp2Session.respond / end (lib/http2_stream.js and
-// lib/http2_compat.js use the same values).
-constexpr uint32_t kFlagEndStream = 1u << 0;        // Http2RespondFlags
-constexpr uint32_t kFlagWaitForTrailers = 1u << 1;  // Http2RespondFlags
-constexpr uint32_t kFlagHttp1Block = 1u << 2;  // "Name: value\r\n" lines
-constexpr uint32_t kFlagAddDate = 1u << 3;     // add date unless present
-constexpr uint32_t kFlagEndAfterBody = 1u << 4;
-constexpr int kErrBadBody = -10;
-constexpr int kErrCompress = -11;  // as js_compress.cc
-// Bodies below this are copied into the stream's queue; larger ones are
-// referenced (the JS Buffer stays alive until the kernel has the bytes).
-constexpr size_t kCopyThreshold = 4096;
-
-// Owns a string body's UTF-8 bytes while the stream's queue or its
-// compressor references them (released by the core, on the loop thread).
-class Utf8BytesRef final : public ExternalRef {
- public:
-  explicit Utf8BytesRef(std::string&& s) : s_(std::move(s)) {}
-  const char* data() const { return s_.data(); }
-  void Release() override { delete this; }
-
- private:
-  std::string s_;
-};
+// Flags of JsHttp2Session.respond / end: the core's Http2RespondFlags
+// (kH2EndStream, kH2WaitForTrailers) and the binding's (wire_protocol.h).
+constexpr uint32_t kCoreRespondFlags = kH2EndStream | kH2WaitForTrailers;
 
 // Bytes of a Uint8Array/Buffer (lib/ converts other views to one).
 bool Bytes(napi_env env, napi_value v, const char** data, size_t* len) {
@@ -69,17 +49,28 @@ void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
   if (IsString(env, block)) {
     std::string text;
     Latin1(env, block, &text);
-    if (flags & kFlagHttp1Block) {
+    if (flags & wire::kH2Http1Block) {
       h->AddHttp1Block(text);
     } else {
       h->AddPairs(text);
     }
   }
-  if ((flags & kFlagAddDate) && !h->Has("date")) {
+  if ((flags & wire::kH2AddDate) && !h->Has("date")) {
     // "Date: <IMF-fixdate>\r\n" → the value alone.
     const char* line = s->connection()->listener()->date().HeaderLine();
     h->Add("date", std::string_view(line + 6, DateCache::kHeaderLineLen - 8));
   }
+}
+
+// The head arguments of respond / info / respondCompressed: info[1] the
+// status, info[2] the header block, info[3] the flags (into *flags; only
+// `block_flags` of them shape the block). Returns the status.
+int ReadHead(const Napi::CallbackInfo& info, Http2Session* s,
+             uint32_t block_flags, uint32_t* flags, Http2HeaderList* h) {
+  int status = info[1].As<Napi::Number>().Int32Value();
+  *flags = info[3].As<Napi::Number>().Uint32Value();
+  BuildHeaders(info.Env(), s, status, info[2], *flags & block_flags, h);
+  return status;
 }
 
 // Calls a JS onDone(status) once when a native file body ends; frees
@@ -105,13 +96,9 @@ class JsBodyDone final : public PipeBodyListener {
     napi_get_reference_value(env_, fn_, &fn);
     napi_get_undefined(env_, &undefined);
     napi_create_int32(env_, status, &arg);
-    if (napi_call_function(env_, undefined, fn, 1, &arg, &result) ==
-        napi_pending_exception) {
-      // A throw from onDone is uncaught, as from any handler.
-      napi_value err;
-      napi_get_and_clear_last_exception(env_, &err);
-      napi_fatal_exception(env_, err);
-    }
+    // A throw from onDone is uncaught, as from any handler.
+    UncaughtIfThrown(env_,
+                     napi_call_function(env_, undefined, fn, 1, &arg, &result));
     napi_close_handle_scope(env_, scope);
     Discard();
   }
@@ -125,22 +112,6 @@ class JsBodyDone final : public PipeBodyListener {
   napi_ref fn_ = nullptr;
 };
 
-inline napi_value Int(napi_env env, int64_t n) {
-  napi_value v;
-  napi_create_int64(env, n, &v);
-  return v;
-}
-
-Napi::Value AddressArray(Napi::Env env, int r, const std::string& ip,
-                         int port, int family) {
-  if (r != 0) return env.Undefined();
-  Napi::Array a = Napi::Array::New(env, 3);
-  a.Set(0u, Napi::String::New(env, ip));
-  a.Set(1u, Napi::Number::New(env, port));
-  a.Set(2u, Napi::Number::New(env, family));
-  return a;
-}
-
 }  // namespace
 
 // ---- JsHttp2Session ------------------------------------------------------------
@@ -149,17 +120,17 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
   return DefineClass(
       env, "NativeHttp2Session",
       {
-          InstanceMethod<&JsHttp2Session::Respond>("respond"),
-          InstanceMethod<&JsHttp2Session::Info>("info"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::Respond>>("respond"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::Info>>("info"),
           InstanceMethod<&JsHttp2Session::Write>("write"),
-          InstanceMethod<&JsHttp2Session::End>("end"),
-          InstanceMethod<&JsHttp2Session::SendTrailers>("sendTrailers"),
-          InstanceMethod<&JsHttp2Session::RstStream>("rstStream"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::End>>("end"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::SendTrailers>>("sendTrailers"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::RstStream>>("rstStream"),
           InstanceMethod<&JsHttp2Session::PauseStream>("pauseStream"),
           InstanceMethod<&JsHttp2Session::ResumeStream>("resumeStream"),
           InstanceMethod<&JsHttp2Session::RespondFile>("respondFile"),
-          InstanceMethod<&JsHttp2Session::Compress>("compress"),
-          InstanceMethod<&JsHttp2Session::RespondCompressed>(
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::Compress>>("compress"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::RespondCompressed>>(
               "respondCompressed"),
           InstanceMethod<&JsHttp2Session::Goaway>("goaway"),
           InstanceMethod<&JsHttp2Session::Destroy>("destroy"),
@@ -171,61 +142,53 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
 JsHttp2Session::JsHttp2Session(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<JsHttp2Session>(info) {}
 
-void JsHttp2Session::Attach(Http2Session* s) {
-  session_ = s;
-  self_ = Napi::Persistent(Value());
-}
+void JsHttp2Session::Attach(Http2Session* s) { session_.Attach(s, Value()); }
 
-void JsHttp2Session::Detach() {
-  session_ = nullptr;
-  self_.Reset();
-}
+void JsHttp2Session::Detach() { session_.Detach(); }
 
 Http2Session* JsHttp2Session::live() const {
-  if (!session_ || session_->connection()->destroyed()) return nullptr;
-  return session_;
+  Http2Session* s = session_.get();
+  if (!s || s->connection()->destroyed()) return nullptr;
+  return s;
 }
 
 int JsHttp2Session::Result(int32_t id, int err) const {
   if (err < 0) return err;
   Http2Session* s = live();
-  return s && s->StreamNeedsDrain(id) ? 1 : 0;
+  return s && s->StreamNeedsDrain(id) ? wire::kResultWaitDrain : kResultOk;
 }
 
 int JsHttp2Session::WriteChunk(int32_t id, napi_value chunk) {
   napi_env env = Env();
   Http2Session* s = live();
-  if (!s) return kH2Closed;
+  if (!s) return kResultClosed;
   if (IsString(env, chunk)) {
     size_t len = 0;
     napi_get_value_string_utf8(env, chunk, nullptr, 0, &len);
     std::string bytes(len + 1, '\0');
     napi_get_value_string_utf8(env, chunk, &bytes[0], len + 1, &len);
     bytes.resize(len);
-    if (len < kCopyThreshold) return s->Write(id, bytes.data(), len, nullptr);
+    if (len < kCopyBelow) return s->Write(id, bytes.data(), len, nullptr);
     // Larger ones are handed over, not copied again (into the queue, or by
     // a compressor that queues them for the threadpool).
-    Utf8BytesRef* ref = new Utf8BytesRef(std::move(bytes));
+    OwnedBytes* ref = new OwnedBytes(std::move(bytes));
     return s->Write(id, ref->data(), len, ref);
   }
   const char* data;
   size_t len;
-  if (!Bytes(env, chunk, &data, &len)) return kErrBadBody;
-  if (len < kCopyThreshold) return s->Write(id, data, len, nullptr);
+  if (!Bytes(env, chunk, &data, &len)) return kResultBadBody;
+  if (len < kCopyBelow) return s->Write(id, data, len, nullptr);
   return s->Write(id, data, len, new NapiValueRef(env, chunk));
 }
 
-Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
+int JsHttp2Session::Respond(const Napi::CallbackInfo& info,
+                            Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  uint32_t flags;
   Http2HeaderList h;
-  BuildHeaders(env, s, status, info[2], flags, &h);
+  int status = ReadHead(info, s, ~0u, &flags, &h);
   bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
-  if ((flags & kFlagEndAfterBody) && !h.Has("content-length") &&
+  if ((flags & wire::kH2EndAfterBody) && !h.Has("content-length") &&
       status != 204 && status != 304 && status >= 200 &&
       !s->IsHeadRequest(id)) {
     // The whole body is known (compat res.end(body)): as HTTP/1.1 does,
@@ -240,13 +203,13 @@ Napi::Value JsHttp2Session::Respond(const Napi::CallbackInfo& info) {
     h.Add("content-length", std::to_string(len));
   }
   int err = s->Respond(id, status, h,
-                       flags & (kFlagEndStream | kFlagWaitForTrailers));
+                       flags & kCoreRespondFlags);
   if (err == 0 && has_body) err = WriteChunk(id, info[4]);
-  if (err == 0 && (flags & kFlagEndAfterBody)) {
+  if (err == 0 && (flags & wire::kH2EndAfterBody)) {
     err = EndWithTrailers(env, s, id, info.Length() > 5 ? static_cast<napi_value>(info[5]) : nullptr,
                           flags);
   }
-  return Napi::Number::New(env, Result(id, err));
+  return Result(id, err);
 }
 
 int JsHttp2Session::EndWithTrailers(napi_env env, Http2Session* s,
@@ -254,21 +217,17 @@ int JsHttp2Session::EndWithTrailers(napi_env env, Http2Session* s,
                                     uint32_t flags) {
   Http2HeaderList list;
   if (trailers != nullptr) {
-    BuildHeaders(env, s, 0, trailers, flags & kFlagHttp1Block, &list);
+    BuildHeaders(env, s, 0, trailers, flags & wire::kH2Http1Block, &list);
   }
   return s->End(id, &list);
 }
 
-Napi::Value JsHttp2Session::Info(const Napi::CallbackInfo& info) {
-  napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+int JsHttp2Session::Info(const Napi::CallbackInfo& info,
+                         Http2Session* s, int32_t id) {
+  uint32_t flags;
   Http2HeaderList h;
-  BuildHeaders(env, s, status, info[2], flags & kFlagHttp1Block, &h);
-  return Napi::Number::New(env, s->SendInformational(id, h));
+  ReadHead(info, s, wire::kH2Http1Block, &flags, &h);
+  return s->SendInformational(id, h);
 }
 
 Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
@@ -278,50 +237,42 @@ Napi::Value JsHttp2Session::Write(const Napi::CallbackInfo& info) {
   if (!IsNullish(env, info[1])) err = WriteChunk(id, info[1]);
   if (err == 0 && info.Length() > 2 && info[2].ToBoolean().Value()) {
     Http2Session* s = live();
-    err = s ? s->FlushCompression(id) : kH2Closed;
+    err = s ? s->FlushCompression(id) : kResultClosed;
   }
   return Napi::Number::New(env, Result(id, err));
 }
 
-Napi::Value JsHttp2Session::Compress(const Napi::CallbackInfo& info) {
-  napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
+int JsHttp2Session::Compress(const Napi::CallbackInfo& info,
+                             Http2Session* s, int32_t id) {
   CompressParams p;
-  if (!CompressArgs(info, 1, &p)) return Napi::Number::New(env, kH2Invalid);
-  return Napi::Number::New(env, s->StartCompression(id, p));
+  if (!CompressArgs(info, 1, &p)) return kResultInvalid;
+  return s->StartCompression(id, p);
 }
 
-Napi::Value JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info) {
+int JsHttp2Session::RespondCompressed(const Napi::CallbackInfo& info,
+                                      Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  uint32_t flags;
   CompressParams p;
-  if (!CompressArgs(info, 6, &p)) return Napi::Number::New(env, kErrBadBody);
+  if (!CompressArgs(info, 6, &p)) return kResultBadBody;
   CompressJob* job = BodyJob(env, info[4], p);
-  if (!job) return Napi::Number::New(env, kErrBadBody);
+  if (!job) return kResultBadBody;
   Http2HeaderList h;
-  BuildHeaders(env, s, status, info[2], flags, &h);
+  int status = ReadHead(info, s, ~0u, &flags, &h);
   Http2HeaderList trailers;
   if (info.Length() > 5 && !IsNullish(env, info[5])) {
-    BuildHeaders(env, s, 0, info[5], flags & kFlagHttp1Block, &trailers);
+    BuildHeaders(env, s, 0, info[5], flags & wire::kH2Http1Block, &trailers);
   }
   int err = s->RespondCompressed(id, status, h,
-                                 flags & (kFlagEndStream | kFlagWaitForTrailers),
+                                 flags & kCoreRespondFlags,
                                  job, &trailers);
-  if (err == kH2Invalid) err = kErrCompress;
-  return Napi::Number::New(env, Result(id, err));
+  if (err == kResultInvalid) err = kResultCompressFailed;
+  return Result(id, err);
 }
 
-Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
+int JsHttp2Session::End(const Napi::CallbackInfo& info,
+                        Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
   uint32_t flags = info.Length() > 3 && info[3].IsNumber()
                        ? info[3].As<Napi::Number>().Uint32Value()
                        : 0;
@@ -333,25 +284,21 @@ Napi::Value JsHttp2Session::End(const Napi::CallbackInfo& info) {
     err = EndWithTrailers(env, s, id, info.Length() > 2 ? static_cast<napi_value>(info[2]) : nullptr,
                           flags);
   }
-  return Napi::Number::New(env, Result(id, err));
+  return Result(id, err);
 }
 
-Napi::Value JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info) {
+int JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info,
+                                 Http2Session* s, int32_t id) {
   napi_env env = info.Env();
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(env, kH2Closed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
   Http2HeaderList h;
   BuildHeaders(env, s, 0, info[1], 0, &h);
-  return Napi::Number::New(env, s->SendTrailers(id, h));
+  return s->SendTrailers(id, h);
 }
 
-Napi::Value JsHttp2Session::RstStream(const Napi::CallbackInfo& info) {
-  Http2Session* s = live();
-  if (!s) return Napi::Number::New(info.Env(), kH2Closed);
-  int32_t id = info[0].As<Napi::Number>().Int32Value();
+int JsHttp2Session::RstStream(const Napi::CallbackInfo& info,
+                              Http2Session* s, int32_t id) {
   uint32_t code = info[1].As<Napi::Number>().Uint32Value();
-  return Napi::Number::New(info.Env(), s->ResetStream(id, code));
+  return s->ResetStream(id, code);
 }
 
 Napi::Value JsHttp2Session::PauseStream(const Napi::CallbackInfo& info) {
@@ -373,18 +320,18 @@ Napi::Value JsHttp2Session::RespondFile(const Napi::CallbackInfo& info) {
   int32_t id = info[0].As<Napi::Number>().Int32Value();
   JsFile* file = JsFile::Unwrap(info[1].As<Napi::Object>());
   PipeSource* source = file ? file->TakeSource() : nullptr;
-  if (!source) return Napi::Number::New(env, kH2Invalid);
+  if (!source) return Napi::Number::New(env, kResultInvalid);
   // Response compression: FileSource → CompressTransform → Http2PipeBody.
   source = WrapCompression(info, 3, source);
-  if (!source) return Napi::Number::New(env, kErrCompress);
+  if (!source) return Napi::Number::New(env, kResultCompressFailed);
   Http2Session* s = live();
   if (!s) {
     source->Close();
-    return Napi::Number::New(env, kH2Closed);
+    return Napi::Number::New(env, kResultClosed);
   }
   JsBodyDone* done = new JsBodyDone(env, info[2]);
   int r = s->StartPipeBody(id, source, done);
-  if (r != kH2Ok) {
+  if (r != kResultOk) {
     done->Discard();  // not started: never called
   }
   return Napi::Number::New(env, r);
@@ -409,90 +356,34 @@ Napi::Value JsHttp2Session::Destroy(const Napi::CallbackInfo& info) {
 
 Napi::Value JsHttp2Session::Peer(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
-  if (!s) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = s->connection()->GetPeer(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), s ? s->connection() : nullptr,
+                                              AddressKind::kPeer));
 }
 
 Napi::Value JsHttp2Session::Local(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
-  if (!s) return info.Env().Undefined();
-  std::string ip;
-  int port = 0, family = 0;
-  int r = s->connection()->GetLocal(&ip, &port, &family);
-  return AddressArray(info.Env(), r, ip, port, family);
+  return Napi::Value(info.Env(), AddressArray(info.Env(), s ? s->connection() : nullptr,
+                                              AddressKind::kLocal));
 }
 
 // ---- JsHttp2 -------------------------------------------------------------------
-
-namespace {
-Napi::FunctionReference Callback(const Napi::Object& o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsFunction()) return Napi::FunctionReference();
-  return Napi::Persistent(v.As<Napi::Function>());
-}
-}  // namespace
 
 bool JsHttp2::Wanted(const Napi::Object& callbacks) {
   return callbacks.Get("onStream").IsFunction();
 }
 
 JsHttp2::JsHttp2(Napi::Env env, const Napi::Object& cbs) : env_(env) {
-  on_stream_ = Callback(cbs, "onStream");
-  on_data_ = Callback(cbs, "onStreamData");
-  on_end_ = Callback(cbs, "onStreamEnd");
-  on_drain_ = Callback(cbs, "onStreamDrain");
-  on_want_trailers_ = Callback(cbs, "onStreamWantTrailers");
-  on_stream_close_ = Callback(cbs, "onStreamClose");
-  on_goaway_ = Callback(cbs, "onGoaway");
-  on_session_close_ = Callback(cbs, "onSessionClose");
-}
-
-void JsHttp2::Call(const Napi::FunctionReference& fn, size_t argc,
-                   const napi_value* argv) {
-  if (fn.IsEmpty()) return;
-  // A null argument: a value could not be made (environment stopping).
-  for (size_t i = 0; i < argc; i++) {
-    if (argv[i] == nullptr) return;
-  }
-  napi_value undefined, result;
-  napi_get_undefined(env_, &undefined);
-  napi_status st =
-      napi_call_function(env_, undefined, fn.Value(), argc, argv, &result);
-  if (st == napi_pending_exception) {
-    // As a throw from a node:http2 'stream' handler: uncaught.
-    napi_value err;
-    napi_get_and_clear_last_exception(env_, &err);
-    napi_fatal_exception(env_, err);
-  }
+#define SLUICE_H2_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
+  SLUICE_HTTP2_CALLBACKS(SLUICE_H2_CALLBACK_READ)
+#undef SLUICE_H2_CALLBACK_READ
 }
 
 napi_value JsHttp2::SessionObject(Http2Session* s) {
-  if (s->user_data) return static_cast<JsHttp2Session*>(s->user_data)->Value();
-  Napi::Object o = GetAddonData(env_)->http2_session_ctor.New({});
-  // Fails once the environment is stopping (worker terminated: JS can no
-  // longer run, but libuv callbacks of the current loop turn still come).
-  JsHttp2Session* js = o.IsEmpty() ? nullptr : JsHttp2Session::Unwrap(o);
-  if (js == nullptr) return nullptr;
-  js->Attach(s);
-  s->user_data = js;
-  return o;
+  return HandleFor<JsHttp2Session>(s, GetAddonData(env_)->http2_session_ctor);
 }
 
 napi_value JsHttp2::Fields(const Http2Fields& fields) {
-  napi_value arr;
-  napi_create_array_with_length(env_, fields.size() * 2, &arr);
-  uint32_t i = 0;
-  for (const auto& f : fields) {
-    napi_value v;
-    napi_create_string_latin1(env_, f.first.data(), f.first.size(), &v);
-    napi_set_element(env_, arr, i++, v);
-    napi_create_string_latin1(env_, f.second.data(), f.second.size(), &v);
-    napi_set_element(env_, arr, i++, v);
-  }
-  return arr;
+  return FieldArray(env_, fields);
 }
 
 void JsHttp2::OnConnectionClose(Connection* c) {
@@ -501,7 +392,7 @@ void JsHttp2::OnConnectionClose(Connection* c) {
   JsHttp2Session* js = static_cast<JsHttp2Session*>(s->user_data);
   napi_value argv[1] = {js->Value()};
   DetachConnection(c);
-  Call(on_session_close_, 1, argv);
+  CallJs(env_, on_session_close_, 1, argv);
 }
 
 void JsHttp2::DetachConnection(Connection* c) {
@@ -513,9 +404,10 @@ void JsHttp2::DetachConnection(Connection* c) {
 
 void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                        bool end_stream) {
-  napi_value argv[4] = {SessionObject(s), Int(env_, id), Fields(headers),
-                        Int(env_, end_stream ? 1 : 0)};
-  Call(on_stream_, 4, argv);
+  napi_value end;
+  napi_get_boolean(env_, end_stream, &end);
+  napi_value argv[4] = {SessionObject(s), Int(env_, id), Fields(headers), end};
+  CallJs(env_, on_stream_, 4, argv);
 }
 
 void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
@@ -524,7 +416,7 @@ void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
   void* out;
   napi_create_buffer_copy(env_, len, data, &out, &buf);
   napi_value argv[3] = {SessionObject(s), Int(env_, id), buf};
-  Call(on_data_, 3, argv);
+  CallJs(env_, on_data_, 3, argv);
 }
 
 void JsHttp2::OnStreamEnd(Http2Session* s, int32_t id,
@@ -536,27 +428,27 @@ void JsHttp2::OnStreamEnd(Http2Session* s, int32_t id,
     t = Fields(trailers);
   }
   napi_value argv[3] = {SessionObject(s), Int(env_, id), t};
-  Call(on_end_, 3, argv);
+  CallJs(env_, on_end_, 3, argv);
 }
 
 void JsHttp2::OnStreamDrain(Http2Session* s, int32_t id) {
   napi_value argv[2] = {SessionObject(s), Int(env_, id)};
-  Call(on_drain_, 2, argv);
+  CallJs(env_, on_drain_, 2, argv);
 }
 
 void JsHttp2::OnStreamWantTrailers(Http2Session* s, int32_t id) {
   napi_value argv[2] = {SessionObject(s), Int(env_, id)};
-  Call(on_want_trailers_, 2, argv);
+  CallJs(env_, on_want_trailers_, 2, argv);
 }
 
 void JsHttp2::OnStreamClose(Http2Session* s, int32_t id, uint32_t code) {
   napi_value argv[3] = {SessionObject(s), Int(env_, id), Int(env_, code)};
-  Call(on_stream_close_, 3, argv);
+  CallJs(env_, on_stream_close_, 3, argv);
 }
 
 void JsHttp2::OnGoaway(Http2Session* s, uint32_t code, int32_t last_id) {
   napi_value argv[3] = {SessionObject(s), Int(env_, code), Int(env_, last_id)};
-  Call(on_goaway_, 3, argv);
+  CallJs(env_, on_goaway_, 3, argv);
 }
 
 }  // namespace sluice

@@ -6,11 +6,13 @@
 // Ownership: JsServer owns its JsHttp2. A JsHttp2Session is created on the
 // session's first event, stored in Http2Session::user_data, and holds
 // itself strongly until the connection closes (JsHttp2::OnConnectionClose
-// detaches it; its methods then return kH2Closed).
+// detaches it; its methods then return kResultClosed).
 #pragma once
 
 #include <napi.h>
 
+#include "binding/js_core_handle.h"
+#include "core/common/result.h"
 #include "core/http2/http2_delegate.h"
 
 namespace sluice {
@@ -28,17 +30,29 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
 
  private:
   Http2Session* live() const;
+  // The stream methods below share one preamble: the live session and the
+  // stream id (info[0]); the result is their number, kResultClosed when the
+  // session is gone.
+  using StreamMethod = int (JsHttp2Session::*)(const Napi::CallbackInfo&,
+                                               Http2Session*, int32_t);
+  template <StreamMethod M>
+  Napi::Value StreamCall(const Napi::CallbackInfo& info) {
+    Http2Session* s = live();
+    int r = s ? (this->*M)(info, s, info[0].As<Napi::Number>().Int32Value())
+              : kResultClosed;
+    return Napi::Number::New(info.Env(), r);
+  }
   // respond(id, status, headerBlock, flags[, body]) -> result
-  Napi::Value Respond(const Napi::CallbackInfo& info);
+  int Respond(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   // info(id, status, headerBlock, flags): 1xx headers
-  Napi::Value Info(const Napi::CallbackInfo& info);
+  int Info(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   // write(id, chunk[, flush]) -> result (1: wait for drain). chunk may be
   // nullish with flush: a sync flush of the stream's compressor only.
   Napi::Value Write(const Napi::CallbackInfo& info);
   // end(id, chunk, trailerBlock, flags) -> result
-  Napi::Value End(const Napi::CallbackInfo& info);
-  Napi::Value SendTrailers(const Napi::CallbackInfo& info);
-  Napi::Value RstStream(const Napi::CallbackInfo& info);
+  int End(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
+  int SendTrailers(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
+  int RstStream(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   Napi::Value PauseStream(const Napi::CallbackInfo& info);
   Napi::Value ResumeStream(const Napi::CallbackInfo& info);
   // respondFile(id, nativeFile, onDone(status)) after respond(): the body
@@ -49,13 +63,13 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
   Napi::Value RespondFile(const Napi::CallbackInfo& info);
   // compress(id, coding, level, brotliQuality) -> result: the stream's
   // body goes through a streaming compressor (Http2Session::StartCompression).
-  Napi::Value Compress(const Napi::CallbackInfo& info);
+  int Compress(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   // respondCompressed(id, status, headerBlock, flags, body, trailerBlock,
   // coding, level, brotliQuality) -> result: head + compressed whole body
   // + end in one call, content-length = compressed size; bodies of
   // CompressJob::kAsyncThreshold and more compress on the threadpool
   // (Http2Session::RespondCompressed).
-  Napi::Value RespondCompressed(const Napi::CallbackInfo& info);
+  int RespondCompressed(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   Napi::Value Goaway(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);
@@ -67,8 +81,7 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
                       napi_value trailers, uint32_t flags);
   int Result(int32_t id, int err) const;
 
-  Http2Session* session_ = nullptr;
-  Napi::ObjectReference self_;
+  CoreHandle<Http2Session> session_;
 };
 
 class JsHttp2 final : public Http2Delegate {
@@ -101,18 +114,21 @@ class JsHttp2 final : public Http2Delegate {
  private:
   napi_value SessionObject(Http2Session* s);
   napi_value Fields(const Http2Fields& fields);
-  void Call(const Napi::FunctionReference& fn, size_t argc,
-            const napi_value* argv);
 
   napi_env env_;
-  Napi::FunctionReference on_stream_;
-  Napi::FunctionReference on_data_;
-  Napi::FunctionReference on_end_;
-  Napi::FunctionReference on_drain_;
-  Napi::FunctionReference on_want_trailers_;
-  Napi::FunctionReference on_stream_close_;
-  Napi::FunctionReference on_goaway_;
-  Napi::FunctionReference on_session_close_;
+  // The HTTP/2 callbacks lib/http2_server.js passes.
+#define SLUICE_HTTP2_CALLBACKS(V)                  \
+  V(on_stream_, "onStream")                        \
+  V(on_data_, "onStreamData")                      \
+  V(on_end_, "onStreamEnd")                        \
+  V(on_drain_, "onStreamDrain")                    \
+  V(on_want_trailers_, "onStreamWantTrailers")     \
+  V(on_stream_close_, "onStreamClose")             \
+  V(on_goaway_, "onGoaway")                        \
+  V(on_session_close_, "onSessionClose")
+#define SLUICE_H2_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
+  SLUICE_HTTP2_CALLBACKS(SLUICE_H2_CALLBACK_MEMBER)
+#undef SLUICE_H2_CALLBACK_MEMBER
 };
 
 }  // namespace sluice

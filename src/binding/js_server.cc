@@ -4,8 +4,12 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
+#include "binding/js_core_handle.h"
+#include "binding/js_values.h"
 #include "binding/js_http2.h"
+#include "binding/wire_protocol.h"
 #include "core/net/connection.h"
+#include "core/server/http_session_factory.h"
 
 namespace sluice {
 
@@ -45,24 +49,6 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
 constexpr const char* kLimitNames[] = {"maxHeadersCount", "maxRequestBodySize",
                                        "maxRequestsPerSocket", "maxConnections",
                                        "maxOutputBuffer"};
-
-Napi::FunctionReference Callback(const Napi::Object& o, const char* name) {
-  Napi::Value v = o.Get(name);
-  if (!v.IsFunction()) return Napi::FunctionReference();
-  return Napi::Persistent(v.As<Napi::Function>());
-}
-
-inline napi_value Latin1String(napi_env env, std::string_view s) {
-  napi_value v;
-  napi_create_string_latin1(env, s.data(), s.size(), &v);
-  return v;
-}
-
-inline napi_value Int(napi_env env, int64_t n) {
-  napi_value v;
-  napi_create_int64(env, n, &v);
-  return v;
-}
 
 // Counts a JS->native call so dispatches it triggers do not open a callback
 // scope (which would run microtasks in the middle of the caller).
@@ -123,24 +109,16 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
   if (o.body_buffer_size == 0) o.body_buffer_size = 65536;
-  on_request_ = Callback(cbs, "onRequest");
-  on_body_ = Callback(cbs, "onBody");
-  on_end_ = Callback(cbs, "onEnd");
-  on_drain_ = Callback(cbs, "onDrain");
-  on_client_error_ = Callback(cbs, "onClientError");
-  on_close_ = Callback(cbs, "onClose");
-  on_server_close_ = Callback(cbs, "onServerClose");
-  on_drop_ = Callback(cbs, "onDrop");
-  on_alloc_ = Callback(cbs, "onAlloc");
-  on_release_body_ = Callback(cbs, "onReleaseBody");
+#define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
+  SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_READ)
+#undef SLUICE_CALLBACK_READ
 
   Napi::Object resource = Napi::Object::New(env);
   resource_ = Napi::Persistent(resource);
-  napi_async_init(env, resource, Napi::String::New(env, "SLUICE_HTTP"),
-                  &async_context_);
+  async_context_.Init(env, resource, "SLUICE_HTTP");
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env, &loop);
-  listener_ = new Listener(loop, this, o);
+  listener_ = new Listener(loop, this, HttpSessionFactory::Get(), o);
   addon_ = GetAddonData(env);
   addon_->servers.insert(this);
 }
@@ -148,7 +126,6 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
 JsServer::~JsServer() {
   if (addon_) addon_->servers.erase(this);
   if (listener_) listener_->Release();
-  if (async_context_) napi_async_destroy(Env(), async_context_);
 }
 
 void JsServer::Teardown() {
@@ -253,7 +230,7 @@ void JsServer::OnDispatchBegin() {
   napi_open_handle_scope(env, &handle_scope_);
   callback_scope_ = nullptr;
   if (js_calls_ == 0) {
-    napi_open_callback_scope(env, resource_.Value(), async_context_,
+    napi_open_callback_scope(env, resource_.Value(), async_context_.get(),
                              &callback_scope_);
   }
 }
@@ -269,37 +246,8 @@ void JsServer::OnDispatchEnd() {
   handle_scope_ = nullptr;
 }
 
-napi_value JsServer::Call(const Napi::FunctionReference& fn, size_t argc,
-                          const napi_value* argv) {
-  if (fn.IsEmpty()) return nullptr;
-  // A null argument: a value could not be made (environment stopping).
-  for (size_t i = 0; i < argc; i++) {
-    if (argv[i] == nullptr) return nullptr;
-  }
-  napi_env env = Env();
-  napi_value undefined, result;
-  napi_get_undefined(env, &undefined);
-  napi_status st =
-      napi_call_function(env, undefined, fn.Value(), argc, argv, &result);
-  if (st == napi_pending_exception) {
-    napi_value err;
-    napi_get_and_clear_last_exception(env, &err);
-    napi_fatal_exception(env, err);
-    return nullptr;
-  }
-  return st == napi_ok ? result : nullptr;
-}
-
 napi_value JsServer::ConnectionObject(Connection* c) {
-  if (c->user_data) return static_cast<JsConnection*>(c->user_data)->Value();
-  Napi::Object o = GetAddonData(Env())->connection_ctor.New({});
-  // Fails once the environment is stopping (worker terminated: JS can no
-  // longer run, but libuv callbacks of the current loop turn still come).
-  JsConnection* jc = o.IsEmpty() ? nullptr : JsConnection::Unwrap(o);
-  if (jc == nullptr) return nullptr;
-  jc->Attach(c);
-  c->user_data = jc;
-  return o;
+  return HandleFor<JsConnection>(c, GetAddonData(Env())->connection_ctor);
 }
 
 void JsServer::OnRequest(Connection* c, const RequestHead& head) {
@@ -317,17 +265,21 @@ void JsServer::OnRequest(Connection* c, const RequestHead& head) {
     packed.push_back('\0');
   }
   napi_value headers = Latin1String(env, packed);
-  int flags = (head.complete ? 1 : 0) | (head.keep_alive ? 2 : 0) |
-              (head.expect_continue ? 4 : 0) | (head.upgrade ? 8 : 0) | (head.has_expect ? 16 : 0) |
-              (head.has_host ? 32 : 0) |
-              ((head.http_major * 10 + head.http_minor) << 8);
+  using namespace wire;
+  int flags = (head.complete ? kRequestComplete : 0) |
+              (head.keep_alive ? kRequestKeepAlive : 0) |
+              (head.expect_continue ? kRequestExpectContinue : 0) |
+              (head.upgrade ? kRequestUpgrade : 0) |
+              (head.has_expect ? kRequestHasExpect : 0) |
+              (head.has_host ? kRequestHasHost : 0) |
+              ((head.http_major * 10 + head.http_minor) << kRequestVersionShift);
   napi_value argv[6] = {ConnectionObject(c),
                         Int(env, head.seq),
                         Int(env, head.method),
                         Latin1String(env, head.url),
                         headers,
                         Int(env, flags)};
-  Call(on_request_, 6, argv);
+  CallJs(Env(), on_request_, 6, argv);
 }
 
 void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
@@ -338,14 +290,14 @@ void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
     // it (no copy; one allocation of a small JS object).
     napi_value argv[4] = {ConnectionObject(c), Int(env, seq),
                           Int(env, user_offset), Int(env, static_cast<int64_t>(len))};
-    Call(on_body_, 4, argv);
+    CallJs(Env(), on_body_, 4, argv);
     return;
   }
   napi_value buf = nullptr;  // stays null when the environment is stopping
   void* out;
   napi_create_buffer_copy(env, len, data, &out, &buf);
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
-  Call(on_body_, 3, argv);
+  CallJs(Env(), on_body_, 3, argv);
 }
 
 ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
@@ -353,12 +305,13 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
                                                          char** base,
                                                          size_t* len) {
   napi_env env = Env();
-  // Called inside a dispatch or from a JS call (retry): a handle scope of
-  // our own keeps this self-contained either way.
+  // Called from the socket's alloc callback, outside any dispatch: a
+  // handle scope of our own, and no callback scope (a JS allocator is
+  // synchronous; what it queues runs at the next dispatch's end).
   Napi::HandleScope scope(env);
   napi_value argv[2] = {ConnectionObject(c),
                         Int(env, static_cast<int64_t>(size))};
-  napi_value r = Call(on_alloc_, 2, argv);
+  napi_value r = CallJs(Env(), on_alloc_, 2, argv);
   if (r == nullptr) return BufferResult::kError;
   bool is_buffer = false;
   napi_is_buffer(env, r, &is_buffer);
@@ -373,15 +326,15 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
   }
   int32_t code = 0;
   napi_get_value_int32(env, r, &code);
-  if (code == 1) return BufferResult::kDry;
-  if (code == 2) return BufferResult::kError;
+  if (code == wire::kAllocDry) return BufferResult::kDry;
+  if (code == wire::kAllocError) return BufferResult::kError;
   return BufferResult::kFallback;
 }
 
 void JsServer::ReleaseBodyBuffer(Connection* c) {
   if (!c->user_data) return;
   napi_value argv[1] = {ConnectionObject(c)};
-  Call(on_release_body_, 1, argv);
+  CallJs(Env(), on_release_body_, 1, argv);
 }
 
 void JsServer::OnRequestEnd(
@@ -393,21 +346,16 @@ void JsServer::OnRequestEnd(
   if (trailers.empty()) {
     napi_get_undefined(env, &t);
   } else {
-    napi_create_array_with_length(env, trailers.size() * 2, &t);
-    uint32_t i = 0;
-    for (const auto& h : trailers) {
-      napi_set_element(env, t, i++, Latin1String(env, h.first));
-      napi_set_element(env, t, i++, Latin1String(env, h.second));
-    }
+    t = FieldArray(env, trailers);
   }
   napi_value argv[3] = {ConnectionObject(c), Int(env, seq), t};
-  Call(on_end_, 3, argv);
+  CallJs(Env(), on_end_, 3, argv);
 }
 
 void JsServer::OnDrain(Connection* c) {
   if (!c->user_data) return;
   napi_value argv[1] = {ConnectionObject(c)};
-  Call(on_drain_, 1, argv);
+  CallJs(Env(), on_drain_, 1, argv);
 }
 
 void JsServer::OnClientError(Connection* c, const ClientError& err) {
@@ -417,7 +365,7 @@ void JsServer::OnClientError(Connection* c, const ClientError& err) {
   napi_create_string_utf8(env, err.reason, NAPI_AUTO_LENGTH, &reason);
   napi_value argv[4] = {ConnectionObject(c), Int(env, err.status), code,
                         reason};
-  Call(on_client_error_, 4, argv);
+  CallJs(Env(), on_client_error_, 4, argv);
 }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }
@@ -428,7 +376,7 @@ void JsServer::OnConnectionClose(Connection* c) {
   if (!jc) return;
   napi_value argv[1] = {jc->Value()};
   DetachConnection(c);
-  Call(on_close_, 1, argv);
+  CallJs(Env(), on_close_, 1, argv);
 }
 
 void JsServer::OnConnectionDropped(const DroppedConnection& d) {
@@ -444,11 +392,11 @@ void JsServer::OnConnectionDropped(const DroppedConnection& d) {
   o.Set("remotePort", d.remote_port);
   o.Set("remoteFamily", family(d.remote_family));
   napi_value argv[1] = {o};
-  Call(on_drop_, 1, argv);
+  CallJs(Env(), on_drop_, 1, argv);
 }
 
 void JsServer::OnServerClosed() {
-  Call(on_server_close_, 0, nullptr);
+  CallJs(Env(), on_server_close_, 0, nullptr);
   if (self_held_) {
     self_held_ = false;
     self_ref_.Reset();

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "binding/js_core_handle.h"
 #include "core/net/listener.h"
 #include "core/net/server_delegate.h"
 
@@ -66,11 +67,6 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
 
   // The JS object for `c`, created on first use.
   napi_value ConnectionObject(Connection* c);
-  // Calls fn with argv; a throw becomes an uncaught exception, as a throw
-  // from a node:http handler does.
-  // Returns the result, or nullptr if fn is missing or threw.
-  napi_value Call(const Napi::FunctionReference& fn, size_t argc,
-                  const napi_value* argv);
 
   // Null after Teardown: every JS method is then a no-op.
   Listener* listener_ = nullptr;
@@ -78,16 +74,21 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   AddonData* addon_ = nullptr;
   // HTTP/2 events (js_http2.cc); null when lib/ gave no onStream callback.
   std::unique_ptr<JsHttp2> http2_;
-  Napi::FunctionReference on_request_;
-  Napi::FunctionReference on_body_;
-  Napi::FunctionReference on_end_;
-  Napi::FunctionReference on_drain_;
-  Napi::FunctionReference on_client_error_;
-  Napi::FunctionReference on_close_;
-  Napi::FunctionReference on_server_close_;
-  Napi::FunctionReference on_drop_;
-  Napi::FunctionReference on_alloc_;
-  Napi::FunctionReference on_release_body_;
+  // The callbacks lib/server.js passes (new NativeServer(options, callbacks)).
+#define SLUICE_SERVER_CALLBACKS(V)      \
+  V(on_request_, "onRequest")           \
+  V(on_body_, "onBody")                 \
+  V(on_end_, "onEnd")                   \
+  V(on_drain_, "onDrain")               \
+  V(on_client_error_, "onClientError")  \
+  V(on_close_, "onClose")               \
+  V(on_server_close_, "onServerClose")  \
+  V(on_drop_, "onDrop")                 \
+  V(on_alloc_, "onAlloc")               \
+  V(on_release_body_, "onReleaseBody")
+#define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
+  SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)
+#undef SLUICE_CALLBACK_MEMBER
   // Keeps this object (and through the callbacks, the JS Server) alive
   // while it listens or has connections: users drop the server object.
   Napi::ObjectReference self_ref_;
@@ -95,7 +96,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // Dispatch scopes: the callback scope runs nextTicks and microtasks when
   // the outermost dispatch ends, as node does after a socket read.
   Napi::ObjectReference resource_;
-  napi_async_context async_context_ = nullptr;
+  AsyncContext async_context_;
   napi_handle_scope handle_scope_ = nullptr;
   napi_callback_scope callback_scope_ = nullptr;
   // >0 while JS is calling into this server: dispatches opened then must

@@ -1,5 +1,7 @@
 #include "binding/js_values.h"
 
+#include "core/net/connection.h"
+
 namespace sluice {
 
 NapiValueRef::NapiValueRef(napi_env env, napi_value value) : env_(env) {
@@ -65,20 +67,54 @@ bool GetBytes(napi_env env, napi_value v, const char** data, size_t* len) {
   return false;
 }
 
-void Latin1(napi_env env, napi_value v, std::string* out) {
+namespace {
+// napi_get_value_string_latin1 / _utf8 into a std::string.
+template <napi_status (*Get)(napi_env, napi_value, char*, size_t, size_t*)>
+void StringValue(napi_env env, napi_value v, std::string* out) {
   size_t len = 0;
-  napi_get_value_string_latin1(env, v, nullptr, 0, &len);
+  Get(env, v, nullptr, 0, &len);
   out->resize(len + 1);
-  napi_get_value_string_latin1(env, v, &(*out)[0], len + 1, &len);
+  Get(env, v, &(*out)[0], len + 1, &len);
   out->resize(len);
+}
+}  // namespace
+
+void Latin1(napi_env env, napi_value v, std::string* out) {
+  StringValue<napi_get_value_string_latin1>(env, v, out);
 }
 
 void Utf8(napi_env env, napi_value v, std::string* out) {
-  size_t len = 0;
-  napi_get_value_string_utf8(env, v, nullptr, 0, &len);
-  out->resize(len + 1);
-  napi_get_value_string_utf8(env, v, &(*out)[0], len + 1, &len);
-  out->resize(len);
+  StringValue<napi_get_value_string_utf8>(env, v, out);
+}
+
+napi_value Int(napi_env env, int64_t n) {
+  napi_value v = nullptr;
+  napi_create_int64(env, n, &v);
+  return v;
+}
+
+napi_value Latin1String(napi_env env, std::string_view s) {
+  napi_value v = nullptr;
+  napi_create_string_latin1(env, s.data(), s.size(), &v);
+  return v;
+}
+
+napi_value AddressArray(napi_env env, const Connection* c, AddressKind kind) {
+  std::string ip;
+  int port = 0, family = 0;
+  int r = c == nullptr ? -1
+          : kind == AddressKind::kPeer ? c->GetPeer(&ip, &port, &family)
+                                       : c->GetLocal(&ip, &port, &family);
+  napi_value out;
+  if (r != 0) {
+    napi_get_undefined(env, &out);
+    return out;
+  }
+  napi_create_array_with_length(env, 3, &out);
+  napi_set_element(env, out, 0, Latin1String(env, ip));
+  napi_set_element(env, out, 1, Int(env, port));
+  napi_set_element(env, out, 2, Int(env, family));
+  return out;
 }
 
 }  // namespace sluice

@@ -5,8 +5,11 @@
 #include <node_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "core/net/address.h"
 #include "core/net/output_queue.h"
 
 namespace sluice {
@@ -31,5 +34,25 @@ bool GetBytes(napi_env env, napi_value v, const char** data, size_t* len);
 // A JS string as latin1 (header blocks, reasons) or UTF-8.
 void Latin1(napi_env env, napi_value v, std::string* out);
 void Utf8(napi_env env, napi_value v, std::string* out);
+
+// Making JS values (nullptr when the environment is stopping).
+napi_value Int(napi_env env, int64_t n);
+napi_value Latin1String(napi_env env, std::string_view s);
+// [name, value, name, value, ...] of latin1 strings (headers, trailers).
+template <typename Fields>
+napi_value FieldArray(napi_env env, const Fields& fields) {
+  napi_value arr;
+  napi_create_array_with_length(env, fields.size() * 2, &arr);
+  uint32_t i = 0;
+  for (const auto& f : fields) {
+    napi_set_element(env, arr, i++, Latin1String(env, f.first));
+    napi_set_element(env, arr, i++, Latin1String(env, f.second));
+  }
+  return arr;
+}
+class Connection;
+// [address, port, family] of `c`'s peer or local end, as lib/socket.js
+// reads it; undefined when `c` is null or the address cannot be read.
+napi_value AddressArray(napi_env env, const Connection* c, AddressKind kind);
 
 }  // namespace sluice

@@ -14,24 +14,7 @@ const { assert } = common;
 
 const maybe = common.isSluice ? describe : describe.skip;
 
-function fdCount() {
-  return fs.readdirSync('/proc/self/fd').length;
-}
-
-// Waits until every native file source is gone (their fds closed: a close
-// is an async threadpool request, so it may land a moment after the
-// response) and the fd count is back to `before`.
-async function settled(before, ms = 3000) {
-  const binding = require('../../lib/binding');
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const st = binding.NativeFile.stats();
-    const n = fdCount();
-    if (st.sources === 0 && n <= before) return { ...st, fds: n };
-    if (Date.now() > deadline) return { ...st, fds: n };
-    await common.sleep(20);
-  }
-}
+const { fdCount, settled } = require('./settled');
 
 maybe(`http1 respondWithFile [${common.implName}]`, function () {
   let dir;

@@ -30,7 +30,7 @@
 // connection open (the binding at environment teardown).
 // Ops (per split record): &3: 1 = deadlines pass (time jumps by an amount
 // chosen by op>>6), 2 = answer deferred requests, 3 = both · 4 = resume a
-// user pause · 8 = refill a dry buffer pool (RetryBodyBuffer) · 16 =
+// user pause · 8 = refill a dry buffer pool (RetryReadBuffer) · 16 =
 // server.close() · 32 = toggle client reading · 128 = do not answer the
 // pending reads of pipe sources (respondWithFile) this time.
 #include <llhttp.h>
@@ -48,6 +48,7 @@
 #include "core/net/listener.h"
 #include "core/net/output_queue.h"
 #include "core/net/server_delegate.h"
+#include "core/server/http_session_factory.h"
 #include "harness.h"
 #include "mem_source.h"
 
@@ -458,7 +459,7 @@ class Delegate final : public ServerDelegate {
     int err = 0;
     OutputQueue* q = s->BeginHead(r.seq, status, "", &err);
     if (!q) {
-      FUZZ_CHECK(err == kRespClosed || err == kRespNoRequest,
+      FUZZ_CHECK(err == kResultClosed || err == kResultNoRequest,
                  "BeginHead(%u) failed: %d", r.seq, err);
       return;
     }
@@ -489,7 +490,7 @@ class Delegate final : public ServerDelegate {
         q->Append(ce, static_cast<size_t>(m));
       }
       rc = s->FinishHead(r.seq, flags | (known ? kHeadWholeBody : 0), total);
-      FUZZ_CHECK(rc == kRespOk, "FinishHead: %d", rc);
+      FUZZ_CHECK(rc == kResultOk, "FinishHead: %d", rc);
       bool no_body = r.method == HTTP_HEAD;
       expected[r.seq] = Expected{r.method, no_body ? 0 : total, no_body, close,
                                  comp ? cp.coding : Coding::kIdentity};
@@ -506,8 +507,8 @@ class Delegate final : public ServerDelegate {
       pipes.emplace_back();
       fuzz::PipeDone* done = &pipes.back();
       rc = s->StartPipeBody(r.seq, src, done);
-      FUZZ_CHECK(rc == kRespOk || rc == 1 || rc == kRespClosed, "StartPipeBody: %d", rc);
-      if (rc != kRespOk) pipes.pop_back();
+      FUZZ_CHECK(rc == kResultOk || rc == 1 || rc == kResultClosed, "StartPipeBody: %d", rc);
+      if (rc != kResultOk) pipes.pop_back();
       return;
     }
     if (body_mode == 1) body_len = 1 + r.seq % 50;
@@ -519,7 +520,7 @@ class Delegate final : public ServerDelegate {
     }
     bool no_body = r.method == HTTP_HEAD || status != 200;
     rc = s->FinishHead(r.seq, flags, body_len);
-    FUZZ_CHECK(rc == kRespOk, "FinishHead: %d", rc);
+    FUZZ_CHECK(rc == kResultOk, "FinishHead: %d", rc);
     size_t written = 0;
     auto write = [&](size_t len, bool external) {
       Http1Session* s2 = session();
@@ -527,7 +528,7 @@ class Delegate final : public ServerDelegate {
       int e = 0;
       OutputQueue* bq = s2->BeginBody(r.seq, len, &e);
       if (!bq) {
-        FUZZ_CHECK(e == kRespOk || e == kRespClosed, "BeginBody: %d", e);
+        FUZZ_CHECK(e == kResultOk || e == kResultClosed, "BeginBody: %d", e);
         return;
       }
       if (external) {
@@ -551,7 +552,7 @@ class Delegate final : public ServerDelegate {
                                close};
     if (Http1Session* s3 = session()) {
       rc = s3->End(r.seq, body_mode == 2 && (d & 0x20) ? "X-T: 1\r\n" : "");
-      FUZZ_CHECK(rc == kRespOk || rc == kRespClosed, "End: %d", rc);
+      FUZZ_CHECK(rc == kResultOk || rc == kResultClosed, "End: %d", rc);
     }
   }
 
@@ -719,7 +720,7 @@ class Ops final : public fuzz::Harness {
     }
     if ((op & 8) && d_.dry) {
       d_.dry = false;
-      if (Http1Session* s = d_.session()) s->RetryBodyBuffer();
+      if (!d_.closed && d_.conn) d_.conn->RetryReadBuffer();
     }
   }
 
@@ -747,7 +748,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.body_buffer_size = 256u << (in.flags2 >> 6);
   o.body_buffer_min_free = 64;
   Delegate d(in);
-  Listener* l = new Listener(&loop, &d, o);
+  Listener* l = new Listener(&loop, &d, HttpSessionFactory::Get(), o);
   fuzz::Driver drv(&loop);
   d.conn = Connection::Adopt(l, drv.server_fd());
   FUZZ_CHECK(d.conn != nullptr, "adopt failed");

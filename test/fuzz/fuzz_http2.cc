@@ -36,6 +36,7 @@
 #include "body_decoder.h"
 #include "core/compress/compress_transform.h"
 #include "core/net/connection.h"
+#include "core/server/http_session_factory.h"
 #include "core/http1/http1_session.h"
 #include "core/http2/http2_delegate.h"
 #include "core/http2/http2_headers.h"
@@ -69,7 +70,7 @@ struct Stream {
   bool closed = false;
   uint32_t close_code = 0;     // OnStreamClose's code
   bool answered = false;
-  bool responded = false;      // Respond returned kH2Ok
+  bool responded = false;      // Respond returned kResultOk
   bool reset_by_us = false;    // the delegate reset it
   fuzz::ExpectedBody body_out;  // what the response body should decode to
   bool has_cl = false;
@@ -315,7 +316,7 @@ class Delegate final : public ServerDelegate,
     if ((d & 0xc0) == 0xc0 && (d & 0x10)) {
       st.reset_by_us = true;
       int r = s->ResetStream(st.id, 8);
-      FUZZ_CHECK(r == kH2Ok || r == kH2NoStream || r == kH2Closed, "reset: %d", r);
+      FUZZ_CHECK(r == kResultOk || r == kResultNoRequest || r == kResultClosed, "reset: %d", r);
       return;
     }
     int status = (d & 0xc0) == 0x80 ? 204 : 200;
@@ -355,8 +356,8 @@ class Delegate final : public ServerDelegate,
     st.body_out.length = no_body ? 0 : len;
     st.body_out.coding = comp ? cp.coding : Coding::kIdentity;
     int r = s->Respond(st.id, status, hl, flags);
-    if (r != kH2Ok) {
-      FUZZ_CHECK(r == kH2NoStream || r == kH2Closed || r == kH2Invalid,
+    if (r != kResultOk) {
+      FUZZ_CHECK(r == kResultNoRequest || r == kResultClosed || r == kResultInvalid,
                  "respond: %d", r);
       return;
     }
@@ -375,9 +376,9 @@ class Delegate final : public ServerDelegate,
       }
       pipes.emplace_back();
       r = s->StartPipeBody(st.id, src, &pipes.back());
-      FUZZ_CHECK(r == kH2Ok || r == 1 || r == kH2NoStream || r == kH2Closed,
+      FUZZ_CHECK(r == kResultOk || r == 1 || r == kResultNoRequest || r == kResultClosed,
                  "StartPipeBody: %d", r);
-      if (r != kH2Ok) pipes.pop_back();
+      if (r != kResultOk) pipes.pop_back();
       return;
     }
     size_t written = 0;  // the pattern continues across writes
@@ -387,7 +388,7 @@ class Delegate final : public ServerDelegate,
       written += n;
       int e = external ? h2->Write(st.id, at, n, new Ref(&live_refs))
                        : h2->Write(st.id, at, n, nullptr);
-      FUZZ_CHECK(e == kH2Ok || e == kH2NoStream || e == kH2Closed, "write: %d", e);
+      FUZZ_CHECK(e == kResultOk || e == kResultNoRequest || e == kResultClosed, "write: %d", e);
     };
     if (body_mode == 1) write(5, false);
     if (body_mode == 2) {
@@ -400,7 +401,7 @@ class Delegate final : public ServerDelegate,
     Http2HeaderList t;
     if (d & 0x20) t.Add("x-t", "1");
     r = h2->End(st.id, (d & 0x20) ? &t : nullptr);
-    FUZZ_CHECK(r == kH2Ok || r == kH2NoStream || r == kH2Closed || r == kH2Ended,
+    FUZZ_CHECK(r == kResultOk || r == kResultNoRequest || r == kResultClosed || r == kResultEnded,
                "end: %d", r);
   }
 
@@ -462,7 +463,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.flags & 4) o.http2_max_concurrent_streams = 2;
   if (in.flags & 64) o.high_water_mark = 1024;
   Delegate d(in);
-  Listener* l = new Listener(&loop, &d, o);
+  Listener* l = new Listener(&loop, &d, HttpSessionFactory::Get(), o);
   fuzz::Driver drv(&loop);
   d.conn = Connection::Adopt(l, drv.server_fd());
   FUZZ_CHECK(d.conn != nullptr, "adopt failed");

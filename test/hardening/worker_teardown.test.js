@@ -58,6 +58,8 @@ describeSluice('worker teardown', function () {
     ['streamed res.write() compression jobs in flight, HTTP/2 compat (process.exit())', 'stream-exit-h2'],
     ['an HTTP/1.1 file response whose open job is in flight (process.exit())', 'file-open-exit'],
     ['an HTTP/2 file response whose open job is in flight (process.exit())', 'file-open-exit-h2'],
+    ['an HTTP/1.1 FIFO response waiting for its writer (poll handle open)', 'fifo-h1'],
+    ['an HTTP/2 FIFO response waiting for its writer (poll handle open)', 'fifo-h2'],
   ]) {
     it(`only the worker loads the addon: ${name}`, async function () {
       this.timeout(45000);

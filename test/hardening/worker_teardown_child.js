@@ -30,6 +30,9 @@
 //   stream-exit        res.write() of 1 MiB chunks with compression on, then
 //                      process.exit(): streamed compression jobs in flight
 //   stream-exit-h2     the same over HTTP/2 (compat res.write())
+//   fifo-h1 / fifo-h2  respondWithFile on a FIFO whose writer (this
+//                      process's main thread) sent a few bytes and stays:
+//                      the source waits on its poll handle
 
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
 const path = require('node:path');
@@ -43,6 +46,10 @@ function workerMain() {
   const server = sluice.createServer(opts, (req, res) => {
     parentPort.postMessage({ request: req.url });
     if (req.url === '/hang') return;  // never answered
+    if (req.url === '/fifo') {
+      res.respondWithFile(`${file}.fifo`);
+      return;
+    }
     if (req.url === '/file') {
       res.respondWithFile(file);
       if (scenario === 'file-open-exit') process.exit(0);
@@ -72,9 +79,9 @@ function workerMain() {
   }
   // (With a 'stream' listener, HTTP/2 requests go to it, not to 'request'.)
   if (!scenario.startsWith('stream-exit')) server.on('stream', (stream, headers) => {
-    if (headers[':path'] !== '/file') return;  // others never answered
+    if (headers[':path'] !== '/file' && headers[':path'] !== '/fifo') return;  // others never answered
     parentPort.postMessage({ request: headers[':path'] });
-    stream.respondWithFile(file);
+    stream.respondWithFile(headers[':path'] === '/fifo' ? `${file}.fifo` : file);
     if (scenario === 'file-open-exit-h2') process.exit(0);
   });
   server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
@@ -159,6 +166,19 @@ async function mainOnce(scenario, file) {
     let gotData;
     const firstData = new Promise((r) => { gotData = r; });
     get(scenario === 'file-h2', '/file', {}, () => gotData());
+    await race(firstData);
+  } else if (scenario === 'fifo-h1' || scenario === 'fifo-h2') {
+    // The FIFO has a writer (never waits to open: O_RDWR) that sends a few
+    // bytes and stays: the worker's source is polling when it ends.
+    const fs = require('node:fs');
+    const fifo = `${file}.fifo`;
+    if (!fs.existsSync(fifo)) require('node:child_process').execFileSync('mkfifo', [fifo]);
+    const wfd = fs.openSync(fifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+    closers.push(() => fs.closeSync(wfd));
+    let gotData;
+    const firstData = new Promise((r) => { gotData = r; });
+    get(scenario === 'fifo-h2', '/fifo', {}, () => gotData());
+    fs.writeSync(wfd, 'first bytes');
     await race(firstData);
   } else if (/^(file-open|stream)-exit/.test(scenario)) {
     // The worker exits by itself right after starting the response.

@@ -7,12 +7,12 @@ const crypto = require('node:crypto');
 const common = require('../common');
 const { assert } = common;
 
-describe(`http1 pipelining [${common.implName}]`, function () {
+common.withAndWithoutPool(`http1 pipelining [${common.implName}]`, function (v) {
   afterEach(common.cleanup);
 
   it('64 pipelined GETs in one write are answered in order while handlers finish out of order', async function () {
     const finished = [];
-    const { port } = await common.startServer((req, res) => {
+    const { port } = await common.startServer(v.options(), (req, res) => {
       const i = Number(req.url.slice(1));
       common.setTimer(() => {
         finished.push(i);
@@ -40,7 +40,7 @@ describe(`http1 pipelining [${common.implName}]`, function () {
 
   it('all pipelined requests are dispatched before earlier ones are answered', async function () {
     const pending = [];
-    const { port } = await common.startServer((req, res) => {
+    const { port } = await common.startServer(v.options(), (req, res) => {
       pending.push({ req, res });
     });
     let wire = '';
@@ -62,9 +62,12 @@ describe(`http1 pipelining [${common.implName}]`, function () {
   });
 
   it('pipelined POSTs (Content-Length and chunked) with bodies, out-of-order completion', async function () {
-    const { port } = await common.startServer((req, res) => {
+    const { port } = await common.startServer(v.options(), (req, res) => {
       const parts = [];
-      req.on('data', (d) => parts.push(Buffer.from(d)));
+      req.on('data', (d) => {
+        parts.push(Buffer.from(d));
+        v.release(d);
+      });
       req.on('end', () => {
         const body = Buffer.concat(parts);
         common.setTimer(() => res.end(`${req.url}:${common.sha256(body)}`), Math.floor(Math.random() * 30));
@@ -93,7 +96,7 @@ describe(`http1 pipelining [${common.implName}]`, function () {
   });
 
   it('a slow streamed response is not interleaved with later ready responses', async function () {
-    const { port } = await common.startServer(async (req, res) => {
+    const { port } = await common.startServer(v.options(), async (req, res) => {
       if (req.url === '/slow') {
         res.write('part1-');
         await common.sleep(30);
@@ -114,7 +117,7 @@ describe(`http1 pipelining [${common.implName}]`, function () {
   });
 
   it('pipelined requests mixing HEAD and GET', async function () {
-    const { port } = await common.startServer((req, res) => {
+    const { port } = await common.startServer(v.options(), (req, res) => {
       res.setHeader('Content-Type', 'text/plain');
       res.end(`body of ${req.url}`);
     });
@@ -136,7 +139,7 @@ describe(`http1 pipelining [${common.implName}]`, function () {
   // response to the request that asked to close. sluice must answer it.
   common.sluiceOnly('pipelined requests after Connection: close are not answered, earlier ones are', async function () {
     const urls = [];
-    const { port } = await common.startServer((req, res) => {
+    const { port } = await common.startServer(v.options(), (req, res) => {
       urls.push(req.url);
       res.end(req.url);
     });
@@ -151,7 +154,7 @@ describe(`http1 pipelining [${common.implName}]`, function () {
   });
 
   common.sluiceOnly('(issue 4) 100 pipelined requests in one write: responses are corked, the first data event holds many', async function () {
-    const { port } = await common.startServer((req, res) => res.end(`r${req.url.slice(1)}`));
+    const { port } = await common.startServer(v.options(), (req, res) => res.end(`r${req.url.slice(1)}`));
     let wire = '';
     for (let i = 0; i < 100; i++) wire += `GET /${i} HTTP/1.1\r\nHost: h\r\n\r\n`;
     const c = await common.rawConnect(port);

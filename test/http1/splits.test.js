@@ -69,9 +69,13 @@ const EXPECTED_CHUNKED = {
   body: BODY,
 };
 
-function describeHandler(req, res) {
+// `release` gives each chunk back to its buffer pool once copied.
+const describeHandler = (release) => function describeRequest(req, res) {
   const parts = [];
-  req.on('data', (d) => parts.push(Buffer.from(d)));
+  req.on('data', (d) => {
+    parts.push(Buffer.from(d));
+    release(d);
+  });
   req.on('end', () => {
     res.end(JSON.stringify({
       method: req.method,
@@ -82,7 +86,7 @@ function describeHandler(req, res) {
       body: Buffer.concat(parts).toString(),
     }));
   });
-}
+};
 
 function pause(i) {
   // Alternate short timers and setImmediate: timers give the server time to
@@ -90,11 +94,11 @@ function pause(i) {
   return i % 4 === 3 ? new Promise((r) => setImmediate(r)) : common.sleep(1);
 }
 
-describe(`http1 split requests [${common.implName}]`, function () {
+common.withAndWithoutPool(`http1 split requests [${common.implName}]`, function (v) {
   afterEach(common.cleanup);
 
   it('request with headers and body sent one byte per write', async function () {
-    const { port } = await common.startServer(describeHandler);
+    const { port } = await common.startServer(v.options(), describeHandler(v.release));
     const c = await common.rawConnect(port);
     const bytes = Buffer.from(REQUEST, 'latin1');
     for (let i = 0; i < bytes.length; i++) {
@@ -107,7 +111,7 @@ describe(`http1 split requests [${common.implName}]`, function () {
   });
 
   it('chunked request sent one byte per write', async function () {
-    const { port } = await common.startServer(describeHandler);
+    const { port } = await common.startServer(v.options(), describeHandler(v.release));
     const c = await common.rawConnect(port);
     const bytes = Buffer.from(CHUNKED_REQUEST, 'latin1');
     for (let i = 0; i < bytes.length; i++) {
@@ -119,7 +123,7 @@ describe(`http1 split requests [${common.implName}]`, function () {
   });
 
   it('two pipelined requests sent one byte per write on one connection', async function () {
-    const { port } = await common.startServer(describeHandler);
+    const { port } = await common.startServer(v.options(), describeHandler(v.release));
     const c = await common.rawConnect(port);
     const bytes = Buffer.from(REQUEST + CHUNKED_REQUEST, 'latin1');
     for (let i = 0; i < bytes.length; i++) {
@@ -133,7 +137,7 @@ describe(`http1 split requests [${common.implName}]`, function () {
 
   it('request split into two writes at every index (fresh connection each)', async function () {
     this.timeout(30000);
-    const { port } = await common.startServer(describeHandler);
+    const { port } = await common.startServer(v.options(), describeHandler(v.release));
     const bytes = Buffer.from(REQUEST, 'latin1');
     for (let i = 1; i < bytes.length; i++) {
       const c = await common.rawConnect(port);
@@ -148,7 +152,7 @@ describe(`http1 split requests [${common.implName}]`, function () {
 
   it('chunked request split into two writes at every index (one keep-alive connection)', async function () {
     this.timeout(30000);
-    const { port } = await common.startServer(describeHandler);
+    const { port } = await common.startServer(v.options(), describeHandler(v.release));
     const bytes = Buffer.from(CHUNKED_REQUEST, 'latin1');
     const c = await common.rawConnect(port);
     for (let i = 1; i < bytes.length; i++) {
@@ -162,7 +166,7 @@ describe(`http1 split requests [${common.implName}]`, function () {
   });
 
   it('request split into three writes around the header/body boundary', async function () {
-    const { port } = await common.startServer(describeHandler);
+    const { port } = await common.startServer(v.options(), describeHandler(v.release));
     const bytes = Buffer.from(REQUEST, 'latin1');
     const boundary = REQUEST.indexOf('\r\n\r\n');
     const c = await common.rawConnect(port);

@@ -15,21 +15,7 @@ const { assert } = common;
 
 const describeSluice = common.isNode ? describe.skip : describe;
 
-function fdCount() {
-  return fs.readdirSync('/proc/self/fd').length;
-}
-
-// Waits until no native file source is left and the fd count is back.
-async function settled(before, ms = 3000) {
-  const binding = require('../../lib/binding');
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const st = binding.NativeFile.stats();
-    const n = fdCount();
-    if ((st.sources === 0 && n <= before) || Date.now() > deadline) return { ...st, fds: n };
-    await common.sleep(20);
-  }
-}
+const { fdCount, settled } = require('../files/settled');
 
 describeSluice('http2 respondWithFile', function () {
   let dir;
@@ -122,10 +108,12 @@ describeSluice('http2 respondWithFile', function () {
     }
   });
 
-  it('a missing file reaches onError with ENOENT; without onError the stream is reset', async function () {
+  it('a missing file reaches onError with ENOENT; without onError the stream errors (as node) and is reset', async function () {
     const { server, port } = await common.startServer();
     let seen;
+    let streamError;
     server.on('stream', (stream, headers) => {
+      stream.on('error', (e) => { streamError = e.code; });
       if (headers[':path'] === '/handled') {
         stream.respondWithFile(path.join(dir, 'nope'), {}, {
           onError(err) {
@@ -147,6 +135,7 @@ describeSluice('http2 respondWithFile', function () {
     req.resume();
     await common.once(req, 'close', 5000);
     assert.strictEqual(req.rstCode, http2.constants.NGHTTP2_INTERNAL_ERROR);
+    assert.strictEqual(streamError, 'ENOENT');
   });
 
   it('20 client resets mid-file leak no fd and no buffer, and the next stream works', async function () {

@@ -9,6 +9,7 @@
 // All of this is sluice-only (node:http has no requestBufferAllocator).
 
 const crypto = require('node:crypto');
+const http = require('node:http');
 const { Writable } = require('node:stream');
 const common = require('../common');
 const { assert } = common;
@@ -295,6 +296,114 @@ describe(`uploads: zero copy [${common.implName}]`, function () {
       assert.strictEqual(j.length, b.length);
       errs.check();
       c.destroy();
+      await waitInUseZero(pool);
+    });
+  });
+
+  describe('every read lands in allocator memory (heads too)', function () {
+    // Keep-alive node client: several POSTs per connection, the first on a
+    // fresh one; head and body leave in one write for the small sizes.
+    for (const size of [1 * KiB, 16 * KiB, 1 * MiB]) {
+      common.sluiceOnly(`${size / KiB} KiB POSTs: >= 90% of the body bytes are views of pool memory`, async function () {
+        const errs = common.handlerErrors();
+        const pool = sluice.createBufferPool();
+        const alloc = tracking(pool.alloc);
+        const { port } = await common.startServer({ requestBufferAllocator: alloc }, hashHandler(errs, alloc.owns));
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+        let bytes = 0;
+        let zeroCopy = 0;
+        try {
+          const n = size >= MiB ? 8 : 40;
+          await Promise.all(Array.from({ length: n }, async (_, i) => {
+            const body = crypto.randomBytes(size);
+            const r = await new Promise((resolve, reject) => {
+              const req = http.request({ port, method: 'POST', path: `/z${i}`, agent, headers: { 'content-length': size } }, (res) => {
+                const parts = [];
+                res.on('data', (d) => parts.push(d));
+                res.on('end', () => resolve({ statusCode: res.statusCode, body: Buffer.concat(parts) }));
+              });
+              req.on('error', reject);
+              req.end(body);
+            });
+            const j = parseJson(r);
+            assert.strictEqual(j.sha256, common.sha256(body));
+            bytes += j.length;
+            zeroCopy += j.zeroCopyBytes;
+          }));
+        } finally {
+          agent.destroy();
+        }
+        errs.check();
+        assert.ok(zeroCopy >= 0.9 * bytes, `${zeroCopy} of ${bytes} body bytes (${(100 * zeroCopy / bytes).toFixed(1)}%) were views of pool memory`);
+        await waitInUseZero(pool);
+      });
+    }
+
+    common.sluiceOnly('head and body in one write on a fresh connection: the body is a view of pool memory', async function () {
+      const errs = common.handlerErrors();
+      const pool = sluice.createBufferPool();
+      const alloc = tracking(pool.alloc);
+      const { port } = await common.startServer({ requestBufferAllocator: alloc }, hashHandler(errs, alloc.owns));
+      const body = crypto.randomBytes(100);
+      const c = await common.rawConnect(port);
+      c.socket.write(postCL('/fresh', body));
+      const [r] = await c.responses(1);
+      errs.check();
+      const j = parseJson(r);
+      assert.strictEqual(j.sha256, common.sha256(body));
+      assert.strictEqual(j.zeroCopyBytes, body.length);
+      c.destroy();
+      await waitInUseZero(pool);
+    });
+
+    common.sluiceOnly('an idle keep-alive connection holds no buffer; a trickled head holds none between reads', async function () {
+      const pool = sluice.createBufferPool({ maxBuffers: 4 });
+      const { port } = await common.startServer({ requestBufferAllocator: pool.alloc }, (req, res) => {
+        req.on('data', (d) => sluice.releaseBuffer(d));
+        req.on('end', () => res.end('ok'));
+      });
+      const c = await common.rawConnect(port);
+      await c.write(postCL('/a', Buffer.alloc(500, 1)));
+      await c.responses(1);
+      await waitInUseZero(pool);
+      assert.strictEqual(c.closed, false);
+      // Half a head, then silence: nothing in the buffer is retained.
+      await c.write('GET /b HTTP/1.1\r\nHo');
+      await common.sleep(30);
+      assert.strictEqual(pool.stats().inUse, 0, `a trickled head holds ${pool.stats().inUse} buffers`);
+      await c.write('st: h\r\n\r\n');
+      const rs = await c.responses(2);
+      assert.strictEqual(rs[1].body.toString(), 'ok');
+      c.destroy();
+    });
+
+    common.sluiceOnly('a dry pool stops body reads only: requests without a body keep being served', async function () {
+      const pool = sluice.createBufferPool({ bufferSize: 16 * KiB, maxBuffers: 2 });
+      const held = [];
+      const { port } = await common.startServer({ requestBufferAllocator: pool.alloc }, (req, res) => {
+        if (req.method === 'GET') return res.end('get ok');
+        req.on('data', (d) => held.push(d));  // never released (yet)
+        req.on('end', () => res.end('post ok'));
+      });
+      const up = await common.rawConnect(port);
+      const body = crypto.randomBytes(256 * KiB);
+      up.socket.write(postCL('/up', body));
+      await waitUntil(() => pool.stats().inUse === 2, 3000, 'the pool to run dry');
+      // Fresh connections with requests without a body are served anyway.
+      for (let i = 0; i < 3; i++) {
+        const r = await common.httpRequest(port, { path: `/g${i}` });
+        assert.strictEqual(r.body.toString(), 'get ok');
+      }
+      for (const d of held.splice(0)) sluice.releaseBuffer(d);
+      const timer = setInterval(() => { for (const d of held.splice(0)) sluice.releaseBuffer(d); }, 5);
+      try {
+        const [r] = await up.responses(1, {}, 10000);
+        assert.strictEqual(r.body.toString(), 'post ok');
+      } finally {
+        clearInterval(timer);
+        for (const d of held.splice(0)) sluice.releaseBuffer(d);
+      }
+      up.destroy();
       await waitInUseZero(pool);
     });
   });

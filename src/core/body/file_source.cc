@@ -1,7 +1,9 @@
 #include "core/body/file_source.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -99,8 +101,10 @@ void FileSource::OpenJob(uv_work_t* w) {
   self->job_read_ = 0;
   if (self->fd_ < 0) {
     SyncFs o;
+    // O_NONBLOCK: a FIFO without a writer would block open() (and this
+    // thread) until one comes; a regular file ignores the flag.
     int fd = uv_fs_open(nullptr, &o.req, self->path_.c_str(),
-                        O_RDONLY | O_CLOEXEC, 0, nullptr);
+                        O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0, nullptr);
     if (fd < 0) {
       self->job_err_ = fd;
       self->job_syscall_ = "open";
@@ -117,9 +121,29 @@ void FileSource::OpenJob(uv_work_t* w) {
     return;
   }
   self->job_stat_ = st.req.statbuf;
-  if ((self->job_stat_.st_mode & S_IFMT) != S_IFREG) return;
-  // Range: clamp to the size of a regular file. Anything else (a pipe, a
-  // character device given to respondWithFD) is read until EOF, later.
+  const auto type = self->job_stat_.st_mode & S_IFMT;
+  if (type == S_IFDIR) return;  // refused by the caller
+  if (type != S_IFREG) {
+    // Read until EOF, later, without blocking (see file_source.h). A
+    // caller's descriptor is dup'ed: the dup is ours to poll and close.
+    if (!self->owns_fd_) {
+      int d = fcntl(self->fd_, F_DUPFD_CLOEXEC, 0);
+      if (d < 0) {
+        self->job_err_ = -errno;
+        self->job_syscall_ = "dup";
+        return;
+      }
+      self->fd_ = d;
+      self->owns_fd_ = true;
+      int fl = fcntl(d, F_GETFL);
+      if (fl >= 0 && (fl & O_NONBLOCK) == 0 &&
+          fcntl(d, F_SETFL, fl | O_NONBLOCK) == 0) {
+        self->restore_flags_ = fl;
+      }
+    }
+    return;
+  }
+  // Range: clamp to the size of a regular file.
   uint64_t size = self->job_stat_.st_size;
   if (self->offset_ > size) self->offset_ = size;
   uint64_t len = size - self->offset_;
@@ -178,6 +202,16 @@ void FileSource::AfterOpenJob(uv_work_t* w, int status) {
     }
   }
   if (b) b->Unref();
+  if (err == 0 && !self->length_known_ &&
+      (self->job_stat_.st_mode & S_IFMT) != S_IFDIR) {
+    // Non-regular: poll mode when epoll accepts the descriptor; otherwise
+    // (EPERM: always-ready devices) threadpool reads without a position.
+    if (uv_poll_init(self->loop_, &self->poll_, self->fd_) == 0) {
+      self->poll_.data = self;
+      self->poll_open_ = true;
+      self->poll_mode_ = true;
+    }
+  }
   self->Enter();
   OpenListener* l = self->listener_;
   self->listener_ = nullptr;
@@ -192,7 +226,11 @@ void FileSource::AfterOpenJob(uv_work_t* w, int status) {
 }
 
 void FileSource::StartRead() {
-  if (closed_ || req_.busy() || ready_ || ready_eof_ || ready_err_) return;
+  if (closed_ || waiting() || ready_ || ready_eof_ || ready_err_) return;
+  if (poll_mode_) {
+    PollRead();
+    return;
+  }
   size_t n = pool_->buffer_size();
   if (read_size_ > 0) n = std::min(n, read_size_);
   if (length_known_) {
@@ -219,6 +257,62 @@ void FileSource::StartRead() {
   }
   req_.Submitted();
   reading_ = b;
+}
+
+// Poll mode: one non-blocking read(2) on the loop thread; on EAGAIN the
+// poll watcher waits for readability (or hang-up) and OnPollCb reads
+// again. Read first, poll second: see file_source.h for the FIFO whose
+// writer never came.
+void FileSource::PollRead() {
+  size_t n = pool_->buffer_size();
+  if (read_size_ > 0) n = std::min(n, read_size_);
+  PipeBuffer* b = pool_->Acquire();
+  if (b == nullptr) {
+    ready_err_ = UV_ENOMEM;
+    return;
+  }
+  ssize_t r;
+  do {
+    r = read(fd_, b->data(), n);
+  } while (r < 0 && errno == EINTR);
+  if (r > 0) {
+    b->size = static_cast<size_t>(r);
+    pos_ += static_cast<uint64_t>(r);
+    ready_ = b;
+    return;
+  }
+  int e = errno;
+  b->Unref();
+  if (r == 0) {
+    ready_eof_ = true;
+  } else if (e == EAGAIN || e == EWOULDBLOCK) {
+    int pr = uv_poll_start(&poll_, UV_READABLE | UV_DISCONNECT, OnPollCb);
+    if (pr != 0) {
+      ready_err_ = pr;
+    } else {
+      polling_ = true;
+    }
+  } else {
+    ready_err_ = -e;
+  }
+}
+
+void FileSource::OnPollCb(uv_poll_t* handle, int status, int /*events*/) {
+  // Loop thread; the handle is open (Close uv_close's it, after which no
+  // poll callback comes). One wake-up per Read: stop until the next one.
+  FileSource* self = static_cast<FileSource*>(handle->data);
+  uv_poll_stop(&self->poll_);
+  self->polling_ = false;
+  if (status < 0) self->ready_err_ = status;
+  self->Enter();
+  self->Deliver();  // reads again (PollRead) for the waiting client
+  self->Leave();
+}
+
+void FileSource::OnPollClosedCb(uv_handle_t* handle) {
+  FileSource* self = static_cast<FileSource*>(handle->data);
+  self->poll_open_ = false;
+  self->FinishClose();
 }
 
 void FileSource::OnReadCb(uv_fs_t* req) {
@@ -281,9 +375,9 @@ void FileSource::Deliver() {
       client_->OnSourceEnd();
       return;
     }
-    if (req_.busy()) return;  // OnReadCb answers
+    if (waiting()) return;  // OnReadCb / OnPollCb answers
     StartRead();
-    if (req_.busy()) return;
+    if (waiting()) return;
     // StartRead found the end or failed at once: answer that.
   }
 }
@@ -310,10 +404,22 @@ void FileSource::Close() {
     uv_cancel(reinterpret_cast<uv_req_t*>(req_.get()));
     return;
   }
+  if (poll_open_) {
+    // The fd is closed only after libuv let go of the handle.
+    polling_ = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), OnPollClosedCb);
+    return;
+  }
   FinishClose();
 }
 
 void FileSource::FinishClose() {
+  if (restore_flags_ >= 0 && fd_ >= 0) {
+    // The caller's descriptor shares our dup's file description: give it
+    // back blocking, as it was.
+    fcntl(fd_, F_SETFL, restore_flags_);
+    restore_flags_ = -1;
+  }
   if (owns_fd_ && fd_ >= 0 && !closing_fd_) {
     closing_fd_ = true;
     int fd = fd_;

@@ -1,9 +1,36 @@
-// FileSource: a PipeSource reading a file with libuv fs on the threadpool.
-// Opening is one threadpool job (uv_queue_work running uv_fs_open,
+// FileSource: a PipeSource reading a file: a regular file with libuv fs on
+// the threadpool, anything else (FIFO, pipe, socket, tty, character device)
+// through a readiness watcher on the loop thread. Opening is one threadpool
+// job (uv_queue_work running uv_fs_open,
 // uv_fs_fstat, the first uv_fs_read — and uv_fs_close when that read holds
 // the whole range — synchronously on the threadpool thread: one round trip
 // for a small file instead of four); later reads and the close are async
-// uv_fs_read / uv_fs_close requests. No file I/O on the loop thread, ever.
+// uv_fs_read / uv_fs_close requests. No regular-file I/O on the loop thread,
+// ever.
+//
+// Non-regular files: the path is opened with O_NONBLOCK, so open() itself
+// cannot wait (a FIFO without a writer would otherwise hold a threadpool
+// thread in open() until one comes; four such stop every file response in
+// the process). After the fstat, a descriptor epoll accepts (FIFO, pipe,
+// socket, tty, most character devices) is read on the loop thread with
+// non-blocking read(2), driven by a uv_poll_t: read first, and only on
+// EAGAIN wait for readability, so no thread ever blocks on it. Reads happen
+// only when the client asks (Read): the sink's backpressure reaches the
+// writer of the FIFO as a full pipe. Why uv_poll and not uv_pipe_open:
+//   - uv_pipe_open takes the descriptor over (uv_close closes it), which
+//     respondWithFD must not do, and a second libuv watcher on an fd node
+//     already watches (a child's stdout) is not allowed: we poll a dup.
+//   - a uv_stream reads whenever the fd is readable into buffers it asks
+//     for; one read per Read() is the backpressure we want without
+//     read_start/read_stop per buffer.
+//   - epoll does not report a FIFO whose writer never came as readable or
+//     hung up (Linux suppresses EPOLLHUP until a writer was seen), so a
+//     stream would wait forever; read(2) answers 0 (EOF) at once, and that
+//     is what the first read of a "read first" source sees.
+// A descriptor epoll refuses (EPERM: /dev/null, /dev/zero, block devices)
+// is always ready by definition and read with uv_fs_read on the threadpool,
+// without a position; O_NONBLOCK guarantees that read cannot wait either.
+// The length of a non-regular file is unknown: its body is read to EOF.
 //
 // Lifecycle:
 //   FileSource* f = FileSource::Create(loop, pool);
@@ -15,12 +42,16 @@
 //
 // Ownership of the descriptor: Open's fd is the source's own and is closed
 // (async) however the source ends: done, error, cancel, client reset.
-// OpenFd's fd belongs to the caller and is never closed.
+// OpenFd's fd belongs to the caller and is never closed; a non-regular one
+// is dup'ed (the dup is ours and polled), and its O_NONBLOCK flag, which
+// the open file description shares with the caller's fd, is restored when
+// the source ends if it was clear before.
 //
 // Teardown: Close() never frees memory a threadpool request may still
 // write into: with the open job or a read in flight it tries uv_cancel and
-// otherwise waits for the callback; then it closes its own fd (uv_fs_close)
-// and deletes itself.
+// otherwise waits for the callback; a poll handle is uv_close'd and its
+// close callback waited for; then it closes its own fd (uv_fs_close) and
+// deletes itself.
 #pragma once
 
 #include <uv.h>
@@ -81,7 +112,7 @@ class FileSource final : public PipeSource {
 
   static FileSource* Create(uv_loop_t* loop, PipeBufferPool* pool);
 
-  // Starts opening `path` (O_RDONLY|O_CLOEXEC) then fstat. The range is
+  // Starts opening `path` (O_RDONLY|O_CLOEXEC|O_NONBLOCK) then fstat. The range is
   // [offset, offset+length); length < 0 means "to the end of the file".
   // Returns 0 or a UV_E* error (nothing started; the caller still owns the
   // source and must Close it).
@@ -117,6 +148,12 @@ class FileSource final : public PipeSource {
   void FinishClose();
   static void OnReadCb(uv_fs_t* req);
   static void OnCloseCb(uv_fs_t* req);
+  // Non-regular files (poll mode), all on the loop thread.
+  void PollRead();
+  static void OnPollCb(uv_poll_t* handle, int status, int events);
+  static void OnPollClosedCb(uv_handle_t* handle);
+  // A read owes its answer to a callback (fs request or poll readiness).
+  bool waiting() const { return req_.busy() || polling_; }
   void Enter() { depth_++; }
   void Leave();
 
@@ -139,6 +176,16 @@ class FileSource final : public PipeSource {
   PipeSourceClient* client_ = nullptr;
   int fd_ = -1;
   bool owns_fd_ = false;
+  // Poll mode (non-regular file epoll accepts): poll_ is initialised on
+  // the loop thread after the open job; polling_ while it waits for
+  // readability; poll_open_ until its close callback ran.
+  uv_poll_t poll_;
+  bool poll_mode_ = false;
+  bool poll_open_ = false;
+  bool polling_ = false;
+  // Set by the open job for a caller's non-regular fd: the status flags to
+  // put back when the source ends (-1: nothing to restore).
+  int restore_flags_ = -1;
   uint64_t offset_ = 0;
   uint64_t length_ = 0;
   bool length_known_ = false;

@@ -20,8 +20,8 @@
 //   slice of a PipeBuffer plus one reference on it; the sink passes the
 //   reference to the Writer (PipeBufferRef is an ExternalRef), which drops
 //   it when the kernel has the bytes.
-// - A Transform is a Source that reads from another Source (issue 7 inserts
-//   the compressor here with Pipe::InsertTransform before Start).
+// - A Transform is a Source that reads from another Source (response
+//   compression inserts its compressor here with Pipe::InsertTransform before Start).
 //
 // Threading: everything here runs on the loop thread. Threadpool work (fs
 // reads, compression) is done by a source inside its own uv requests and

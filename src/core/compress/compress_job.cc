@@ -14,10 +14,6 @@ namespace {
 
 std::atomic<uint64_t> g_jobs{0};
 
-// Below this the compressed body is copied next to the headers (one
-// iovec), as js_connection.cc does with small bodies.
-constexpr size_t kCopyBelow = 4096;
-
 // Owns a malloc'd output block while it sits in an OutputQueue.
 class MallocRef final : public ExternalRef {
  public:

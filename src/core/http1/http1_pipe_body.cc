@@ -74,16 +74,16 @@ int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
                                 PipeBodyListener* listener) {
   if (conn_->closing()) {
     source->Close();
-    return kRespClosed;
+    return kResultClosed;
   }
   Request* r = Find(seq);
-  int err = kRespOk;
+  int err = kResultOk;
   if (!r || r->ended || r->pipe_body) {
-    err = kRespNoRequest;
+    err = kResultNoRequest;
   } else if (!r->head_sent) {
-    err = kRespHeadersNotSent;
+    err = kResultHeadersNotSent;
   }
-  if (err != kRespOk) {
+  if (err != kResultOk) {
     if (r) ReleaseOutput(*r);
     source->Close();
     return err;
@@ -93,7 +93,7 @@ int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
     ReleaseOutput(*r);
     source->Close();
     err = End(seq, std::string_view());
-    return err == kRespOk ? 1 : err;
+    return err == kResultOk ? kResultNoBody : err;
   }
   in_pipe_api_++;
   r->pipe_body.reset(new Http1PipeBody(this, seq, source, listener));
@@ -105,7 +105,7 @@ int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
     if (now && now->pipe_body && IsFront(*now)) PumpPipeBody();
   }
   in_pipe_api_--;
-  return kRespOk;
+  return kResultOk;
 }
 
 void Http1Session::HoldOutput(uint32_t seq) {

@@ -56,10 +56,13 @@ Http1Session::Http1Session(Connection* conn) : conn_(conn) {
   settings_.on_header_field_complete = [](llhttp_t* p) -> int {
     return From(p)->OnHeaderFieldComplete();
   };
+  settings_.on_header_value_complete = [](llhttp_t* p) -> int {
+    return From(p)->OnHeaderValueComplete();
+  };
   settings_.on_version = OnVersionCb;
   settings_.on_version_complete = OnVersionCompleteCb;
   settings_.on_chunk_extension_name = OnChunkExtensionCb;
-  settings_.on_chunk_extension_value = OnChunkExtensionCb;
+  settings_.on_chunk_extension_value = OnChunkExtensionValueCb;
   // Called once a chunk-size line (extensions included) is complete.
   settings_.on_chunk_header = [](llhttp_t* p) -> int {
     From(p)->chunk_ext_bytes_ = 0;
@@ -105,6 +108,9 @@ int Http1Session::OnMessageCompleteCb(llhttp_t* p) {
 // one (cr_due_, checked in Execute).
 int Http1Session::OnVersionCb(llhttp_t* p, const char* at, size_t len) {
   Http1Session* s = From(p);
+  if (LineFoldScanner::Result r = s->fold_.Span(at, at + len)) {
+    return s->RefuseLines(r);
+  }
   s->version_end_ = at + len;
   s->version_gen_ = s->exec_gen_;
   return 0;
@@ -143,6 +149,54 @@ int Http1Session::OnChunkExtensionCb(llhttp_t* p, const char* at,
   return 0;
 }
 
+// Node answers every line fold, and a bare LF ending the head or the
+// trailers, with 400 (HPE_INVALID_HEADER_TOKEN): a front proxy that reads
+// such a line differently would otherwise frame the request differently
+// than we do.
+int Http1Session::RefuseLines(LineFoldScanner::Result why) {
+  fold_.Disarm();
+  invalid_header_ = true;
+  invalid_code_ = "HPE_INVALID_HEADER_TOKEN";
+  if (why == LineFoldScanner::kBareLfEnd) {
+    invalid_reason_ = "Invalid header field char";
+    return -1;
+  }
+  // node's two wordings: a fold after an empty first line, and after a
+  // value.
+  bool after_value = !in_field_ && !fields_.empty() &&
+                     fields_.back().second.len > 0;
+  invalid_reason_ = after_value ? "Unexpected whitespace after header value"
+                                : "Invalid header value char";
+  return -1;
+}
+
+// llhttp 8.1 accepts two chunk-extension values node's llhttp 9 refuses
+// (400): a DEL or control byte inside a quoted value, and an empty value
+// followed by ";" ("3;a=;"). An empty value's span is reported where the
+// value would start: at the byte after "=".
+int Http1Session::OnChunkExtensionValueCb(llhttp_t* p, const char* at,
+                                          size_t len) {
+  Http1Session* s = From(p);
+  if (OnChunkExtensionCb(p, at, len) != 0) return -1;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = static_cast<unsigned char>(at[i]);
+    if (c == 0x7f || (c < 0x20 && c != '\t')) {
+      s->invalid_header_ = true;
+      s->invalid_code_ = "HPE_STRICT";
+      s->invalid_reason_ = "Invalid character in chunk extensions quoted value";
+      return -1;
+    }
+  }
+  // (An empty span at the read's end is reported again from the next one.)
+  if (len == 0 && at < s->exec_end_ && *at == ';') {
+    s->invalid_header_ = true;
+    s->invalid_code_ = "HPE_STRICT";
+    s->invalid_reason_ = "Invalid character in chunk extensions";
+    return -1;
+  }
+  return 0;
+}
+
 int Http1Session::OnHeaderFieldComplete() {
   // llhttp 8 accepts an empty field name (": x"); node's llhttp 9 answers
   // 400. (With no name span at all, fields_.back() would not be ours.)
@@ -163,86 +217,57 @@ int Http1Session::OnHeaderFieldComplete() {
     invalid_reason_ = "Content-Length can't be present with Transfer-Encoding";
     return -1;
   }
+  if (!in_trailers_ && (parser_.flags & F_CONTENT_LENGTH) != 0 &&
+      name.len == 17 &&
+      EqualsIgnoreCase(std::string_view(arena_.data() + name.off, name.len),
+                       "transfer-encoding")) {
+    // Transfer-Encoding after Content-Length, whatever its value (llhttp
+    // 8.1 lets an empty one through): node's llhttp 9 answers 400.
+    invalid_header_ = true;
+    invalid_code_ = "HPE_INVALID_TRANSFER_ENCODING";
+    invalid_reason_ = "Transfer-Encoding can't be present with Content-Length";
+    return -1;
+  }
   fields_.back().second = Span{static_cast<uint32_t>(arena_.size()), 0};
   in_field_ = false;
   return 0;
 }
 
+int Http1Session::OnHeaderValueComplete() {
+  if (fields_.empty()) return 0;
+  const auto& f = fields_.back();
+  if (f.first.len != 17 ||
+      !EqualsIgnoreCase(std::string_view(arena_.data() + f.first.off, 17),
+                        "transfer-encoding") ||
+      !TrimOws(arena_.data() + f.second.off, f.second.len).empty()) {
+    return 0;
+  }
+  // An empty Transfer-Encoding (head or trailers): llhttp 8.1 and node
+  // 20's llhttp 9.3 ignore it, node 22's llhttp 9.4 answers 400. What a
+  // proxy makes of an empty coding is anyone's guess: refuse it.
+  invalid_header_ = true;
+  invalid_code_ = "HPE_INVALID_TRANSFER_ENCODING";
+  invalid_reason_ = "Empty Transfer-Encoding";
+  return -1;
+}
+
 // ---- parsing -------------------------------------------------------------
 
-bool Http1Session::AllocRead(size_t suggested, uv_buf_t* buf) {
-  (void)suggested;
-  if (!ubuf_base_ || !in_body_ || ubuf_used_ >= ubuf_len_) return false;
-  *buf = uv_buf_init(ubuf_base_ + ubuf_used_,
-                     static_cast<unsigned int>(ubuf_len_ - ubuf_used_));
-  return true;
+ReadBuffers::Want Http1Session::ReadMemory() const {
+  if (parse_dead_) return ReadBuffers::kNone;  // input is discarded
+  return in_body_ ? ReadBuffers::kRequire : ReadBuffers::kPrefer;
 }
 
 void Http1Session::OnRead(const char* data, size_t len) {
-  bool in_ubuf = ubuf_base_ && data >= ubuf_base_ &&
-                 data < ubuf_base_ + ubuf_len_;
-  if (in_ubuf) ubuf_used_ = static_cast<size_t>(data - ubuf_base_) + len;
   if (parse_dead_ || conn_->closing()) return;  // discard
   if (!unparsed_.empty()) {
     // Reads are stopped while input is held back; keep order regardless.
     unparsed_.append(data, len);
     return;
   }
-  read_in_ubuf_ = in_ubuf;
+  read_in_ubuf_ = conn_->read_buffers().Contains(data, len);
   Execute(data, len);
   read_in_ubuf_ = false;
-  PrepareBodyBuffer();
-}
-
-void Http1Session::PrepareBodyBuffer() {
-  const ServerOptions& o = conn_->listener()->options();
-  if (!o.body_allocator || conn_->closing() || parse_dead_) return;
-  if (!in_body_) {
-    // Between requests no buffer is held: an idle keep-alive connection
-    // must not pin pool memory.
-    RetireBodyBuffer();
-    return;
-  }
-  if (ubuf_base_ && ubuf_len_ - ubuf_used_ >= o.body_buffer_min_free) return;
-  RetireBodyBuffer();
-  char* base = nullptr;
-  size_t len = 0;
-  ServerDelegate* d = conn_->listener()->delegate();
-  switch (d->AcquireBodyBuffer(conn_, o.body_buffer_size, &base, &len)) {
-    case ServerDelegate::BufferResult::kOk:
-      ubuf_base_ = base;
-      ubuf_len_ = len;
-      ubuf_used_ = 0;
-      if (waiting_memory_) {
-        waiting_memory_ = false;
-        conn_->Resume(Connection::kPauseMemory);
-      }
-      break;
-    case ServerDelegate::BufferResult::kFallback:
-      break;  // this read goes to the shared buffer and is copied
-    case ServerDelegate::BufferResult::kDry:
-      // TCP backpressure instead of unbounded copying: the peer's window
-      // fills while we wait for the pool (RetryBodyBuffer).
-      waiting_memory_ = true;
-      conn_->Pause(Connection::kPauseMemory);
-      break;
-    case ServerDelegate::BufferResult::kError:
-      conn_->Destroy();
-      break;
-  }
-}
-
-void Http1Session::RetireBodyBuffer() {
-  if (!ubuf_base_) return;
-  ubuf_base_ = nullptr;
-  ubuf_len_ = 0;
-  ubuf_used_ = 0;
-  conn_->listener()->delegate()->ReleaseBodyBuffer(conn_);
-}
-
-void Http1Session::RetryBodyBuffer() {
-  if (!waiting_memory_ || conn_->closing()) return;
-  PrepareBodyBuffer();
 }
 
 void Http1Session::Execute(const char* data, size_t len) {
@@ -250,6 +275,7 @@ void Http1Session::Execute(const char* data, size_t len) {
   exec_start_ = data;
   exec_end_ = end;
   exec_gen_++;
+  fold_.BeginRead(data);
   if (cr_due_ && len > 0) {
     // The previous read ended right after the request line's version.
     cr_due_ = false;
@@ -263,10 +289,21 @@ void Http1Session::Execute(const char* data, size_t len) {
   }
   while (true) {
     llhttp_errno_t err = llhttp_execute(&parser_, data, end - data);
+    // What this input held of a body goes out before anything that must
+    // follow it (an error, the next input).
+    FlushBodyRun();
     // Headers complete but their body not in this read yet: deliver now so
     // the handler can start (and answer 100-continue).
     if (head_pending_ && !conn_->destroyed()) DeliverHead(false);
-    if (err == HPE_OK) return;
+    if (err == HPE_OK) {
+      // The read ended inside a head: its tail (after the last span) may
+      // hold the start of a fold that no later callback would see whole.
+      if (LineFoldScanner::Result r = fold_.ReadEnd(end)) {
+        RefuseLines(r);
+        HandleParseError(HPE_INVALID_HEADER_TOKEN, end);
+      }
+      return;
+    }
     if (conn_->destroyed()) return;
     const char* pos = llhttp_get_error_pos(&parser_);
     if (err == HPE_PAUSED) {
@@ -310,7 +347,6 @@ void Http1Session::ResumeParsing() {
   input.swap(unparsed_);
   llhttp_resume(&parser_);
   Execute(input.data(), input.size());
-  PrepareBodyBuffer();
 }
 
 int Http1Session::CheckHeaderBudget(size_t len) {
@@ -347,6 +383,10 @@ int Http1Session::OnMessageBegin() {
 
 int Http1Session::OnUrl(const char* at, size_t len) {
   if (CheckHeaderBudget(len) != 0) return -1;
+  if (url_.len == 0) fold_.Arm(at);
+  if (LineFoldScanner::Result r = fold_.Span(at, at + len)) {
+    return RefuseLines(r);
+  }
   if (url_.len == 0) url_.off = static_cast<uint32_t>(arena_.size());
   arena_.append(at, len);
   url_.len += static_cast<uint32_t>(len);
@@ -355,6 +395,9 @@ int Http1Session::OnUrl(const char* at, size_t len) {
 
 int Http1Session::OnHeaderField(const char* at, size_t len) {
   if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
+  if (LineFoldScanner::Result r = fold_.Span(at, at + len)) {
+    return RefuseLines(r);
+  }
   if (!in_field_) {
     fields_.push_back(
         {Span{static_cast<uint32_t>(arena_.size()), 0}, Span{0, 0}});
@@ -367,22 +410,28 @@ int Http1Session::OnHeaderField(const char* at, size_t len) {
 
 int Http1Session::OnHeaderValue(const char* at, size_t len) {
   if (!in_trailers_ && CheckHeaderBudget(len) != 0) return -1;
-  // llhttp 8 accepts obs-fold (a value continued on the next line after
-  // whitespace), which RFC 9112 lets a server reject and node rejects. It
-  // shows as a second span of the same value that does not simply continue
-  // the previous one across a read boundary.
-  if (fields_.back().second.len > 0 &&
-      !(at == exec_start_ && value_span_hit_end_)) {
-    invalid_header_ = true;
-    return -1;
+  if (LineFoldScanner::Result r = fold_.Span(at, at + len)) {
+    return RefuseLines(r);
   }
-  value_span_hit_end_ = (at + len == exec_end_);
   arena_.append(at, len);
   fields_.back().second.len += static_cast<uint32_t>(len);
   return 0;
 }
 
 int Http1Session::OnHeadersComplete() {
+  // Before anything is dispatched: the last line may have been folded, or
+  // the blank line be a bare LF.
+  if (LineFoldScanner::Result r =
+          fold_.HeadEnd(exec_end_, (parser_.flags & F_CHUNKED) != 0)) {
+    return RefuseLines(r);
+  }
+  if (!(parser_.flags & F_CONNECTION_CLOSE) && HasCloseToken()) {
+    // "Connection: close\t": llhttp 8.1 reads "close" only when SP, "," or
+    // the line end follows; node 22's llhttp 9.4 also takes HTAB, and then
+    // refuses anything pipelined after this request. Do the same, so that
+    // no front proxy sees fewer requests on the connection than we serve.
+    parser_.flags |= F_CONNECTION_CLOSE;
+  }
   Request r;
   r.seq = current_seq_;
   r.method = parser_.method;
@@ -408,6 +457,32 @@ int Http1Session::OnHeadersComplete() {
     return -1;
   }
   return 0;
+}
+
+bool Http1Session::HasCloseToken() const {
+  for (size_t i = 0; i < fields_.size(); i++) {
+    const auto& f = fields_[i];
+    if (f.first.len != 10 ||
+        !EqualsIgnoreCase(std::string_view(arena_.data() + f.first.off, 10),
+                          "connection")) {
+      continue;
+    }
+    std::string_view v(arena_.data() + f.second.off, f.second.len);
+    while (!v.empty()) {
+      size_t comma = v.find(',');
+      std::string_view token = v.substr(0, comma);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
+        token.remove_prefix(1);
+      }
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) {
+        token.remove_suffix(1);
+      }
+      if (EqualsIgnoreCase(token, "close")) return true;
+      if (comma == std::string_view::npos) break;
+      v.remove_prefix(comma + 1);
+    }
+  }
+  return false;
 }
 
 void Http1Session::DeliverHead(bool complete) {
@@ -455,6 +530,9 @@ int Http1Session::OnBody(const char* at, size_t len) {
     DeliverHead(false);
     if (conn_->destroyed()) return -1;
   }
+  if (LineFoldScanner::Result r = fold_.Body(at, at + len)) {
+    return RefuseLines(r);
+  }
   body_bytes_ += len;
   if (body_bytes_ > conn_->listener()->options().max_request_body_size) {
     // A chunked body grew past maxRequestBodySize: none of this chunk is
@@ -462,24 +540,89 @@ int Http1Session::OnBody(const char* at, size_t len) {
     body_too_large_ = true;
     return -1;
   }
-  int64_t offset = -1;
-  if (read_in_ubuf_ && at >= ubuf_base_ && at + len <= ubuf_base_ + ubuf_len_) {
-    offset = at - ubuf_base_;
+  AddBodySpan(at, len);
+  return 0;
+}
+
+void Http1Session::AddBodySpan(const char* at, size_t len) {
+  if (len == 0) return;
+  ReadBuffers& rb = conn_->read_buffers();
+  bool in_ubuf = read_in_ubuf_ && rb.Contains(at, len);
+  if (run_len_ > 0 && in_ubuf != run_in_ubuf_) FlushBodyRun();
+  if (run_len_ == 0) {
+    run_in_ubuf_ = in_ubuf;
+    run_copied_ = false;
+    run_len_ = len;
+    if (in_ubuf) {
+      run_off_ = static_cast<size_t>(at - rb.base());
+    } else {
+      run_ptr_ = at;
+    }
+    return;
   }
-  conn_->listener()->delegate()->OnBody(conn_, current_seq_, at, len, offset);
-  return conn_->destroyed() ? -1 : 0;
+  if (run_in_ubuf_) {
+    // The span lies after the run in the same read; the bytes between
+    // (chunk framing) are parsed already and nothing else refers to them.
+    char* dst = rb.base() + run_off_ + run_len_;
+    if (dst != at) memmove(dst, at, len);
+    run_len_ += len;
+    return;
+  }
+  if (!run_copied_ && run_ptr_ + run_len_ == at) {
+    run_len_ += len;
+    return;
+  }
+  if (!run_copied_) {
+    run_copy_.assign(run_ptr_, run_len_);
+    run_copied_ = true;
+  }
+  run_copy_.append(at, len);
+  run_len_ += len;
+}
+
+bool Http1Session::FlushBodyRun() {
+  if (run_len_ == 0) return !conn_->destroyed();
+  size_t len = run_len_;
+  run_len_ = 0;
+  if (conn_->destroyed()) return false;
+  ServerDelegate* d = conn_->listener()->delegate();
+  if (run_in_ubuf_) {
+    ReadBuffers& rb = conn_->read_buffers();
+    rb.NoteViewCut();
+    d->OnBody(conn_, current_seq_, rb.base() + run_off_, len,
+              static_cast<int64_t>(run_off_));
+  } else {
+    d->OnBody(conn_, current_seq_, run_copied_ ? run_copy_.data() : run_ptr_,
+              len, -1);
+    // A body of tiny chunks must not leave a large copy buffer behind.
+    if (run_copy_.capacity() > 4096) std::string().swap(run_copy_);
+  }
+  return !conn_->destroyed();
 }
 
 int Http1Session::OnMessageComplete() {
+  // A chunked body's last chunk and trailers end here.
+  if (LineFoldScanner::Result r = fold_.MessageEnd(exec_end_)) {
+    return RefuseLines(r);
+  }
+  // The body's last bytes reach the request before its end.
+  if (!FlushBodyRun()) return -1;
   message_in_progress_ = false;
   in_body_ = false;
   in_trailers_ = false;
   conn_->ClearDeadline(kDeadlineHeaders);
   conn_->ClearDeadline(kDeadlineRequest);
   if (Request* r = Find(current_seq_)) r->body_done = true;
-  if (head_pending_) {
+  // An empty chunked body can still carry trailers: then the head goes
+  // out first and the trailers with the end, as for any other body.
+  bool has_trailers = fields_.size() > trailer_start_;
+  if (head_pending_ && !has_trailers) {
     DeliverHead(true);
   } else {
+    if (head_pending_) {
+      DeliverHead(false);
+      if (conn_->destroyed()) return -1;
+    }
     trailers_.clear();
     size_t tend = fields_.size();
     size_t max_fields = conn_->listener()->options().max_headers_count;
@@ -692,10 +835,8 @@ void Http1Session::OnServerClosing() {
 void Http1Session::OnClose() {
   requests_.clear();  // releases staged external refs
   unparsed_.clear();
-  // The embedder drops its hold on the body buffer in OnConnectionClose
-  // (this may run outside any JS scope).
-  ubuf_base_ = nullptr;
   in_body_ = false;
+  run_len_ = 0;
 }
 
 // ---- responses -------------------------------------------------------------
@@ -714,16 +855,16 @@ OutputQueue& Http1Session::QueueFor(Request& r) {
 OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
                                      std::string_view reason, int* err) {
   if (conn_->closing()) {
-    *err = kRespClosed;
+    *err = kResultClosed;
     return nullptr;
   }
   Request* r = Find(seq);
   if (!r || r->ended) {
-    *err = kRespNoRequest;
+    *err = kResultNoRequest;
     return nullptr;
   }
   if (r->head_sent) {
-    *err = kRespHeadersSent;
+    *err = kResultHeadersSent;
     return nullptr;
   }
   r->head_sent = true;
@@ -731,13 +872,13 @@ OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
                (status >= 100 && status < 200);
   OutputQueue& q = QueueFor(*r);
   AppendStatusLine(q, status, reason);
-  *err = kRespOk;
+  *err = kResultOk;
   return &q;
 }
 
 int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   Request* r = Find(seq);
-  if (!r || !r->head_sent) return kRespNoRequest;
+  if (!r || !r->head_sent) return kResultNoRequest;
   OutputQueue& q = QueueFor(*r);
   Listener* l = conn_->listener();
   bool keep_alive = r->req_keep_alive && !server_closing_ && !eof_ &&
@@ -788,22 +929,22 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   q.Append("\r\n", 2);
   r->close_after = !keep_alive;
   conn_->MarkDirty();
-  return kRespOk;
+  return kResultOk;
 }
 
 OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
-  *err = kRespOk;
+  *err = kResultOk;
   if (conn_->closing()) {
-    *err = kRespClosed;
+    *err = kResultClosed;
     return nullptr;
   }
   Request* r = Find(seq);
   if (!r || r->ended) {
-    *err = kRespNoRequest;
+    *err = kResultNoRequest;
     return nullptr;
   }
   if (!r->head_sent) {
-    *err = kRespHeadersNotSent;
+    *err = kResultHeadersNotSent;
     return nullptr;
   }
   size_t max_out = conn_->listener()->options().max_output_buffer;
@@ -812,7 +953,7 @@ OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
     // 'drain'. Destroy (not end): nothing more of this response can get
     // through. The connection object lives until its close callback.
     conn_->Destroy();
-    *err = kRespClosed;
+    *err = kResultClosed;
     return nullptr;
   }
   if (r->no_body || len == 0) return nullptr;
@@ -836,10 +977,10 @@ void Http1Session::EndBody(uint32_t seq) {
 }
 
 int Http1Session::End(uint32_t seq, std::string_view trailers) {
-  if (conn_->closing()) return kRespClosed;
+  if (conn_->closing()) return kResultClosed;
   Request* r = Find(seq);
-  if (!r || r->ended) return kRespNoRequest;
-  if (!r->head_sent) return kRespHeadersNotSent;
+  if (!r || r->ended) return kResultNoRequest;
+  if (!r->head_sent) return kResultHeadersNotSent;
   if (r->chunked && !r->no_body) {
     OutputQueue& q = QueueFor(*r);
     q.Append("0\r\n", 3);
@@ -848,21 +989,36 @@ int Http1Session::End(uint32_t seq, std::string_view trailers) {
   }
   r->ended = true;
   if (IsFront(*r)) Advance();
-  return kRespOk;
+  return kResultOk;
 }
 
 int Http1Session::WriteContinue(uint32_t seq) {
-  if (conn_->closing()) return kRespClosed;
+  if (conn_->closing()) return kResultClosed;
   Request* r = Find(seq);
-  if (!r || r->head_sent) return kRespNoRequest;
+  if (!r || r->head_sent) return kResultNoRequest;
   if (body_too_large_ && seq == current_seq_) {
     // Its Content-Length is over maxRequestBodySize: the 413 that follows
     // is the answer to the expectation; no body is invited.
-    return kRespOk;
+    return kResultOk;
   }
   QueueFor(*r).Append("HTTP/1.1 100 Continue\r\n\r\n", 25);
   if (IsFront(*r)) conn_->MarkDirty();
-  return kRespOk;
+  return kResultOk;
+}
+
+int Http1Session::WriteInformational(uint32_t seq, int status,
+                                     std::string_view header_lines) {
+  if (conn_->closing()) return kResultClosed;
+  if (status <= 100 || status > 199) return kResultNoRequest;
+  Request* r = Find(seq);
+  if (!r || r->ended) return kResultNoRequest;
+  if (r->head_sent) return kResultHeadersSent;
+  OutputQueue& q = QueueFor(*r);
+  AppendStatusLine(q, status, std::string_view());
+  q.Append(header_lines.data(), header_lines.size());
+  q.Append("\r\n", 2);
+  if (IsFront(*r)) conn_->MarkDirty();
+  return kResultOk;
 }
 
 bool Http1Session::HeadersSent(uint32_t seq) const {

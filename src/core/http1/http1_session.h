@@ -16,8 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/http1/line_fold_scanner.h"
 #include "core/net/output_queue.h"
 #include "core/body/pipe.h"
+#include "core/common/result.h"
 #include "core/net/server_delegate.h"
 #include "core/net/session.h"
 
@@ -40,22 +42,13 @@ enum ResponseHeadFlags : uint32_t {
   kHeadWholeBody = 1u << 7,           // end(body): the body length is known
 };
 
-// Errors returned by the response API (never thrown in the core).
-enum ResponseError {
-  kRespOk = 0,
-  kRespNoRequest = -1,     // unknown seq, or its response already finished
-  kRespHeadersSent = -2,
-  kRespHeadersNotSent = -3,
-  kRespClosed = -4,        // the connection is closing or closed
-};
-
 class Http1Session final : public Session {
  public:
   explicit Http1Session(Connection* conn);
   ~Http1Session() override;
 
   // Session
-  bool AllocRead(size_t suggested, uv_buf_t* buf) override;
+  ReadBuffers::Want ReadMemory() const override;
   void OnRead(const char* data, size_t len) override;
   void OnEof() override;
   void OnTimeout(int kind) override;
@@ -86,6 +79,12 @@ class Http1Session final : public Session {
   int End(uint32_t seq, std::string_view trailers);
   // Writes "HTTP/1.1 100 Continue" for `seq`.
   int WriteContinue(uint32_t seq);
+  // Writes an interim response (status 101..199) for `seq` before its
+  // head: the status line, `header_lines` ("Name: value\r\n" each, checked
+  // by the caller) and the blank line. kResultHeadersSent once the head is
+  // out (an interim response after it would corrupt the response).
+  int WriteInformational(uint32_t seq, int status,
+                         std::string_view header_lines);
   // Writes a canned error response (when nothing of a response is on the
   // wire yet) and closes the connection gracefully. Status 0 (input that
   // is not HTTP/1.x): closes without an answer.
@@ -98,16 +97,13 @@ class Http1Session final : public Session {
   // Parse what a pipeline pause left unparsed (called in a dispatch).
   void ResumeParsing() override;
   bool HasHeldInput() const override { return !unparsed_.empty(); }
-  // The embedder's buffer pool refilled: try again to get a body buffer
-  // and resume reading (called from the embedder, outside a dispatch).
-  void RetryBodyBuffer();
 
   Connection* connection() const { return conn_; }
 
   // Body from a native pipe (respondWithFile), after BeginHead/FinishHead
   // (the head carries Content-Length, or the body is chunked). Takes
-  // `source` in every case. Returns kRespOk (the pipe runs; `listener`
-  // hears OnPipeBodyDone exactly once), 1 (no body is sent — HEAD, 204,
+  // `source` in every case. Returns kResultOk (the pipe runs; `listener`
+  // hears OnPipeBodyDone exactly once), kResultNoBody (no body is sent — HEAD, 204,
   // 304 — and the response is already ended; the listener is not called),
   // or an error. Bodies stream in request order: a pipelined response's
   // pipe only starts pulling when it reaches the front. See
@@ -176,7 +172,16 @@ class Http1Session final : public Session {
   static int OnVersionCb(llhttp_t* p, const char* at, size_t len);
   static int OnVersionCompleteCb(llhttp_t* p);
   static int OnChunkExtensionCb(llhttp_t* p, const char* at, size_t len);
+  static int OnChunkExtensionValueCb(llhttp_t* p, const char* at,
+                                     size_t len);
   int OnHeaderFieldComplete();
+  int OnHeaderValueComplete();
+  // A Connection header of the head holds the token "close" (OWS around
+  // tokens allowed, as node's llhttp 9.4 reads it).
+  bool HasCloseToken() const;
+  // The scanner found a fold or a bare-LF blank line: marks the request
+  // invalid (400, as node).
+  int RefuseLines(LineFoldScanner::Result why);
   void ReportClientError(int status, const char* code, const char* reason);
   // A method error at `pos` whose request line is not HTTP/1.x, on the
   // connection's first request of a port that also serves h2c.
@@ -190,10 +195,14 @@ class Http1Session final : public Session {
   // staged output to the writer.
   void Advance();
   int CheckHeaderBudget(size_t len);
-  // After each read: make sure the next read of body bytes has embedder
-  // memory to land in, or retire the buffer when no body is expected.
-  void PrepareBodyBuffer();
-  void RetireBodyBuffer();
+  // Body coalescing: the body spans llhttp reports while parsing one input
+  // (one socket read, or held-back input) are gathered into one run and
+  // handed to the delegate once, by FlushBodyRun, before anything that must
+  // follow them (the request's end, an error, the end of the input). A
+  // chunked body of 1-byte chunks thus crosses into JS once per read, not
+  // once per chunk. Returns false when the connection was destroyed.
+  void AddBodySpan(const char* at, size_t len);
+  bool FlushBodyRun();
 
   Connection* conn_;
   llhttp_t parser_;
@@ -219,7 +228,7 @@ class Http1Session final : public Session {
 
   bool parse_dead_ = false;     // after a parse error: ignore input
   bool header_overflow_ = false;
-  bool invalid_header_ = false;   // obs-fold in a value
+  bool invalid_header_ = false;   // a callback refused the head
   // Why invalid_header_ (HPE_* code and reason for clientError).
   const char* invalid_code_ = nullptr;
   const char* invalid_reason_ = nullptr;
@@ -235,11 +244,11 @@ class Http1Session final : public Session {
   // The version ended exactly at the end of a read: the next read's first
   // byte must be CR.
   bool cr_due_ = false;
-  // The input llhttp_execute is working on, and whether the last header
-  // value span ended at its end (obs-fold detection).
+  // The input llhttp_execute is working on.
   const char* exec_start_ = nullptr;
   const char* exec_end_ = nullptr;
-  bool value_span_hit_end_ = false;
+  // Line folds in the head and trailers (llhttp 8.1 accepts them).
+  LineFoldScanner fold_;
   bool server_closing_ = false;
   bool pumping_ = false;        // PumpPipeBody on the stack
   bool pump_again_ = false;     // asked again while pumping
@@ -247,15 +256,25 @@ class Http1Session final : public Session {
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
 
-  // Zero-copy uploads: the embedder's buffer body reads land in. Reads go
-  // to [ubuf_base_ + ubuf_used_, ubuf_base_ + ubuf_len_) while a body is
-  // expected; body chunks parsed from there are reported by offset.
-  char* ubuf_base_ = nullptr;
-  size_t ubuf_len_ = 0;
-  size_t ubuf_used_ = 0;
+  // Zero-copy uploads: reads land in the embedder's memory (the
+  // connection's ReadBuffers); body chunks parsed from there are reported
+  // by offset into it.
   bool in_body_ = false;           // headers done, body bytes still to come
-  bool read_in_ubuf_ = false;      // the read being parsed is in ubuf
-  bool waiting_memory_ = false;    // paused: the embedder's pool is dry
+  bool read_in_ubuf_ = false;      // the input being parsed is in it
+
+  // The body run not yet delivered (AddBodySpan). In the embedder's buffer
+  // (run_in_ubuf_) it is [read buffer base + run_off_, + run_len_): later spans
+  // of the same read are moved down next to it, over chunk framing already
+  // parsed, so the run stays one view of that memory. Elsewhere it is
+  // [run_ptr_, + run_len_) inside the input while spans are contiguous
+  // (a Content-Length body), else a copy in run_copy_. Never more than one
+  // input's bytes: the bound on what a request buffers natively.
+  size_t run_len_ = 0;
+  size_t run_off_ = 0;
+  const char* run_ptr_ = nullptr;
+  bool run_in_ubuf_ = false;
+  bool run_copied_ = false;
+  std::string run_copy_;
 };
 
 }  // namespace sluice

@@ -6,6 +6,11 @@
 // Every call happens on the loop thread inside a Listener dispatch bracket
 // (ServerDelegate::OnDispatchBegin/End). The embedder may call back into the
 // session (respond, write, reset, pause) from inside any of them.
+//
+// Order per stream: OnStream first; then OnStreamData in receive order and
+// OnStreamEnd at most once; OnStreamDrain / OnStreamWantTrailers as its
+// output progresses; OnStreamClose last (no call names the id after it).
+// OnGoaway is per session, in order with the stream events around it.
 #pragma once
 
 #include <cstddef>

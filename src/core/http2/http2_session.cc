@@ -25,10 +25,6 @@ constexpr size_t kSendBacklogLimit = 512 * 1024;
 // PINGs without reading then trips nghttp2's outbound-ACK flood limit
 // (NGHTTP2_ERR_FLOODED) instead of growing our queue without bound.
 constexpr size_t kControlBacklogLimit = 1024 * 1024;
-// Payload slices below this are copied next to their frame header (one
-// iovec) instead of referenced.
-constexpr size_t kEmbedThreshold = 4096;
-
 // Shares one ExternalRef among several segments: the queue holds one count,
 // each OutputQueue segment another; the last Release releases the inner.
 class CountedRef final : public ExternalRef {
@@ -45,19 +41,6 @@ class CountedRef final : public ExternalRef {
  private:
   ExternalRef* inner_;
   int count_ = 1;
-};
-
-// Owns bytes (compressor output) while a stream's queue and the writer
-// reference them.
-class StringRef final : public ExternalRef {
- public:
-  explicit StringRef(std::string&& s) : s_(std::move(s)) {}
-  const char* data() const { return s_.data(); }
-  size_t size() const { return s_.size(); }
-  void Release() override { delete this; }
-
- private:
-  std::string s_;
 };
 
 inline Http2Session* From(void* user) {
@@ -99,15 +82,15 @@ class Http2Session::WriteQueue final : public Http2BodySource {
   }
 
   // Bytes this queue now owns (compressor output): small ones coalesced
-  // with their neighbours, larger ones moved into a StringRef that the
+  // with their neighbours, larger ones moved into an OwnedBytes that the
   // DATA frames reference (not copied again).
   void PushOwned(std::string&& bytes) {
     if (bytes.empty()) return;
-    if (bytes.size() < kEmbedThreshold) {
+    if (bytes.size() < kCopyBelow) {
       Push(bytes.data(), bytes.size(), nullptr);
       return;
     }
-    StringRef* r = new StringRef(std::move(bytes));
+    OwnedBytes* r = new OwnedBytes(std::move(bytes));
     Push(r->data(), r->size(), r);
   }
 
@@ -133,7 +116,7 @@ class Http2Session::WriteQueue final : public Http2BodySource {
       size_t clen = c.ref ? c.len : c.own.size();
       const char* base = c.ref ? c.ext : c.own.data();
       size_t k = std::min(len, clen - c.off);
-      if (c.ref && k >= kEmbedThreshold) {
+      if (c.ref && k >= kCopyBelow) {
         c.ref->Add();
         q.AppendExternal(base + c.off, k, c.ref);
       } else {
@@ -861,10 +844,10 @@ int Http2Session::SubmitWithBody(Stream* st, Http2HeaderList& headers) {
 
 int Http2Session::Respond(int32_t id, int status, Http2HeaderList& headers,
                           uint32_t flags) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (st->responded) return kH2HeadersSent;
+  if (!st) return kResultNoRequest;
+  if (st->responded) return kResultHeadersSent;
   return SubmitResponse(st, status, headers, flags);
 }
 
@@ -891,36 +874,41 @@ int Http2Session::SubmitResponse(Stream* st, int status,
     r = SubmitWithBody(st, headers);
   }
   conn_->MarkDirty();
-  return r == 0 ? kH2Ok : kH2Invalid;
+  return r == 0 ? kResultOk : kResultInvalid;
 }
 
 int Http2Session::SendInformational(int32_t id, Http2HeaderList& headers) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (st->responded) return kH2HeadersSent;
+  if (!st) return kResultNoRequest;
+  if (st->responded) return kResultHeadersSent;
   int r = nghttp2_submit_headers(session_, NGHTTP2_FLAG_NONE, id, nullptr,
                                  headers.nv(), headers.size(), nullptr);
   conn_->MarkDirty();
-  return r < 0 ? kH2Invalid : kH2Ok;
+  return r < 0 ? kResultInvalid : kResultOk;
+}
+
+int Http2Session::StreamFor(int32_t id, bool responded, Stream** st) {
+  *st = dead() ? nullptr : Find(id);
+  if (dead()) return kResultClosed;
+  if (!*st) return kResultNoRequest;
+  if ((*st)->responded != responded) {
+    return responded ? kResultHeadersNotSent : kResultHeadersSent;
+  }
+  return kResultOk;
 }
 
 int Http2Session::Write(int32_t id, const char* data, size_t len,
                         ExternalRef* ref) {
-  int err = kH2Ok;
-  Stream* st = dead() ? nullptr : Find(id);
-  if (dead()) {
-    err = kH2Closed;
-  } else if (!st) {
-    err = kH2NoStream;
-  } else if (!st->responded) {
-    err = kH2HeadersNotSent;
-  } else if (st->ended) {
-    err = st->no_body ? kH2Ok : kH2Ended;
-  } else if (st->queue == nullptr || st->source != st->queue.get()) {
-    err = kH2Invalid;  // a native source owns the body
+  Stream* st;
+  int err = StreamFor(id, true, &st);
+  if (err == kResultOk && st->ended) {
+    err = st->no_body ? kResultOk : kResultEnded;
+  } else if (err == kResultOk &&
+             (st->queue == nullptr || st->source != st->queue.get())) {
+    err = kResultInvalid;  // a native source owns the body
   }
-  if (err != kH2Ok || st->ended) {
+  if (err != kResultOk || st->ended) {
     if (ref) ref->Release();
     return err;
   }
@@ -931,7 +919,7 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     // connection): nothing more of this response can get through.
     if (ref) ref->Release();
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-    return kH2Closed;
+    return kResultClosed;
   }
   if (st->compressor) {
     // Small writes with nothing queued are compressed now; the others on
@@ -942,9 +930,9 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     int cr = st->compressor->Write(data, len, Compressor::kNoFlush, ref, &out);
     if (cr < 0) {
       ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-      return kH2Invalid;
+      return kResultInvalid;
     }
-    if (cr != CompressStream::kInline) return kH2Ok;  // the sink resumes
+    if (cr != CompressStream::kInline) return kResultOk;  // the sink resumes
     st->queue->PushOwned(std::move(out));
   } else {
     st->queue->Push(data, len, ref);
@@ -954,15 +942,15 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (!st->responded) return kH2HeadersNotSent;
-  if (st->ended) return kH2Ok;
+  if (!st) return kResultNoRequest;
+  if (!st->responded) return kResultHeadersNotSent;
+  if (st->ended) return kResultOk;
   bool body_done = true;
   if (st->compressor && st->queue && st->source == st->queue.get()) {
     std::string out;
@@ -970,7 +958,7 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
     if (cr < 0) {
       st->compressor.reset();
       ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-      return kH2Invalid;
+      return kResultInvalid;
     }
     if (cr == CompressStream::kInline) {
       st->compressor.reset();  // its state (up to ~1 MiB for brotli) goes now
@@ -986,37 +974,37 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
   if (trailers && !trailers->empty()) {
     st->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
   }
-  if (!body_done) return kH2Ok;
+  if (!body_done) return kResultOk;
   if (st->queue && st->source == st->queue.get()) st->queue->set_ended();
   if (st->deferred) {
     st->deferred = false;
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::StartCompression(int32_t id, const CompressParams& params) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
+  if (!st) return kResultNoRequest;
   if (st->ended || st->pending || st->compressor ||
       (st->queue && (st->source != st->queue.get() || st->queue->size() > 0))) {
-    return kH2Invalid;
+    return kResultInvalid;
   }
-  if (st->responded && st->no_body) return kH2Ok;  // nothing to compress
+  if (st->responded && st->no_body) return kResultOk;  // nothing to compress
   CompressStream* c =
       CompressStream::Create(conn_->listener()->loop(), params, st);
-  if (c == nullptr) return kH2Invalid;
+  if (c == nullptr) return kResultInvalid;
   st->compressor.reset(c);
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::FlushCompression(int32_t id) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
-  if (!st->compressor || !st->queue || st->ended) return kH2Ok;
+  if (!st) return kResultNoRequest;
+  if (!st->compressor || !st->queue || st->ended) return kResultOk;
   // Ordered after the writes before it: inline when nothing is queued,
   // else its output comes through OnStreamCompressed.
   std::string out;
@@ -1024,16 +1012,16 @@ int Http2Session::FlushCompression(int32_t id) {
                                  &out);
   if (cr < 0) {
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-    return kH2Invalid;
+    return kResultInvalid;
   }
-  if (out.empty()) return kH2Ok;
+  if (out.empty()) return kResultOk;
   st->queue->PushOwned(std::move(out));
   if (st->deferred) {
     st->deferred = false;
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 void Http2Session::OnStreamCompressed(Stream* st,
@@ -1098,23 +1086,16 @@ int Http2Session::RespondCompressed(int32_t id, int status,
                                     Http2HeaderList& headers, uint32_t flags,
                                     CompressJob* job,
                                     Http2HeaderList* trailers) {
-  Stream* st = dead() ? nullptr : Find(id);
-  int err = kH2Ok;
-  if (dead()) {
-    err = kH2Closed;
-  } else if (!st) {
-    err = kH2NoStream;
-  } else if (st->responded) {
-    err = kH2HeadersSent;
-  }
-  if (err != kH2Ok) {
+  Stream* st;
+  int err = StreamFor(id, false, &st);
+  if (err != kResultOk) {
     job->Destroy();
     return err;
   }
   if (job->input_size() < CompressJob::kAsyncThreshold) {
     if (job->RunInline() != 0) {
       job->Destroy();
-      return kH2Invalid;
+      return kResultInvalid;
     }
     return FinishCompressed(st, status, headers, flags, job, trailers);
   }
@@ -1127,9 +1108,9 @@ int Http2Session::RespondCompressed(int32_t id, int status,
   int r = job->Queue(conn_->listener()->loop(), st->pending.get());
   if (r != 0) {
     st->pending.reset();  // destroys the job (not queued)
-    return kH2Invalid;
+    return kResultInvalid;
   }
-  return kH2Ok;
+  return kResultOk;
 }
 
 int Http2Session::FinishCompressed(Stream* st, int status,
@@ -1142,7 +1123,7 @@ int Http2Session::FinishCompressed(Stream* st, int status,
   st->ended = false;
   st->compressor.reset();
   int err = SubmitResponse(st, status, headers, flags);
-  if (err != kH2Ok || st->no_body || !st->queue) {
+  if (err != kResultOk || st->no_body || !st->queue) {
     job->Destroy();
     return err;
   }
@@ -1171,7 +1152,7 @@ void Http2Session::OnCompressDone(int32_t id, CompressJob* job, int status) {
     job->Destroy();
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
   } else if (FinishCompressed(st, p->status, p->headers, p->flags, job,
-                              p->trailers.get()) != kH2Ok) {
+                              p->trailers.get()) != kResultOk) {
     ResetStream(id, NGHTTP2_INTERNAL_ERROR);
   }
   conn_->MarkDirty();
@@ -1179,20 +1160,20 @@ void Http2Session::OnCompressDone(int32_t id, CompressJob* job, int status) {
 }
 
 int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
+  if (!st) return kResultNoRequest;
   int r = nghttp2_submit_trailer(session_, id, trailers.nv(), trailers.size());
   conn_->MarkDirty();
-  return r == 0 ? kH2Ok : kH2Invalid;
+  return r == 0 ? kResultOk : kResultInvalid;
 }
 
 int Http2Session::ResetStream(int32_t id, uint32_t code) {
-  if (dead()) return kH2Closed;
-  if (!Find(id)) return kH2NoStream;
+  if (dead()) return kResultClosed;
+  if (!Find(id)) return kResultNoRequest;
   int r = nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, code);
   conn_->MarkDirty();
-  return r == 0 ? kH2Ok : kH2Invalid;
+  return r == 0 ? kResultOk : kResultInvalid;
 }
 
 void Http2Session::PauseStream(int32_t id) {
@@ -1224,11 +1205,11 @@ bool Http2Session::IsHeadRequest(int32_t id) {
 }
 
 int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
-  if (dead()) return kH2Closed;
+  if (dead()) return kResultClosed;
   Stream* st = Find(id);
-  if (!st) return kH2NoStream;
+  if (!st) return kResultNoRequest;
   if (!st->responded || st->ended || !st->queue || st->queue->size() > 0) {
-    return kH2Invalid;
+    return kResultInvalid;
   }
   st->queue.reset();
   st->compressor.reset();  // a native source brings its own (CompressTransform)
@@ -1239,7 +1220,7 @@ int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
     nghttp2_session_resume_data(session_, id);
   }
   conn_->MarkDirty();
-  return kH2Ok;
+  return kResultOk;
 }
 
 void Http2Session::ResumeData(int32_t id) {
@@ -1253,20 +1234,15 @@ void Http2Session::ResumeData(int32_t id) {
 
 int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
                                 PipeBodyListener* listener) {
-  Stream* st = dead() ? nullptr : Find(id);
-  int err = kH2Ok;
-  if (dead()) {
-    err = kH2Closed;
-  } else if (!st) {
-    err = kH2NoStream;
-  } else if (!st->responded) {
-    err = kH2HeadersNotSent;
-  } else if (st->no_body) {
-    err = 1;
-  } else if (st->ended || !st->queue || st->queue->size() > 0) {
-    err = kH2Invalid;
+  Stream* st;
+  int err = StreamFor(id, true, &st);
+  if (err == kResultOk && st->no_body) {
+    err = kResultNoBody;
+  } else if (err == kResultOk &&
+             (st->ended || !st->queue || st->queue->size() > 0)) {
+    err = kResultInvalid;
   }
-  if (err != kH2Ok) {
+  if (err != kResultOk) {
     source->Close();
     return err;
   }
@@ -1274,7 +1250,7 @@ int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
   AttachBodySource(id, body);
   // Start may fail synchronously (OnPipeError resets the stream).
   body->Start();
-  return kH2Ok;
+  return kResultOk;
 }
 
 void Http2Session::DeferBodyDone(PipeBodyListener* listener, int status) {

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/common/result.h"
 #include "core/compress/compress_stream.h"
 #include "core/http2/http2_delegate.h"
 #include "core/http2/client_stream_ids.h"
@@ -53,7 +54,7 @@ class Http2BodySource {
   // Session → source, from the data provider: how many bytes (<= max) can
   // be sent now. Returns > 0; or 0 with *eof = true when the body is done;
   // or kBodyWouldBlock: nothing yet (the producer then calls
-  // Http2Session::ResumeStream once it has data). *eof may also be set
+  // Http2Session::ResumeData once it has data). *eof may also be set
   // with a positive count: those are the last bytes.
   virtual ssize_t Available(size_t max, bool* eof) = 0;
   // Session → source, from send_data: append exactly `len` bytes (the count
@@ -65,17 +66,6 @@ class Http2BodySource {
   // releases what it holds (and frees itself if it owns itself).
   virtual void Detach() = 0;
   static constexpr ssize_t kBodyWouldBlock = -1;
-};
-
-// Results of the stream API (negative; never thrown in the core).
-enum Http2Result {
-  kH2Ok = 0,
-  kH2NoStream = -1,       // unknown id, or the stream is closed
-  kH2HeadersSent = -2,
-  kH2HeadersNotSent = -3,
-  kH2Closed = -4,         // the connection is closing or closed
-  kH2Invalid = -5,        // nghttp2 refused (bad state or argument)
-  kH2Ended = -6,          // write after end
 };
 
 // Respond flags.
@@ -91,7 +81,7 @@ class Http2Session final : public Session {
 
   // Sends the server SETTINGS (and the connection window update). Returns
   // 0 or an nghttp2 error. Called once by the creator before input.
-  int Start();
+  int Start() override;
   // h2c upgrade (RFC 7540 3.2): `settings` is the decoded HTTP2-Settings
   // header; stream 1 is the upgrade request, reported with OnStream.
   int StartUpgrade(const uint8_t* settings, size_t len, bool head_request,
@@ -109,7 +99,7 @@ class Http2Session final : public Session {
 
   // ---- stream API (binding; loop thread, any context) ----
   // `headers` holds :status (== status) first, then the fields. Returns
-  // kH2Ok or an error.
+  // kResultOk or an error.
   int Respond(int32_t id, int status, Http2HeaderList& headers,
               uint32_t flags);
   // Informational headers (1xx) before Respond.
@@ -117,7 +107,7 @@ class Http2Session final : public Session {
   // Queues body bytes from JS. ref == nullptr: the bytes are copied now;
   // otherwise they are referenced until written and ref->Release() is
   // called exactly once (also on every error path). A body that must not
-  // be sent (HEAD, 204, 304) is discarded with kH2Ok.
+  // be sent (HEAD, 204, 304) is discarded with kResultOk.
   int Write(int32_t id, const char* data, size_t len, ExternalRef* ref);
   // Ends the body; `trailers` (may be null or empty) are sent after it.
   int End(int32_t id, Http2HeaderList* trailers);
@@ -169,8 +159,8 @@ class Http2Session final : public Session {
   void ResumeData(int32_t id);
   // The body of stream `id` (responded without kH2EndStream, nothing
   // written yet) comes from a native pipe over `source` (taken in every
-  // case): an Http2PipeBody (http2_pipe_body.h). Returns kH2Ok (the pipe
-  // runs; `listener` hears OnPipeBodyDone exactly once), 1 (the response
+  // case): an Http2PipeBody (http2_pipe_body.h). Returns kResultOk (the pipe
+  // runs; `listener` hears OnPipeBodyDone exactly once), kResultNoBody (the response
   // has no body — HEAD, 204, 304 — the source is closed and the listener
   // not called), or an error (source closed, listener not called).
   int StartPipeBody(int32_t id, PipeSource* source,
@@ -227,6 +217,11 @@ class Http2Session final : public Session {
 
   int Init();
   Stream* Find(int32_t id);
+  // The stream of a response call: kResultOk with *st when it exists and
+  // its head was sent (`responded`) or not (!`responded`), as the call
+  // needs; otherwise kResultClosed, kResultNoRequest, kResultHeadersNotSent
+  // or kResultHeadersSent (*st may then be null).
+  int StreamFor(int32_t id, bool responded, Stream** st);
   int SubmitWithBody(Stream* st, Http2HeaderList& headers);
   // Respond's work after the `responded` check (RespondCompressed submits
   // a response whose stream was marked responded when the job started).

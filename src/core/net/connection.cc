@@ -3,15 +3,15 @@
 #include <cstring>
 
 #include "core/net/address.h"
-#include "core/http1/http1_session.h"
-#include "core/http2/http2_session.h"
+#include "core/net/session_factory.h"
 #include "core/net/listener.h"
 
 namespace sluice {
 
 Connection::Connection(Listener* listener)
     : listener_(listener),
-      writer_(reinterpret_cast<uv_stream_t*>(&tcp_), this) {}
+      writer_(reinterpret_cast<uv_stream_t*>(&tcp_), this),
+      read_buffers_(this) {}
 
 Connection::~Connection() = default;
 
@@ -42,8 +42,7 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
   // Responses are corked into one write: Nagle would only add latency.
   uv_tcp_nodelay(&c->tcp_, 1);
   listener->AddConnection(c);
-  c->session_.reset(new Http1Session(c));
-  c->detecting_ = listener->delegate()->http2() != nullptr;
+  c->session_.reset(listener->sessions()->Initial(c, &c->detecting_));
   c->StartReading();
   return c;
 }
@@ -87,11 +86,29 @@ void Connection::ReparseHeldInput() {
   if (!pause_mask_ && !closing_) StartReading();
 }
 
+// Every read is placed here: embedder memory when the session wants it and
+// ReadBuffers gets some, else the listener's shared buffer. Asking the
+// embedder runs JS without a dispatch (no microtasks, no flush): a JS
+// allocator is synchronous. Should that JS destroy this connection anyway,
+// the object lives until the close callback and the read is refused
+// (ENOBUFS) below.
 void Connection::OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf) {
+  (void)suggested;
   Connection* c = static_cast<Connection*>(h->data);
-  if (c->session_ && !c->shut_down_ && !c->detecting_ &&
-      c->session_->AllocRead(suggested, buf)) {
-    return;
+  c->alloc_result_ = ReadBuffers::kGot;
+  if (c->session_ && !c->shut_down_ && !c->closing_) {
+    ReadBuffers::Result r =
+        c->read_buffers_.Acquire(c->session_->ReadMemory(), buf);
+    if (c->closing_ && r != ReadBuffers::kFallback) {
+      *buf = uv_buf_init(nullptr, 0);
+      return;
+    }
+    if (r == ReadBuffers::kGot) return;
+    if (r == ReadBuffers::kDry || r == ReadBuffers::kError) {
+      c->alloc_result_ = r;
+      *buf = uv_buf_init(nullptr, 0);  // libuv answers UV_ENOBUFS
+      return;
+    }
   }
   *buf = uv_buf_init(c->listener_->shared_read_buffer(),
                      Listener::kSharedReadBufferSize);
@@ -99,7 +116,7 @@ void Connection::OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf) {
 
 void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   Connection* c = static_cast<Connection*>(s->data);
-  if (nread == 0) return;  // EAGAIN
+  if (nread == 0 || c->closing_) return;  // EAGAIN, or closing
   Listener* l = c->listener_;
   if (c->shut_down_) {
     // Lingering after our FIN: discard input until the peer closes.
@@ -107,10 +124,28 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   l->BeginDispatch();
-  if (nread > 0 && c->detecting_) {
-    c->DetectProtocol(buf->base, static_cast<size_t>(nread));
+  if (nread == UV_ENOBUFS) {
+    // The alloc callback had no memory for this read.
+    if (c->alloc_result_ == ReadBuffers::kDry) {
+      // TCP backpressure instead of unbounded copying: the peer's window
+      // fills while the pool is dry (RetryReadBuffer resumes).
+      c->Pause(kPauseMemory);
+    } else {
+      c->Destroy();  // the allocator failed
+    }
   } else if (nread > 0) {
-    c->session_->OnRead(buf->base, static_cast<size_t>(nread));
+    size_t n = static_cast<size_t>(nread);
+    c->read_buffers_.OnRead(buf->base, n);
+    if (c->detecting_) {
+      c->DetectProtocol(buf->base, n);
+    } else {
+      c->session_->OnRead(buf->base, n);
+    }
+    // Whatever of the buffer nothing refers to goes back now.
+    if (!c->closing_) {
+      c->read_buffers_.AfterRead(c->session_->ReadMemory() ==
+                                 ReadBuffers::kRequire);
+    }
   } else if (nread == UV_EOF) {
     c->eof_ = true;
     c->StopReading();
@@ -128,10 +163,9 @@ void Connection::DetectProtocol(const char* data, size_t len) {
   if (r == PrefaceMatcher::kNeedMore) return;
   detecting_ = false;
   if (r == PrefaceMatcher::kHttp2) {
-    // No HTTP/1.1 byte was parsed: the session is simply replaced.
-    Http2Session* h2 = new Http2Session(this);
-    session_.reset(h2);
-    if (h2->Start() != 0) {
+    // No byte reached the initial session: it is simply replaced.
+    session_.reset(listener_->sessions()->ForPreface(this));
+    if (session_->Start() != 0) {
       Destroy();
       return;
     }
@@ -247,6 +281,8 @@ void Connection::Destroy() {
   if (closing_) return;
   closing_ = true;
   StopReading();
+  // The embedder drops its hold on a read buffer in OnConnectionClose.
+  read_buffers_.Forget();
   if (session_) session_->OnClose();
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClosed);
 }

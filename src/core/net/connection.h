@@ -11,6 +11,7 @@
 
 #include "core/common/loop_tracked.h"
 #include "core/net/protocol_detect.h"
+#include "core/net/read_buffers.h"
 #include "core/net/session.h"
 #include "core/net/writer.h"
 
@@ -41,6 +42,10 @@ class Connection final : private WriterClient {
   Listener* listener() const { return listener_; }
   Session* session() const { return session_.get(); }
   Writer& writer() { return writer_; }
+  ReadBuffers& read_buffers() { return read_buffers_; }
+  // The embedder's buffer pool refilled: read again if a dry pool stopped
+  // reading (the next alloc callback asks again).
+  void RetryReadBuffer() { Resume(kPauseMemory); }
   uv_loop_t* loop() const;
 
   // Output was queued: flush at the end of this dispatch / loop turn.
@@ -115,6 +120,10 @@ class Connection final : private WriterClient {
   Listener* listener_;
   uv_tcp_t tcp_;
   Writer writer_;
+  ReadBuffers read_buffers_;
+  // The last alloc callback found no memory (kDry) or a failing allocator
+  // (kError): the read callback that follows (UV_ENOBUFS) acts on it.
+  ReadBuffers::Result alloc_result_ = ReadBuffers::kGot;
   std::unique_ptr<Session> session_;
   std::unique_ptr<Session> retired_session_;  // see ReplaceSession
   uv_shutdown_t shutdown_req_;

@@ -44,9 +44,10 @@ struct DroppedTcp {
 }  // namespace
 
 Listener::Listener(uv_loop_t* loop, ServerDelegate* delegate,
-                   const ServerOptions& options)
+                   SessionFactory* sessions, const ServerOptions& options)
     : loop_(loop),
       delegate_(delegate),
+      sessions_(sessions),
       options_(options),
       date_(loop),
       shared_read_buf_(new char[kSharedReadBufferSize]) {

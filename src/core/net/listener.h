@@ -13,6 +13,7 @@
 #include "core/common/loop_tracked.h"
 #include "core/common/options.h"
 #include "core/net/server_delegate.h"
+#include "core/net/session_factory.h"
 
 namespace sluice {
 
@@ -20,7 +21,9 @@ class Connection;
 
 class Listener {
  public:
-  Listener(uv_loop_t* loop, ServerDelegate* delegate,
+  // `sessions` makes each connection's protocol sessions (not owned; it
+  // outlives the listener, e.g. HttpSessionFactory::Get()).
+  Listener(uv_loop_t* loop, ServerDelegate* delegate, SessionFactory* sessions,
            const ServerOptions& options);
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
@@ -57,6 +60,7 @@ class Listener {
 
   uv_loop_t* loop() const { return loop_; }
   ServerDelegate* delegate() const { return delegate_; }
+  SessionFactory* sessions() const { return sessions_; }
   const ServerOptions& options() const { return options_; }
   // The limits lib/ lets users change later as server properties
   // (maxHeadersCount, maxRequestsPerSocket, maxConnections...): read at
@@ -101,6 +105,7 @@ class Listener {
   LoopTracked tracked_;  // until the handles and connections are closed
   uv_loop_t* loop_;
   ServerDelegate* delegate_;
+  SessionFactory* sessions_;
   ServerOptions options_;
   DateCache date_;
   uv_tcp_t* server_ = nullptr;  // heap: a failed listen closes it async

@@ -71,6 +71,15 @@ void OutputQueue::AppendExternal(const char* data, size_t n,
   total_ += n;
 }
 
+void OutputQueue::AppendOwned(std::string&& s) {
+  if (s.size() < kCopyBelow) {
+    Append(s.data(), s.size());
+    return;
+  }
+  OwnedBytes* r = new OwnedBytes(std::move(s));
+  AppendExternal(r->data(), r->size(), r);
+}
+
 void OutputQueue::Splice(OutputQueue& other) {
   if (other.segs_.empty()) return;
   if (segs_.empty() && inline_len_ == 0) {

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -24,6 +26,26 @@ class ExternalRef {
   virtual ~ExternalRef() = default;
   virtual void Release() = 0;
 };
+
+// Owns bytes moved in (a string body's UTF-8, compressor output) while
+// queues reference them; frees itself on Release (loop thread).
+class OwnedBytes final : public ExternalRef {
+ public:
+  explicit OwnedBytes(std::string&& s) : s_(std::move(s)) {}
+  const char* data() const { return s_.data(); }
+  size_t size() const { return s_.size(); }
+  void Release() override { delete this; }
+
+ private:
+  std::string s_;
+};
+
+// Body bytes shorter than this are copied into the output next to their
+// framing (one contiguous iovec); longer ones are referenced where they lie,
+// as their own iovec of the same writev (kept alive by an ExternalRef until
+// the kernel has them). One value for both protocols and every producer:
+// measured in docs/benchmarks.md ("copy or reference").
+inline constexpr size_t kCopyBelow = 2048;
 
 class OutputQueue {
  public:
@@ -44,6 +66,9 @@ class OutputQueue {
   // References [data, data+n) without copying; ref->Release() is called when
   // the queue is done with it (ref may be null for static memory).
   void AppendExternal(const char* data, size_t n, ExternalRef* ref);
+  // Bytes the queue is to own: copied below kCopyBelow, otherwise moved
+  // into an OwnedBytes and referenced.
+  void AppendOwned(std::string&& s);
   // Moves all of other's bytes to the end of this queue, in order.
   void Splice(OutputQueue& other);
 

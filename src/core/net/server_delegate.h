@@ -5,6 +5,12 @@
 // pause, destroy a connection) from inside any of these; the core defers
 // anything that would free memory it is still using until the outermost
 // dispatch ends.
+//
+// Dispatch and order: every call below except OnDispatchBegin/End itself
+// runs inside a dispatch, AcquireBodyBuffer also from the embedder's own
+// call (a retry). Per connection: OnRequest for a request, then its OnBody
+// calls in byte order, then OnRequestEnd; requests in order of arrival;
+// OnConnectionClose last (from the close callback, in its own dispatch).
 #pragma once
 
 #include <cstddef>
@@ -62,8 +68,9 @@ class ServerDelegate {
   virtual void OnBody(Connection* c, uint32_t seq, const char* data,
                       size_t len, int64_t user_offset) = 0;
 
-  // Body read buffers supplied by the embedder (requestBufferAllocator).
-  // Called inside a dispatch, or from the embedder's own call (Retry).
+  // Read buffers supplied by the embedder (requestBufferAllocator), asked
+  // by ReadBuffers from the socket's alloc callback: outside a dispatch
+  // (the embedder opens its own handle scope; it must not run microtasks).
   enum class BufferResult {
     kOk,        // *base/*len describe memory sluice may read into
     kFallback,  // no memory this time: read into the shared buffer, copy
@@ -75,7 +82,7 @@ class ServerDelegate {
     (void)c; (void)size; (void)base; (void)len;
     return BufferResult::kFallback;
   }
-  // Sluice no longer reads into the current body buffer (views cut from it
+  // Sluice no longer reads into the current read buffer (views cut from it
   // stay valid: the embedder owns that memory). Inside a dispatch only; on
   // close the embedder drops its hold itself in OnConnectionClose.
   virtual void ReleaseBodyBuffer(Connection* c) { (void)c; }

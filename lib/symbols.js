@@ -1,0 +1,40 @@
+'use strict';
+
+// The private property keys of lib/'s objects, defined once (as undici's
+// lib/core/symbols.js). Several classes carry the same kind of slot: the
+// native transport (kConn: a NativeConnection, or an HTTP/2 stream's
+// adapter, see docs/transport.md), the request's seq, the socket view.
+
+module.exports = {
+  // IncomingRequest, ServerResponse, SluiceSocket
+  kConn: Symbol('sluice.conn'),
+  kSeq: Symbol('sluice.seq'),
+  kSocket: Symbol('sluice.socket'),
+  kHeaders: Symbol('sluice.headers'),
+  // IncomingRequest
+  kSocketPaused: Symbol('sluice.socketPaused'),
+  kRaw: Symbol('sluice.rawHeaders'),
+  kEofPending: Symbol('sluice.eofPending'),
+  // Set by the server when its reads land in allocator memory (chunks may
+  // carry pool references): pipe() and async iteration then release them.
+  kPoolBacked: Symbol('sluice.poolBacked'),
+  // On a pipe destination: its original write, wrapped (releasingWrite).
+  kOrigWrite: Symbol('sluice.origWrite'),
+  // Async iteration started: chunks are copied as they arrive (iterator()).
+  kCopyOnPush: Symbol('sluice.copyOnPush'),
+  // ServerResponse
+  kNeedDrain: Symbol('sluice.needDrain'),
+  kTrailers: Symbol('sluice.trailers'),
+  // The head reached native code (headersSent turns true earlier, at
+  // writeHead, as in node; the bytes wait to be coalesced with the body).
+  kHeadOnWire: Symbol('sluice.headOnWire'),
+  // SluiceSocket
+  kPeer: Symbol('sluice.peer'),
+  kLocal: Symbol('sluice.local'),
+  // Server
+  kNative: Symbol('sluice.native'),
+  kConnState: Symbol('sluice.connState'),
+  kLimits: Symbol('sluice.limits'),
+  // HTTP/2 session state on a NativeHttp2Session
+  kH2State: Symbol('sluice.h2state'),
+};

@@ -1,0 +1,33 @@
+#include "binding/js_core_handle.h"
+
+namespace sluice {
+
+void UncaughtIfThrown(napi_env env, napi_status st) {
+  if (st != napi_pending_exception) return;
+  napi_value err;
+  napi_get_and_clear_last_exception(env, &err);
+  napi_fatal_exception(env, err);
+}
+
+Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
+                                   const char* name) {
+  Napi::Value v = callbacks.Get(name);
+  if (!v.IsFunction()) return Napi::FunctionReference();
+  return Napi::Persistent(v.As<Napi::Function>());
+}
+
+napi_value CallJs(napi_env env, const Napi::FunctionReference& fn,
+                  size_t argc, const napi_value* argv) {
+  if (fn.IsEmpty()) return nullptr;
+  for (size_t i = 0; i < argc; i++) {
+    if (argv[i] == nullptr) return nullptr;
+  }
+  napi_value undefined, result;
+  napi_get_undefined(env, &undefined);
+  napi_status st =
+      napi_call_function(env, undefined, fn.Value(), argc, argv, &result);
+  UncaughtIfThrown(env, st);
+  return st == napi_ok ? result : nullptr;
+}
+
+}  // namespace sluice

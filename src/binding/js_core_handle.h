@@ -1,0 +1,93 @@
+// The binding's plumbing between core objects and JS, written once:
+//
+//   CallJs        a JS call from native code with node:http's error rule.
+//   CoreHandle<T> the JS handle of a core object (a connection, an HTTP/2
+//                 session): the core pointer while the core object lives,
+//                 and a strong reference to its own JS object meanwhile.
+//   HandleFor     the handle object of a core object, made on first use.
+//
+// Loop thread only.
+#pragma once
+
+#include <napi.h>
+
+namespace sluice {
+
+// Calls fn(argv) with `undefined` as receiver. A throw becomes an uncaught
+// exception, as a throw from a node:http handler does. Returns the result,
+// or nullptr when fn is empty, an argument is null (a value could not be
+// made: the environment is stopping) or fn threw.
+napi_value CallJs(napi_env env, const Napi::FunctionReference& fn,
+                  size_t argc, const napi_value* argv);
+// After a napi call into JS returned `st`: a pending exception becomes
+// uncaught (napi_fatal_exception). For callers with their own receiver or
+// napi_make_callback.
+void UncaughtIfThrown(napi_env env, napi_status st);
+// The function `callbacks[name]` lib/ passed, or an empty reference.
+Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
+                                   const char* name);
+
+// The async context (async_hooks resource) of a native object that calls
+// JS from libuv callbacks (napi_make_callback, callback scopes); destroyed
+// with its owner.
+class AsyncContext {
+ public:
+  AsyncContext() = default;
+  AsyncContext(const AsyncContext&) = delete;
+  AsyncContext& operator=(const AsyncContext&) = delete;
+  ~AsyncContext() {
+    if (ctx_) napi_async_destroy(env_, ctx_);
+  }
+  void Init(napi_env env, napi_value resource, const char* name) {
+    env_ = env;
+    napi_value n;
+    napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &n);
+    napi_async_init(env, resource, n, &ctx_);
+  }
+  napi_async_context get() const { return ctx_; }
+
+ private:
+  napi_env env_ = nullptr;
+  napi_async_context ctx_ = nullptr;
+};
+
+// Held by an ObjectWrap as a member. Attach when the JS object is bound to
+// its core object: it then holds itself strongly (users drop req.socket,
+// the session object... while the core still reports to it); Detach when
+// the core object closes: get() is then null and the object may be
+// collected. Methods of the wrap check get() first (the core object may be
+// gone while JS still holds the handle).
+template <typename Core>
+class CoreHandle {
+ public:
+  void Attach(Core* core, const Napi::Object& self) {
+    core_ = core;
+    self_ = Napi::Persistent(self);
+  }
+  void Detach() {
+    core_ = nullptr;
+    self_.Reset();
+  }
+  Core* get() const { return core_; }
+
+ private:
+  Core* core_ = nullptr;
+  Napi::ObjectReference self_;
+};
+
+// The JS handle (an ObjectWrap `Wrap` with Attach(Core*)) of `core`, whose
+// `user_data` slot stores it: made with `ctor` on first use. nullptr once
+// the environment is stopping (JS can no longer run, but libuv callbacks
+// of the current loop turn still come).
+template <typename Wrap, typename Core>
+napi_value HandleFor(Core* core, const Napi::FunctionReference& ctor) {
+  if (core->user_data) return static_cast<Wrap*>(core->user_data)->Value();
+  Napi::Object o = ctor.New({});
+  Wrap* w = o.IsEmpty() ? nullptr : Wrap::Unwrap(o);
+  if (w == nullptr) return nullptr;
+  w->Attach(core);
+  core->user_data = w;
+  return o;
+}
+
+}  // namespace sluice
