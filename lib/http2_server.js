@@ -125,7 +125,7 @@ class StreamConn {
 
   // res.writeEarlyHints / writeProcessing: "Name: value\r\n" lines checked
   // by ServerResponse.
-  writeInfo(seq, status, block) { this._native.info(this._id, status, block, RF_HTTP1_BLOCK); }
+  writeInfo(seq, status, block) { this._native.info(this._id, status, block, H2_HTTP1_BLOCK); }
 
   // HTTP/2 has no reason phrase: res.statusMessage never reaches the wire
   // (node's compat ignores it too).
