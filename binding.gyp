@@ -20,12 +20,14 @@
         "src/core/net/listener.cc",
         "src/core/server/http_session_factory.cc",
         "src/core/common/date_cache.cc",
+        "src/core/common/symbol_origin.cc",
         "src/core/http1/response_serializer.cc",
         "src/core/body/pipe.cc",
         "src/core/http2/http2_headers.cc",
         "src/core/http2/http2_session.cc",
         "src/core/http2/http2_pipe_body.cc",
         "src/core/http2/http2_upgrade.cc",
+        "src/core/http2/nghttp2_link.cc",
         "src/core/body/file_source.cc",
         "src/core/http1/http1_pipe_body.cc",
         "src/core/compress/compressor.cc",
@@ -56,12 +58,11 @@
         "NODE_ADDON_API_DISABLE_DEPRECATED",
         "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
       ],
-      "libraries": [ "-lnghttp2" ],
       "cflags": [ "-fvisibility=hidden", "-Wall", "-Wextra", "-O2" ],
       "cflags_c": [ "-std=c11" ],
       "cflags_cc": [ "-std=c++17", "-fvisibility-inlines-hidden", "-fno-exceptions" ],
       "cflags_cc!": [ "-fno-rtti", "-std=gnu++17" ],
-      "ldflags": [ "-Wl,--exclude-libs,ALL" ],
+      "ldflags": [ "-Wl,--exclude-libs,ALL", "-Wl,-z,now" ],
       "conditions": [
         [ "sluice_asan==1", {
           "cflags": [ "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],

@@ -8,10 +8,9 @@ const fs = require('fs');
 const checks = [
   { pkg: 'node-llhttp', files: ['/usr/share/llhttp/llhttp.c', '/usr/share/llhttp/api.c',
     '/usr/share/llhttp/http.c', '/usr/share/include/llhttp/llhttp.h'] },
-  { pkg: 'libnghttp2-dev', files: ['/usr/include/nghttp2/nghttp2.h'],
-    // Debian's multiarch directories, Fedora's lib64, Alpine's and Arch's lib.
-    anyOf: ['/usr/lib/x86_64-linux-gnu/libnghttp2.so', '/usr/lib/aarch64-linux-gnu/libnghttp2.so',
-      '/usr/lib64/libnghttp2.so', '/usr/lib/libnghttp2.so'] },
+  // Headers only: the nghttp2 that runs is node's own copy
+  // (src/core/http2/nghttp2_link.h); nothing links libnghttp2.
+  { pkg: 'libnghttp2-dev', files: ['/usr/include/nghttp2/nghttp2.h'] },
   // Headers only: the brotli encoder that runs is the one inside node
   // (src/core/compress/compressor.h); zlib.h comes with Node's own headers.
   { pkg: 'libbrotli-dev', files: ['/usr/include/brotli/encode.h'] },

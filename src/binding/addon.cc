@@ -11,6 +11,7 @@
 #include "binding/js_server.h"
 #include "binding/wire_protocol.h"
 #include "core/common/loop_tracked.h"
+#include "core/http2/nghttp2_link.h"
 
 namespace sluice {
 namespace {
@@ -163,6 +164,13 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
                              std::to_string(LLHTTP_VERSION_MINOR) + "." +
                              std::to_string(LLHTTP_VERSION_PATCH));
   exports.Set("versions", versions);
+  // nghttp2: node's own copy (docs/http2.md), as dladdr finds it.
+  Nghttp2LinkInfo ng = GetNghttp2LinkInfo();
+  Napi::Object ngi = Napi::Object::New(env);
+  ngi.Set("headerVersion", ng.header_version);
+  ngi.Set("library", ng.origin.library);
+  ngi.Set("inExecutable", ng.origin.in_executable);
+  exports.Set("nghttp2Info", ngi);
   // Method names by llhttp_method_t value, for req.method.
   // (llhttp_method_name aborts on unknown values; the map has gaps.)
   Napi::Array methods = Napi::Array::New(env);

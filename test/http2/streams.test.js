@@ -227,7 +227,7 @@ describeSluice('http2 streams', function () {
     await common.withTimeout(closed, 5000, 'server close');
   });
 
-  it('server.close() from a handler: a stream in the same input is refused, and no GOAWAY raises last_stream_id', async function () {
+  it('server.close() from a handler: a stream in the same input is not processed (never delivered, at most refused), and no GOAWAY raises last_stream_id', async function () {
     // Found by the fuzz harness's client session (RFC 9113 6.8: streams
     // above a GOAWAY's last_stream_id are not processed; it never grows).
     const { server, port } = await common.startServer();
@@ -243,10 +243,18 @@ describeSluice('http2 streams', function () {
     await c.waitClose(5000);
     const frames = h2.parseFrames(c.data);
     assert.strictEqual(streams, 1, 'stream 3 reached the handler');
-    const rst = frames.filter((f) => f.type === h2.FRAME.RST_STREAM && f.streamId === 3);
-    assert.strictEqual(rst.length, 1, 'stream 3 refused');
-    assert.strictEqual(rst[0].payload.readUInt32BE(0), http2.constants.NGHTTP2_REFUSED_STREAM);
-    assert.ok(!frames.some((f) => f.type === h2.FRAME.HEADERS && f.streamId === 3));
+    // Stream 3 is above the GOAWAY's last_stream_id (1): not processed, so
+    // the client may retry it elsewhere (RFC 9113 6.8). nghttp2 up to 1.61
+    // (Node 20) opens it: sluice refuses it with RST_STREAM(REFUSED_STREAM);
+    // newer nghttp2 (Node 22+) ignores it once the GOAWAY is submitted, and
+    // the GOAWAY alone says it was not processed. Either way no frame but
+    // that refusal may carry stream 3.
+    const on3 = frames.filter((f) => f.streamId === 3);
+    for (const f of on3) {
+      assert.strictEqual(f.type, h2.FRAME.RST_STREAM, `stream 3 got frame type ${f.type}`);
+      assert.strictEqual(f.payload.readUInt32BE(0), http2.constants.NGHTTP2_REFUSED_STREAM);
+    }
+    assert.ok(on3.length <= 1);
     assert.ok(frames.some((f) => f.type === h2.FRAME.DATA && f.streamId === 1 && (f.flags & 1)), 'stream 1 answered');
     const last = frames.filter((f) => f.type === h2.FRAME.GOAWAY).map((f) => f.payload.readUInt32BE(0) & 0x7fffffff);
     assert.ok(last.length >= 1);

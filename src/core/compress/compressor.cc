@@ -1,8 +1,6 @@
 #include "core/compress/compressor.h"
 
 #include <brotli/encode.h>
-#include <dlfcn.h>
-#include <link.h>
 #include <zlib.h>  // Node's (include/node comes before /usr/include)
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <new>
 
 #include "core/compress/brotli_alloc.h"
+#include "core/common/symbol_origin.h"
 
 namespace sluice {
 
@@ -202,29 +201,9 @@ size_t Compressor::Bound(Coding coding, size_t len) {
 
 namespace {
 std::string LibraryOf(const void* fn, bool* in_executable) {
-  Dl_info info;
-  if (dladdr(fn, &info) == 0 || info.dli_fname == nullptr) return "";
-  // The first object dl_iterate_phdr reports is the main program.
-  struct Main {
-    uintptr_t base = 0;
-    bool seen = false;
-  } main;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* pi, size_t, void* data) -> int {
-        Main* m = static_cast<Main*>(data);
-        for (int i = 0; i < pi->dlpi_phnum; i++) {
-          if (pi->dlpi_phdr[i].p_type == PT_LOAD) {
-            m->base = pi->dlpi_addr + pi->dlpi_phdr[i].p_vaddr;
-            break;
-          }
-        }
-        m->seen = true;
-        return 1;  // stop after the first
-      },
-      &main);
-  *in_executable =
-      main.seen && reinterpret_cast<uintptr_t>(info.dli_fbase) == main.base;
-  return info.dli_fname;
+  SymbolOrigin o = OriginOf(fn);
+  *in_executable = o.in_executable;
+  return o.library;
 }
 }  // namespace
 

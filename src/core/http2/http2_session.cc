@@ -226,6 +226,7 @@ struct Http2Session::Stream final : public CompressStream::Sink {
   bool delivered = false;      // reported with OnStream
   bool head_request = false;
   bool remote_ended = false;
+  bool client_reset = false;  // the client sent RST_STREAM
   // Response.
   bool responded = false;
   bool no_body = false;        // HEAD, 204, 304, or respond(endStream)
@@ -627,12 +628,27 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
 int Http2Session::OnBeginFrameCb(nghttp2_session*, const nghttp2_frame_hd* hd,
                                  void* user) {
   Http2Session* self = From(user);
-  if (hd->type != NGHTTP2_HEADERS || (hd->stream_id & 1) == 0) return 0;
-  if (!self->client_ids_.Open(hd->stream_id) && !self->fatal_) {
-    // A HEADERS on an id the client skipped (RFC 9113 5.1.1): nghttp2
-    // ignores the frame (it decodes its header block, keeping HPACK state)
-    // and every frame after the GOAWAY; streams already handed to the
-    // embedder keep what they submitted.
+  if (self->fatal_) return 0;
+  // Each Terminate below: nghttp2 still processes this frame as it would
+  // (a header block is decoded, keeping HPACK state) and ignores every
+  // frame after the GOAWAY; streams already handed to the embedder keep
+  // what they submitted.
+  if (hd->type == NGHTTP2_PRIORITY && hd->stream_id == 0) {
+    // RFC 9113 6.3; nghttp2 after 1.61 skips PRIORITY frames unread.
+    self->Terminate(NGHTTP2_PROTOCOL_ERROR);
+    return 0;
+  }
+  if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA) return 0;
+  if ((hd->stream_id & 1) == 0) return 0;  // nghttp2's to refuse
+  if (self->client_ids_.WasClosedByClient(hd->stream_id) &&
+      self->Find(hd->stream_id) == nullptr) {
+    // DATA or HEADERS after the client's own END_STREAM or RST_STREAM,
+    // the stream gone (RFC 9113 5.1 "closed").
+    self->Terminate(NGHTTP2_STREAM_CLOSED);
+    return 0;
+  }
+  if (hd->type == NGHTTP2_HEADERS && !self->client_ids_.Open(hd->stream_id)) {
+    // A HEADERS on an id the client skipped (RFC 9113 5.1.1).
     self->Terminate(NGHTTP2_PROTOCOL_ERROR);
   }
   return 0;
@@ -726,6 +742,10 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
       self->DeliverEnd(st);
       break;
     }
+    case NGHTTP2_RST_STREAM: {
+      if (Stream* st = self->Find(id)) st->client_reset = true;
+      break;
+    }
     case NGHTTP2_GOAWAY: {
       Http2Delegate* d = self->conn_->listener()->delegate()->http2();
       if (d) {
@@ -798,6 +818,7 @@ int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
   if (it == self->streams_.end()) return 0;
   std::unique_ptr<Stream> st = std::move(it->second);
   self->streams_.erase(it);
+  if (st->remote_ended || st->client_reset) self->client_ids_.ClosedByClient(id);
   st->DetachSource();
   self->UpdateIdleDeadline();
   self->conn_->MarkDirty();  // OnFlush decides whether the session is done

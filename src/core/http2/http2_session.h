@@ -32,7 +32,7 @@
 #include "core/common/result.h"
 #include "core/compress/compress_stream.h"
 #include "core/http2/http2_delegate.h"
-#include "core/http2/skipped_stream_ids.h"
+#include "core/http2/client_stream_ids.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
 
@@ -267,7 +267,7 @@ class Http2Session final : public Session {
   // The last_stream_id of Shutdown's GOAWAY: streams above it are refused.
   int32_t goaway_last_id_ = INT32_MAX;
   bool fatal_ = false;          // a connection error: close once written
-  SkippedStreamIds client_ids_;  // stream ids the client opened or skipped
+  ClientStreamIds client_ids_;  // skipped and client-closed stream ids
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
 };
