@@ -119,6 +119,22 @@ export interface ListenOptions {
 /** What `req.socket`, `res.socket`, `'clientError'`'s socket and an HTTP/2
  * session's `socket` are at run time (typed as net.Socket on req/res for
  * compatibility with code typed against node:http). */
+/**
+ * The socket of the 'upgrade' and 'connect' events: after an accepted
+ * Upgrade or CONNECT the connection is a byte stream both ways (a
+ * stream.Duplex, not a net.Socket; docs/api.md "Upgrade and CONNECT").
+ */
+export interface TunnelSocket extends Duplex {
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  readonly remoteFamily: 'IPv4' | 'IPv6' | undefined;
+  readonly localAddress: string | undefined;
+  readonly localPort: number | undefined;
+  readonly readyState: 'open' | 'readOnly' | 'writeOnly' | 'closed';
+  address(): net.AddressInfo | {};
+  setTimeout(ms: number, callback?: () => void): this;
+}
+
 export interface SluiceSocket extends EventEmitter {
   readonly remoteAddress: string | undefined;
   readonly remotePort: number | undefined;
@@ -368,6 +384,7 @@ export declare class Server extends EventEmitter {
   addListener(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   addListener(event: 'session', listener: (session: Http2SessionHandle) => void): this;
   addListener(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  addListener(event: 'upgrade' | 'connect', listener: (req: IncomingRequest, socket: TunnelSocket, head: Buffer) => void): this;
   addListener(event: string | symbol, listener: (...args: any[]) => void): this;
 
   on(event: 'request' | 'checkContinue' | 'checkExpectation', listener: RequestListener): this;
@@ -378,6 +395,7 @@ export declare class Server extends EventEmitter {
   on(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   on(event: 'session', listener: (session: Http2SessionHandle) => void): this;
   on(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  on(event: 'upgrade' | 'connect', listener: (req: IncomingRequest, socket: TunnelSocket, head: Buffer) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 
   once(event: 'request' | 'checkContinue' | 'checkExpectation', listener: RequestListener): this;
@@ -388,6 +406,7 @@ export declare class Server extends EventEmitter {
   once(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   once(event: 'session', listener: (session: Http2SessionHandle) => void): this;
   once(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  once(event: 'upgrade' | 'connect', listener: (req: IncomingRequest, socket: TunnelSocket, head: Buffer) => void): this;
   once(event: string | symbol, listener: (...args: any[]) => void): this;
 
   prependListener(event: 'request' | 'checkContinue' | 'checkExpectation', listener: RequestListener): this;
@@ -398,6 +417,7 @@ export declare class Server extends EventEmitter {
   prependListener(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   prependListener(event: 'session', listener: (session: Http2SessionHandle) => void): this;
   prependListener(event: 'stream', listener: (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void): this;
+  prependListener(event: 'upgrade' | 'connect', listener: (req: IncomingRequest, socket: TunnelSocket, head: Buffer) => void): this;
   prependListener(event: string | symbol, listener: (...args: any[]) => void): this;
 
   emit(event: 'request' | 'checkContinue' | 'checkExpectation', req: IncomingRequest, res: ServerResponse): boolean;

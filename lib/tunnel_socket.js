@@ -9,7 +9,7 @@
 
 const { Duplex } = require('stream');
 
-const kConn = Symbol('sluice.conn');
+const { kConn } = require('./symbols');
 const kInfo = Symbol('sluice.socketInfo');
 const kPaused = Symbol('sluice.tunnelPaused');
 const kPendingWrite = Symbol('sluice.pendingWrite');

@@ -221,3 +221,17 @@ const ver: string = sluice.versions.sluice + sluice.versions.llhttp + sluice.ver
 const counters: Record<string, number> = sluice._counters();
 const compression: CompressionOptions = { encodings: ['gzip'] };
 void [status, methods, ver, counters, compression];
+
+// 'upgrade' / 'connect': the request, a TunnelSocket (a Duplex), the head.
+{
+  const s = sluice.createServer();
+  s.on('upgrade', (req, socket, head) => {
+    const u: string | undefined = req.url;
+    const n: number = head.length;
+    socket.setTimeout(1000, () => socket.destroy());
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\n\r\n${u}${n}`);
+    const ra: string | undefined = socket.remoteAddress;
+    void ra;
+  });
+  s.once('connect', (_req, socket) => { socket.end(); });
+}
