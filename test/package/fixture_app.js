@@ -36,7 +36,9 @@ const server = sluice.createServer({ requestBufferAllocator: pool.alloc }, (req,
     return;
   }
   if (req.url === '/pool') {
-    res.end(JSON.stringify(pool.stats()));
+    // The head of this very request was read into a pool buffer, held
+    // until its read has been parsed: take the stats after that.
+    setImmediate(() => res.end(JSON.stringify(pool.stats())));
     return;
   }
   res.statusCode = 404;
