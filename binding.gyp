@@ -15,6 +15,7 @@
         "src/core/net/connection.cc",
         "src/core/net/read_buffers.cc",
         "src/core/net/tunnel_session.cc",
+        "src/core/http1/http1_parser.cc",
         "src/core/http1/http1_session.cc",
         "src/core/http1/line_fold_scanner.cc",
         "src/core/net/listener.cc",
