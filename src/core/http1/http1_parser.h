@@ -18,11 +18,9 @@
 
 #include "core/common/options.h"
 #include "core/http1/line_fold_scanner.h"
-#include "core/net/server_delegate.h"
+#include "core/http1/http1_delegate.h"
 
 namespace sluice {
-
-using Http1Fields = std::vector<std::pair<std::string_view, std::string_view>>;
 
 // What the parser reports, in this order per request: OnMessageBegin,
 // OnHeadersComplete, OnHead (once), OnBody (byte order, zero or more

@@ -112,7 +112,7 @@ void Http1Session::SwitchToTunnel(const char* head, size_t len) {
   // The connection owns the new session; this one is retired (it may be on
   // the stack: Execute returns right after this).
   conn_->ReplaceSession(new TunnelSession(conn_));
-  conn_->listener()->delegate()->OnUpgrade(conn_, seq, head, len);
+  delegate()->OnUpgrade(conn_, seq, head, len);
 }
 
 void Http1Session::ResumeParsing() {
@@ -124,6 +124,10 @@ void Http1Session::ResumeParsing() {
 }
 
 // ---- parser events ---------------------------------------------------------
+
+Http1Delegate* Http1Session::delegate() const {
+  return conn_->listener()->delegate()->http1();
+}
 
 bool Http1Session::Stopped() const { return conn_->destroyed(); }
 
@@ -156,13 +160,13 @@ void Http1Session::OnHead(RequestHead& head) {
     requests_.clear();
     return;
   }
-  conn_->listener()->delegate()->OnRequest(conn_, head);
+  delegate()->OnRequest(conn_, head);
 }
 
 void Http1Session::OnBody(const char* data, size_t len, int64_t offset) {
   // A view of the read buffer is handed out: it stays held (AfterRead).
   if (offset >= 0) conn_->read_buffers().NoteViewCut();
-  conn_->listener()->delegate()->OnBody(conn_, current_seq_, data, len,
+  delegate()->OnBody(conn_, current_seq_, data, len,
                                         offset);
 }
 
@@ -173,7 +177,7 @@ void Http1Session::OnMessageEnd() {
 }
 
 void Http1Session::OnTrailers(const Http1Fields& trailers) {
-  conn_->listener()->delegate()->OnRequestEnd(conn_, current_seq_, trailers);
+  delegate()->OnRequestEnd(conn_, current_seq_, trailers);
 }
 
 int Http1Session::OnMessageDone() {
@@ -237,7 +241,7 @@ void Http1Session::RejectBody() {
   e.code = parser_.error().code;
   e.reason = parser_.error().reason;
   e.bytes_parsed = 0;
-  conn_->listener()->delegate()->OnClientError(conn_, e);
+  delegate()->OnClientError(conn_, e);
   if (!conn_->closing()) {
     // A handler that never finishes its response must not keep the
     // connection: bound it like any closing connection.
@@ -262,7 +266,7 @@ void Http1Session::ReportClientError(int status, const char* code,
   e.code = code;
   e.reason = reason;
   e.bytes_parsed = 0;
-  conn_->listener()->delegate()->OnClientError(conn_, e);
+  delegate()->OnClientError(conn_, e);
   if (!conn_->closing()) {
     // The embedder chose to answer itself; make sure the connection does
     // not outlive a forgotten answer.

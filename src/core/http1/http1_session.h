@@ -18,7 +18,6 @@
 #include "core/net/output_queue.h"
 #include "core/body/pipe.h"
 #include "core/common/result.h"
-#include "core/net/server_delegate.h"
 #include "core/net/session.h"
 
 namespace sluice {
@@ -174,6 +173,10 @@ class Http1Session final : public Session, private Http1ParserListener {
   // Pops finished responses at the front and promotes the next one's
   // staged output to the writer.
   void Advance();
+
+  // The embedder's HTTP/1 events (asked each time: teardown swaps the
+  // listener's delegate).
+  Http1Delegate* delegate() const;
 
   Connection* conn_;
   Http1Parser parser_;
