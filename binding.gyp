@@ -45,6 +45,7 @@
         "src/binding/js_core_handle.cc",
         "src/binding/js_http1.cc",
         "src/binding/js_http2.cc",
+        "src/binding/js_http2_session.cc",
         "src/binding/js_file.cc",
         "src/binding/js_compress.cc"
       ],
