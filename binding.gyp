@@ -25,6 +25,7 @@
         "src/core/body/pipe.cc",
         "src/core/http2/http2_headers.cc",
         "src/core/http2/http2_session.cc",
+        "src/core/http2/frame_prescan.cc",
         "src/core/http2/http2_pipe_body.cc",
         "src/core/http2/http2_upgrade.cc",
         "src/core/http2/nghttp2_link.cc",

@@ -302,7 +302,6 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
     nghttp2_session_callbacks_new(&c);
     nghttp2_session_callbacks_set_send_callback(c, SendCb);
     nghttp2_session_callbacks_set_send_data_callback(c, SendDataCb);
-    nghttp2_session_callbacks_set_on_begin_frame_callback(c, OnBeginFrameCb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(c,
                                                             OnBeginHeadersCb);
     nghttp2_session_callbacks_set_on_header_callback(c, OnHeaderCb);
@@ -416,20 +415,113 @@ void Http2Session::OnRead(const char* data, size_t len) {
     SendPending();
     if (dead()) return;
   }
-  ssize_t r = nghttp2_session_mem_recv(
-      session_, reinterpret_cast<const uint8_t*>(data), len);
+  // The prescan feeds nghttp2 (Feed) and asks CheckFrame about the frames
+  // whose answer must not depend on nghttp2's version.
+  prescan_.Scan(reinterpret_cast<const uint8_t*>(data), len, *this);
   if (conn_->destroyed()) return;
+  conn_->MarkDirty();
+}
+
+bool Http2Session::Feed(const uint8_t* data, size_t len) {
+  if (dead() || fatal_) return false;
+  ssize_t r = nghttp2_session_mem_recv(session_, data, len);
+  if (conn_->destroyed()) return false;
   if (r < 0) {
     if (r == NGHTTP2_ERR_FLOODED || r == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
       conn_->Destroy();
-      return;
+      return false;
     }
     // A connection error nghttp2 did not already answer: GOAWAY, then close.
     nghttp2_session_terminate_session2(session_, TerminateLastId(),
                                        NGHTTP2_PROTOCOL_ERROR);
     fatal_ = true;
+    return false;
   }
-  conn_->MarkDirty();
+  return !dead() && !fatal_;
+}
+
+FramePrescan::Action Http2Session::OnFrame(const PrescanFrame& f) {
+  if (dead() || fatal_) return FramePrescan::kStop;
+  // Each Terminate below is a connection error answered before nghttp2
+  // sees the frame; nothing after it is parsed. Streams already handed to
+  // the embedder keep what they submitted (their responses may precede
+  // the GOAWAY).
+  int32_t id = f.stream_id;
+  switch (f.type) {
+    case FramePrescan::kPriority: {
+      if (id == 0) {
+        Terminate(NGHTTP2_PROTOCOL_ERROR);  // RFC 9113 6.3
+        return FramePrescan::kStop;
+      }
+      if (f.peeked == 5) {
+        int32_t dep = static_cast<int32_t>(
+            ((uint32_t{f.payload[0]} << 24) | (uint32_t{f.payload[1]} << 16) |
+             (uint32_t{f.payload[2]} << 8) | f.payload[3]) &
+            0x7fffffffu);
+        if (dep == id) {
+          // A stream cannot depend on itself (RFC 9113 5.3.1): a stream
+          // error on a stream nghttp2 holds; on an idle or forgotten one a
+          // RST_STREAM cannot be sent (idle: forbidden; forgotten: nghttp2
+          // sends none), so a connection error, which 5.4.1 allows.
+          if (nghttp2_session_find_stream(session_, id) != nullptr) {
+            nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id,
+                                      NGHTTP2_PROTOCOL_ERROR);
+            conn_->MarkDirty();
+            return FramePrescan::kDrop;
+          }
+          Terminate(NGHTTP2_PROTOCOL_ERROR);
+          return FramePrescan::kStop;
+        }
+      }
+      return FramePrescan::kPass;
+    }
+    case FramePrescan::kWindowUpdate: {
+      if (f.peeked != 4) return FramePrescan::kPass;  // nghttp2: size error
+      uint32_t inc = ((uint32_t{f.payload[0]} << 24) |
+                      (uint32_t{f.payload[1]} << 16) |
+                      (uint32_t{f.payload[2]} << 8) | f.payload[3]) &
+                     0x7fffffffu;
+      if (inc == 0 || nghttp2_session_find_stream(session_, id) == nullptr) {
+        // 0: nghttp2's PROTOCOL_ERROR. A stream nghttp2 does not hold:
+        // idle is nghttp2's connection error; a closed one may still get
+        // WINDOW_UPDATEs (RFC 9113 6.9), ignored.
+        return FramePrescan::kPass;
+      }
+      // The stream's send window may not exceed 2^31-1 (RFC 9113 6.9.1):
+      // a stream error FLOW_CONTROL_ERROR (newer nghttp2 would end the
+      // connection). The window is never below 0 here (nghttp2 reports 0
+      // for a negative one, where no increment can overflow).
+      int32_t window = nghttp2_session_get_stream_remote_window_size(
+          session_, id);
+      if (window >= 0 && inc > static_cast<uint32_t>(INT32_MAX - window)) {
+        nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id,
+                                  NGHTTP2_FLOW_CONTROL_ERROR);
+        conn_->MarkDirty();
+        return FramePrescan::kDrop;
+      }
+      return FramePrescan::kPass;
+    }
+    case FramePrescan::kData:
+    case FramePrescan::kHeaders: {
+      if ((id & 1) == 0) return FramePrescan::kPass;  // nghttp2's to refuse
+      if (client_ids_.WasClosedByClient(id) && Find(id) == nullptr) {
+        // DATA or HEADERS after the client's own END_STREAM or RST_STREAM,
+        // the stream gone (RFC 9113 5.1 "closed"; 6.1). nghttp2 answers
+        // this only while it still keeps the closed stream (not after
+        // 1.61), and drops such a DATA frame before any callback.
+        Terminate(NGHTTP2_STREAM_CLOSED);
+        return FramePrescan::kStop;
+      }
+      if (f.type == FramePrescan::kHeaders && !client_ids_.Open(id)) {
+        // A HEADERS on an id the client skipped (RFC 9113 5.1.1).
+        Terminate(NGHTTP2_PROTOCOL_ERROR);
+        return FramePrescan::kStop;
+      }
+      return FramePrescan::kPass;
+    }
+    default:
+      return FramePrescan::kPass;
+  }
 }
 
 void Http2Session::OnEof() {
@@ -622,37 +714,6 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
 }
 
 // ---- nghttp2 callbacks: input ---------------------------------------------------------
-
-// Called by nghttp2 (inside mem_recv) when a frame's 9-byte header has been
-// read, before nghttp2 validates the frame. May terminate the session.
-int Http2Session::OnBeginFrameCb(nghttp2_session*, const nghttp2_frame_hd* hd,
-                                 void* user) {
-  Http2Session* self = From(user);
-  if (self->fatal_) return 0;
-  // Each Terminate below: nghttp2 still processes this frame as it would
-  // (a header block is decoded, keeping HPACK state) and ignores every
-  // frame after the GOAWAY; streams already handed to the embedder keep
-  // what they submitted.
-  if (hd->type == NGHTTP2_PRIORITY && hd->stream_id == 0) {
-    // RFC 9113 6.3; nghttp2 after 1.61 skips PRIORITY frames unread.
-    self->Terminate(NGHTTP2_PROTOCOL_ERROR);
-    return 0;
-  }
-  if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA) return 0;
-  if ((hd->stream_id & 1) == 0) return 0;  // nghttp2's to refuse
-  if (self->client_ids_.WasClosedByClient(hd->stream_id) &&
-      self->Find(hd->stream_id) == nullptr) {
-    // DATA or HEADERS after the client's own END_STREAM or RST_STREAM,
-    // the stream gone (RFC 9113 5.1 "closed").
-    self->Terminate(NGHTTP2_STREAM_CLOSED);
-    return 0;
-  }
-  if (hd->type == NGHTTP2_HEADERS && !self->client_ids_.Open(hd->stream_id)) {
-    // A HEADERS on an id the client skipped (RFC 9113 5.1.1).
-    self->Terminate(NGHTTP2_PROTOCOL_ERROR);
-  }
-  return 0;
-}
 
 int Http2Session::OnBeginHeadersCb(nghttp2_session* session,
                                    const nghttp2_frame* frame, void* user) {

@@ -3,8 +3,10 @@
 // knowledge) or by an h2c upgrade; replaces the Http1Session before any
 // HTTP/2 byte is parsed.
 //
-// Input: Connection::OnReadCb → OnRead → nghttp2_session_mem_recv, whose
-// callbacks report streams to the Http2Delegate.
+// Input: Connection::OnReadCb → OnRead → FramePrescan (frame_prescan.h),
+// which feeds nghttp2_session_mem_recv and stops in front of the frames
+// OnFrame decides about; nghttp2's callbacks report streams to the
+// Http2Delegate.
 // Output: corked. Responses, writes and nghttp2's own frames (SETTINGS ACK,
 // WINDOW_UPDATE...) only mark the connection dirty; Connection::Flush calls
 // OnFlush, which runs nghttp2_session_send once: control frames are copied
@@ -33,6 +35,7 @@
 #include "core/compress/compress_stream.h"
 #include "core/http2/http2_delegate.h"
 #include "core/http2/client_stream_ids.h"
+#include "core/http2/frame_prescan.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
 
@@ -74,7 +77,7 @@ enum Http2RespondFlags : uint32_t {
   kH2WaitForTrailers = 1u << 1,  // OnStreamWantTrailers after the body
 };
 
-class Http2Session final : public Session {
+class Http2Session final : public Session, private FramePrescan::Sink {
  public:
   explicit Http2Session(Connection* conn);
   ~Http2Session() override;
@@ -199,8 +202,6 @@ class Http2Session final : public Session {
   static ssize_t ReadCb(nghttp2_session*, int32_t id, uint8_t* buf,
                         size_t len, uint32_t* data_flags,
                         nghttp2_data_source* source, void* user);
-  static int OnBeginFrameCb(nghttp2_session*, const nghttp2_frame_hd* hd,
-                            void* user);
   static int OnBeginHeadersCb(nghttp2_session*, const nghttp2_frame* frame,
                               void* user);
   static int OnHeaderCb(nghttp2_session*, const nghttp2_frame* frame,
@@ -214,6 +215,13 @@ class Http2Session final : public Session {
   static int OnStreamCloseCb(nghttp2_session*, int32_t id,
                              uint32_t error_code, void* user);
   static nghttp2_session_callbacks* Callbacks();
+
+  // FramePrescan::Sink (from OnRead's Scan): Feed hands input to
+  // nghttp2_session_mem_recv; OnFrame decides about a frame before nghttp2
+  // sees it (RFC 9113 rules nghttp2 keeps only in some versions), may
+  // submit RST_STREAM or terminate the session.
+  bool Feed(const uint8_t* data, size_t len) override;
+  FramePrescan::Action OnFrame(const PrescanFrame& f) override;
 
   int Init();
   Stream* Find(int32_t id);
@@ -268,6 +276,7 @@ class Http2Session final : public Session {
   int32_t goaway_last_id_ = INT32_MAX;
   bool fatal_ = false;          // a connection error: close once written
   ClientStreamIds client_ids_;  // skipped and client-closed stream ids
+  FramePrescan prescan_;        // frame layout of the input, across reads
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
 };
