@@ -310,12 +310,18 @@ describeSluice('http2 frame rules answered the same on every nghttp2 (the frame 
     return s;
   });
 
-  it('DATA on a stream the client ended, once it is closed: GOAWAY(STREAM_CLOSED)', async function () {
+  // A connection whose stream 1 (a GET) was answered and is closed.
+  async function stream1Closed() {
     const { port } = await startEcho();
     const c = await common.rawConnect(port);
     await c.write(Buffer.concat([h2.PREFACE, settings(), get(1)]));
     await c.waitFor(answered(1), 5000, 'stream 1 answered');
     await common.sleep(20);
+    return c;
+  }
+
+  it('DATA on a stream the client ended, once it is closed: GOAWAY(STREAM_CLOSED)', async function () {
+    const c = await stream1Closed();
     await c.write(data(1, 'late'));
     const g = goawayOf(h2.parseFrames(await c.waitClose()));
     assert.deepStrictEqual(g, { last: 1, code: 5 });
@@ -408,11 +414,7 @@ describeSluice('http2 frame rules answered the same on every nghttp2 (the frame 
   });
 
   it('a WINDOW_UPDATE on a stream that is closed is ignored (RFC 9113 6.9)', async function () {
-    const { port } = await startEcho();
-    const c = await common.rawConnect(port);
-    await c.write(Buffer.concat([h2.PREFACE, settings(), get(1)]));
-    await c.waitFor(answered(1), 5000, 'stream 1 answered');
-    await common.sleep(20);
+    const c = await stream1Closed();
     await c.write(Buffer.concat([windowUpdate(1, 0x7fffffff), windowUpdate(1, 0x7fffffff), get(3)]));
     await c.waitFor(answered(3), 5000, 'stream 3 answered');
     assert.strictEqual(goawayOf(h2.parseFrames(c.data)), undefined);
