@@ -27,6 +27,7 @@
 const { URL, fileURLToPath } = require('url');
 const binding = require('./binding');
 const compression = require('./compression');
+const fileCache = require('./file_cache');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
 const S_IFMT = 0o170000;
@@ -121,15 +122,20 @@ function validateOptions(options) {
 }
 
 // Opens `target` (a path, or an fd when isFd) natively and calls
-// onStat(err, stat, file) once; `file` is the NativeFile whose opened
-// source a protocol sink takes (file.respondHttp1, or an HTTP/2 stream).
-function openNativeFile(target, isFd, opts, onStat) {
+// onStat(err, stat, file) once, never from inside this call; `file` is the
+// NativeFile whose opened source a protocol sink takes (file.respondHttp1,
+// or an HTTP/2 stream). With useCache a path goes through the open-file
+// cache (lib/file_cache.js): a hit is open at once, its stat comes back in
+// fileCache.statArray and onStat follows on the next tick (no threadpool).
+function openNativeFile(target, isFd, opts, onStat, useCache) {
   const file = new binding.NativeFile();
   const r = file.open(target, isFd, opts.offset, opts.length, (errno, syscall, st) => {
     if (errno !== 0) onStat(uvError(errno, syscall, isFd ? undefined : target), null, file);
     else onStat(null, new FileStat(st), file);
-  });
-  if (r !== 0) {
+  }, useCache === true);
+  if (r === 1) {
+    process.nextTick(onStat, null, new FileStat(fileCache.statArray), file);
+  } else if (r !== 0) {
     const err = uvError(r, isFd ? 'fstat' : 'open', isFd ? undefined : target);
     process.nextTick(onStat, err, null, file);
   }
@@ -190,6 +196,7 @@ function respond(res, target, isFd, headers, options) {
 // `target` (ResponseFileTarget below, Http2StreamFileTarget in
 // lib/http2_stream.js) adapts the flow to its response object:
 //   opened()             the open finished (drop the pending NativeFile)
+//   useCache()           true: open through the open-file cache
 //   gone()               true when nothing can be sent any more
 //   fail(err)            the default answer to an error (no onError)
 //   statCheckHeaders()   the headers object statCheck may change
@@ -243,7 +250,7 @@ function serveFile(target, path, isFd, opts) {
       if (status === 0 || binding.errname(status) === 'ECANCELED') return;
       if (opts.onError) opts.onError(uvError(status, 'read', name));
     });
-  });
+  }, !isFd && target.useCache());
   return file;
 }
 
@@ -252,6 +259,8 @@ class ResponseFileTarget {
   constructor(res) { this.res = res; }
 
   opened() { this.res._nativeFile = null; }
+
+  useCache() { return this.res._fileCache === true; }
 
   gone() {
     const res = this.res;

@@ -15,6 +15,7 @@ require('./http1_transport');
 const { TunnelSocket } = require('./tunnel_socket');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
+const fileCache = require('./file_cache');
 const prototypeBridge = require('./prototype_bridge');
 const clusterSupport = require('./cluster');
 const {
@@ -141,6 +142,10 @@ class Server extends EventEmitter {
     this.requestBufferAllocator = allocator || null;
     // Response compression (lib/compression.js): null when off.
     this._compression = compression.normalize(options.compression);
+    // The open-file cache (lib/file_cache.js): null when off; on while
+    // listening (this._fileCache says whether file responses use it).
+    this._fileCacheCfg = fileCache.normalize(options.openFileCache);
+    this._fileCache = false;
     // A pool's own alloc returning undefined means "dry": stop reading and
     // wait for the pool's signal. Any other allocator's non-Buffer means
     // "copy this read".
@@ -319,6 +324,7 @@ class Server extends EventEmitter {
     }
     this._listening = true;
     this._closing = false;
+    this._fileCache = fileCache.acquire(this._fileCacheCfg);
     clusterSupport.announceListening(this[kNative].address());
     this._forgetCluster = clusterSupport.closeOnDisconnect(this);
     process.nextTick(() => this.emit('listening'));
@@ -340,6 +346,8 @@ class Server extends EventEmitter {
     if (this._listening) {
       this._listening = false;
       this._closing = true;
+      fileCache.release(this._fileCache);
+      this._fileCache = false;
       if (this._forgetCluster) this._forgetCluster();
       this[kNative].close();
     } else {
@@ -401,6 +409,7 @@ class Server extends EventEmitter {
     res._onFinish = onResponseFinish;
     res._st = st;
     res._compressCfg = this._compression;
+    res._fileCache = this._fileCache;
     st.current = req;
     st.live.push(req, res);
     if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);
