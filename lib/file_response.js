@@ -49,11 +49,12 @@ class FileStat {
     this.atimeMs = a[10]; this.mtimeMs = a[11]; this.ctimeMs = a[12];
     this.birthtimeMs = a[13];
   }
-  // Dates on demand: most responses never look at them.
-  get atime() { return new Date(this.atimeMs); }
-  get mtime() { return new Date(this.mtimeMs); }
-  get ctime() { return new Date(this.ctimeMs); }
-  get birthtime() { return new Date(this.birthtimeMs); }
+  // Dates on demand: most responses never look at them. Rounded to the
+  // millisecond as fs.Stats' dates are (new Date() would truncate).
+  get atime() { return new Date(Math.round(this.atimeMs)); }
+  get mtime() { return new Date(Math.round(this.mtimeMs)); }
+  get ctime() { return new Date(Math.round(this.ctimeMs)); }
+  get birthtime() { return new Date(Math.round(this.birthtimeMs)); }
   isFile() { return (this.mode & S_IFMT) === S_IFREG; }
   isDirectory() { return (this.mode & S_IFMT) === S_IFDIR; }
   isCharacterDevice() { return (this.mode & S_IFMT) === S_IFCHR; }
