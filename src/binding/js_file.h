@@ -1,5 +1,6 @@
 // JsFile (NativeFile in JS): one file response's native side. Opens and
-// stats a file on the threadpool (FileSource), reports the stat to JS once
+// stats a file on the threadpool (FileSource) — or takes it from this
+// environment's OpenFileCache, synchronously — reports the stat to JS once
 // (for statCheck and Content-Length), then hands the FileSource to a
 // protocol's pipe sink: HTTP/1.1 now (respondHttp1), HTTP/2 through the
 // same FileSource when its stream sink lands (see docs in js_file.cc).
