@@ -2,7 +2,8 @@
 
 // respondWithFile / respondWithFD for HTTP/1.1 responses (and, through
 // `openNativeFile`, for any protocol whose stream can take a native
-// FileSource). The file is opened and stat'ed on the libuv threadpool; JS
+// FileSource). The file is opened and stat'ed on the libuv threadpool (or
+// found in the open-file cache, lib/file_cache.js: no open at all); JS
 // sees the stat once (statCheck, Content-Length); then the body flows
 // natively (src/core/body/pipe.h, src/core/body/file_source.h): no JS call per
 // chunk, no synchronous file I/O anywhere.
