@@ -56,7 +56,8 @@ Napi::Function JsFile::Init(Napi::Env env) {
 }
 
 JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) {
-  async_context_.Init(info.Env(), info.This(), "sluice.FileResponse");
+  // The async context is made in Open, only when a libuv callback will
+  // call into JS (an open on the threadpool): a cache hit needs none.
   addon_ = GetAddonData(info.Env());
   addon_->files.insert(this);
 }
@@ -149,6 +150,9 @@ Napi::Value JsFile::Open(const Napi::CallbackInfo& info) {
     return Napi::Number::New(env, r);
   }
   source_ = src;
+  if (async_context_.get() == nullptr) {
+    async_context_.Init(env, info.This(), "sluice.FileResponse");
+  }
   on_open_ = Napi::Persistent(info[4].As<Napi::Function>());
   Hold();  // until OnFileOpened
   return Napi::Number::New(env, 0);
