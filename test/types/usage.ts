@@ -221,10 +221,10 @@ const methods: readonly string[] = sluice.METHODS;
 const ver: string = sluice.versions.sluice + sluice.versions.llhttp + sluice.versions.node;
 const counters: Record<string, number> = sluice._counters();
 const cacheOptions: OpenFileCacheOptions = { max: 100, validMs: 1000, smallFileSize: 0 };
-const s4 = new Server({ openFileCache: cacheOptions });
+const sCache = new Server({ openFileCache: cacheOptions });
 const cached: OpenFileCacheStats = sluice.openFileCacheStats();
 const hitCount: number = cached.hits + cached.contentHits;
-void [s4, hitCount];
+void [sCache, hitCount];
 const compression: CompressionOptions = { encodings: ['gzip'] };
 void [status, methods, ver, counters, compression];
 
