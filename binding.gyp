@@ -35,6 +35,7 @@
         "src/core/http2/http2_upgrade.cc",
         "src/core/http2/nghttp2_link.cc",
         "src/core/body/file_source.cc",
+        "src/core/files/open_file_cache.cc",
         "src/core/http1/http1_pipe_body.cc",
         "src/core/compress/compressor.cc",
         "src/core/compress/compress_job.cc",
