@@ -37,21 +37,20 @@ Napi::Function JsFile::Init(Napi::Env env) {
                      });
 }
 
-JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) {
+JsFile::JsFile(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsFile>(info),
+      addon_(info.Env(), &AddonData::files, this) {
   async_context_.Init(info.Env(), info.This(), "sluice.FileResponse");
-  addon_ = GetAddonData(info.Env());
-  addon_->files.insert(this);
 }
 
 JsFile::~JsFile() {
   // Collected: nothing in the core refers to us (holds_ kept us alive while
   // it did). A source never handed to a pipe closes its fd here (async).
-  if (addon_) addon_->files.erase(this);
   if (source_) source_->Close();
 }
 
 void JsFile::Teardown() {
-  addon_ = nullptr;
+  addon_.Forget();
   on_done_.Reset();
   CloseSource();
 }
@@ -72,7 +71,7 @@ void JsFile::Unhold() {
 
 void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
                     bool from_libuv) {
-  if (addon_ == nullptr) return;  // environment teardown: no JS
+  if (addon_.get() == nullptr) return;  // environment teardown: no JS
   napi_env env = Env();
   // napi_make_callback needs an object receiver: this NativeFile.
   napi_value recv = Value(), result;
