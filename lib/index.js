@@ -18,7 +18,7 @@ const versions = Object.freeze({
   sluice: require('../package.json').version,
   llhttp: binding.versions.llhttp,
   // The nghttp2 that runs: node's own copy (the addon links none;
-  // test/http2/nghttp2_linkage.test.js checks with dladdr).
+  // test/build/nghttp2_linkage.test.js checks with dladdr).
   nghttp2: process.versions.nghttp2,
   node: process.versions.node,
 });

@@ -43,4 +43,30 @@ inline AddonData* GetAddonData(napi_env env) {
   return static_cast<AddonData*>(data);
 }
 
+// A live object's entry in one of AddonData's sets, held as a member: from
+// the object's construction until its destruction, or until the
+// environment's teardown forgets it (the addon data may then be freed
+// before the object).
+template <typename T>
+class AddonMember {
+ public:
+  AddonMember(napi_env env, std::unordered_set<T*> AddonData::*set, T* self)
+      : addon_(GetAddonData(env)), set_(set), self_(self) {
+    (addon_->*set_).insert(self_);
+  }
+  AddonMember(const AddonMember&) = delete;
+  AddonMember& operator=(const AddonMember&) = delete;
+  ~AddonMember() {
+    if (addon_) (addon_->*set_).erase(self_);
+  }
+  void Forget() { addon_ = nullptr; }
+  // Null once forgotten: the environment is tearing down.
+  AddonData* get() const { return addon_; }
+
+ private:
+  AddonData* addon_;
+  std::unordered_set<T*> AddonData::*set_;
+  T* self_;
+};
+
 }  // namespace sluice

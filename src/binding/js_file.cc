@@ -55,22 +55,21 @@ Napi::Function JsFile::Init(Napi::Env env) {
                      });
 }
 
-JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) {
+JsFile::JsFile(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsFile>(info),
+      addon_(info.Env(), &AddonData::files, this) {
   // The async context is made in Open, only when a libuv callback will
   // call into JS (an open on the threadpool): a cache hit needs none.
-  addon_ = GetAddonData(info.Env());
-  addon_->files.insert(this);
 }
 
 JsFile::~JsFile() {
   // Collected: nothing in the core refers to us (holds_ kept us alive while
   // it did). A source never handed to a pipe closes its fd here (async).
-  if (addon_) addon_->files.erase(this);
   if (source_) source_->Close();
 }
 
 void JsFile::Teardown() {
-  addon_ = nullptr;
+  addon_.Forget();
   on_done_.Reset();
   CloseSource();
 }
@@ -91,7 +90,7 @@ void JsFile::Unhold() {
 
 void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
                     bool from_libuv) {
-  if (addon_ == nullptr) return;  // environment teardown: no JS
+  if (addon_.get() == nullptr) return;  // environment teardown: no JS
   napi_env env = Env();
   // napi_make_callback needs an object receiver: this NativeFile.
   napi_value recv = Value(), result;
@@ -124,13 +123,14 @@ Napi::Value JsFile::Open(const Napi::CallbackInfo& info) {
                     this);
   } else {
     std::string path = info[0].As<Napi::String>().Utf8Value();
-    OpenFileCache* cache = addon_ ? addon_->file_cache.get() : nullptr;
-    if (cache != nullptr && addon_->stat_out != nullptr &&
+    AddonData* addon = addon_.get();
+    OpenFileCache* cache = addon != nullptr ? addon->file_cache.get() : nullptr;
+    if (cache != nullptr && addon->stat_out != nullptr &&
         info[5].ToBoolean().Value()) {
       if (CachedFile* hit = cache->Lookup(path)) {
         // No open, no fstat, no threadpool job: the source reads the
         // cached descriptor (or hands out the cached bytes).
-        StatValues(&hit->stat(), addon_->stat_out);
+        StatValues(&hit->stat(), addon->stat_out);
         src->OpenCached(hit, offset, length);
         source_ = src;
         return Napi::Number::New(env, 1);

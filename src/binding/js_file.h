@@ -14,13 +14,14 @@
 
 #include <napi.h>
 
+#include "binding/addon_data.h"
+
 #include "binding/js_core_handle.h"
 #include "core/body/file_source.h"
 #include "core/http1/http1_pipe_body.h"
 
 namespace sluice {
 
-struct AddonData;
 
 class JsFile final : public Napi::ObjectWrap<JsFile>,
                      private FileSource::OpenListener,
@@ -85,8 +86,7 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::ObjectReference self_;
   int holds_ = 0;
   AsyncContext async_context_;
-  // Null after Teardown (the addon data may be freed before this object).
-  AddonData* addon_ = nullptr;
+  AddonMember<JsFile> addon_;
 };
 
 }  // namespace sluice
