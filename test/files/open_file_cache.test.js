@@ -161,6 +161,25 @@ describe(`open-file cache: a file changed while cached is served as it is now [$
     assert.ok(stats().expirations >= 1);
   });
 
+  sluiceIt('a symbolic link swapped to another file (ln -sfn) is seen when the window ends', async function () {
+    fs.writeFileSync(path.join(dir, 'v1.txt'), 'version 1');
+    fs.writeFileSync(path.join(dir, 'v2.txt'), 'version 2');
+    fs.symlinkSync('v1.txt', path.join(dir, 'current.txt'));
+    const validMs = 1500;
+    const { port } = await startH2FileServer(dir, { validMs });
+    const s = h2.connect(port);
+    const t0 = Date.now();
+    assert.strictEqual((await h2.request(s, { ':path': '/current.txt' })).body.toString(), 'version 1');
+    // What ln -sfn does: a new link renamed over the old one. The watched
+    // inode (v1.txt, the link's target) does not change.
+    fs.symlinkSync('v2.txt', path.join(dir, 'current.tmp'));
+    fs.renameSync(path.join(dir, 'current.tmp'), path.join(dir, 'current.txt'));
+    const r = await h2.request(s, { ':path': '/current.txt' });
+    if (Date.now() - t0 < validMs - 200) assert.strictEqual(r.body.toString(), 'version 1');
+    await common.sleep(Math.max(0, validMs + 50 - (Date.now() - t0)));
+    assert.strictEqual((await h2.request(s, { ':path': '/current.txt' })).body.toString(), 'version 2');
+  });
+
   sluiceIt('a response in flight keeps the file it started with when the path is renamed over', async function () {
     this.timeout(20000);
     const f = path.join(dir, 'big.bin');
