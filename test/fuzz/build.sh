@@ -60,11 +60,11 @@ for line in "${gyp[@]}"; do
     "lib "*) libs+=("${line#lib }") ;;
   esac
 done
-# What the addon takes from the node binary (which exports its zlib and
-# brotli), a standalone binary takes from Debian (zlib1g-dev,
-# libbrotli-dev); the harnesses also decode compressed bodies with them
-# (body_decoder.h: inflate, libbrotlidec).
-node_libs=(-lz -lbrotlienc -lbrotlidec)
+# What the addon takes from the node binary (which exports its zlib,
+# brotli and nghttp2), a standalone binary takes from Debian (zlib1g-dev,
+# libbrotli-dev, libnghttp2-dev); the harnesses also decode compressed
+# bodies with them (body_decoder.h: inflate, libbrotlidec).
+node_libs=(-lz -lbrotlienc -lbrotlidec -lnghttp2)
 core=()
 for f in "${core_srcs[@]}"; do
   o="$OUT/obj/core_$(basename "${f%.cc}").o"
