@@ -60,6 +60,7 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
     nghttp2_session_callbacks_new(&c);
     nghttp2_session_callbacks_set_send_callback(c, SendCb);
     nghttp2_session_callbacks_set_send_data_callback(c, SendDataCb);
+    nghttp2_session_callbacks_set_on_frame_send_callback(c, OnFrameSendCb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(c,
                                                             OnBeginHeadersCb);
     nghttp2_session_callbacks_set_on_header_callback(c, OnHeaderCb);
@@ -357,6 +358,23 @@ ssize_t Http2Session::ReadCb(nghttp2_session* session, int32_t id, uint8_t*,
   return n;
 }
 
+int Http2Session::OnFrameSendCb(nghttp2_session* session,
+                                const nghttp2_frame* frame, void* user) {
+  if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
+  if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
+    return 0;
+  }
+  Http2Session* self = From(user);
+  Stream* st = self->Find(frame->hd.stream_id);
+  if (st && st->reset_after_response && !st->remote_ended) {
+    // The response to a refused body is complete; the rest of the body is
+    // not wanted (RFC 9113 8.1).
+    nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
+                              NGHTTP2_NO_ERROR);
+  }
+  return 0;
+}
+
 int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
                              const uint8_t* framehd, size_t len,
                              nghttp2_data_source* source, void* user) {
@@ -503,20 +521,41 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
       break;
     }
   }
+  // A content-length over maxRequestBodySize is refused before any body
+  // byte (as HTTP/1.1); the handler still gets the stream.
+  bool too_large = false;
+  if (!end_stream) {
+    uint64_t limit = conn_->listener()->options().max_request_body_size;
+    for (const auto& f : fields) {
+      if (f.first == "content-length") {
+        uint64_t n = 0;
+        bool digits = !f.second.empty() && f.second.size() <= 19;
+        for (char c : f.second) {
+          if (c < '0' || c > '9') digits = false;
+          else n = n * 10 + static_cast<uint64_t>(c - '0');
+        }
+        too_large = digits && n > limit;
+        break;
+      }
+    }
+  }
+  int32_t id = st->id;
   st->delivered = true;
   Http2Delegate* d = conn_->listener()->delegate()->http2();
-  if (d) d->OnStream(this, st->id, fields, end_stream);
+  if (d) d->OnStream(this, id, fields, end_stream);
   // `st` may be gone now (reset from the handler); do not touch it.
-  if (Stream* s = Find(st->id)) {
+  if (Stream* s = Find(id)) {
     s->arena.clear();
     s->arena.shrink_to_fit();
     s->fields.clear();
     s->fields.shrink_to_fit();
+    if (too_large && !s->body_refused && !conn_->destroyed()) RefuseBody(s);
   }
 }
 
 void Http2Session::DeliverEnd(Stream* st) {
-  if (!st->delivered) return;
+  // A refused body never ends: the embedder was told it failed.
+  if (!st->delivered || st->body_refused) return;
   Http2Fields trailers = st->Collect();
   Http2Delegate* d = conn_->listener()->delegate()->http2();
   if (d) d->OnStreamEnd(this, st->id, trailers);
@@ -530,9 +569,17 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
   // stall the others. The stream window follows consumption.
   nghttp2_session_consume_connection(session, len);
   Stream* st = self->Find(id);
-  if (!st || !st->delivered) {
+  if (!st || !st->delivered || st->body_refused) {
     nghttp2_session_consume_stream(session, id, len);
     return 0;
+  }
+  st->body_bytes += len;
+  if (st->body_bytes >
+      self->conn_->listener()->options().max_request_body_size) {
+    // None of this chunk is delivered (as HTTP/1.1's chunked bodies).
+    nghttp2_session_consume_stream(session, id, len);
+    self->RefuseBody(st);
+    return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
   }
   Http2Delegate* d = self->conn_->listener()->delegate()->http2();
   if (d) d->OnStreamData(self, id, reinterpret_cast<const char*>(data), len);
@@ -544,6 +591,37 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
     nghttp2_session_consume_stream(session, id, len);
   }
   return 0;
+}
+
+void Http2Session::RefuseBody(Stream* st) {
+  int32_t id = st->id;
+  st->body_refused = true;
+  // Bytes held back for a paused reader are no longer anyone's.
+  if (st->unacked > 0) {
+    nghttp2_session_consume_stream(session_, id, st->unacked);
+    st->unacked = 0;
+  }
+  int status = 0;
+  if (!st->responded) {
+    // As HTTP/1.1's 413; the handler's own response is refused from now
+    // on (responded).
+    Http2HeaderList h;
+    h.AddStatus(413);
+    st->responded = true;
+    st->no_body = true;
+    st->ended = true;
+    st->compressor.reset();
+    nghttp2_submit_response(session_, id, h.nv(), h.size(), nullptr);
+    status = 413;
+  }
+  // The client is asked to stop sending with RST_STREAM(NO_ERROR) once
+  // the response is complete (RFC 9113 8.1; OnFrameSendCb): one queued now
+  // would make nghttp2 drop the response (it marks the stream closing at
+  // submit time).
+  st->reset_after_response = true;
+  conn_->MarkDirty();
+  Http2Delegate* d = conn_->listener()->delegate()->http2();
+  if (d) d->OnStreamBodyTooLarge(this, id, status);
 }
 
 int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,

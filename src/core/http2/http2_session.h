@@ -204,6 +204,11 @@ class Http2Session final : public Session, private FramePrescan::Sink {
   static int SendDataCb(nghttp2_session*, nghttp2_frame* frame,
                         const uint8_t* framehd, size_t len,
                         nghttp2_data_source* source, void* user);
+  // A frame left (inside send): after the last frame of a response to a
+  // refused body (RefuseBody), RST_STREAM(NO_ERROR) tells the client to
+  // stop sending it.
+  static int OnFrameSendCb(nghttp2_session*, const nghttp2_frame* frame,
+                           void* user);
   // The data provider: how many body bytes (<= len) the stream's source
   // has now (nothing is copied into `buf`: NO_COPY), EOF and trailers, or
   // DEFERRED until ResumeData/Write/End resume it.
@@ -271,6 +276,11 @@ class Http2Session final : public Session, private FramePrescan::Sink {
   // The stream's output backlog calls for backpressure (StreamNeedsDrain).
   bool Backlogged(Stream* st) const;
   void DeliverHeaders(Stream* st, bool end_stream);
+  // The request body of `st` passed maxRequestBodySize: 413 unless the
+  // embedder responded, RST_STREAM(NO_ERROR) once the response is complete
+  // (OnFrameSendCb), then OnStreamBodyTooLarge.
+  // Inside mem_recv; `st` may be gone afterwards.
+  void RefuseBody(Stream* st);
   void DeliverEnd(Stream* st);
   // On the peer's EOF: submits RST_STREAM(CANCEL) for every open stream
   // (none can finish: no request body, WINDOW_UPDATE or reset can come).

@@ -132,6 +132,11 @@ struct Http2Stream final : public CompressStream::Sink {
   // trailers go) when the compressor reports `finished`.
   bool end_after_compress = false;
   std::unique_ptr<Http2PendingCompress> pending;
+  // Request body bytes received, against maxRequestBodySize; once over it
+  // the rest is discarded (Http2Session::RefuseBody).
+  uint64_t body_bytes = 0;
+  bool body_refused = false;
+  bool reset_after_response = false;  // RST_STREAM(NO_ERROR) after END_STREAM
   // Request-body flow control.
   bool read_paused = false;
   size_t unacked = 0;
