@@ -169,6 +169,7 @@ function socketConn(native) {
   return {
     peer: () => native.peer(),
     local: () => native.local(),
+    tls: () => native.tls(),
     destroy: () => native.destroy(),
     writeRaw: () => false,
     endRaw: () => native.goaway(0),

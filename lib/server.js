@@ -174,6 +174,7 @@ class Server extends EventEmitter {
       onTunnelData: onTunnelData,
       onTunnelEnd: onTunnelEnd,
       ...http2Server.callbacks(this),
+      ...this._tlsCallbacks(),
     });
     this._listening = false;
     this._closing = false;
@@ -193,6 +194,9 @@ class Server extends EventEmitter {
   }
 
   get listening() { return this._listening; }
+
+  // The native TLS events' callbacks (lib/secure_server.js); none here.
+  _tlsCallbacks() { return {}; }
 
   // A request listener that re-parents req/res onto node's prototypes
   // (Express) is adopted when it is added (lib/prototype_bridge.js): the
@@ -656,4 +660,4 @@ function onClose(conn) {
   if (st.tunnel !== null) st.tunnel._closed();
 }
 
-module.exports = { Server };
+module.exports = { Server, connState };

@@ -1,6 +1,7 @@
 #include "binding/js_connection.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
+#include "binding/js_tls.h"
 
 #include <string>
 
@@ -48,6 +49,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Peer>("peer"),
           InstanceMethod<&JsConnection::Local>("local"),
           InstanceMethod<&JsConnection::Stats>("stats"),
+          InstanceMethod<&JsConnection::Tls>("tls"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
 }
@@ -278,6 +280,10 @@ Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
                                        static_cast<double>(conn_.get()->writer().Backlog())));
   }
   return o;
+}
+
+Napi::Value JsConnection::Tls(const Napi::CallbackInfo& info) {
+  return TlsInfo(info.Env(), conn_.get());
 }
 
 }  // namespace sluice

@@ -718,7 +718,8 @@ void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
 
 bool Http1Session::NotHttp1(const char* pos) const {
   // Only the connection's first request on a port that also detects h2c.
-  if (next_seq_ != 1 || conn_->listener()->delegate()->http2() == nullptr) {
+  if (next_seq_ != 1 || conn_->listener()->delegate()->http2() == nullptr ||
+      conn_->tls() != nullptr) {
     return false;
   }
   if (pos < exec_start_ || pos > exec_end_) return false;
