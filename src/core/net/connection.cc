@@ -169,8 +169,9 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
       c->read_buffers_.AfterRead(c->session_->ReadMemory() ==
                                  ReadBuffers::kRequire);
     }
-  } else if (nread == UV_EOF && c->tls_ && !c->tls_->handshake_done()) {
-    // As node: a client gone before its handshake completed.
+  } else if (c->tls_ && !c->tls_->handshake_done()) {
+    // EOF or a reset before the handshake completed: as node, the client
+    // is reported gone (tlsClientError ECONNRESET).
     c->tls_->SetError("ECONNRESET",
                       "Client network socket disconnected before secure TLS "
                       "connection was established");
