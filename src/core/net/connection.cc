@@ -273,33 +273,42 @@ void Connection::PumpTls() {
       buf = uv_buf_init(listener_->shared_read_buffer(),
                         Listener::kSharedReadBufferSize);
     }
+    // As many records as fit go into this buffer before the session sees
+    // them: one session read (one body chunk) per buffer, not per record.
     size_t n = 0;
-    TlsChannel::Status s = tls_->Read(buf.base, buf.len, &n);
-    if (s == TlsChannel::kWant) {
+    TlsChannel::Status s = TlsChannel::kOk;
+    while (n < buf.len) {
+      size_t got = 0;
+      s = tls_->Read(buf.base + n, buf.len - n, &got);
+      if (s != TlsChannel::kOk) break;
+      n += got;
+      if (!tls_->HasReadable()) break;
+    }
+    if (n > 0) {
+      read_buffers_.OnRead(buf.base, n);
+      session_->OnRead(buf.base, n);
+      if (closing_) return;
+      read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
+      if (s == TlsChannel::kOk || s == TlsChannel::kWant) continue;
+    } else if (s == TlsChannel::kWant || s == TlsChannel::kOk) {
       // No whole record after all: a fresh hold with nothing in it goes
       // back unless a body is due (the next record lands there).
       if (r == ReadBuffers::kGot) {
         read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
       }
-      return;
+      break;
+    } else if (r == ReadBuffers::kGot) {
+      read_buffers_.AfterRead(false);
     }
     if (s == TlsChannel::kClosed) {
       // close_notify: the peer sends no more (as EOF on cleartext).
-      if (r == ReadBuffers::kGot) read_buffers_.AfterRead(false);
       eof_ = true;
       StopReading();
       session_->OnEof();
       return;
     }
-    if (s == TlsChannel::kError) {
-      Destroy();  // a bad record after the handshake: nothing to answer
-      return;
-    }
-    read_buffers_.OnRead(buf.base, n);
-    session_->OnRead(buf.base, n);
-    if (!closing_) {
-      read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
-    }
+    Destroy();  // a bad record after the handshake: nothing to answer
+    return;
   }
   if (!closing_ && !writer_.wire().empty()) MarkDirty();
 }
