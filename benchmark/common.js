@@ -469,8 +469,10 @@ function parseH2load(out) {
 
 // Build the command line for one load run: `seconds` long, or for h2load
 // `requests` requests (-n) when given (see h2loadShape / run.js: why).
+// load.tls: the server speaks TLS (https URL; wrk and h2load negotiate it,
+// h2load by ALPN: h2, or http/1.1 with --h1).
 function loadCommand(load, port, seconds, caseDir, requests) {
-  const url = `http://${HOST}:${port}${load.path || '/'}`;
+  const url = `${load.tls ? 'https' : 'http'}://${HOST}:${port}${load.path || '/'}`;
   if (load.tool === 'wrk') {
     const args = ['-t', String(load.threads || 1), '-c', String(load.connections),
       '-d', `${seconds}s`, '--timeout', `${load.timeout || 10}s`];
@@ -523,10 +525,11 @@ async function runLoad(load, port, seconds, caseDir, cpu = 1, { requests } = {})
 // Response checks (run once per server before measuring, so that a server
 // answering garbage never gets a number next to its name).
 
-function httpRequest(port, { method = 'GET', path: p = '/', body, timeoutMs = 10000 }) {
+// tls: over TLS, any certificate accepted (the servers make their own).
+function httpRequest(port, { method = 'GET', path: p = '/', body, timeoutMs = 10000, tls = false }) {
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: HOST, port, method, path: p, agent: false,
+    const req = (tls ? require('node:https') : http).request({
+      host: HOST, port, method, path: p, agent: false, rejectUnauthorized: false,
       headers: body ? { 'content-length': body.length } : {},
     }, (res) => {
       const chunks = [];
@@ -586,9 +589,10 @@ function pipelinedCheck(port, depth, expectBodyLength, timeoutMs = 10000) {
 
 // One GET over HTTP/2 (h2c prior knowledge) with node's client, for
 // servers that speak only HTTP/2 (check.http2).
-function http2Get(port, p = '/', timeoutMs = 10000) {
+function http2Get(port, p = '/', timeoutMs = 10000, tls = false) {
   return new Promise((resolve, reject) => {
-    const session = require('node:http2').connect(`http://${HOST}:${port}`);
+    const session = require('node:http2').connect(`${tls ? 'https' : 'http'}://${HOST}:${port}`,
+      { rejectUnauthorized: false });
     const t = setTimeout(() => {
       session.destroy();
       reject(new Error(`no HTTP/2 response within ${timeoutMs} ms`));
@@ -611,8 +615,8 @@ function http2Get(port, p = '/', timeoutMs = 10000) {
 async function checkServer(port, check) {
   if (!check) return;
   const body = check.bodySize ? Buffer.alloc(check.bodySize, 'x') : undefined;
-  const res = check.http2 ? await http2Get(port, check.path) :
-    await httpRequest(port, { method: check.method, path: check.path, body });
+  const res = check.http2 ? await http2Get(port, check.path, 10000, check.tls) :
+    await httpRequest(port, { method: check.method, path: check.path, body, tls: check.tls });
   if (res.status !== (check.status || 200)) {
     throw new Error(`${check.method || 'GET'} ${check.path || '/'} answered ${res.status}, expected ${check.status || 200}`);
   }

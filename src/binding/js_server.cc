@@ -241,17 +241,15 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
 namespace {
 
 // A context from lib's normalized options, or a thrown
-// ERR_SLUICE_TLS_CONTEXT (nullptr returned).
-std::shared_ptr<TlsContext> ContextOrThrow(const Napi::CallbackInfo& info,
-                                           size_t index) {
+// ERR_SLUICE_TLS_CONTEXT (an empty context returned).
+TlsContext ContextOrThrow(const Napi::CallbackInfo& info, size_t index) {
   Napi::Env env = info.Env();
   if (info.Length() <= index || !info[index].IsObject()) {
     Napi::TypeError::New(env, "TLS context options expected").ThrowAsJavaScriptException();
-    return nullptr;
+    return TlsContext();
   }
   std::string error;
-  std::shared_ptr<TlsContext> ctx =
-      TlsContextFromJs(info[index].As<Napi::Object>(), &error);
+  TlsContext ctx = TlsContextFromJs(info[index].As<Napi::Object>(), &error);
   if (!ctx) {
     Napi::Error e = Napi::Error::New(env, error);
     e.Set("code", Napi::String::New(env, "ERR_SLUICE_TLS_CONTEXT"));
@@ -265,7 +263,7 @@ std::shared_ptr<TlsContext> ContextOrThrow(const Napi::CallbackInfo& info,
 Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_) return env.Undefined();
-  std::shared_ptr<TlsContext> ctx = ContextOrThrow(info, 0);
+  TlsContext ctx = ContextOrThrow(info, 0);
   if (!ctx) return env.Undefined();
   std::unique_ptr<TlsServer> tls(new TlsServer(std::move(ctx)));
   if (info.Length() > 1 && info[1].IsObject()) {
@@ -281,7 +279,7 @@ Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
 Napi::Value JsServer::SetSecureContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_ || !listener_->tls()) return env.Undefined();
-  std::shared_ptr<TlsContext> ctx = ContextOrThrow(info, 0);
+  TlsContext ctx = ContextOrThrow(info, 0);
   if (ctx) listener_->tls()->SetDefault(std::move(ctx));
   return env.Undefined();
 }
@@ -289,7 +287,7 @@ Napi::Value JsServer::SetSecureContext(const Napi::CallbackInfo& info) {
 Napi::Value JsServer::AddContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_ || !listener_->tls() || !info[0].IsString()) return env.Undefined();
-  std::shared_ptr<TlsContext> ctx = ContextOrThrow(info, 1);
+  TlsContext ctx = ContextOrThrow(info, 1);
   if (ctx) listener_->tls()->AddSni(info[0].As<Napi::String>().Utf8Value(), std::move(ctx));
   return env.Undefined();
 }

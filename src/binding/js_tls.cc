@@ -37,8 +37,7 @@ std::vector<std::string> ListOf(const Napi::Value& v) {
 
 }  // namespace
 
-std::shared_ptr<TlsContext> TlsContextFromJs(const Napi::Object& o,
-                                             std::string* error) {
+TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
   TlsContextOptions t;
   t.keys = ListOf(o.Get("keys"));
   t.certs = ListOf(o.Get("certs"));

@@ -5,7 +5,6 @@
 
 #include <napi.h>
 
-#include <memory>
 #include <string>
 
 #include "core/net/tls_context.h"
@@ -15,9 +14,8 @@ namespace sluice {
 class Connection;
 
 // Builds a context from the plain object lib/tls_options.js prepares
-// (PEM strings, version numbers...). On failure: nullptr and *error.
-std::shared_ptr<TlsContext> TlsContextFromJs(const Napi::Object& o,
-                                             std::string* error);
+// (PEM strings, version numbers...). On failure: empty, and *error.
+TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error);
 // { alpnProtocol, servername, protocol, cipher, cipherStandardName,
 //   cipherVersion, verifyError, peerCertificate } of `c`, or null when
 // `c` is gone or speaks cleartext.

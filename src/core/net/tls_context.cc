@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <memory>
 
 namespace sluice {
 
@@ -173,19 +174,18 @@ bool HostMatches(const char* pat, const char* name) {
 
 }  // namespace
 
-std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
-                                               std::string* error) {
+TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   ERR_clear_error();
   UniqueCtx ctx(SSL_CTX_new(TLS_server_method()));
   if (!ctx) {
     *error = LastError("SSL_CTX_new");
-    return nullptr;
+    return TlsContext();
   }
   SSL_CTX* c = ctx.get();
   if (SSL_CTX_set_min_proto_version(c, o.min_version) != 1 ||
       SSL_CTX_set_max_proto_version(c, o.max_version) != 1) {
     *error = LastError("minVersion/maxVersion");
-    return nullptr;
+    return TlsContext();
   }
   // Renegotiation is refused (a client-initiated one is a CPU lever for
   // the client and useless to HTTP; node limits it, sluice forbids it).
@@ -202,21 +202,21 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
     // A list of only TLS 1.3 suites leaves no TLS 1.2 cipher; that alone
     // is not an error.
     *error = LastError("ciphers");
-    return nullptr;
+    return TlsContext();
   }
   ERR_clear_error();
   if (!tls13.empty() && SSL_CTX_set_ciphersuites(c, tls13.c_str()) != 1) {
     *error = LastError("ciphers");
-    return nullptr;
+    return TlsContext();
   }
   if (!o.ecdh_curve.empty() && o.ecdh_curve != "auto" &&
       SSL_CTX_set1_groups_list(c, o.ecdh_curve.c_str()) != 1) {
     *error = LastError("ecdhCurve");
-    return nullptr;
+    return TlsContext();
   }
   if (!o.sigalgs.empty() && SSL_CTX_set1_sigalgs_list(c, o.sigalgs.c_str()) != 1) {
     *error = LastError("sigalgs");
-    return nullptr;
+    return TlsContext();
   }
 
   std::string pass = o.passphrase;
@@ -229,7 +229,7 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
     STACK_OF(X509)* extra = nullptr;
     if (!p12 || PKCS12_parse(p12.get(), pass.c_str(), &pkey, &cert, &extra) != 1) {
       *error = LastError("pfx");
-      return nullptr;
+      return TlsContext();
     }
     UniquePkey key_owner(pkey);
     UniqueX509 cert_owner(cert);
@@ -237,7 +237,7 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
     if ((cert && SSL_CTX_use_certificate(c, cert) != 1) ||
         (pkey && SSL_CTX_use_PrivateKey(c, pkey) != 1)) {
       *error = LastError("pfx");
-      return nullptr;
+      return TlsContext();
     }
     for (int i = 0; extra != nullptr && i < sk_X509_num(extra); i++) {
       X509* x = sk_X509_value(extra, i);
@@ -245,7 +245,7 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
       // trusted for client certificates.
       if (SSL_CTX_add1_chain_cert(c, x) != 1 || !AddCa(c, x)) {
         *error = LastError("pfx");
-        return nullptr;
+        return TlsContext();
       }
     }
   }
@@ -253,7 +253,7 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
     std::vector<UniqueX509> chain;
     if (!ReadCerts(pem, &chain) || !UseChain(c, chain)) {
       *error = LastError("cert");
-      return nullptr;
+      return TlsContext();
     }
   }
   for (const std::string& pem : o.keys) {
@@ -263,23 +263,23 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
                        : nullptr);
     if (!key || SSL_CTX_use_PrivateKey(c, key.get()) != 1) {
       *error = LastError("key");
-      return nullptr;
+      return TlsContext();
     }
   }
   if ((!o.keys.empty() || !o.pfx.empty()) && SSL_CTX_check_private_key(c) != 1) {
     *error = LastError("key does not match certificate");
-    return nullptr;
+    return TlsContext();
   }
   for (const std::string& pem : o.cas) {
     std::vector<UniqueX509> cas;
     if (!ReadCerts(pem, &cas)) {
       *error = LastError("ca");
-      return nullptr;
+      return TlsContext();
     }
     for (UniqueX509& x : cas) {
       if (!AddCa(c, x.get())) {
         *error = LastError("ca");
-        return nullptr;
+        return TlsContext();
       }
     }
   }
@@ -300,7 +300,7 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
     // anyway (docs/tls.md), only the rotation semantics carry over.
     if (o.ticket_keys.size() != 48) {
       *error = "ticketKeys must be 48 bytes";
-      return nullptr;
+      return TlsContext();
     }
     unsigned char keys[80];
     const unsigned char* k = reinterpret_cast<const unsigned char*>(o.ticket_keys.data());
@@ -311,25 +311,22 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsContextOptions& o,
     memcpy(keys + 64, k + 32, 16);
     if (SSL_CTX_set_tlsext_ticket_keys(c, keys, sizeof(keys)) != 1) {
       *error = LastError("ticketKeys");
-      return nullptr;
+      return TlsContext();
     }
   }
   SSL_CTX_set_alpn_select_cb(c, SelectAlpn,
                              const_cast<std::string*>(&kAlpnWire[o.alpn]));
   SSL_CTX_set_tlsext_servername_callback(c, OnServerName);
-  return std::shared_ptr<TlsContext>(new TlsContext(ctx.release()));
+  return TlsContext(ctx.release());
 }
 
-TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
-
-void TlsServer::AddSni(const std::string& hostname,
-                       std::shared_ptr<TlsContext> ctx) {
+void TlsServer::AddSni(const std::string& hostname, TlsContext ctx) {
   sni_.emplace_back(hostname, std::move(ctx));
 }
 
 SSL_CTX* TlsServer::ForServerName(const char* servername) const {
   for (size_t i = sni_.size(); i-- > 0;) {
-    if (HostMatches(sni_[i].first.c_str(), servername)) return sni_[i].second->get();
+    if (HostMatches(sni_[i].first.c_str(), servername)) return sni_[i].second.get();
   }
   return nullptr;
 }

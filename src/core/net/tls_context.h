@@ -13,7 +13,6 @@
 
 #include <openssl/ssl.h>
 
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,40 +46,52 @@ struct TlsContextOptions {
   AlpnSet alpn = kAlpnH2Http1;
 };
 
-// Owns one SSL_CTX (freed with the last reference: connections' SSL objects
-// hold their own counted references, so a context replaced by
-// setSecureContext lives on exactly as long as connections use it).
+// A counted reference to one SSL_CTX, on OpenSSL's own count: the
+// connections' SSL objects hold theirs, so a context replaced by
+// setSecureContext lives on exactly as long as connections use it.
+// (No std::shared_ptr: its control block's typeinfo would be exported
+// from the addon.)
 class TlsContext {
  public:
-  // Builds a context; nullptr with *error set to OpenSSL's reason (or a
-  // sluice message) when the options do not make one.
-  static std::shared_ptr<TlsContext> Create(const TlsContextOptions& o,
-                                            std::string* error);
-  ~TlsContext();
-  TlsContext(const TlsContext&) = delete;
-  TlsContext& operator=(const TlsContext&) = delete;
+  TlsContext() = default;
+  TlsContext(const TlsContext& o) : ctx_(o.ctx_) {
+    if (ctx_ != nullptr) SSL_CTX_up_ref(ctx_);
+  }
+  TlsContext(TlsContext&& o) noexcept : ctx_(o.ctx_) { o.ctx_ = nullptr; }
+  TlsContext& operator=(TlsContext o) noexcept {
+    SSL_CTX* t = ctx_;
+    ctx_ = o.ctx_;
+    o.ctx_ = t;
+    return *this;
+  }
+  ~TlsContext() { SSL_CTX_free(ctx_); }
+
+  // Builds a context; an empty one with *error set to OpenSSL's reason
+  // (or a sluice message) when the options do not make one.
+  static TlsContext Create(const TlsContextOptions& o, std::string* error);
 
   SSL_CTX* get() const { return ctx_; }
+  explicit operator bool() const { return ctx_ != nullptr; }
 
  private:
-  explicit TlsContext(SSL_CTX* ctx) : ctx_(ctx) {}
-  SSL_CTX* ctx_;
+  explicit TlsContext(SSL_CTX* adopt) : ctx_(adopt) {}
+  SSL_CTX* ctx_ = nullptr;
 };
 
 // What a listener serves TLS with. Loop thread only.
 class TlsServer {
  public:
-  explicit TlsServer(std::shared_ptr<TlsContext> ctx) : default_(std::move(ctx)) {}
+  explicit TlsServer(TlsContext ctx) : default_(std::move(ctx)) {}
 
   // setSecureContext: connections accepted from now on use `ctx`; open
   // ones keep theirs.
-  void SetDefault(std::shared_ptr<TlsContext> ctx) { default_ = std::move(ctx); }
-  SSL_CTX* default_ctx() const { return default_->get(); }
+  void SetDefault(TlsContext ctx) { default_ = std::move(ctx); }
+  SSL_CTX* default_ctx() const { return default_.get(); }
 
   // addContext(hostname, ...): a ClientHello naming a matching server name
   // switches to `ctx`. "*" matches one label ("*.example.com"); later
   // additions win, as node's server._contexts.
-  void AddSni(const std::string& hostname, std::shared_ptr<TlsContext> ctx);
+  void AddSni(const std::string& hostname, TlsContext ctx);
   // The context for `servername` (nullptr: keep the default).
   SSL_CTX* ForServerName(const char* servername) const;
 
@@ -93,8 +104,8 @@ class TlsServer {
   bool allow_http1 = true;
 
  private:
-  std::shared_ptr<TlsContext> default_;
-  std::vector<std::pair<std::string, std::shared_ptr<TlsContext>>> sni_;
+  TlsContext default_;
+  std::vector<std::pair<std::string, TlsContext>> sni_;
 };
 
 }  // namespace sluice
