@@ -17,6 +17,7 @@
         "src/core/net/tunnel_session.cc",
         "src/core/net/tls_context.cc",
         "src/core/net/tls_channel.cc",
+        "src/core/http1/http1_parser.cc",
         "src/core/http1/http1_session.cc",
         "src/core/http1/line_fold_scanner.cc",
         "src/core/net/listener.cc",
@@ -44,7 +45,9 @@
         "src/binding/js_connection.cc",
         "src/binding/js_values.cc",
         "src/binding/js_core_handle.cc",
+        "src/binding/js_http1.cc",
         "src/binding/js_http2.cc",
+        "src/binding/js_http2_session.cc",
         "src/binding/js_file.cc",
         "src/binding/js_compress.cc",
         "src/binding/js_tls.cc"

@@ -1,6 +1,6 @@
 'use strict';
 
-// The HTTP/2 half of Server: its options, and the native callbacks that
+// The HTTP/2 half of Server: the native callbacks that
 // turn HTTP/2 stream events into 'stream' events (ServerHttp2Stream) or,
 // when only a 'request' listener exists, into the same req/res objects
 // HTTP/1.1 uses (IncomingRequest / ServerResponse over a per-stream
@@ -13,7 +13,6 @@ const { SluiceSocket } = require('./socket');
 const { headersObject } = require('./headers');
 const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_stream');
 const { toChunk } = require('./body');
-const { codedTypeError } = require('./errors');
 
 const { kH2State: kState } = require('./symbols');
 
@@ -22,35 +21,6 @@ const {
   STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
   RESULT_NO_BODY, VERSION_2_0,
 } = binding.constants;
-
-function validateInt(name, v, min, max) {
-  if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw codedTypeError('ERR_INVALID_ARG_VALUE', `The "options.${name}" property must be an integer in [${min}, ${max}]`);
-  }
-  return v;
-}
-
-// options.http2 { maxConcurrentStreams, initialWindowSize,
-// connectionWindowSize } (or node's options.settings for the first two) →
-// the NativeServer's option names. Unset ones keep the core's defaults
-// (100 streams, 1 MiB stream window, 16 MiB connection window).
-function nativeOptions(options) {
-  const h2 = options.http2 || {};
-  const settings = options.settings || {};
-  const out = {};
-  const mcs = validateInt('http2.maxConcurrentStreams',
-    h2.maxConcurrentStreams !== undefined ? h2.maxConcurrentStreams : settings.maxConcurrentStreams,
-    0, 0xffffffff);
-  const iws = validateInt('http2.initialWindowSize',
-    h2.initialWindowSize !== undefined ? h2.initialWindowSize : settings.initialWindowSize,
-    0, 0x7fffffff);
-  const cws = validateInt('http2.connectionWindowSize', h2.connectionWindowSize, 65535, 0x7fffffff);
-  if (mcs !== undefined) out.http2MaxConcurrentStreams = mcs;
-  if (iws !== undefined) out.http2StreamWindow = iws;
-  if (cws !== undefined) out.http2ConnectionWindow = cws;
-  return out;
-}
 
 // ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------
 
@@ -313,4 +283,4 @@ function emitCompat(server, st, native, id, raw, endStream) {
   server.emit('request', req, res);
 }
 
-module.exports = { nativeOptions, callbacks, constants };
+module.exports = { callbacks, constants };

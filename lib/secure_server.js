@@ -5,7 +5,8 @@
 // events and certificate rotation (docs/tls.md).
 
 const tls = require('tls');
-const { Server, connState } = require('./server');
+const { Server } = require('./server');
+const { connState } = require('./http1_server');
 const { kNative } = require('./symbols');
 const { codedError, codedTypeError } = require('./errors');
 const { nativeContextOptions, pickContextOptions, checkSupported } = require('./tls_options');

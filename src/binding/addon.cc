@@ -7,6 +7,7 @@
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
+#include "binding/js_http2_session.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
 #include "binding/js_tls.h"

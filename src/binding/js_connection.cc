@@ -26,6 +26,10 @@ bool BodyLength(napi_env env, napi_value v, size_t* len) {
 
 }  // namespace
 
+napi_value ConnectionObject(napi_env env, Connection* c) {
+  return HandleFor<JsConnection>(c, GetAddonData(env)->connection_ctor);
+}
+
 Counters& GetCounters() {
   static Counters counters;
   return counters;

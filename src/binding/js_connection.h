@@ -59,6 +59,10 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   CoreHandle<Connection> conn_;
 };
 
+// The JS handle of `c`, made on first use; nullptr once the environment
+// is stopping.
+napi_value ConnectionObject(napi_env env, Connection* c);
+
 // Debug counters for tests and benchmarks (process-wide, loop thread).
 struct Counters {
   uint64_t body_bytes_copied = 0;     // body bytes embedded in output buffers

@@ -6,6 +6,7 @@
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
 #include "binding/js_values.h"
+#include "binding/js_http1.h"
 #include "binding/js_http2.h"
 #include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
@@ -119,6 +120,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
       OptionMs(opts, "http2StreamWindow", o.http2_stream_window);
   o.http2_connection_window =
       OptionMs(opts, "http2ConnectionWindow", o.http2_connection_window);
+  http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
@@ -292,7 +294,7 @@ Napi::Value JsServer::AddContext(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// ---- ServerDelegate ----------------------------------------------------------
+// ---- ServerDelegate: lifecycle ----------------------------------------------------------
 
 void JsServer::OnDispatchBegin() {
   napi_env env = Env();
@@ -315,70 +317,6 @@ void JsServer::OnDispatchEnd() {
   handle_scope_ = nullptr;
 }
 
-napi_value JsServer::ConnectionObject(Connection* c) {
-  return HandleFor<JsConnection>(c, GetAddonData(Env())->connection_ctor);
-}
-
-void JsServer::OnRequest(Connection* c, const RequestHead& head) {
-  napi_env env = Env();
-  // Headers cross as ONE string, "name\0value\0..." (llhttp rejects NUL in
-  // fields, so it cannot occur inside one): lib/ splits it only when the
-  // handler looks at the headers. Building 2N strings and an array here
-  // cost more than the rest of the call for small requests.
-  std::string& packed = header_scratch_;
-  packed.clear();
-  for (const auto& h : head.headers) {
-    packed.append(h.first.data(), h.first.size());
-    packed.push_back('\0');
-    packed.append(h.second.data(), h.second.size());
-    packed.push_back('\0');
-  }
-  napi_value headers = Latin1String(env, packed);
-  using namespace wire;
-  int flags = (head.complete ? kRequestComplete : 0) |
-              (head.keep_alive ? kRequestKeepAlive : 0) |
-              (head.expect_continue ? kRequestExpectContinue : 0) |
-              (head.upgrade ? kRequestUpgrade : 0) |
-              (head.has_expect ? kRequestHasExpect : 0) |
-              (head.has_host ? kRequestHasHost : 0) |
-              ((head.http_major * 10 + head.http_minor) << kRequestVersionShift);
-  napi_value argv[6] = {ConnectionObject(c),
-                        Int(env, head.seq),
-                        Int(env, head.method),
-                        Latin1String(env, head.url),
-                        headers,
-                        Int(env, flags)};
-  CallJs(Env(), on_request_, 6, argv);
-}
-
-void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
-                      size_t len, int64_t user_offset) {
-  napi_env env = Env();
-  if (user_offset >= 0) {
-    // The bytes are in the buffer the allocator gave: lib/ cuts a view of
-    // it (no copy; one allocation of a small JS object).
-    napi_value argv[4] = {ConnectionObject(c), Int(env, seq),
-                          Int(env, user_offset), Int(env, static_cast<int64_t>(len))};
-    CallJs(Env(), on_body_, 4, argv);
-    return;
-  }
-  napi_value buf = nullptr;  // stays null when the environment is stopping
-  void* out;
-  napi_create_buffer_copy(env, len, data, &out, &buf);
-  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
-  CallJs(Env(), on_body_, 3, argv);
-}
-
-void JsServer::OnUpgrade(Connection* c, uint32_t seq, const char* head,
-                         size_t len) {
-  napi_env env = Env();
-  napi_value buf = nullptr;
-  void* out;
-  napi_create_buffer_copy(env, len, len ? head : "", &out, &buf);
-  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
-  CallJs(Env(), on_upgrade_, 3, argv);
-}
-
 void JsServer::OnTunnelData(Connection* c, const char* data, size_t len) {
   napi_env env = Env();
   // A copy: the read buffer is reused by the next read. (Zero-copy reads
@@ -386,12 +324,12 @@ void JsServer::OnTunnelData(Connection* c, const char* data, size_t len) {
   napi_value buf = nullptr;
   void* out;
   napi_create_buffer_copy(env, len, data, &out, &buf);
-  napi_value argv[2] = {ConnectionObject(c), buf};
+  napi_value argv[2] = {ConnectionObject(Env(), c), buf};
   CallJs(Env(), on_tunnel_data_, 2, argv);
 }
 
 void JsServer::OnTunnelEnd(Connection* c) {
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_tunnel_end_, 1, argv);
 }
 
@@ -404,7 +342,7 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
   // handle scope of our own, and no callback scope (a JS allocator is
   // synchronous; what it queues runs at the next dispatch's end).
   Napi::HandleScope scope(env);
-  napi_value argv[2] = {ConnectionObject(c),
+  napi_value argv[2] = {ConnectionObject(Env(), c),
                         Int(env, static_cast<int64_t>(size))};
   napi_value r = CallJs(Env(), on_alloc_, 2, argv);
   if (r == nullptr) return BufferResult::kError;
@@ -428,40 +366,17 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
 
 void JsServer::ReleaseBodyBuffer(Connection* c) {
   if (!c->user_data) return;
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_release_body_, 1, argv);
-}
-
-void JsServer::OnRequestEnd(
-    Connection* c, uint32_t seq,
-    const std::vector<std::pair<std::string_view, std::string_view>>&
-        trailers) {
-  napi_env env = Env();
-  napi_value t;
-  if (trailers.empty()) {
-    napi_get_undefined(env, &t);
-  } else {
-    t = FieldArray(env, trailers);
-  }
-  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), t};
-  CallJs(Env(), on_end_, 3, argv);
 }
 
 void JsServer::OnDrain(Connection* c) {
   if (!c->user_data) return;
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_drain_, 1, argv);
 }
 
-void JsServer::OnClientError(Connection* c, const ClientError& err) {
-  napi_env env = Env();
-  napi_value code, reason;
-  napi_create_string_utf8(env, err.code, NAPI_AUTO_LENGTH, &code);
-  napi_create_string_utf8(env, err.reason, NAPI_AUTO_LENGTH, &reason);
-  napi_value argv[4] = {ConnectionObject(c), Int(env, err.status), code,
-                        reason};
-  CallJs(Env(), on_client_error_, 4, argv);
-}
+Http1Delegate* JsServer::http1() { return http1_.get(); }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }
 

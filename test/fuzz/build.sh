@@ -61,12 +61,12 @@ for line in "${gyp[@]}"; do
     "lib "*) libs+=("${line#lib }") ;;
   esac
 done
-# What the addon takes from the node binary (which exports its zlib and
-# brotli), a standalone binary takes from Debian (zlib1g-dev,
-# libbrotli-dev, libssl-dev); the harnesses also decode compressed bodies with them
-# (body_decoder.h: inflate, libbrotlidec).
-# OpenSSL likewise (the core's TLS layer, docs/tls.md).
-node_libs=(-lz -lbrotlienc -lbrotlidec -lssl -lcrypto)
+# What the addon takes from the node binary (which exports its zlib,
+# brotli, nghttp2 and OpenSSL), a standalone binary takes from Debian
+# (zlib1g-dev, libbrotli-dev, libnghttp2-dev, libssl-dev: the core's TLS
+# layer, docs/tls.md); the harnesses also decode compressed bodies with
+# them (body_decoder.h: inflate, libbrotlidec).
+node_libs=(-lz -lbrotlienc -lbrotlidec -lnghttp2 -lssl -lcrypto)
 core=()
 for f in "${core_srcs[@]}"; do
   o="$OUT/obj/core_$(basename "${f%.cc}").o"

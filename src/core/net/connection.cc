@@ -43,18 +43,22 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
   // Responses are corked into one write: Nagle would only add latency.
   uv_tcp_nodelay(&c->tcp_, 1);
   listener->AddConnection(c);
+  TlsServer* tls = listener->tls();
+  if (tls != nullptr) {
+    // Before the session: it asks tls() (no h2c detection over TLS).
+    c->tls_ = TlsChannel::Create(tls, &c->writer_.wire());
+  }
   c->session_.reset(listener->sessions()->Initial(c, &c->detecting_));
-  if (TlsServer* tls = listener->tls()) {
+  if (tls != nullptr) {
+    if (!c->tls_) {
+      c->Destroy();
+      return nullptr;
+    }
     // The session starts once the handshake chose it (OnHandshakeDone):
     // until then no byte reaches it and none of its deadlines runs — the
     // handshake has its own.
     c->ClearDeadline(kDeadlineHeaders);
     c->detecting_ = false;
-    c->tls_ = TlsChannel::Create(tls, &c->writer_.wire());
-    if (!c->tls_) {
-      c->Destroy();
-      return nullptr;
-    }
     c->writer_.set_sealer(c->tls_.get());
     c->SetDeadline(kDeadlineHandshake, tls->handshake_timeout_ms);
   }

@@ -1,0 +1,338 @@
+'use strict';
+
+// The HTTP/1.1 half of Server: the native callbacks of HTTP/1.1
+// connections (one call per request on the common path: head and, for
+// bodiless requests, completion together), turned into node:http's
+// 'request' / 'checkContinue' / 'upgrade' / 'clientError' … events over
+// IncomingRequest / ServerResponse; the per-connection JS state; and the
+// memory glue of requestBufferAllocator (body reads into allocator
+// buffers). lib/http2_server.js is the HTTP/2 counterpart.
+
+const binding = require('./binding');
+const { IncomingRequest, kPoolBacked } = require('./incoming');
+const { ServerResponse } = require('./response');
+const { SluiceSocket } = require('./socket');
+require('./http1_transport');
+const { TunnelSocket } = require('./tunnel_socket');
+const {
+  retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
+} = require('./buffer_pool');
+const { codedError } = require('./errors');
+
+const { methods } = binding;
+
+const {
+  ALLOC_FALLBACK, ALLOC_DRY, ALLOC_ERROR,
+  REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_UPGRADE, REQUEST_HAS_EXPECT,
+  REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
+} = binding.constants;
+
+const { kConnState: kState, kLimits } = require('./symbols');
+
+// As node's _http_server.js: "100-continue" anywhere in Expect.
+const continueExpression = /(?:^|\W)100-continue(?:$|\W)/i;
+
+// Per-connection JS state, kept on the native connection object.
+class ConnState {
+  constructor(conn) {
+    this.socket = new SluiceSocket(conn);
+    this.current = null;  // request receiving body
+    this.tunnel = null;   // TunnelSocket after an accepted Upgrade / CONNECT
+    this.upgradeReq = null;  // its request, until the native switch
+    this.live = [];       // [req, res] pairs not finished
+    this.bodyBuf = null;  // allocator buffer native code reads body bytes into
+  }
+}
+
+function connState(conn) {
+  let st = conn[kState];
+  if (st === undefined) {
+    st = new ConnState(conn);
+    conn[kState] = st;
+  }
+  return st;
+}
+
+// ---- requests ----------------------------------------------------------------
+
+function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
+  if (flags & REQUEST_UPGRADE) {
+    const isConnect = methods[method] === 'CONNECT';
+    if (server._tunnelEvents & (isConnect ? TUNNEL_CONNECT : TUNNEL_UPGRADE)) {
+      // The native session switches this connection to a tunnel right
+      // after this call (onUpgrade), with the bytes that followed.
+      const st = connState(conn);
+      const tunnel = new TunnelSocket(conn, st.socket);
+      const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
+        flags >> REQUEST_VERSION_SHIFT, tunnel);
+      req.upgrade = true;
+      req._pushEnd(undefined);
+      st.upgradeReq = req;
+      st.tunnel = tunnel;
+      return;
+    }
+    if (isConnect) {
+      // As node without a 'connect' listener: close (the native session
+      // parses nothing after a CONNECT).
+      conn.destroy();
+      return;
+    }
+  }
+  const st = connState(conn);
+  const version = flags >> REQUEST_VERSION_SHIFT;
+  const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
+    version, st.socket);
+  if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
+  const res = new ServerResponse(req, conn, seq, st.socket);
+  res.shouldKeepAlive = (flags & REQUEST_KEEP_ALIVE) !== 0;
+  res._onFinish = onResponseFinish;
+  res._st = st;
+  res._compressCfg = server._compression;
+  st.current = req;
+  st.live.push(req, res);
+  if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);
+  if (version === VERSION_1_1) {
+    // As node's parserOnIncoming, for HTTP/1.1 only.
+    if (server.requireHostHeader && !(flags & REQUEST_HAS_HOST)) {
+      res.writeHead(400, ['Connection', 'close']);
+      res.end();
+      return;
+    }
+    const maxRequests = server[kLimits].maxRequestsPerSocket;
+    if (maxRequests > 0 && seq >= maxRequests) {
+      // Beyond maxRequestsPerSocket (pipelined past the response that
+      // said Connection: close): 503, as node.
+      server.emit('dropRequest', req, st.socket);
+      res.writeHead(503);
+      res.end();
+      return;
+    }
+    if (flags & REQUEST_HAS_EXPECT) {
+      // As node: Expect is honoured on HTTP/1.1 only, and means
+      // 100-continue when the token appears anywhere in the (joined)
+      // field; any other expectation is answered 417.
+      if (continueExpression.test(req.headers.expect)) {
+        if (server.listenerCount('checkContinue') > 0) {
+          server.emit('checkContinue', req, res);
+          return;
+        }
+        res.writeContinue();
+      } else {
+        if (server.listenerCount('checkExpectation') > 0) {
+          server.emit('checkExpectation', req, res);
+        } else {
+          res.writeHead(417);
+          res.end();
+        }
+        return;
+      }
+    }
+  }
+  server.emit('request', req, res);
+}
+
+// The connection became a tunnel: node's 'upgrade' / 'connect'
+// (req, socket, head).
+function onUpgrade(server, conn, seq, head) {
+  const st = connState(conn);
+  const req = st.upgradeReq;
+  st.upgradeReq = null;
+  if (req === null) {
+    conn.destroy();
+    return;
+  }
+  server.emit(req.method === 'CONNECT' ? 'connect' : 'upgrade', req, st.tunnel, head);
+}
+
+function onClientError(server, conn, status, code, reason) {
+  if (code === 'ERR_SLUICE_BODY_TOO_LARGE') {
+    bodyTooLarge(server, conn, status);
+    return;
+  }
+  const st = connState(conn);
+  const err = codedError(code, code === 'ERR_HTTP_REQUEST_TIMEOUT' ?
+    'Request timeout' : `Parse Error: ${reason}`);
+  // Status 0: the input is not HTTP/1.x (neither protocol of this port):
+  // the default answer is a close without bytes.
+  if (status !== 0) err.statusCode = status;
+  if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') err.reason = reason;  // as node's parse errors
+  if (server.listenerCount('clientError') > 0) {
+    server.emit('clientError', err, st.socket);
+  } else {
+    conn.sendError(status);
+  }
+}
+
+// The body of the request being received passed maxRequestBodySize. The
+// native session stopped reading it and, when status is 413, answered
+// 413 + Connection: close for it (the handler's response can no longer
+// be sent); status 0: the handler had answered already.
+function bodyTooLarge(server, conn, status) {
+  const st = connState(conn);
+  const req = st.current;
+  if (req === null) return;
+  st.current = null;
+  const i = st.live.indexOf(req);
+  if (status !== 0 && i !== -1) st.live[i + 1].destroyed = true;
+  const err = codedError('ERR_SLUICE_BODY_TOO_LARGE',
+    `Request body larger than maxRequestBodySize (${server[kLimits].maxRequestBodySize} bytes)`);
+  err.statusCode = 413;
+  req._fail(err);
+}
+
+// ---- bodies, tunnels, drain, close ---------------------------------------------
+
+function onBody(conn, seq, chunk, len) {
+  const st = conn[kState];
+  if (typeof chunk === 'number') {
+    // Zero-copy: the bytes are in the allocator's buffer; hand out a view
+    // holding its own reference on the pool buffer.
+    chunk = st.bodyBuf.subarray(chunk, chunk + len);
+    retainChunk(chunk);
+  }
+  const req = st.current;
+  if (req !== null) req._pushBody(chunk);
+  else releaseHold(chunk);
+}
+
+// Native code no longer reads into the current body buffer.
+function onReleaseBody(conn) {
+  const st = conn[kState];
+  if (st.bodyBuf !== null) {
+    releaseHold(st.bodyBuf);
+    st.bodyBuf = null;
+  }
+}
+
+function onEnd(conn, seq, rawTrailers) {
+  const st = conn[kState];
+  const req = st.current;
+  if (req !== null) {
+    st.current = null;
+    req._pushEnd(rawTrailers);
+  }
+}
+
+function onTunnelData(conn, chunk) {
+  const st = conn[kState];
+  if (st !== undefined && st.tunnel !== null) st.tunnel._onData(chunk);
+}
+
+function onTunnelEnd(conn) {
+  const st = conn[kState];
+  if (st !== undefined && st.tunnel !== null) st.tunnel._onEnd();
+}
+
+function onDrain(conn) {
+  const st = conn[kState];
+  if (st.tunnel !== null) st.tunnel._onDrain();
+  const live = st.live;
+  for (let i = 1; i < live.length; i += 2) live[i]._drain();
+}
+
+function onResponseFinish(res) {
+  const req = res.req;
+  const live = res._st.live;
+  const i = live.indexOf(req);
+  if (i !== -1) live.splice(i, 2);
+  // Body left unread: discard it so the connection keeps reading.
+  if (!req.complete && !req._consuming) req._dump();
+}
+
+function onClose(conn) {
+  const st = conn[kState];
+  if (st === undefined) return;
+  const live = st.live;
+  st.live = [];
+  st.current = null;
+  for (let i = 0; i < live.length; i += 2) {
+    live[i]._abort();
+    live[i + 1]._closed();
+  }
+  if (st.bodyBuf !== null) {
+    releaseHold(st.bodyBuf);
+    st.bodyBuf = null;
+  }
+  st.socket._closed();
+  if (st.tunnel !== null) st.tunnel._closed();
+}
+
+// ---- body memory (requestBufferAllocator) ----------------------------------------
+
+// Where body reads land when the server has a requestBufferAllocator. A
+// pool's own alloc returning undefined means "dry": the connection stops
+// reading and waits for the pool's signal. Any other allocator's
+// non-Buffer means "copy this read".
+class BodyMemory {
+  constructor(server, allocator) {
+    this._server = server;
+    this._allocator = allocator;
+    this._pool = isPoolAllocator(allocator);
+    this._waiting = new Set();
+    this._onAvailable = this._retryWaiting.bind(this);
+    if (this._pool) onBufferAvailable(allocator, this._onAvailable);
+  }
+
+  // Native code needs memory for the next body read of `conn`.
+  alloc(conn, size) {
+    const st = connState(conn);
+    let buf;
+    try {
+      buf = this._allocator(size);
+    } catch (err) {
+      // The connection is destroyed (native side); the request learns why.
+      const req = st.current;
+      if (req !== null && !req.complete) {
+        req.aborted = true;
+        if (req.listenerCount('error') > 0) req.destroy(err);
+      }
+      const server = this._server;
+      if (server.listenerCount('clientError') > 0) server.emit('clientError', err, st.socket);
+      return ALLOC_ERROR;
+    }
+    if (buf instanceof Uint8Array && buf.length > 0 && Buffer.isBuffer(buf)) {
+      st.bodyBuf = buf;
+      return buf;
+    }
+    if (this._pool) {
+      this._waiting.add(conn);
+      return ALLOC_DRY;
+    }
+    return ALLOC_FALLBACK;
+  }
+
+  // A pool refilled: retry the connections waiting for memory. A retry
+  // that finds the pool dry again re-registers through alloc.
+  _retryWaiting() {
+    const waiting = [...this._waiting];
+    this._waiting.clear();
+    for (const conn of waiting) conn.retryBodyBuffer();
+  }
+
+  // The server closed: no more retries.
+  detach() {
+    if (this._pool) offBufferAvailable(this._allocator, this._onAvailable);
+    this._waiting.clear();
+  }
+}
+
+// The NativeServer callbacks of HTTP/1.1 connections, for `server`.
+// memory: its BodyMemory, or null without a requestBufferAllocator.
+function callbacks(server, memory) {
+  return {
+    onRequest: (conn, seq, method, url, rawHeaders, flags) =>
+      onRequest(server, conn, seq, method, url, rawHeaders, flags),
+    onBody,
+    onEnd,
+    onDrain,
+    onClientError: (conn, status, code, reason) => onClientError(server, conn, status, code, reason),
+    onClose,
+    onAlloc: (conn, size) => memory.alloc(conn, size),
+    onReleaseBody,
+    onUpgrade: (conn, seq, head) => onUpgrade(server, conn, seq, head),
+    onTunnelData,
+    onTunnelEnd,
+  };
+}
+
+module.exports = { callbacks, BodyMemory, connState };

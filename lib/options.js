@@ -1,0 +1,200 @@
+'use strict';
+
+// Option parsing and validation for Server: createServer(options) →
+// the values Server keeps and the NativeServer's option object, listen()'s
+// argument forms → one shape, and the rules the server properties apply
+// when they are set later (node has the limits and timeouts as
+// properties too).
+
+const { codedError, codedTypeError, codedRangeError } = require('./errors');
+
+// Limits enforced natively (src/core/common/options.h), as createServer options
+// and as server properties: name -> default.
+// null / undefined / Infinity mean "no limit" except for maxHeadersCount
+// (null: node's default, 2000; 0: no limit).
+const limitDefaults = {
+  maxHeadersCount: null,
+  maxRequestsPerSocket: 0,
+  maxConnections: undefined,
+  maxRequestBodySize: Infinity,
+  maxOutputBuffer: 16 * 1024 * 1024,
+};
+
+function validateLimit(name, v) {
+  if (v === undefined || v === null) return v;
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', `The "${name}" property must be a non-negative number`);
+  }
+  return v;
+}
+
+// The value the native server is given for a limit.
+function nativeLimit(name, v) {
+  if (name === 'maxHeadersCount' && (v === null || v === undefined)) return 2000;
+  return v === null || v === undefined ? Infinity : v;
+}
+
+const defaults = {
+  maxHeaderSize: 16384,
+  headersTimeout: 60000,
+  requestTimeout: 300000,
+  keepAliveTimeout: 5000,
+  highWaterMark: 65536,
+};
+
+function validateTimeout(name, v) {
+  if (v === undefined) return defaults[name];
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE', `The "options.${name}" property must be a non-negative number`);
+  }
+  return v;
+}
+
+// The native server's value for a timeout property set later: anything
+// that is not a non-negative number, and Infinity, mean "none" (0).
+function nativeTimeout(v) {
+  const ms = typeof v === 'number' && v >= 0 ? v : 0;
+  return ms === Infinity ? 0 : ms;
+}
+
+function validateInt(name, v, min, max) {
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE', `The "options.${name}" property must be an integer in [${min}, ${max}]`);
+  }
+  return v;
+}
+
+// options.http2 { maxConcurrentStreams, initialWindowSize,
+// connectionWindowSize } (or node's options.settings for the first two) →
+// the NativeServer's option names. Unset ones keep the core's defaults
+// (100 streams, 1 MiB stream window, 16 MiB connection window).
+function http2NativeOptions(options) {
+  const h2 = options.http2 || {};
+  const settings = options.settings || {};
+  const out = {};
+  const mcs = validateInt('http2.maxConcurrentStreams',
+    h2.maxConcurrentStreams !== undefined ? h2.maxConcurrentStreams : settings.maxConcurrentStreams,
+    0, 0xffffffff);
+  const iws = validateInt('http2.initialWindowSize',
+    h2.initialWindowSize !== undefined ? h2.initialWindowSize : settings.initialWindowSize,
+    0, 0x7fffffff);
+  const cws = validateInt('http2.connectionWindowSize', h2.connectionWindowSize, 65535, 0x7fffffff);
+  if (mcs !== undefined) out.http2MaxConcurrentStreams = mcs;
+  if (iws !== undefined) out.http2StreamWindow = iws;
+  if (cws !== undefined) out.http2ConnectionWindow = cws;
+  return out;
+}
+
+// createServer([options][, requestListener]) → { options, requestListener }
+// with options an object.
+function serverArgs(options, requestListener) {
+  if (typeof options === 'function') return { options: {}, requestListener: options };
+  if (options == null) return { options: {}, requestListener };
+  if (typeof options !== 'object') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
+  }
+  return { options, requestListener };
+}
+
+// createServer's options → what Server keeps (`server`) and the
+// NativeServer's option object (`native`, without the HTTP/2 part).
+function serverOptions(options) {
+  const maxHeaderSize = options.maxHeaderSize === undefined ?
+    defaults.maxHeaderSize : options.maxHeaderSize;
+  if (!Number.isInteger(maxHeaderSize) || maxHeaderSize <= 0) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The "options.maxHeaderSize" property must be a positive integer');
+  }
+  const headersTimeout = validateTimeout('headersTimeout', options.headersTimeout);
+  const requestTimeout = validateTimeout('requestTimeout', options.requestTimeout);
+  const keepAliveTimeout = validateTimeout('keepAliveTimeout', options.keepAliveTimeout);
+  if (requestTimeout > 0 && headersTimeout > 0 && headersTimeout > requestTimeout) {
+    // As node: the headers cannot be given longer than the whole request.
+    throw codedRangeError('ERR_OUT_OF_RANGE',
+      `The value of "headersTimeout" is out of range. It must be <= requestTimeout. Received ${headersTimeout}`);
+  }
+  const limits = {};
+  const nativeLimits = {};
+  for (const name of Object.keys(limitDefaults)) {
+    const v = options[name] === undefined ? limitDefaults[name] : validateLimit(name, options[name]);
+    limits[name] = v;
+    nativeLimits[name] = nativeLimit(name, v);
+  }
+  const allocator = options.requestBufferAllocator;
+  if (allocator !== undefined && allocator !== null && typeof allocator !== 'function') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE',
+      'The "options.requestBufferAllocator" property must be of type function');
+  }
+  return {
+    server: {
+      maxHeaderSize,
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout,
+      limits,
+      // As node (RFC 9112 3.2): an HTTP/1.1 request without Host gets 400.
+      requireHostHeader: options.requireHostHeader !== false,
+      requestBufferAllocator: allocator || null,
+    },
+    native: {
+      maxHeaderSize,
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout,
+      highWaterMark: options.highWaterMark || defaults.highWaterMark,
+      bodyAllocator: !!allocator,
+      ...nativeLimits,
+      ...http2NativeOptions(options),
+    },
+  };
+}
+
+// listen()'s forms, as net.Server.listen: (port[, host][, backlog][, cb]),
+// (port[, backlog][, cb]), (options[, cb]) → one shape. reusePort stays
+// undefined when the caller did not say (the cluster default decides).
+function listenArgs(args) {
+  args = args.slice();
+  const out = {
+    port: 0, host: undefined, backlog: 511, reusePort: undefined, exclusive: false, cb: undefined,
+  };
+  if (typeof args[args.length - 1] === 'function') out.cb = args.pop();
+  let given = args[0];
+  if (args[0] !== null && typeof args[0] === 'object') {
+    const o = args[0];
+    given = o.port;
+    if (o.port !== undefined) out.port = o.port;
+    out.host = o.host;
+    if (o.backlog !== undefined) out.backlog = o.backlog;
+    if (o.reusePort !== undefined) {
+      if (typeof o.reusePort !== 'boolean') {
+        throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options.reusePort" property must be of type boolean');
+      }
+      out.reusePort = o.reusePort;
+    }
+    out.exclusive = o.exclusive === true;
+  } else {
+    if (args[0] !== undefined && args[0] !== null) out.port = args[0];
+    if (typeof args[1] === 'string') {
+      out.host = args[1];
+      if (typeof args[2] === 'number') out.backlog = args[2];
+    } else if (typeof args[1] === 'number') {
+      out.backlog = args[1];
+    }
+  }
+  const port = Number(out.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw codedError('ERR_SOCKET_BAD_PORT', `Port should be >= 0 and < 65536. Received ${given}.`);
+  }
+  out.port = port;
+  return out;
+}
+
+module.exports = {
+  limitDefaults,
+  validateLimit,
+  nativeLimit,
+  nativeTimeout,
+  serverArgs,
+  serverOptions,
+  listenArgs,
+};
