@@ -15,6 +15,8 @@
         "src/core/net/connection.cc",
         "src/core/net/read_buffers.cc",
         "src/core/net/tunnel_session.cc",
+        "src/core/net/tls_context.cc",
+        "src/core/net/tls_channel.cc",
         "src/core/http1/http1_parser.cc",
         "src/core/http1/http1_session.cc",
         "src/core/http1/line_fold_scanner.cc",
@@ -53,7 +55,8 @@
         "src/binding/js_http2.cc",
         "src/binding/js_http2_session.cc",
         "src/binding/js_file.cc",
-        "src/binding/js_compress.cc"
+        "src/binding/js_compress.cc",
+        "src/binding/js_tls.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

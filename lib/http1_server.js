@@ -336,4 +336,4 @@ function callbacks(server, memory) {
   };
 }
 
-module.exports = { callbacks, BodyMemory };
+module.exports = { callbacks, BodyMemory, connState };

@@ -140,6 +140,7 @@ function socketConn(native) {
   return {
     peer: () => native.peer(),
     local: () => native.local(),
+    tls: () => native.tls(),
     destroy: () => native.destroy(),
     writeRaw: () => false,
     endRaw: () => native.goaway(0),

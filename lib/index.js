@@ -4,6 +4,7 @@
 
 const binding = require('./binding');
 const { Server } = require('./server');
+const { SecureServer, createSecureServer, createSecureContext } = require('./secure_server');
 const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { createBufferPool, releaseBuffer, BufferPool } = require('./buffer_pool');
@@ -21,11 +22,17 @@ const versions = Object.freeze({
   // test/build/nghttp2_linkage.test.js checks with dladdr).
   nghttp2: process.versions.nghttp2,
   node: process.versions.node,
+  // The OpenSSL that runs: node's own (the addon links none;
+  // test/tls/openssl_linkage.test.js checks with dladdr).
+  openssl: process.versions.openssl,
 });
 
 module.exports = {
   createServer,
   Server,
+  createSecureServer,
+  createSecureContext,
+  SecureServer,
   IncomingRequest,
   ServerResponse,
   createBufferPool,

@@ -54,6 +54,7 @@ class Server extends EventEmitter {
       ...http2Server.callbacks(this),
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
+      ...this._tlsCallbacks(),
     });
     this._listening = false;
     this._closing = false;
@@ -73,6 +74,9 @@ class Server extends EventEmitter {
   }
 
   get listening() { return this._listening; }
+
+  // The native TLS events' callbacks (lib/secure_server.js); none here.
+  _tlsCallbacks() { return {}; }
 
   // A request listener that re-parents req/res onto node's prototypes
   // (Express) is adopted when it is added (lib/prototype_bridge.js): the

@@ -8,10 +8,11 @@ const net = require('node:net');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { HOST } = require('./host.js');
 
-function httpRequest(port, { method = 'GET', path: p = '/', body, timeoutMs = 10000 }) {
+// tls: over TLS, any certificate accepted (the servers make their own).
+function httpRequest(port, { method = 'GET', path: p = '/', body, timeoutMs = 10000, tls = false }) {
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: HOST, port, method, path: p, agent: false,
+    const req = (tls ? require('node:https') : http).request({
+      host: HOST, port, method, path: p, agent: false, rejectUnauthorized: false,
       headers: body ? { 'content-length': body.length } : {},
     }, (res) => {
       const chunks = [];
@@ -71,9 +72,10 @@ function pipelinedCheck(port, depth, expectBodyLength, timeoutMs = 10000) {
 
 // One GET over HTTP/2 (h2c prior knowledge) with node's client, for
 // servers that speak only HTTP/2 (check.http2).
-function http2Get(port, p = '/', timeoutMs = 10000) {
+function http2Get(port, p = '/', timeoutMs = 10000, tls = false) {
   return new Promise((resolve, reject) => {
-    const session = require('node:http2').connect(`http://${HOST}:${port}`);
+    const session = require('node:http2').connect(`${tls ? 'https' : 'http'}://${HOST}:${port}`,
+      { rejectUnauthorized: false });
     const t = setTimeout(() => {
       session.destroy();
       reject(new Error(`no HTTP/2 response within ${timeoutMs} ms`));
@@ -96,8 +98,8 @@ function http2Get(port, p = '/', timeoutMs = 10000) {
 async function checkServer(port, check) {
   if (!check) return;
   const body = check.bodySize ? Buffer.alloc(check.bodySize, 'x') : undefined;
-  const res = check.http2 ? await http2Get(port, check.path) :
-    await httpRequest(port, { method: check.method, path: check.path, body });
+  const res = check.http2 ? await http2Get(port, check.path, 10000, check.tls) :
+    await httpRequest(port, { method: check.method, path: check.path, body, tls: check.tls });
   if (res.status !== (check.status || 200)) {
     throw new Error(`${check.method || 'GET'} ${check.path || '/'} answered ${res.status}, expected ${check.status || 200}`);
   }

@@ -104,7 +104,9 @@ function parseH2load(out) {
 // Build the command line for one load run: `seconds` long, or for h2load
 // `requests` requests (-n) when given (see h2loadShape / run.js: why).
 function loadCommand(load, port, seconds, caseDir, requests) {
-  const url = `http://${HOST}:${port}${load.path || '/'}`;
+  // load.tls: the server speaks TLS (https URL; wrk and h2load negotiate
+  // it, h2load by ALPN: h2, or http/1.1 with --h1).
+  const url = `${load.tls ? 'https' : 'http'}://${HOST}:${port}${load.path || '/'}`;
   if (load.tool === 'wrk') {
     const args = ['-t', String(load.threads || 1), '-c', String(load.connections),
       '-d', `${seconds}s`, '--timeout', `${load.timeout || 10}s`];

@@ -10,6 +10,7 @@
 #include "binding/js_http2_session.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
+#include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/common/loop_tracked.h"
 #include "core/http2/nghttp2_link.h"
@@ -160,6 +161,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("leakForTest", Napi::Function::New(env, LeakForTest));
 #endif
   InitCompression(env, exports);
+  InitTls(env, exports);
 
   // The llhttp compiled into this addon (not node's own copy, which the
   // hidden visibility keeps from interposing).

@@ -1,6 +1,7 @@
 #include "binding/js_connection.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
+#include "binding/js_tls.h"
 
 #include <string>
 
@@ -52,6 +53,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Peer>("peer"),
           InstanceMethod<&JsConnection::Local>("local"),
           InstanceMethod<&JsConnection::Stats>("stats"),
+          InstanceMethod<&JsConnection::Tls>("tls"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
 }
@@ -265,6 +267,10 @@ Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
                                        static_cast<double>(core()->writer().Backlog())));
   }
   return o;
+}
+
+Napi::Value JsConnection::Tls(const Napi::CallbackInfo& info) {
+  return TlsInfo(info.Env(), conn_.get());
 }
 
 }  // namespace sluice

@@ -55,6 +55,8 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Napi::Value Peer(const Napi::CallbackInfo& info);
   Napi::Value Local(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  // TLS facts (js_tls.h TlsInfo); null on cleartext.
+  Napi::Value Tls(const Napi::CallbackInfo& info);
   // The body buffer pool refilled: retry the allocation that came back dry.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
 

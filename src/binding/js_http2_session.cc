@@ -1,4 +1,5 @@
 #include "binding/js_http2_session.h"
+#include "binding/js_tls.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
 
@@ -134,6 +135,7 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::Destroy>("destroy"),
           InstanceMethod<&JsHttp2Session::Peer>("peer"),
           InstanceMethod<&JsHttp2Session::Local>("local"),
+          InstanceMethod<&JsHttp2Session::Tls>("tls"),
       });
 }
 
@@ -349,6 +351,11 @@ Napi::Value JsHttp2Session::Peer(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
   return Napi::Value(info.Env(), AddressArray(info.Env(), s ? s->connection() : nullptr,
                                               AddressKind::kPeer));
+}
+
+Napi::Value JsHttp2Session::Tls(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  return TlsInfo(info.Env(), s ? s->connection() : nullptr);
 }
 
 Napi::Value JsHttp2Session::Local(const Napi::CallbackInfo& info) {

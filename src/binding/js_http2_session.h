@@ -65,6 +65,8 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);
   Napi::Value Local(const Napi::CallbackInfo& info);
+  // TLS facts of the connection (js_tls.h TlsInfo); null on cleartext.
+  Napi::Value Tls(const Napi::CallbackInfo& info);
 
   int WriteChunk(int32_t id, napi_value chunk);
   // Ends stream `id`, sending `trailers` (a header block, or null) first.

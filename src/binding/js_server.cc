@@ -8,6 +8,7 @@
 #include "binding/js_values.h"
 #include "binding/js_http1.h"
 #include "binding/js_http2.h"
+#include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/net/connection.h"
 #include "core/server/http_session_factory.h"
@@ -85,6 +86,9 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
+          InstanceMethod<&JsServer::SetTls>("setTls"),
+          InstanceMethod<&JsServer::SetSecureContext>("setSecureContext"),
+          InstanceMethod<&JsServer::AddContext>("addContext"),
       });
 }
 
@@ -234,6 +238,60 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
                            static_cast<double>(listener_->connection_count()));
 }
 
+namespace {
+
+// A context from lib's normalized options, or a thrown
+// ERR_SLUICE_TLS_CONTEXT (an empty context returned).
+TlsContext ContextOrThrow(const Napi::CallbackInfo& info, size_t index) {
+  Napi::Env env = info.Env();
+  if (info.Length() <= index || !info[index].IsObject()) {
+    Napi::TypeError::New(env, "TLS context options expected").ThrowAsJavaScriptException();
+    return TlsContext();
+  }
+  std::string error;
+  TlsContext ctx = TlsContextFromJs(info[index].As<Napi::Object>(), &error);
+  if (!ctx) {
+    Napi::Error e = Napi::Error::New(env, error);
+    e.Set("code", Napi::String::New(env, "ERR_SLUICE_TLS_CONTEXT"));
+    e.ThrowAsJavaScriptException();
+  }
+  return ctx;
+}
+
+}  // namespace
+
+Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return env.Undefined();
+  TlsContext ctx = ContextOrThrow(info, 0);
+  if (!ctx) return env.Undefined();
+  std::unique_ptr<TlsServer> tls(new TlsServer(std::move(ctx)));
+  if (info.Length() > 1 && info[1].IsObject()) {
+    Napi::Object o = info[1].As<Napi::Object>();
+    tls->handshake_timeout_ms =
+        OptionMs(o, "handshakeTimeout", tls->handshake_timeout_ms);
+    tls->allow_http1 = o.Get("allowHTTP1").ToBoolean().Value();
+  }
+  listener_->set_tls(std::move(tls));
+  return env.Undefined();
+}
+
+Napi::Value JsServer::SetSecureContext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || !listener_->tls()) return env.Undefined();
+  TlsContext ctx = ContextOrThrow(info, 0);
+  if (ctx) listener_->tls()->SetDefault(std::move(ctx));
+  return env.Undefined();
+}
+
+Napi::Value JsServer::AddContext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || !listener_->tls() || !info[0].IsString()) return env.Undefined();
+  TlsContext ctx = ContextOrThrow(info, 1);
+  if (ctx) listener_->tls()->AddSni(info[0].As<Napi::String>().Utf8Value(), std::move(ctx));
+  return env.Undefined();
+}
+
 // ---- ServerDelegate: lifecycle ----------------------------------------------------------
 
 void JsServer::OnDispatchBegin() {
@@ -319,6 +377,22 @@ void JsServer::OnDrain(Connection* c) {
 Http1Delegate* JsServer::http1() { return http1_.get(); }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }
+
+void JsServer::OnSecureConnection(Connection* c) {
+  if (on_secure_.IsEmpty()) return;
+  napi_value argv[1] = {ConnectionObject(c)};
+  CallJs(Env(), on_secure_, 1, argv);
+}
+
+void JsServer::OnTlsClientError(Connection* c, const char* code,
+                                const char* message) {
+  if (on_tls_error_.IsEmpty()) return;
+  napi_env env = Env();
+  napi_value argv[3] = {ConnectionObject(c), nullptr, nullptr};
+  napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &argv[1]);
+  napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[2]);
+  CallJs(Env(), on_tls_error_, 3, argv);
+}
 
 void JsServer::OnConnectionClose(Connection* c) {
   if (http2_) http2_->OnConnectionClose(c);

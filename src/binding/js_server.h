@@ -41,6 +41,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnTunnelEnd(Connection* c) override;
   Http1Delegate* http1() override;
   Http2Delegate* http2() override;
+  void OnSecureConnection(Connection* c) override;
+  void OnTlsClientError(Connection* c, const char* code,
+                        const char* message) override;
 
   // Environment teardown (addon.cc; JS can no longer run): detaches the
   // JS connection objects without calling JS, releases the listener (its
@@ -60,6 +63,14 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::Value ConnectionCount(const Napi::CallbackInfo& info);
   Napi::Value SetLimitMethod(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
+  // TLS (js_tls.cc builds the contexts): setTls(contextOptions,
+  // {handshakeTimeout, allowHTTP1}) before listen makes every connection
+  // speak TLS; setSecureContext(contextOptions) and addContext(hostname,
+  // contextOptions) apply to connections accepted afterwards. Each throws
+  // ERR_SLUICE_TLS_CONTEXT when OpenSSL refuses the options.
+  Napi::Value SetTls(const Napi::CallbackInfo& info);
+  Napi::Value SetSecureContext(const Napi::CallbackInfo& info);
+  Napi::Value AddContext(const Napi::CallbackInfo& info);
 
   // Null after Teardown: every JS method is then a no-op.
   Listener* listener_ = nullptr;
@@ -77,7 +88,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   V(on_alloc_, "onAlloc")               \
   V(on_release_body_, "onReleaseBody")  \
   V(on_tunnel_data_, "onTunnelData")    \
-  V(on_tunnel_end_, "onTunnelEnd")
+  V(on_tunnel_end_, "onTunnelEnd")       \
+  V(on_secure_, "onSecure")             \
+  V(on_tls_error_, "onTlsClientError")
 #define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 #undef SLUICE_CALLBACK_MEMBER

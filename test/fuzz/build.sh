@@ -17,6 +17,7 @@ ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null
 [ -f /usr/share/llhttp/llhttp.c ] || need+=(node-llhttp)
 [ -f /usr/include/brotli/encode.h ] || need+=(libbrotli-dev)
 [ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+[ -f /usr/include/openssl/ssl.h ] || need+=(libssl-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "fuzz: installing ${need[*]}" >&2
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -61,10 +62,11 @@ for line in "${gyp[@]}"; do
   esac
 done
 # What the addon takes from the node binary (which exports its zlib,
-# brotli and nghttp2), a standalone binary takes from Debian (zlib1g-dev,
-# libbrotli-dev, libnghttp2-dev); the harnesses also decode compressed
-# bodies with them (body_decoder.h: inflate, libbrotlidec).
-node_libs=(-lz -lbrotlienc -lbrotlidec -lnghttp2)
+# brotli, nghttp2 and OpenSSL), a standalone binary takes from Debian
+# (zlib1g-dev, libbrotli-dev, libnghttp2-dev, libssl-dev: the core's TLS
+# layer, docs/tls.md); the harnesses also decode compressed bodies with
+# them (body_decoder.h: inflate, libbrotlidec).
+node_libs=(-lz -lbrotlienc -lbrotlidec -lnghttp2 -lssl -lcrypto)
 core=()
 for f in "${core_srcs[@]}"; do
   o="$OUT/obj/core_$(basename "${f%.cc}").o"

@@ -80,3 +80,7 @@ sluice.versions.sluice = '9';
 // @ts-expect-error: no such export
 sluice.createSecureServerr();
 void buf;
+// @ts-expect-error: allowHTTP1 is a boolean
+sluice.createSecureServer({ allowHTTP1: 'yes' });
+// @ts-expect-error: ALPN offers only the protocols sluice speaks
+sluice.createSecureServer({ ALPNProtocols: ['spdy/3'] });

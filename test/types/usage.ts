@@ -241,3 +241,24 @@ void [status, methods, ver, counters, compression];
   });
   s.once('connect', (_req, socket) => { socket.end(); });
 }
+
+// TLS: createSecureServer with node's options and every sluice option.
+{
+  const s = sluice.createSecureServer({
+    key: 'PEM', cert: Buffer.from('PEM'), ca: ['PEM'], minVersion: 'TLSv1.2',
+    allowHTTP1: true, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: 10000,
+    requestBufferAllocator: pool.alloc, compression: true,
+  }, (req, res) => {
+    res.end(req.httpVersion);
+  });
+  s.on('secureConnection', (socket) => {
+    const alpn: string | false | undefined = socket.alpnProtocol;
+    const proto: string | null = socket.getProtocol();
+    void [alpn, proto, socket.getCipher(), socket.getPeerCertificate()];
+  });
+  s.on('tlsClientError', (err) => { const c: string = err.code; void c; });
+  s.setSecureContext({ key: 'PEM', cert: 'PEM' });
+  s.addContext('*.example.com', sluice.createSecureContext({ key: 'PEM', cert: 'PEM' }));
+  const v: string = sluice.versions.openssl;
+  void v;
+}

@@ -20,8 +20,10 @@ constexpr size_t kCorkFlushBytes = 256 * 1024;
 
 Http1Session::Http1Session(Connection* conn)
     : conn_(conn),
+      // h2c detection only on cleartext (over TLS, ALPN chose already).
       parser_(this, &conn->listener()->options(),
-              conn->listener()->delegate()->http2() != nullptr) {
+              conn->listener()->delegate()->http2() != nullptr &&
+                  conn->tls() == nullptr) {
   // A connection that never sends a byte is cut after headersTimeout.
   conn_->SetDeadline(kDeadlineHeaders,
                      conn_->listener()->options().headers_timeout_ms);

@@ -74,6 +74,18 @@ class ServerDelegate {
   }
   // The peer ended its side of a tunnel (FIN).
   virtual void OnTunnelEnd(Connection* c) { (void)c; }
+  // TLS (a listener with a TlsServer): the handshake completed and the
+  // session was chosen by ALPN (node's 'secureConnection'). The embedder
+  // may close the connection here.
+  virtual void OnSecureConnection(Connection* c) { (void)c; }
+  // A handshake failed, timed out, or the client left before it completed
+  // (node's 'tlsClientError'): code as node names it ("ERR_SSL_...",
+  // "ERR_TLS_HANDSHAKE_TIMEOUT", "ECONNRESET"), OpenSSL's message. The
+  // connection closes right after.
+  virtual void OnTlsClientError(Connection* c, const char* code,
+                                const char* message) {
+    (void)c; (void)code; (void)message;
+  }
   // HTTP/1.1 request events go here (http1_delegate.h).
   virtual Http1Delegate* http1() = 0;
   // HTTP/2 stream events go here (http2_delegate.h); nullptr: the server
