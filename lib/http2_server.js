@@ -198,6 +198,7 @@ function callbacks(server) {
         const headers = headersObject(raw);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         stream._compressCfg = server._compression;
+        stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
         if (endStream) stream.push(null);
         server.emit('stream', stream, headers,
@@ -270,6 +271,7 @@ function emitCompat(server, st, native, id, raw, endStream) {
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
+  res._fileCache = server._fileCache;
   const cfg = server._compression;
   if (cfg) {
     // Response compression as on HTTP/1.1 (lib/compression.js): whole

@@ -112,6 +112,7 @@ class ServerHttp2Stream extends Duplex {
     // Response compression (lib/http2_compress.js): the server's config
     // (null: off), and a head waiting for the body's length.
     this._compressCfg = null;
+    this._fileCache = false;  // file responses use the open-file cache
     this._deferredHead = null;
   }
 
@@ -448,6 +449,8 @@ class Http2StreamFileTarget {
   }
 
   opened() { this.stream._nativeFile = null; }
+
+  useCache() { return this.stream._fileCache === true; }
 
   gone() {
     const s = this.stream;

@@ -8,6 +8,7 @@ const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { createBufferPool, releaseBuffer, BufferPool } = require('./buffer_pool');
 const { STATUS_CODES, METHODS } = require('http');
+const fileCache = require('./file_cache');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
@@ -35,4 +36,6 @@ module.exports = {
   versions,
   // Debug counters of the native output path (tests, benchmarks).
   _counters: binding.counters,
+  // The open-file cache's counters (docs/files.md).
+  openFileCacheStats: fileCache.stats,
 };

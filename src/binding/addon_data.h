@@ -6,7 +6,10 @@
 #include <napi.h>
 #include <uv.h>
 
+#include <memory>
 #include <unordered_set>
+
+#include "core/files/open_file_cache.h"
 
 namespace sluice {
 
@@ -25,6 +28,13 @@ struct AddonData {
   // their constructors, removed by their destructors (loop thread).
   std::unordered_set<JsServer*> servers;
   std::unordered_set<JsFile*> files;
+  // The open-file cache of this environment's loop (NativeFile.configureCache;
+  // null until a server turns it on). Cleared and freed at teardown.
+  std::unique_ptr<OpenFileCache> file_cache;
+  // Where NativeFile.open writes a cache hit's stat (a Float64Array of 14
+  // that JS gave once with NativeFile.setStatArray and keeps alive).
+  double* stat_out = nullptr;
+  Napi::ObjectReference stat_array;
 };
 
 inline AddonData* GetAddonData(napi_env env) {
