@@ -1,5 +1,5 @@
 'use strict';
-// npm run fuzz -- [--seconds N] [--only http1|http2|prescan] [--jobs J]
+// npm run fuzz -- [--seconds N] [--only http1|http2|prescan|http1_parser] [--jobs J]
 // Builds the harnesses (test/fuzz/build.sh) and runs each for N seconds
 // (default 60) at nice 19, from the seed corpus in test/fuzz/corpus/<name>
 // plus a working corpus in test/fuzz/out/corpus-<name> (new units go there,
@@ -17,7 +17,7 @@ function opt(name, def) {
 const seconds = Number(opt('seconds', 60));
 const only = opt('only', null);
 const jobs = Number(opt('jobs', 1));
-const harnesses = (only ? [only] : ['http1', 'http2', 'prescan']);
+const harnesses = (only ? [only] : ['http1', 'http2', 'prescan', 'http1_parser']);
 const here = __dirname;
 const out = process.env.FUZZ_OUT || path.join(here, 'out');
 
@@ -35,7 +35,8 @@ for (const name of harnesses) {
   const artifacts = path.join(out, 'artifacts', name) + path.sep;
   fs.mkdirSync(work, { recursive: true });
   fs.mkdirSync(artifacts, { recursive: true });
-  const dict = path.join(here, `${name}.dict`);
+  // The parser alone takes the HTTP/1.1 session's dictionary.
+  const dict = path.join(here, `${name === 'http1_parser' ? 'http1' : name}.dict`);
   const fargs = [
     '-n', '19', bin,
     `-max_total_time=${seconds}`, '-timeout=20', '-rss_limit_mb=2560',

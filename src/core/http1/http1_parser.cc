@@ -372,9 +372,12 @@ int Http1Parser::RefuseLines(LineFoldScanner::Result why) {
 
 int Http1Parser::OnHeadersComplete() {
   // Before anything is dispatched: the last line may have been folded, or
-  // the blank line be a bare LF.
-  if (LineFoldScanner::Result r =
-          fold_.HeadEnd(exec_end_, (parser_.flags & F_CHUNKED) != 0)) {
+  // the blank line be a bare LF. A CONNECT has no body whatever its
+  // framing headers say (llhttp completes it here): what follows is tunnel
+  // data, which the scanner must not read as chunk framing.
+  bool chunked = (parser_.flags & F_CHUNKED) != 0 &&
+                 parser_.method != HTTP_CONNECT;
+  if (LineFoldScanner::Result r = fold_.HeadEnd(exec_end_, chunked)) {
     return RefuseLines(r);
   }
   if (!(parser_.flags & F_CONNECTION_CLOSE) && HasCloseToken()) {
