@@ -382,7 +382,7 @@ Http2Delegate* JsServer::http2() { return http2_.get(); }
 
 void JsServer::OnSecureConnection(Connection* c) {
   if (on_secure_.IsEmpty()) return;
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_secure_, 1, argv);
 }
 
@@ -390,7 +390,7 @@ void JsServer::OnTlsClientError(Connection* c, const char* code,
                                 const char* message) {
   if (on_tls_error_.IsEmpty()) return;
   napi_env env = Env();
-  napi_value argv[3] = {ConnectionObject(c), nullptr, nullptr};
+  napi_value argv[3] = {ConnectionObject(Env(), c), nullptr, nullptr};
   napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &argv[1]);
   napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[2]);
   CallJs(Env(), on_tls_error_, 3, argv);
