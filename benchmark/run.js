@@ -212,6 +212,12 @@ async function runCase(spec, c, opts) {
     for (let i = 0; i < variants.length; i++) {
       const v = variants[i];
       const r = vres[i];
+      if (v.requires && !common.hasTool(v.requires)) {
+        // A reference server (files/reference_server.js) that is not installed.
+        r.skipped = `${v.requires} not installed (apt-get install -y ${v.aptPackage || v.requires})`;
+        log(`${tag} ${r.label}: ${r.skipped}`);
+        continue;
+      }
       if (v.impl === 'sluice') {
         const problem = sluiceLoadProblem();
         if (problem) {
@@ -220,7 +226,8 @@ async function runCase(spec, c, opts) {
           continue;
         }
       }
-      const script = path.resolve(spec.dir, c.server.script);
+      // A variant may bring its own server script (a reference server).
+      const script = path.resolve(spec.dir, v.script || c.server.script);
       const args = [v.impl, ...(c.server.args || []), ...(v.args || [])].map(String);
       r.serverCommand = `taskset -c ${SERVER_CPU} node ${path.relative(process.cwd(), script)} ${args.join(' ')}`;
       let h;

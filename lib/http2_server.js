@@ -13,6 +13,7 @@ const { SluiceSocket } = require('./socket');
 const { headersObject } = require('./headers');
 const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_stream');
 const { toChunk } = require('./body');
+const { codedError } = require('./errors');
 
 const { kH2State: kState } = require('./symbols');
 
@@ -162,6 +163,15 @@ class CompatEntry {
 
   _onWantTrailers() {}
 
+  // The body passed maxRequestBodySize (as HTTP/1.1's): status 413 was
+  // answered natively and the handler's response can no longer be sent;
+  // status 0: the handler's response stands. req emits 'error' when
+  // listened to, then 'close'.
+  _onBodyTooLarge(status, err) {
+    if (status !== 0) this.res.destroyed = true;
+    this.req._fail(err);
+  }
+
   _onClose() {
     // As node's compat: a stream that closes before the response ended
     // (client reset, the client's socket closed) aborts the request
@@ -199,6 +209,7 @@ function callbacks(server) {
         const headers = headersObject(raw);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         stream._compressCfg = server._compression;
+        stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
         if (endStream) stream.push(null);
         server.emit('stream', stream, headers,
@@ -225,6 +236,14 @@ function callbacks(server) {
     onStreamWantTrailers(native, id) {
       const e = native[kState].streams.get(id);
       if (e !== undefined) e._onWantTrailers();
+    },
+    onStreamBodyTooLarge(native, id, status) {
+      const e = native[kState].streams.get(id);
+      if (e === undefined) return;
+      const err = codedError('ERR_SLUICE_BODY_TOO_LARGE',
+        `Request body larger than maxRequestBodySize (${server.maxRequestBodySize} bytes)`);
+      err.statusCode = 413;
+      e._onBodyTooLarge(status, err);
     },
     onStreamClose(native, id, code) {
       const st = native[kState];
@@ -271,6 +290,7 @@ function emitCompat(server, st, native, id, raw, endStream) {
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
+  res._fileCache = server._fileCache;
   const cfg = server._compression;
   if (cfg) {
     // Response compression as on HTTP/1.1 (lib/compression.js): whole

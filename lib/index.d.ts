@@ -62,6 +62,37 @@ export interface CompressionOptions {
   maxBrotliStreams?: number;
 }
 
+/** The open-file cache (docs/files.md, "The open-file cache"). */
+export interface OpenFileCacheOptions {
+  /** Entries (one open descriptor each), least recently used first out. Default 1000. */
+  max?: number;
+  /** ms an entry is used after its open (changes are also seen at once through uv_fs_event). Default 60000. */
+  validMs?: number;
+  /** Regular files up to this many bytes are kept in memory too; 0: none. Default 65536. */
+  smallFileSize?: number;
+  /** Bytes of small files kept in memory in all. Default 64 MiB. */
+  smallFileBytes?: number;
+}
+
+/** sluice.openFileCacheStats(): this thread's open-file cache. */
+export interface OpenFileCacheStats {
+  enabled: boolean;
+  hits: number;
+  misses: number;
+  /** Hits on an entry holding the file's bytes. */
+  contentHits: number;
+  /** Entries dropped on a change event. */
+  invalidations: number;
+  /** Entries dropped at the end of validMs. */
+  expirations: number;
+  /** Entries or content pushed out by a bound. */
+  evictions: number;
+  entries: number;
+  contentBytes: number;
+  /** Descriptors held by entries (open or closing). */
+  fds: number;
+}
+
 /** HTTP/2 settings (docs/http2.md). */
 export interface Http2Options {
   /** SETTINGS_MAX_CONCURRENT_STREAMS. Default 100. */
@@ -99,6 +130,8 @@ export interface ServerOptions {
   requireHostHeader?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
+  /** File responses go through this thread's open-file cache: `true` for the defaults, or options. Default off. */
+  openFileCache?: boolean | OpenFileCacheOptions | null;
   /** HTTP/2 settings. */
   http2?: Http2Options;
   /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`. */
@@ -552,3 +585,6 @@ export declare const versions: Readonly<{
 
 /** Debug counters of the native output path (tests, benchmarks); not a stable API. */
 export declare function _counters(): Record<string, number>;
+
+/** Counters of this thread's open-file cache (docs/files.md). */
+export declare function openFileCacheStats(): OpenFileCacheStats;

@@ -13,6 +13,7 @@ const binding = require('./binding');
 const http1Server = require('./http1_server');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
+const fileCache = require('./file_cache');
 const prototypeBridge = require('./prototype_bridge');
 const clusterSupport = require('./cluster');
 const {
@@ -42,6 +43,10 @@ class Server extends EventEmitter {
     // Response compression (lib/compression.js): null when off.
     this._compression = compression.normalize(options.compression);
     this._bodyMemory = allocator === null ? null : new http1Server.BodyMemory(this, allocator);
+    // The open-file cache (lib/file_cache.js): null when off; on while
+    // listening (this._fileCache says whether file responses use it).
+    this._fileCacheCfg = fileCache.normalize(options.openFileCache);
+    this._fileCache = false;
     if (requestListener) this.on('request', requestListener);
 
     this[kNative] = new binding.NativeServer(opts.native, {
@@ -161,6 +166,7 @@ class Server extends EventEmitter {
     }
     this._listening = true;
     this._closing = false;
+    this._fileCache = fileCache.acquire(this._fileCacheCfg);
     clusterSupport.announceListening(this[kNative].address());
     this._forgetCluster = clusterSupport.closeOnDisconnect(this);
     process.nextTick(() => this.emit('listening'));
@@ -182,6 +188,8 @@ class Server extends EventEmitter {
     if (this._listening) {
       this._listening = false;
       this._closing = true;
+      fileCache.release(this._fileCache);
+      this._fileCache = false;
       if (this._forgetCluster) this._forgetCluster();
       this[kNative].close();
     } else {

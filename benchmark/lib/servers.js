@@ -120,6 +120,10 @@ async function startServer(script, args, { cpu = 0, env, startTimeoutMs = 20000 
   try {
     const line = await handle.out.waitFor(/^PORT \d+/, startTimeoutMs, `"PORT <n>" from ${path.basename(script)}`);
     handle.port = Number(line.split(' ')[1]);
+    // "PORT <n> PID <pid>": a wrapper (files/reference_server.js) started
+    // the real server; its CPU and memory are what the runner measures.
+    const pid = /\bPID (\d+)/.exec(line);
+    if (pid) handle.pid = Number(pid[1]);
   } catch (err) {
     await stopServer(handle);
     const tail = handle.errorTail();

@@ -105,6 +105,9 @@ void OnEnvironmentTeardown(napi_async_cleanup_hook_handle hook, void* arg) {
   std::unordered_set<JsFile*> files;
   files.swap(data->files);
   for (JsFile* f : files) f->Teardown();
+  // Watches close and idle descriptors close (async, LoopTracked) now;
+  // an entry a closing source still holds closes its fd after it.
+  data->file_cache.reset();
 
   TeardownWait* w = new TeardownWait;
   w->hook = hook;

@@ -72,6 +72,11 @@ void JsHttp2::OnStreamEnd(Http2Session* s, int32_t id,
   CallJs(env_, on_end_, 3, argv);
 }
 
+void JsHttp2::OnStreamBodyTooLarge(Http2Session* s, int32_t id, int status) {
+  napi_value argv[3] = {SessionObject(s), Int(env_, id), Int(env_, status)};
+  CallJs(env_, on_body_too_large_, 3, argv);
+}
+
 void JsHttp2::OnStreamDrain(Http2Session* s, int32_t id) {
   napi_value argv[2] = {SessionObject(s), Int(env_, id)};
   CallJs(env_, on_drain_, 2, argv);

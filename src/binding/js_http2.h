@@ -40,6 +40,7 @@ class JsHttp2 final : public Http2Delegate {
   void OnStreamWantTrailers(Http2Session* s, int32_t id) override;
   void OnStreamClose(Http2Session* s, int32_t id,
                      uint32_t error_code) override;
+  void OnStreamBodyTooLarge(Http2Session* s, int32_t id, int status) override;
   void OnGoaway(Http2Session* s, uint32_t error_code,
                 int32_t last_stream_id) override;
 
@@ -56,6 +57,7 @@ class JsHttp2 final : public Http2Delegate {
   V(on_drain_, "onStreamDrain")                    \
   V(on_want_trailers_, "onStreamWantTrailers")     \
   V(on_stream_close_, "onStreamClose")             \
+  V(on_body_too_large_, "onStreamBodyTooLarge")    \
   V(on_goaway_, "onGoaway")                        \
   V(on_session_close_, "onSessionClose")
 #define SLUICE_H2_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;

@@ -139,15 +139,8 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
       });
 }
 
-JsHttp2Session::JsHttp2Session(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<JsHttp2Session>(info) {}
-
-void JsHttp2Session::Attach(Http2Session* s) { session_.Attach(s, Value()); }
-
-void JsHttp2Session::Detach() { session_.Detach(); }
-
 Http2Session* JsHttp2Session::live() const {
-  Http2Session* s = session_.get();
+  Http2Session* s = core();
   if (!s || s->connection()->destroyed()) return nullptr;
   return s;
 }

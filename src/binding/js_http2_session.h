@@ -18,27 +18,20 @@ namespace sluice {
 
 class Http2Session;
 
-class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
+class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
  public:
   static Napi::Function Init(Napi::Env env);
-  explicit JsHttp2Session(const Napi::CallbackInfo& info);
-
-  void Attach(Http2Session* s);
-  void Detach();
+  using CoreWrap<JsHttp2Session, Http2Session>::CoreWrap;
 
  private:
   Http2Session* live() const;
-  // The stream methods below share one preamble: the live session and the
-  // stream id (info[0]); the result is their number, kResultClosed when the
-  // session is gone.
-  using StreamMethod = int (JsHttp2Session::*)(const Napi::CallbackInfo&,
-                                               Http2Session*, int32_t);
-  template <StreamMethod M>
+  friend class CoreWrap<JsHttp2Session, Http2Session>;
+  // The stream methods below take the live session and the stream id
+  // (ItemCall).
+  template <int (JsHttp2Session::*M)(const Napi::CallbackInfo&,
+                                     Http2Session*, int32_t)>
   Napi::Value StreamCall(const Napi::CallbackInfo& info) {
-    Http2Session* s = live();
-    int r = s ? (this->*M)(info, s, info[0].As<Napi::Number>().Int32Value())
-              : kResultClosed;
-    return Napi::Number::New(info.Env(), r);
+    return ItemCall<Http2Session, int32_t, M>(info);
   }
   // respond(id, status, headerBlock, flags[, body]) -> result
   int Respond(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
@@ -80,8 +73,6 @@ class JsHttp2Session final : public Napi::ObjectWrap<JsHttp2Session> {
   int EndWithTrailers(napi_env env, Http2Session* s, int32_t id,
                       napi_value trailers, uint32_t flags);
   int Result(int32_t id, int err) const;
-
-  CoreHandle<Http2Session> session_;
 };
 
 }  // namespace sluice

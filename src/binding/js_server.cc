@@ -93,7 +93,8 @@ Napi::Function JsServer::Init(Napi::Env env) {
 }
 
 JsServer::JsServer(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<JsServer>(info) {
+    : Napi::ObjectWrap<JsServer>(info),
+      addon_(info.Env(), &AddonData::servers, this) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsObject()) {
     Napi::TypeError::New(env, "NativeServer(options, callbacks)")
@@ -135,17 +136,14 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env, &loop);
   listener_ = new Listener(loop, this, HttpSessionFactory::Get(), o);
-  addon_ = GetAddonData(env);
-  addon_->servers.insert(this);
 }
 
 JsServer::~JsServer() {
-  if (addon_) addon_->servers.erase(this);
   if (listener_) listener_->Release();
 }
 
 void JsServer::Teardown() {
-  addon_ = nullptr;
+  addon_.Forget();
   if (!listener_) return;
   // Copy: detaching changes nothing in the list, but be independent of it.
   std::vector<Connection*> conns = listener_->connections();

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "binding/addon_data.h"
 #include "binding/js_core_handle.h"
 #include "core/net/listener.h"
 #include "core/net/server_delegate.h"
@@ -17,7 +18,6 @@ namespace sluice {
 
 class JsHttp1;
 class JsHttp2;
-struct AddonData;
 
 class JsServer final : public Napi::ObjectWrap<JsServer>,
                        public ServerDelegate {
@@ -74,8 +74,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
 
   // Null after Teardown: every JS method is then a no-op.
   Listener* listener_ = nullptr;
-  // Null after Teardown (the addon data may be freed before this object).
-  AddonData* addon_ = nullptr;
+  AddonMember<JsServer> addon_;
   // HTTP/1.1 request events (js_http1.cc).
   std::unique_ptr<JsHttp1> http1_;
   // HTTP/2 events (js_http2.cc); null when lib/ gave no onStream callback.

@@ -7,6 +7,8 @@ import * as sluice from 'sluice';
 
 // @ts-expect-error: unknown option
 sluice.createServer({ maxHeadersSize: 1 });
+// @ts-expect-error: validMs is a number of ms
+sluice.createServer({ openFileCache: { validMs: '60s' } });
 // @ts-expect-error: a timeout is a number
 sluice.createServer({ keepAliveTimeout: '5s' });
 // @ts-expect-error: not an encoding sluice knows

@@ -7,7 +7,8 @@ import * as sluice from 'sluice';
 import {
   createServer, createBufferPool, releaseBuffer, BufferPool, Server, IncomingRequest, ServerResponse,
   ServerOptions, CompressionOptions, FileResponseOptions, ServerHttp2Stream, Http2SessionHandle,
-  SluiceSocket, BufferPoolStats, FileStat, DropArgument, ClientError,
+  SluiceSocket, BufferPoolStats, FileStat, DropArgument, ClientError, OpenFileCacheOptions,
+  OpenFileCacheStats,
 } from 'sluice';
 
 // ---- createServer overloads ----
@@ -219,6 +220,11 @@ const status: string | undefined = sluice.STATUS_CODES[404];
 const methods: readonly string[] = sluice.METHODS;
 const ver: string = sluice.versions.sluice + sluice.versions.llhttp + sluice.versions.node;
 const counters: Record<string, number> = sluice._counters();
+const cacheOptions: OpenFileCacheOptions = { max: 100, validMs: 1000, smallFileSize: 0 };
+const sCache = new Server({ openFileCache: cacheOptions });
+const cached: OpenFileCacheStats = sluice.openFileCacheStats();
+const hitCount: number = cached.hits + cached.contentHits;
+void [sCache, hitCount];
 const compression: CompressionOptions = { encodings: ['gzip'] };
 void [status, methods, ver, counters, compression];
 
