@@ -270,7 +270,7 @@ Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Tls(const Napi::CallbackInfo& info) {
-  return TlsInfo(info.Env(), conn_.get());
+  return TlsInfo(info.Env(), core());
 }
 
 }  // namespace sluice
