@@ -38,13 +38,13 @@ function findH2spec() {
   });
 }
 
-// Runs h2spec against `port`; resolves { passed, failed, skipped, total,
-// failures: [names], stdout } from its JUnit report.
-function runH2spec(bin, port) {
+// Runs h2spec against `port` (tls: over TLS, -t -k); resolves { passed,
+// failed, skipped, total, failures: [names], stdout } from its JUnit report.
+function runH2spec(bin, port, tls) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-h2spec-'));
   const junit = path.join(dir, 'h2spec.xml');
   return new Promise((resolve, reject) => {
-    execFile(bin, ['-h', '127.0.0.1', '-p', String(port), '-o', '2', '-j', junit],
+    execFile(bin, ['-h', '127.0.0.1', '-p', String(port), '-o', '2', '-j', junit, ...(tls ? ['-t', '-k'] : [])],
       { timeout: 120000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
         // h2spec exits non-zero when a case fails: the report says which.
         let xml;
@@ -80,18 +80,26 @@ function runH2spec(bin, port) {
 // (6.9.2 #2) against shorter responses.
 const BODY = 'hello from sluice\n';
 
+function streamHandler(stream, headers) {
+  stream.on('error', () => {});
+  stream.resume();
+  if (headers[':method'] === 'HEAD') {
+    stream.respond({ ':status': 200, 'content-type': 'text/plain' }, { endStream: true });
+    return;
+  }
+  stream.respond({ ':status': 200, 'content-type': 'text/plain' });
+  stream.end(BODY);
+}
+
 const servers = {
+  // HTTP/2 over TLS (ALPN h2): the same sessions under the TLS layer.
+  'stream API over TLS': () => require('../tls/tls_common').startSecure({}).then((s) => {
+    s.server.on('stream', streamHandler);
+    s.tls = true;
+    return s;
+  }),
   'stream API': () => common.startServer().then((s) => {
-    s.server.on('stream', (stream, headers) => {
-      stream.on('error', () => {});
-      stream.resume();
-      if (headers[':method'] === 'HEAD') {
-        stream.respond({ ':status': 200, 'content-type': 'text/plain' }, { endStream: true });
-        return;
-      }
-      stream.respond({ ':status': 200, 'content-type': 'text/plain' });
-      stream.end(BODY);
-    });
+    s.server.on('stream', streamHandler);
     return s;
   }),
   'compat API': () => common.startServer((req, res) => {
@@ -114,8 +122,8 @@ describeSluice('h2spec', function () {
         console.log(`      skipped: ${msg}`);
         this.skip();
       }
-      const { port } = await start();
-      const r = await runH2spec(bin, port);
+      const { port, tls } = await start();
+      const r = await runH2spec(bin, port, tls);
       console.log(`      h2spec (${api}): ${r.passed}/${r.total} passed, ${r.failed} failed, ${r.skipped} skipped`);
       assert.strictEqual(r.total, 146);
       assert.strictEqual(r.skipped, 0);

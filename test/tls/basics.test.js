@@ -204,6 +204,19 @@ describe('TLS: HTTPS and HTTP/2 on one port (ALPN)', function () {
     assert.deepStrictEqual(seen.sort(), [[true, false], [true, 'h2']]);
   });
 
+  for (const [proto, extra] of [['h2', []], ['http/1.1', ['--h1']]]) {
+    it(`h2load over TLS (ALPN ${proto}): 2,000 requests on 10 connections, all 200`, async function () {
+      const { port } = await startSecure({}, (req, res) => res.end('h2load'));
+      const out = await new Promise((resolve) => {
+        execFile('h2load', [...extra, '-n', '2000', '-c', '10', '-m', '10', `https://127.0.0.1:${port}/`],
+          { timeout: 30000 }, (err, stdout) => resolve(String(stdout)));
+      });
+      assert.match(out, new RegExp(`Application protocol: ${proto.replace('/', '\\/')}`), out);
+      assert.match(out, /requests: 2000 total, 2000 started, 2000 done, 2000 succeeded/, out);
+      assert.match(out, /status codes: 2000 2xx/, out);
+    });
+  }
+
   it('a plaintext request on the TLS port: tlsClientError, no answer in clear, server lives', async function () {
     const { server, port } = await startSecure({}, describeHandler);
     const seen = common.once(server, 'tlsClientError', 5000);

@@ -179,3 +179,26 @@ maybe('TLS: uploads, files, compression', function () {
     assert.match(text, /\r\n\r\nbye$/);
   });
 });
+
+describe('TLS: WebSocket (wss) over the upgrade tunnel', function () {
+  afterEach(common.cleanup);
+
+  it('ws echoes 1 MiB and small messages over wss (shared with node)', async function () {
+    const { WebSocketServer, WebSocket } = require('ws');
+    const { server, port } = await startSecure({}, (req, res) => res.end('http'));
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws) => ws.on('message', (m, binary) => ws.send(m, { binary })));
+    const ws = new WebSocket(`wss://localhost:${port}/`, { ca: fixtures().ca });
+    await common.once(ws, 'open', 5000);
+    const big = crypto.randomBytes(MiB);
+    const got = [];
+    const done = new Promise((resolve) => ws.on('message', (m) => { got.push(Buffer.from(m)); if (got.length === 2) resolve(); }));
+    ws.send('hello wss');
+    ws.send(big);
+    await common.withTimeout(done, 10000, 'echoes');
+    assert.strictEqual(got[0].toString(), 'hello wss');
+    assert.strictEqual(common.sha256(got[1]), common.sha256(big));
+    ws.close();
+    wss.close();
+  });
+});
