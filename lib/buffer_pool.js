@@ -324,6 +324,14 @@ function holdsReference(chunk) {
   return typeof chunk === 'object' && chunk !== null && RefStamp.holds(chunk);
 }
 
+// True for a view of memory some pool owns (a request body chunk, released
+// or not): such memory may be read into again once its chunks are
+// released, so a response write must not keep it by reference.
+function isPoolMemory(view) {
+  const memory = view.buffer;
+  return typeof memory === 'object' && memory !== null && MemoryStamp.slotOf(memory) !== undefined;
+}
+
 function releaseHold(view) {
   const slot = RefStamp.take(view);
   if (!slot) return false;
@@ -406,6 +414,7 @@ module.exports = {
   retainChunk,
   releaseHold,
   holdsReference,
+  isPoolMemory,
   isPoolAllocator,
   onBufferAvailable,
   offBufferAvailable,

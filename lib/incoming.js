@@ -14,7 +14,7 @@ const { releaseHold, holdsReference } = require('./buffer_pool');
 
 const {
   kConn, kSeq, kHeaders, kSocketPaused, kSocket, kRaw, kEofPending,
-  kPoolBacked, kOrigWrite, kCopyOnPush,
+  kPoolBacked, kOrigWrite, kOrigUnderlyingWrite, kOrigWritev, kCopyOnPush,
 } = require('./symbols');
 
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
@@ -85,17 +85,15 @@ class IncomingRequest extends Readable {
   }
 
   // With a pool, chunks piped on are released for the user (no hang, see
-  // docs/uploads.md): a plain Writable's write callback releases its chunk
-  // (it is done with it then: fs, net and http writes call back once the
-  // bytes are out); any other destination — a Transform or Duplex that
-  // may pass the chunk on or keep it, a legacy stream such as a response —
-  // gets a copy and the chunk is released at once. Stream.pipeline uses
-  // pipe() for streams, so it is covered too.
+  // docs/uploads.md): a plain Writable releases its chunk when its write
+  // calls back (it is done with it then: fs, net and http writes call back
+  // once the bytes are out); any other destination — a Transform or Duplex
+  // that may pass the chunk on or keep it, a legacy stream such as a
+  // response — gets a copy and the chunk is released at once.
+  // Stream.pipeline uses pipe() for streams, so it is covered too.
   pipe(dest, options) {
     if (this[kPoolBacked] && dest && typeof dest.write === 'function' && !dest[kOrigWrite]) {
-      const orig = dest.write;
-      dest[kOrigWrite] = orig;
-      dest.write = isPlainWritable(dest) ? releasingWrite : copyingWrite;
+      hookPipeDestination(dest);
     }
     return super.pipe(dest, options);
   }
@@ -109,7 +107,7 @@ class IncomingRequest extends Readable {
   iterator(options) {
     if (this[kPoolBacked] && !this[kCopyOnPush]) {
       this[kCopyOnPush] = true;
-      copyQueued(this._readableState.buffer);
+      forEachQueued(this._readableState, copyOut);
     }
     return super.iterator(options);
   }
@@ -216,12 +214,7 @@ class IncomingRequest extends Readable {
   _destroy(err, cb) {
     // Chunks still queued in the stream were never handed out: give their
     // pool references back.
-    const queued = this._readableState.buffer;
-    if (queued && this._readableState.length > 0) {
-      for (const chunk of queued) {
-        if (typeof chunk !== 'string') releaseHold(chunk);
-      }
-    }
+    if (this._readableState.length > 0) forEachQueued(this._readableState, releaseQueued);
     // As node: destroying a request whose body is still arriving destroys
     // the connection (the rest of the body cannot be skipped safely).
     if (!this.complete && !this.aborted) {
@@ -234,6 +227,26 @@ class IncomingRequest extends Readable {
 
 function isPlainWritable(dest) {
   return dest instanceof Writable && !(dest instanceof Duplex);
+}
+
+// Wraps the ways a piped chunk can reach `dest`: write() (node 20–24 pipe
+// through it, and legacy streams have nothing else), and for a real
+// Writable also _write/_writev — newer nodes (26) hand a chunk from a
+// single-destination pipe straight to an idle Writable's _write, bypassing
+// write(). A chunk passes both hooks at most once each; releaseHold is
+// idempotent (the second release finds no reference).
+function hookPipeDestination(dest) {
+  const releasing = isPlainWritable(dest);
+  dest[kOrigWrite] = dest.write;
+  dest.write = releasing ? releasingWrite : copyingWrite;
+  if (dest._writableState && typeof dest._write === 'function') {
+    dest[kOrigUnderlyingWrite] = dest._write;
+    dest._write = releasing ? releasingUnderlyingWrite : copyingUnderlyingWrite;
+    if (typeof dest._writev === 'function') {
+      dest[kOrigWritev] = dest._writev;
+      dest._writev = releasing ? releasingWritev : copyingWritev;
+    }
+  }
 }
 
 function releasingWrite(chunk, encoding, cb) {
@@ -251,13 +264,34 @@ function releasingWrite(chunk, encoding, cb) {
 }
 
 function copyingWrite(chunk, encoding, cb) {
-  const write = this[kOrigWrite];
-  if (holdsReference(chunk)) {
-    const copy = Buffer.from(chunk);
+  return this[kOrigWrite].call(this, copyOut(chunk), encoding, cb);
+}
+
+// Writable's _write contract: cb(err) once, when the chunk is done with.
+function releasingUnderlyingWrite(chunk, encoding, cb) {
+  const write = this[kOrigUnderlyingWrite];
+  if (!holdsReference(chunk)) return write.call(this, chunk, encoding, cb);
+  return write.call(this, chunk, encoding, (err) => {
     releaseHold(chunk);
-    chunk = copy;
-  }
-  return write.call(this, chunk, encoding, cb);
+    cb(err);
+  });
+}
+
+function copyingUnderlyingWrite(chunk, encoding, cb) {
+  return this[kOrigUnderlyingWrite].call(this, copyOut(chunk), encoding, cb);
+}
+
+// _writev gets [{ chunk, encoding }, ...] (Writable's buffered entries).
+function releasingWritev(entries, cb) {
+  return this[kOrigWritev].call(this, entries, (err) => {
+    for (let i = 0; i < entries.length; i++) releaseHold(entries[i].chunk);
+    cb(err);
+  });
+}
+
+function copyingWritev(entries, cb) {
+  for (let i = 0; i < entries.length; i++) entries[i].chunk = copyOut(entries[i].chunk);
+  return this[kOrigWritev].call(this, entries, cb);
 }
 
 function copyOut(chunk) {
@@ -267,12 +301,30 @@ function copyOut(chunk) {
   return copy;
 }
 
-// The Readable's queue: a BufferList (node 20) or an array (newer nodes).
-function copyQueued(queue) {
+function releaseQueued(chunk) {
+  releaseHold(chunk);
+  return chunk;
+}
+
+// Replaces each chunk queued in a Readable by fn(chunk). The queue is a
+// BufferList (node 20), or an array read from bufferIndex on (newer nodes;
+// slots already read are null), plus, on node 26, the one chunk a flowing
+// stream prefetches outside the queue (fastChunk). Strings (setEncoding)
+// carry no reference and are left alone.
+function forEachQueued(state, fn) {
+  const queue = state.buffer;
   if (Array.isArray(queue)) {
-    for (let i = 0; i < queue.length; i++) queue[i] = copyOut(queue[i]);
+    for (let i = state.bufferIndex | 0; i < queue.length; i++) {
+      const chunk = queue[i];
+      if (chunk != null && typeof chunk !== 'string') queue[i] = fn(chunk);
+    }
   } else if (queue && 'head' in queue) {
-    for (let p = queue.head; p; p = p.next) p.data = copyOut(p.data);
+    for (let p = queue.head; p; p = p.next) {
+      if (typeof p.data !== 'string') p.data = fn(p.data);
+    }
+  }
+  if (state.fastChunk != null && typeof state.fastChunk !== 'string') {
+    state.fastChunk = fn(state.fastChunk);
   }
 }
 

@@ -18,8 +18,11 @@ module.exports = {
   // Set by the server when its reads land in allocator memory (chunks may
   // carry pool references): pipe() and async iteration then release them.
   kPoolBacked: Symbol('sluice.poolBacked'),
-  // On a pipe destination: its original write, wrapped (releasingWrite).
+  // On a pipe destination: its original write, _write and _writev, wrapped
+  // (lib/incoming.js, hookPipeDestination).
   kOrigWrite: Symbol('sluice.origWrite'),
+  kOrigUnderlyingWrite: Symbol('sluice.origUnderlyingWrite'),
+  kOrigWritev: Symbol('sluice.origWritev'),
   // Async iteration started: chunks are copied as they arrive (iterator()).
   kCopyOnPush: Symbol('sluice.copyOnPush'),
   // ServerResponse

@@ -45,7 +45,14 @@ describe(`hardening: slow and hostile clients [${common.implName}]`, function ()
         latencies.push(Date.now() - s);
       }
       assert.ok(latencies.length >= 5, `only ${latencies.length} normal requests`);
-      assert.ok(Math.max(...latencies) < 500, `normal request latencies ${latencies}`);
+      // Starved, a normal request would wait for the slow connections to be
+      // cut (headersTimeout). A loaded machine may delay one request (the
+      // one that meets the 200 cuts): bound the 90th percentile tightly and
+      // every request below headersTimeout.
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const p90 = sorted[Math.floor(sorted.length * 0.9)];
+      assert.ok(p90 < 250 && sorted[sorted.length - 1] < headersTimeout,
+        `normal request latencies ${latencies}`);
       // Every slowloris connection is cut with 408 around headersTimeout.
       await Promise.all(slow.map((c) => c.waitClose(headersTimeout + 3000)));
       const times = await Promise.all(closedAt);
