@@ -182,7 +182,7 @@ function onCompatFinish(res) {
 function sessionState(server, native) {
   let st = native[kState];
   if (st === undefined) {
-    const socket = new SluiceSocket(socketConn(native));
+    const socket = new SluiceSocket(socketConn(native), server);
     st = { streams: new Map(), socket, handle: new Http2SessionHandle(native, socket) };
     native[kState] = st;
     server.emit('session', st.handle);

@@ -9,6 +9,7 @@
 const { EventEmitter } = require('events');
 const dns = require('dns');
 const net = require('net');
+const { STATUS_CODES } = require('http');
 const binding = require('./binding');
 const http1Server = require('./http1_server');
 const http2Server = require('./http2_server');
@@ -199,6 +200,28 @@ class Server extends EventEmitter {
   ref() { return this; }
 
   unref() { return this; }
+
+  // events.captureRejections: a rejected async 'request' listener is
+  // answered 500 (headers dropped) when nothing was sent yet, else the
+  // response is destroyed — as node's http.Server; other events as
+  // net.Server (a 'connection' socket is destroyed, anything else becomes
+  // 'error').
+  [EventEmitter.captureRejectionSymbol](err, event, ...args) {
+    if (event === 'request') {
+      const res = args[1];
+      if (!res.headersSent && !res.writableEnded) {
+        for (const name of res.getHeaderNames()) res.removeHeader(name);
+        res.statusCode = 500;
+        res.end(STATUS_CODES[500]);
+      } else {
+        res.destroy();
+      }
+    } else if (event === 'connection') {
+      args[0].destroy(err);
+    } else {
+      this.emit('error', err);
+    }
+  }
 
   [Symbol.asyncDispose]() {
     return new Promise((resolve) => this.close(() => resolve()));

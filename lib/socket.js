@@ -10,9 +10,11 @@ const { EventEmitter } = require('events');
 const { kConn, kPeer, kLocal } = require('./symbols');
 
 class SluiceSocket extends EventEmitter {
-  constructor(conn) {
+  // server: the Server that accepted the connection (node's socket.server).
+  constructor(conn, server) {
     super();
     this[kConn] = conn;
+    this.server = server === undefined ? null : server;
     this[kPeer] = undefined;
     this[kLocal] = undefined;
     this.destroyed = false;
@@ -69,7 +71,7 @@ class SluiceSocket extends EventEmitter {
 
   destroy(err) {
     if (!this.destroyed) this[kConn].destroy();
-    if (err) process.nextTick(() => this.emit('error', err));
+    if (err) process.nextTick(emitError, this, err);
     return this;
   }
 
@@ -97,6 +99,18 @@ class SluiceSocket extends EventEmitter {
     this.destroyed = true;
     this.emit('close', false);
   }
+}
+
+// As a node server's socket, whose server listens for its 'error'
+// (socketOnError): the error is the server's 'clientError' when someone
+// listens there, the socket's own listeners hear it too, and nobody
+// listening is no uncaught exception.
+function emitError(socket, err) {
+  const server = socket.server;
+  if (server !== null && server.listenerCount('clientError') > 0) {
+    server.emit('clientError', err, socket);
+  }
+  if (socket.listenerCount('error') > 0) socket.emit('error', err);
 }
 
 module.exports = { SluiceSocket };

@@ -1,5 +1,5 @@
 // HTTP/2 in the binding: JsHttp2 turns the core's Http2Delegate events into
-// calls of the JS callbacks lib/server.js gave (onStream, onStreamData...),
+// calls of the JS callbacks lib/http2_server.js gave (onStream, onStreamData...),
 // and JsHttp2Session is the JS handle of one HTTP/2 session (an ObjectWrap)
 // whose methods take a stream id and cross into native code once each.
 //
