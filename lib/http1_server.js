@@ -144,7 +144,17 @@ function onUpgrade(server, conn, seq, head) {
   server.emit(req.method === 'CONNECT' ? 'connect' : 'upgrade', req, st.tunnel, head);
 }
 
-function onClientError(server, conn, status, code, reason) {
+// A connection was accepted (only while 'connection' has listeners, see
+// Server#_syncEvents): node's 'connection' event with its socket, the
+// same object req.socket will be on HTTP/1.1.
+function onConnection(server, conn) {
+  server.emit('connection', connState(server, conn).socket);
+}
+
+// rawPacket / bytesParsed: the input being parsed when a parse error was
+// found and how far into it the parser got (undefined for timeouts), as
+// node's parse errors carry them.
+function onClientError(server, conn, status, code, reason, rawPacket, bytesParsed) {
   if (code === 'ERR_SLUICE_BODY_TOO_LARGE') {
     bodyTooLarge(server, conn, status);
     return;
@@ -156,6 +166,10 @@ function onClientError(server, conn, status, code, reason) {
   // the default answer is a close without bytes.
   if (status !== 0) err.statusCode = status;
   if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') err.reason = reason;  // as node's parse errors
+  if (rawPacket !== undefined) {
+    err.bytesParsed = bytesParsed;
+    err.rawPacket = rawPacket;
+  }
   if (server.listenerCount('clientError') > 0) {
     server.emit('clientError', err, st.socket);
   } else {
@@ -325,7 +339,9 @@ function callbacks(server, memory) {
     onBody,
     onEnd,
     onDrain,
-    onClientError: (conn, status, code, reason) => onClientError(server, conn, status, code, reason),
+    onClientError: (conn, status, code, reason, rawPacket, bytesParsed) =>
+      onClientError(server, conn, status, code, reason, rawPacket, bytesParsed),
+    onConnection: (conn) => onConnection(server, conn),
     onClose,
     onAlloc: (conn, size) => memory.alloc(conn, size),
     onReleaseBody,

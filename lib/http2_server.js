@@ -142,6 +142,10 @@ function socketConn(native) {
     destroy: () => native.destroy(),
     writeRaw: () => false,
     endRaw: () => native.goaway(0),
+    // Byte counts and keep-alive belong to the connection's own socket
+    // (the 'connection' event's); this view has none.
+    stats: () => ({}),
+    setKeepAlive: () => 0,
     pause() {},
     resume() {},
   };

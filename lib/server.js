@@ -25,6 +25,9 @@ const { TUNNEL_UPGRADE, TUNNEL_CONNECT } = binding.constants;
 
 const { kNative, kLimits } = require('./symbols');
 
+// Events whose listeners native code is told about (Server#_syncEvents).
+const syncedEvents = new Set(['upgrade', 'connect', 'connection']);
+
 class Server extends EventEmitter {
   constructor(options, requestListener) {
     super();
@@ -54,17 +57,26 @@ class Server extends EventEmitter {
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::
-    // tunnel_events), kept in step by the listener methods below.
+    // tunnel_events) and whether 'connection' has (connection_events: no
+    // native call per connection otherwise), kept in step by the listener
+    // methods below.
     this._tunnelEvents = 0;
-    this._syncTunnelEvents();
+    this._connectionEvents = false;
+    this._syncEvents();
   }
 
-  _syncTunnelEvents() {
+  _syncEvents() {
+    if (this[kNative] === undefined) return;
     const bits = (this.listenerCount('upgrade') > 0 ? TUNNEL_UPGRADE : 0) |
       (this.listenerCount('connect') > 0 ? TUNNEL_CONNECT : 0);
-    if (bits !== this._tunnelEvents && this[kNative] !== undefined) {
+    if (bits !== this._tunnelEvents) {
       this._tunnelEvents = bits;
       this[kNative].setLimit('tunnelEvents', bits);
+    }
+    const connection = this.listenerCount('connection') > 0;
+    if (connection !== this._connectionEvents) {
+      this._connectionEvents = connection;
+      this[kNative].setLimit('connectionEvents', connection ? 1 : 0);
     }
   }
 
@@ -74,12 +86,13 @@ class Server extends EventEmitter {
   // (Express) is adopted when it is added (lib/prototype_bridge.js): the
   // per-request path stays free of checks.
   // 'upgrade' / 'connect' listeners decide natively whether such a request
-  // becomes a tunnel: every listener change re-syncs (once() and its
+  // becomes a tunnel, 'connection' listeners whether native code reports
+  // accepted connections: every listener change re-syncs (once() and its
   // removal go through on() / removeListener()).
   _addListener(add, event, listener) {
     if (event === 'request') prototypeBridge.adopt(listener);
     add.call(this, event, listener);
-    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    if (syncedEvents.has(event)) this._syncEvents();
     return this;
   }
 
@@ -100,7 +113,7 @@ class Server extends EventEmitter {
 
   removeListener(event, listener) {
     super.removeListener(event, listener);
-    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    if (syncedEvents.has(event)) this._syncEvents();
     return this;
   }
 
@@ -108,7 +121,7 @@ class Server extends EventEmitter {
 
   removeAllListeners(...args) {
     super.removeAllListeners(...args);
-    this._syncTunnelEvents();
+    this._syncEvents();
     return this;
   }
 
@@ -197,9 +210,18 @@ class Server extends EventEmitter {
     return this;
   }
 
-  ref() { return this; }
+  // As node: an unref'd server's listening socket does not keep the
+  // process alive (its open connections still do); remembered across
+  // listen().
+  ref() {
+    this[kNative].ref(true);
+    return this;
+  }
 
-  unref() { return this; }
+  unref() {
+    this[kNative].ref(false);
+    return this;
+  }
 
   // events.captureRejections: a rejected async 'request' listener is
   // answered 500 (headers dropped) when nothing was sent yet, else the

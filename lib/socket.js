@@ -40,6 +40,9 @@ class SluiceSocket extends EventEmitter {
   }
   get localAddress() { const p = this._local(); return p ? p[0] : undefined; }
   get localPort() { const p = this._local(); return p ? p[1] : undefined; }
+  // node's counts of the bytes read from and written to the socket.
+  get bytesRead() { return this[kConn].stats().bytesRead; }
+  get bytesWritten() { return this[kConn].stats().bytesWritten; }
   get writable() { return !this.destroyed; }
   get readable() { return !this.destroyed; }
 
@@ -86,8 +89,16 @@ class SluiceSocket extends EventEmitter {
     return this;
   }
 
+  // Responses are corked into one write each: Nagle is always off.
   setNoDelay() { return this; }
-  setKeepAlive() { return this; }
+
+  // TCP keep-alive probes, as net.Socket: initialDelay in ms (0 keeps the
+  // system's idle time).
+  setKeepAlive(enable = false, initialDelay = 0) {
+    this[kConn].setKeepAlive(!!enable, Math.floor(Number(initialDelay) / 1000) || 0);
+    return this;
+  }
+
   ref() { return this; }
   unref() { return this; }
   pause() { this[kConn].pause(); return this; }

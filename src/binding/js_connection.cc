@@ -48,6 +48,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Peer>("peer"),
           InstanceMethod<&JsConnection::Local>("local"),
           InstanceMethod<&JsConnection::Stats>("stats"),
+          InstanceMethod<&JsConnection::SetKeepAlive>("setKeepAlive"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
 }
@@ -57,7 +58,18 @@ JsConnection::JsConnection(const Napi::CallbackInfo& info)
 
 void JsConnection::Attach(Connection* c) { conn_.Attach(c, Value()); }
 
-void JsConnection::Detach() { conn_.Detach(); }
+void JsConnection::Detach() {
+  if (Connection* c = conn_.get()) {
+    bytes_read_ = c->bytes_read();
+    bytes_written_ = c->writer().bytes_written();
+  }
+  conn_.Detach();
+}
+
+Connection* JsConnection::live() const {
+  Connection* c = conn_.get();
+  return c != nullptr && !c->destroyed() ? c : nullptr;
+}
 
 bool JsConnection::RawOk() const {
   Connection* c = conn_.get();
@@ -215,7 +227,9 @@ Napi::Value JsConnection::Resume(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Destroy(const Napi::CallbackInfo& info) {
-  if (RawOk()) conn_.get()->Destroy();
+  // Any protocol: the socket of node's 'connection' event may carry
+  // HTTP/2 by now.
+  if (Connection* c = live()) c->Destroy();
   return info.Env().Undefined();
 }
 
@@ -255,13 +269,11 @@ Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), RawOk() ? conn_.get() : nullptr,
-                                              AddressKind::kPeer));
+  return Napi::Value(info.Env(), AddressArray(info.Env(), live(), AddressKind::kPeer));
 }
 
 Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), RawOk() ? conn_.get() : nullptr,
-                                              AddressKind::kLocal));
+  return Napi::Value(info.Env(), AddressArray(info.Env(), live(), AddressKind::kLocal));
 }
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
@@ -270,14 +282,29 @@ Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
-  Napi::Object o = Napi::Object::New(info.Env());
-  if (conn_.get()) {
-    o.Set("flushes", Napi::Number::New(info.Env(),
-                                       static_cast<double>(conn_.get()->writer().flushes())));
-    o.Set("backlog", Napi::Number::New(info.Env(),
-                                       static_cast<double>(conn_.get()->writer().Backlog())));
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  Connection* c = conn_.get();
+  if (c) {
+    o.Set("flushes", Napi::Number::New(env, static_cast<double>(c->writer().flushes())));
+    o.Set("backlog", Napi::Number::New(env, static_cast<double>(c->writer().Backlog())));
   }
+  o.Set("bytesRead", Napi::Number::New(
+      env, static_cast<double>(c ? c->bytes_read() : bytes_read_)));
+  o.Set("bytesWritten", Napi::Number::New(
+      env, static_cast<double>(c ? c->writer().bytes_written() : bytes_written_)));
   return o;
+}
+
+Napi::Value JsConnection::SetKeepAlive(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Connection* c = live();
+  if (!c) return Napi::Number::New(env, UV_EBADF);
+  bool enable = info.Length() > 0 && info[0].ToBoolean().Value();
+  double delay = info.Length() > 1 && info[1].IsNumber()
+                     ? info[1].As<Napi::Number>().DoubleValue() : 0;
+  unsigned int delay_s = delay >= 1 && delay < 4e9 ? static_cast<unsigned int>(delay) : 0;
+  return Napi::Number::New(env, c->SetKeepAlive(enable, delay_s));
 }
 
 }  // namespace sluice

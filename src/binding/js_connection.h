@@ -18,7 +18,7 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   explicit JsConnection(const Napi::CallbackInfo& info);
 
   // Binds to a live core connection; holds the JS object strongly until
-  // Detach (the core connection closed).
+  // Detach (the core connection closed; its byte counts are kept).
   void Attach(Connection* c);
   void Detach();
   // The live HTTP/1.1 session, or null once closed (native file responses).
@@ -47,7 +47,14 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   Napi::Value EndRaw(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);
   Napi::Value Local(const Napi::CallbackInfo& info);
+  // stats() -> { flushes, backlog, bytesRead, bytesWritten } (the byte
+  // counts stay readable after the close)
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  // setKeepAlive(enable, initialDelaySeconds) -> 0 or a libuv error
+  Napi::Value SetKeepAlive(const Napi::CallbackInfo& info);
+  // The live connection whatever its protocol (addresses, destroy,
+  // keep-alive, byte counts), or null once closed.
+  Connection* live() const;
   // The body buffer pool refilled: retry the allocation that came back dry.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
 
@@ -55,6 +62,8 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   int Result(int err) const;
 
   CoreHandle<Connection> conn_;
+  uint64_t bytes_read_ = 0;     // at Detach
+  uint64_t bytes_written_ = 0;  // at Detach
 };
 
 // Debug counters for tests and benchmarks (process-wide, loop thread).

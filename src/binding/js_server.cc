@@ -50,6 +50,8 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
     o->keep_alive_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
   } else if (name == "tunnelEvents") {
     o->tunnel_events = finite ? static_cast<int>(d) : 0;
+  } else if (name == "connectionEvents") {
+    o->connection_events = finite && d > 0;
   } else {
     return false;
   }
@@ -84,6 +86,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
+          InstanceMethod<&JsServer::Ref>("ref"),
       });
 }
 
@@ -222,6 +225,11 @@ Napi::Value JsServer::SetLimitMethod(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, ok);
 }
 
+Napi::Value JsServer::Ref(const Napi::CallbackInfo& info) {
+  if (listener_) listener_->SetRef(info.Length() > 0 && info[0].ToBoolean().Value());
+  return info.Env().Undefined();
+}
+
 Napi::Value JsServer::DroppedConnections(const Napi::CallbackInfo& info) {
   if (!listener_) return Napi::Number::New(info.Env(), 0);
   return Napi::Number::New(info.Env(),
@@ -337,6 +345,12 @@ void JsServer::OnTunnelEnd(Connection* c) {
   CallJs(Env(), on_tunnel_end_, 1, argv);
 }
 
+void JsServer::OnConnection(Connection* c) {
+  if (on_connection_.IsEmpty()) return;
+  napi_value argv[1] = {ConnectionObject(c)};
+  CallJs(Env(), on_connection_, 1, argv);
+}
+
 ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
                                                          size_t size,
                                                          char** base,
@@ -400,9 +414,19 @@ void JsServer::OnClientError(Connection* c, const ClientError& err) {
   napi_value code, reason;
   napi_create_string_utf8(env, err.code, NAPI_AUTO_LENGTH, &code);
   napi_create_string_utf8(env, err.reason, NAPI_AUTO_LENGTH, &reason);
-  napi_value argv[4] = {ConnectionObject(c), Int(env, err.status), code,
-                        reason};
-  CallJs(Env(), on_client_error_, 4, argv);
+  // A parse error's input (node's err.rawPacket, copied: it is the read
+  // buffer) and offset (err.bytesParsed); undefined for timeouts.
+  napi_value raw, parsed;
+  if (err.raw != nullptr) {
+    napi_create_buffer_copy(env, err.raw_len, err.raw, nullptr, &raw);
+    parsed = Napi::Number::New(env, static_cast<double>(err.bytes_parsed));
+  } else {
+    napi_get_undefined(env, &raw);
+    napi_get_undefined(env, &parsed);
+  }
+  napi_value argv[6] = {ConnectionObject(c), Int(env, err.status), code,
+                        reason, raw, parsed};
+  CallJs(Env(), on_client_error_, 6, argv);
 }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }

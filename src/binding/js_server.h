@@ -48,6 +48,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
                  size_t len) override;
   void OnTunnelData(Connection* c, const char* data, size_t len) override;
   void OnTunnelEnd(Connection* c) override;
+  void OnConnection(Connection* c) override;
   Http2Delegate* http2() override;
 
   // Environment teardown (addon.cc; JS can no longer run): detaches the
@@ -67,6 +68,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::Value CloseIdleConnections(const Napi::CallbackInfo& info);
   Napi::Value ConnectionCount(const Napi::CallbackInfo& info);
   Napi::Value SetLimitMethod(const Napi::CallbackInfo& info);
+  // ref(bool): whether the listening socket keeps the loop alive.
+  Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
 
   // The JS object for `c`, created on first use.
@@ -92,7 +95,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   V(on_release_body_, "onReleaseBody")  \
   V(on_upgrade_, "onUpgrade")           \
   V(on_tunnel_data_, "onTunnelData")    \
-  V(on_tunnel_end_, "onTunnelEnd")
+  V(on_tunnel_end_, "onTunnelEnd")      \
+  V(on_connection_, "onConnection")
 #define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 #undef SLUICE_CALLBACK_MEMBER

@@ -678,13 +678,13 @@ int Http1Session::OnMessageComplete() {
 
 void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
   if (header_overflow_) {
-    ReportClientError(431, "HPE_HEADER_OVERFLOW", "Header overflow");
+    ReportClientError(431, "HPE_HEADER_OVERFLOW", "Header overflow", pos);
     return;
   }
   if (ext_overflow_) {
     // As node 20: 413 for chunk extensions over 16 KiB.
     ReportClientError(413, "HPE_CHUNK_EXTENSIONS_OVERFLOW",
-                      "Chunk extensions overflow");
+                      "Chunk extensions overflow", pos);
     return;
   }
   if (body_too_large_) {
@@ -695,7 +695,7 @@ void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
     ReportClientError(400,
                       invalid_code_ ? invalid_code_ : "HPE_INVALID_HEADER_TOKEN",
                       invalid_reason_ ? invalid_reason_
-                                      : "Invalid header value char");
+                                      : "Invalid header value char", pos);
     return;
   }
   if (err == HPE_USER) {
@@ -710,10 +710,10 @@ void Http1Session::HandleParseError(llhttp_errno_t err, const char* pos) {
     // connection error whose GOAWAY may be omitted) as well as anything
     // else, so the default answer is no HTTP/1.1 bytes, only a close
     // (status 0). clientError is still reported.
-    ReportClientError(0, llhttp_errno_name(err), reason ? reason : "");
+    ReportClientError(0, llhttp_errno_name(err), reason ? reason : "", pos);
     return;
   }
-  ReportClientError(400, llhttp_errno_name(err), reason ? reason : "");
+  ReportClientError(400, llhttp_errno_name(err), reason ? reason : "", pos);
 }
 
 bool Http1Session::NotHttp1(const char* pos) const {
@@ -766,7 +766,6 @@ void Http1Session::RejectBody() {
   e.status = answered ? 413 : 0;
   e.code = "ERR_SLUICE_BODY_TOO_LARGE";
   e.reason = "Request body too large";
-  e.bytes_parsed = 0;
   conn_->listener()->delegate()->OnClientError(conn_, e);
   if (!conn_->closing()) {
     // A handler that never finishes its response must not keep the
@@ -776,7 +775,7 @@ void Http1Session::RejectBody() {
 }
 
 void Http1Session::ReportClientError(int status, const char* code,
-                                     const char* reason) {
+                                     const char* reason, const char* pos) {
   parse_dead_ = true;
   unparsed_.clear();
   // One clientError per connection: nothing is parsed any more, so the
@@ -791,7 +790,12 @@ void Http1Session::ReportClientError(int status, const char* code,
   e.status = status;
   e.code = code;
   e.reason = reason;
-  e.bytes_parsed = 0;
+  if (pos != nullptr && pos >= exec_start_ && pos <= exec_end_) {
+    // Found in the input being parsed: that input and the offset.
+    e.raw = exec_start_;
+    e.raw_len = static_cast<size_t>(exec_end_ - exec_start_);
+    e.bytes_parsed = static_cast<size_t>(pos - exec_start_);
+  }
   conn_->listener()->delegate()->OnClientError(conn_, e);
   if (!conn_->closing()) {
     // The embedder chose to answer itself; make sure the connection does

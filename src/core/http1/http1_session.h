@@ -185,7 +185,10 @@ class Http1Session final : public Session {
   // The scanner found a fold or a bare-LF blank line: marks the request
   // invalid (400, as node).
   int RefuseLines(LineFoldScanner::Result why);
-  void ReportClientError(int status, const char* code, const char* reason);
+  // pos: where in the input being parsed the error was found (rawPacket
+  // and bytesParsed for the embedder); null for errors not found in input.
+  void ReportClientError(int status, const char* code, const char* reason,
+                         const char* pos = nullptr);
   // A method error at `pos` whose request line is not HTTP/1.x, on the
   // connection's first request of a port that also serves h2c.
   bool NotHttp1(const char* pos) const;

@@ -1,6 +1,9 @@
 #include "core/net/connection.h"
 
+#include <cerrno>
 #include <cstring>
+
+#include <sys/socket.h>
 
 #include "core/net/address.h"
 #include "core/net/session_factory.h"
@@ -45,6 +48,18 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
   c->session_.reset(listener->sessions()->Initial(c, &c->detecting_));
   c->StartReading();
   return c;
+}
+
+int Connection::SetKeepAlive(bool enable, unsigned int delay_s) {
+  if (closing_) return UV_EBADF;
+  if (!enable || delay_s > 0) return uv_tcp_keepalive(&tcp_, enable ? 1 : 0, delay_s);
+  // Enabled with no delay: as node, the idle time stays as it was (libuv
+  // would set it, and newer ones refuse 0).
+  uv_os_fd_t fd;
+  int r = uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd);
+  if (r != 0) return r;
+  int on = 1;
+  return setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) == 0 ? 0 : -errno;
 }
 
 void Connection::StartReading() {
@@ -135,6 +150,7 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     }
   } else if (nread > 0) {
     size_t n = static_cast<size_t>(nread);
+    c->bytes_read_ += n;
     c->read_buffers_.OnRead(buf->base, n);
     if (c->detecting_) {
       c->DetectProtocol(buf->base, n);

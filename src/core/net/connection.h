@@ -87,6 +87,11 @@ class Connection final : private WriterClient {
   // Asks for OnDrain once the backlog falls below the high-water mark.
   void WantDrain() { drain_wanted_ = true; }
 
+  // TCP keep-alive probes (node's socket.setKeepAlive): 0 or a libuv error.
+  int SetKeepAlive(bool enable, unsigned int delay_s);
+  // Bytes read from the socket so far (node's socket.bytesRead).
+  uint64_t bytes_read() const { return bytes_read_; }
+
   // Peer address, computed on demand.
   int GetPeer(std::string* ip, int* port, int* family) const;
   int GetLocal(std::string* ip, int* port, int* family) const;
@@ -119,6 +124,7 @@ class Connection final : private WriterClient {
   LoopTracked tracked_;  // freed only in the tcp handle's close callback
   Listener* listener_;
   uv_tcp_t tcp_;
+  uint64_t bytes_read_ = 0;
   Writer writer_;
   ReadBuffers read_buffers_;
   // The last alloc callback found no memory (kDry) or a failing allocator

@@ -118,6 +118,7 @@ int Listener::Listen(const char* host, int port, int backlog, bool reuse_port) {
   }
   server_->data = this;
   open_handles_++;
+  if (!ref_) uv_unref(reinterpret_cast<uv_handle_t*>(server_));
   if (reuse_port) r = SetReusePort(server_);
   if (r == 0) r = uv_tcp_bind(server_, reinterpret_cast<struct sockaddr*>(&addr), 0);
   if (r == 0) {
@@ -133,6 +134,14 @@ int Listener::Listen(const char* host, int port, int backlog, bool reuse_port) {
   uv_timer_start(&sweep_, OnSweep, SweepInterval(), SweepInterval());
   uv_check_start(&check_, OnCheck);
   return 0;
+}
+
+void Listener::SetRef(bool ref) {
+  ref_ = ref;
+  if (server_ == nullptr) return;
+  uv_handle_t* h = reinterpret_cast<uv_handle_t*>(server_);
+  if (ref) uv_ref(h);
+  else uv_unref(h);
 }
 
 int Listener::GetAddress(std::string* ip, int* port, int* family) const {
@@ -173,7 +182,12 @@ void Listener::OnConnection(uv_stream_t* server, int status) {
     }
     return;
   }
-  Connection::Accept(l, server);
+  Connection* c = Connection::Accept(l, server);
+  if (c != nullptr && l->options_.connection_events && !l->released_) {
+    l->BeginDispatch();
+    l->delegate_->OnConnection(c);
+    l->EndDispatch();
+  }
 }
 
 void Listener::AddConnection(Connection* c) {

@@ -36,6 +36,9 @@ class Listener {
   // Fills the bound address ("127.0.0.1", port, family 4/6). 0 or error.
   int GetAddress(std::string* ip, int* port, int* family) const;
   bool listening() const { return listening_; }
+  // Whether the listening socket keeps the loop alive (node's server.ref /
+  // unref; connections always do). Remembered for a later Listen.
+  void SetRef(bool ref);
 
   // Stops accepting (connections already in the accept queue are taken
   // first, see AcceptQueued), closes idle connections, lets the others
@@ -121,6 +124,7 @@ class Listener {
   uv_check_t check_;
   uv_idle_t idle_;
   bool listening_ = false;
+  bool ref_ = true;
   bool closing_ = false;
   bool server_closed_reported_ = false;
   bool released_ = false;

@@ -46,7 +46,13 @@ struct ClientError {
   int status;              // HTTP status to answer with (400, 408, 413, 431)
   const char* code;        // stable code: "HPE_INVALID_METHOD", "ERR_HTTP_REQUEST_TIMEOUT"...
   const char* reason;      // human readable
-  size_t bytes_parsed;
+  // A parse error: [raw, raw + raw_len) is the input being parsed when it
+  // was found (the read, as node's err.rawPacket), valid only during the
+  // call, and bytes_parsed how far into it the parser got. raw is null
+  // for errors that are not found in input (timeouts).
+  size_t bytes_parsed = 0;
+  const char* raw = nullptr;
+  size_t raw_len = 0;
 };
 
 class ServerDelegate {
@@ -124,6 +130,9 @@ class ServerDelegate {
   }
   // The peer ended its side of a tunnel (FIN).
   virtual void OnTunnelEnd(Connection* c) { (void)c; }
+  // A connection was accepted (only with ServerOptions::connection_events),
+  // before any of its bytes is read; it may be destroyed from here.
+  virtual void OnConnection(Connection* c) { (void)c; }
   // HTTP/2 stream events go here (http2_delegate.h); nullptr: the server
   // speaks HTTP/1.1 only.
   virtual Http2Delegate* http2() { return nullptr; }

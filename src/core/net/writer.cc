@@ -17,6 +17,7 @@ int Writer::Flush() {
                          static_cast<unsigned int>(iov_.size()));
     if (r >= 0) {
       if (static_cast<size_t>(r) == queue_.size()) {
+        dispatched_ += queue_.size();
         queue_.Clear();  // releases external refs: the kernel has the bytes
         return 0;
       }
@@ -29,6 +30,7 @@ int Writer::Flush() {
   WriteReq* wr = new WriteReq();
   wr->writer = this;
   wr->bytes = queue_.size() - skip;
+  const size_t total = queue_.size();
   wr->data = std::move(queue_);  // iovecs stay valid: storage moves, not copies
   wr->req.data = wr;
   int r = uv_write(&wr->req, stream_, iov_.data(),
@@ -40,6 +42,7 @@ int Writer::Flush() {
   if (in_flight_reqs_ == 0) flushes_++;
   in_flight_reqs_++;
   in_flight_bytes_ += wr->bytes;
+  dispatched_ += total;
   return 0;
 }
 
