@@ -126,10 +126,14 @@ class Server extends EventEmitter {
   }
 
   listen(...args) {
-    const { port, host, backlog, exclusive, cb, reusePort: given } = listenArgs(args);
+    const { port, host, path, backlog, exclusive, cb, reusePort: given } = listenArgs(args);
+    if (cb) this.once('listening', cb);
+    if (path !== undefined) {
+      this._listenResult(this[kNative].listenPipe(path, backlog), path, -1);
+      return this;
+    }
     // In a cluster worker: SO_REUSEPORT by default (lib/cluster.js).
     const reusePort = given !== undefined ? given : clusterSupport.defaultReusePort(port, exclusive);
-    if (cb) this.once('listening', cb);
     const start = (address) => this._listen(address, port, backlog, reusePort);
     if (host === undefined || host === null || host === '') {
       start(null);
@@ -158,9 +162,17 @@ class Server extends EventEmitter {
     } else {
       r = native.listen(address, port, backlog, reusePort);
     }
+    this._listenResult(r, address, port);
+  }
+
+  // After a native listen (r: 0 or a libuv error) on address:port, or on a
+  // Unix socket's path (port -1, as net reports it): 'listening' or
+  // 'error', as net.
+  _listenResult(r, address, port) {
     if (r < 0) {
       const code = binding.errname(r);
-      const err = new Error(`listen ${code}: ${binding.strerror(r)} ${address}:${port}`);
+      const where = port < 0 ? address : `${address}:${port}`;
+      const err = new Error(`listen ${code}: ${binding.strerror(r)} ${where}`);
       err.code = code;
       err.errno = r;
       err.syscall = 'listen';

@@ -77,6 +77,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
       env, "NativeServer",
       {
           InstanceMethod<&JsServer::Listen>("listen"),
+          InstanceMethod<&JsServer::ListenPipe>("listenPipe"),
           InstanceMethod<&JsServer::Address>("address"),
           InstanceMethod<&JsServer::Close>("close"),
           InstanceMethod<&JsServer::CloseAllConnections>(
@@ -175,17 +176,35 @@ Napi::Value JsServer::Listen(const Napi::CallbackInfo& info) {
   bool reuse_port = info.Length() > 3 && info[3].ToBoolean().Value();
   if (!listener_) return Napi::Number::New(env, UV_EINVAL);
   int r = listener_->Listen(host.c_str(), port, backlog, reuse_port);
-  if (r == 0 && !self_held_) {
-    self_ref_ = Napi::Persistent(Value());
-    self_held_ = true;
-  }
+  if (r == 0) HoldSelf();
   return Napi::Number::New(env, r);
+}
+
+Napi::Value JsServer::ListenPipe(const Napi::CallbackInfo& info) {
+  JsCallGuard guard(&js_calls_);
+  Napi::Env env = info.Env();
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  int backlog = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 511;
+  if (!listener_) return Napi::Number::New(env, UV_EINVAL);
+  int r = listener_->ListenPipe(path.c_str(), backlog);
+  if (r == 0) HoldSelf();
+  return Napi::Number::New(env, r);
+}
+
+void JsServer::HoldSelf() {
+  if (self_held_) return;
+  self_ref_ = Napi::Persistent(Value());
+  self_held_ = true;
 }
 
 Napi::Value JsServer::Address(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string ip;
   int port = 0, family = 0;
+  // As node: a Unix socket's address is its path.
+  if (listener_ && listener_->listening() && listener_->is_pipe()) {
+    return Napi::String::New(env, listener_->pipe_path());
+  }
   if (!listener_ || listener_->GetAddress(&ip, &port, &family) != 0) return env.Null();
   Napi::Object o = Napi::Object::New(env);
   o.Set("address", ip);

@@ -62,6 +62,10 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // Drops the JS side of `c` (its JsConnection and HTTP/2 session object).
   void DetachConnection(Connection* c);
   Napi::Value Listen(const Napi::CallbackInfo& info);
+  // listenPipe(path, backlog) -> 0 or a libuv error (a Unix socket).
+  Napi::Value ListenPipe(const Napi::CallbackInfo& info);
+  // Pins this object once listening (see self_ref_).
+  void HoldSelf();
   Napi::Value Address(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value CloseAllConnections(const Napi::CallbackInfo& info);

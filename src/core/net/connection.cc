@@ -13,7 +13,7 @@ namespace sluice {
 
 Connection::Connection(Listener* listener)
     : listener_(listener),
-      writer_(reinterpret_cast<uv_stream_t*>(&tcp_), this),
+      writer_(reinterpret_cast<uv_stream_t*>(&h_), this),
       read_buffers_(this) {}
 
 Connection::~Connection() = default;
@@ -31,19 +31,21 @@ Connection* Connection::Adopt(Listener* listener, uv_os_sock_t fd) {
 Connection* Connection::Open(Listener* listener, uv_stream_t* server,
                              uv_os_sock_t fd) {
   Connection* c = new Connection(listener);
-  uv_tcp_init(listener->loop(), &c->tcp_);
-  c->tcp_.data = c;
-  int r = server ? uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_))
-                 : uv_tcp_open(&c->tcp_, fd);
+  c->pipe_ = listener->is_pipe();
+  if (c->pipe_) uv_pipe_init(listener->loop(), &c->h_.pipe, 0);
+  else uv_tcp_init(listener->loop(), &c->h_.tcp);
+  c->handle()->data = c;
+  int r = server ? uv_accept(server, c->stream())
+                 : c->pipe_ ? uv_pipe_open(&c->h_.pipe, fd) : uv_tcp_open(&c->h_.tcp, fd);
   if (r != 0) {
     // Not yet registered anywhere: free after the handle closes.
     c->closing_ = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp_),
+    uv_close(c->handle(),
              [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
     return nullptr;
   }
   // Responses are corked into one write: Nagle would only add latency.
-  uv_tcp_nodelay(&c->tcp_, 1);
+  if (!c->pipe_) uv_tcp_nodelay(&c->h_.tcp, 1);
   listener->AddConnection(c);
   c->session_.reset(listener->sessions()->Initial(c, &c->detecting_));
   c->StartReading();
@@ -52,11 +54,12 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
 
 int Connection::SetKeepAlive(bool enable, unsigned int delay_s) {
   if (closing_) return UV_EBADF;
-  if (!enable || delay_s > 0) return uv_tcp_keepalive(&tcp_, enable ? 1 : 0, delay_s);
+  if (pipe_) return 0;  // a Unix socket has no keep-alive probes (node: a no-op)
+  if (!enable || delay_s > 0) return uv_tcp_keepalive(&h_.tcp, enable ? 1 : 0, delay_s);
   // Enabled with no delay: as node, the idle time stays as it was (libuv
   // would set it, and newer ones refuse 0).
   uv_os_fd_t fd;
-  int r = uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd);
+  int r = uv_fileno(handle(), &fd);
   if (r != 0) return r;
   int on = 1;
   return setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) == 0 ? 0 : -errno;
@@ -64,7 +67,7 @@ int Connection::SetKeepAlive(bool enable, unsigned int delay_s) {
 
 void Connection::StartReading() {
   if (reading_ || closing_ || pause_mask_) return;
-  if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), OnAlloc,
+  if (uv_read_start(stream(), OnAlloc,
                     OnReadCb) == 0) {
     reading_ = true;
   }
@@ -72,7 +75,7 @@ void Connection::StartReading() {
 
 void Connection::StopReading() {
   if (!reading_) return;
-  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  uv_read_stop(stream());
   reading_ = false;
 }
 
@@ -269,7 +272,7 @@ void Connection::StartShutdown() {
   if (shut_down_ || closing_) return;
   shut_down_ = true;
   shutdown_req_.data = this;
-  if (uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_),
+  if (uv_shutdown(&shutdown_req_, stream(),
                   OnShutdown) != 0) {
     shut_down_ = false;
     Destroy();
@@ -300,7 +303,7 @@ void Connection::Destroy() {
   // The embedder drops its hold on a read buffer in OnConnectionClose.
   read_buffers_.Forget();
   if (session_) session_->OnClose();
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClosed);
+  uv_close(handle(), OnClosed);
 }
 
 void Connection::OnClosed(uv_handle_t* h) {
@@ -337,11 +340,14 @@ void Connection::CheckDeadlines(uint64_t now) {
 }
 
 int Connection::GetPeer(std::string* ip, int* port, int* family) const {
-  return GetTcpAddress(&tcp_, AddressKind::kPeer, ip, port, family);
+  // A Unix socket's peer has no address (node: remoteAddress undefined).
+  if (pipe_) return UV_ENOTSUP;
+  return GetTcpAddress(&h_.tcp, AddressKind::kPeer, ip, port, family);
 }
 
 int Connection::GetLocal(std::string* ip, int* port, int* family) const {
-  return GetTcpAddress(&tcp_, AddressKind::kLocal, ip, port, family);
+  if (pipe_) return UV_ENOTSUP;
+  return GetTcpAddress(&h_.tcp, AddressKind::kLocal, ip, port, family);
 }
 
 }  // namespace sluice

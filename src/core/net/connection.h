@@ -1,4 +1,5 @@
-// Connection: one accepted TCP socket. Owns its uv_tcp_t, its Writer and its
+// Connection: one accepted socket (TCP, or a Unix domain socket when the
+// listener is bound to a path). Owns its libuv handle, its Writer and its
 // Session (the protocol). It frees itself in the close callback, after
 // libuv has cancelled its writes and the delegate has been told.
 #pragma once
@@ -123,7 +124,16 @@ class Connection final : private WriterClient {
 
   LoopTracked tracked_;  // freed only in the tcp handle's close callback
   Listener* listener_;
-  uv_tcp_t tcp_;
+  // A TCP socket, or a Unix domain socket on a listener bound to a path
+  // (Listener::is_pipe); both start with the uv_stream_t fields, so the
+  // stream and handle views below serve either.
+  union Handle {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } h_;
+  bool pipe_ = false;
+  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&h_); }
+  uv_handle_t* handle() { return reinterpret_cast<uv_handle_t*>(&h_); }
   uint64_t bytes_read_ = 0;
   Writer writer_;
   ReadBuffers read_buffers_;
