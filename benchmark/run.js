@@ -15,7 +15,15 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const common = require('./common.js');
+const { REPO, snapshotSluice, gitDescribe, sluiceLoadProblem } = require('./lib/sluice_build.js');
+const { killAll, installExitHandlers } = require('./lib/children.js');
+const { hasTool, clockTicks, cpuCount } = require('./lib/host.js');
+const { readProcStatus, resetPeakRss, snapshot } = require('./lib/proc_stats.js');
+const { startServer, describeExit } = require('./lib/servers.js');
+const { runLoad, h2loadShape } = require('./lib/load.js');
+const { checkServer, startProbe } = require('./lib/clients.js');
+const { median, fmtNum, fmtRate, fmtRatio, formatTable, indent } = require('./lib/format.js');
+const { setTimeout: sleep } = require('node:timers/promises');
 const chart = require('./chart.js');
 
 const BENCH_DIR = __dirname;
@@ -107,7 +115,8 @@ function isCaseFile(file) {
 function discover() {
   const files = [];
   for (const ent of fs.readdirSync(BENCH_DIR, { withFileTypes: true })) {
-    if (!ent.isDirectory() || ent.name.startsWith('.') || ent.name === 'node_modules') continue;
+    // lib/ holds the runner's own modules, not case files.
+    if (!ent.isDirectory() || ent.name.startsWith('.') || ent.name === 'node_modules' || ent.name === 'lib') continue;
     const dir = path.join(BENCH_DIR, ent.name);
     for (const f of fs.readdirSync(dir).sort()) {
       if (isCaseFile(f)) files.push(path.join(dir, f));
@@ -189,7 +198,7 @@ async function runCase(spec, c, opts) {
   result.variants = vres;
 
   for (const tool of ['taskset', toolFor(c.load)]) {
-    if (!common.hasTool(tool)) {
+    if (!hasTool(tool)) {
       const pkg = { taskset: 'util-linux', wrk: 'wrk', h2load: 'nghttp2-client' }[tool] || tool;
       const why = `${tool} not found: skipped (sudo apt-get install -y ${pkg})`;
       log(`${tag} ${why}`);
@@ -203,31 +212,38 @@ async function runCase(spec, c, opts) {
     for (let i = 0; i < variants.length; i++) {
       const v = variants[i];
       const r = vres[i];
+      if (v.requires && !common.hasTool(v.requires)) {
+        // A reference server (files/reference_server.js) that is not installed.
+        r.skipped = `${v.requires} not installed (apt-get install -y ${v.aptPackage || v.requires})`;
+        log(`${tag} ${r.label}: ${r.skipped}`);
+        continue;
+      }
       if (v.impl === 'sluice') {
-        const problem = common.sluiceLoadProblem();
+        const problem = sluiceLoadProblem();
         if (problem) {
           r.skipped = `sluice does not load: ${problem}`;
           log(`${tag} ${r.label}: ${r.skipped}`);
           continue;
         }
       }
-      const script = path.resolve(spec.dir, c.server.script);
+      // A variant may bring its own server script (a reference server).
+      const script = path.resolve(spec.dir, v.script || c.server.script);
       const args = [v.impl, ...(c.server.args || []), ...(v.args || [])].map(String);
       r.serverCommand = `taskset -c ${SERVER_CPU} node ${path.relative(process.cwd(), script)} ${args.join(' ')}`;
       let h;
       try {
-        h = await common.startServer(script, args, { cpu: SERVER_CPU });
+        h = await startServer(script, args, { cpu: SERVER_CPU });
       } catch (err) {
         r.failed = `server did not start: ${err.message}`;
         log(`${tag} ${r.label}: ${r.failed}`);
         continue;
       }
       try {
-        await common.checkServer(h.port, c.check);
+        await checkServer(h.port, c.check);
       } catch (err) {
-        r.failed = `wrong response: ${err.message}${h.exited ? ` (server ${common.describeExit(h.exited)})` : ''}`;
+        r.failed = `wrong response: ${err.message}${h.exited ? ` (server ${describeExit(h.exited)})` : ''}`;
         const tail = h.errorTail();
-        if (tail) r.failed += `\n${common.indent(tail, '      ')}`;
+        if (tail) r.failed += `\n${indent(tail, '      ')}`;
         log(`${tag} ${r.label}: ${r.failed}`);
         await h.stop();
         continue;
@@ -241,7 +257,7 @@ async function runCase(spec, c, opts) {
     if (warmSeconds > 0) {
       for (const l of live) {
         const w = c.load.tool === 'h2load' ? await calibrate(c, spec, l, warmSeconds) :
-          await common.runLoad(c.load, l.h.port, warmSeconds, spec.dir, LOAD_CPU);
+          await runLoad(c.load, l.h.port, warmSeconds, spec.dir, LOAD_CPU);
         if (!l.h.alive()) markDead(l, tag, 'during warm-up');
         else if (w.failure) log(`${tag} ${l.r.label}: warm-up problem: ${w.failure}`);
       }
@@ -257,12 +273,12 @@ async function runCase(spec, c, opts) {
           continue;
         }
         l.r.runs.push(m);
-        log(`${tag} ${l.r.label} run ${run}/${runs}: ${common.fmtNum(m.rps, 0)} req/s, ` +
-            `server CPU ${common.fmtNum(m.cpuPct, 0)}% (load ${common.fmtNum(m.loadCpuPct, 0)}%), ` +
-            `${common.fmtNum(m.cpuUsPerReq)} µs/req, other load ${common.fmtNum(m.otherCpuPct, 0)}%` +
-            (m.writesPerResp !== null ? `, ${common.fmtNum(m.writesPerResp, 3)} writes/resp` : '') +
-            `, GC ${common.fmtNum(m.gcMsPerSec, 1)} ms/s, ${common.fmtNum(m.faultsPerReq, 2)} page faults/req` +
-            `, RSS ${common.fmtNum(m.rss / 1048576, 0)} MB` +
+        log(`${tag} ${l.r.label} run ${run}/${runs}: ${fmtNum(m.rps, 0)} req/s, ` +
+            `server CPU ${fmtNum(m.cpuPct, 0)}% (load ${fmtNum(m.loadCpuPct, 0)}%), ` +
+            `${fmtNum(m.cpuUsPerReq)} µs/req, other load ${fmtNum(m.otherCpuPct, 0)}%` +
+            (m.writesPerResp !== null ? `, ${fmtNum(m.writesPerResp, 3)} writes/resp` : '') +
+            `, GC ${fmtNum(m.gcMsPerSec, 1)} ms/s, ${fmtNum(m.faultsPerReq, 2)} page faults/req` +
+            `, RSS ${fmtNum(m.rss / 1048576, 0)} MB` +
             (m.pool ? `, pool ${JSON.stringify(m.pool)}` : '') +
             (m.warnings.length ? `  [${m.warnings.join('; ')}]` : ''));
       }
@@ -282,11 +298,11 @@ async function runCase(spec, c, opts) {
 // previous run, so a run still lasts about `seconds`.
 async function driveLoad(c, spec, l, seconds) {
   if (c.load.tool !== 'h2load' || !(l.rate > 0)) {
-    return common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU);
+    return runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU);
   }
-  const { connections, streams } = common.h2loadShape(c.load);
+  const { connections, streams } = h2loadShape(c.load);
   const requests = Math.max(connections * streams, Math.round(l.rate * seconds));
-  const load = await common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+  const load = await runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
   if (load.requests > 0 && load.seconds > 0) l.rate = load.requests / load.seconds;
   return load;
 }
@@ -295,13 +311,13 @@ async function driveLoad(c, spec, l, seconds) {
 // growing the count from one request per stream to the measured rate;
 // leaves the rate in l.rate. Returns the last run's result.
 async function calibrate(c, spec, l, seconds) {
-  const { connections, streams } = common.h2loadShape(c.load);
+  const { connections, streams } = h2loadShape(c.load);
   const least = connections * streams;
   let requests = Math.max(least, 100);
   let spent = 0;
   let last;
   while (spent < seconds) {
-    last = await common.runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+    last = await runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
     if (last.failure || !(last.requests > 0) || !(last.seconds > 0)) return last;
     l.rate = last.requests / last.seconds;
     spent += last.seconds;
@@ -312,7 +328,7 @@ async function calibrate(c, spec, l, seconds) {
 
 function markDead(l, tag, when) {
   const tail = l.h.errorTail();
-  l.r.failed = `server died ${when} (${common.describeExit(l.h.exited)})${tail ? `\n${common.indent(tail, '      ')}` : ''}`;
+  l.r.failed = `server died ${when} (${describeExit(l.h.exited)})${tail ? `\n${indent(tail, '      ')}` : ''}`;
   log(`${tag} ${l.r.label}: ${l.r.failed}`);
 }
 
@@ -320,34 +336,34 @@ async function measure(c, spec, l, duration) {
   const { h } = l;
   let gc0 = null;
   try { gc0 = await h.stats(); } catch (err) { return { failure: `no stats before run: ${err.message}` }; }
-  common.resetPeakRss(h.pid);
+  resetPeakRss(h.pid);
   let s0;
-  try { s0 = common.snapshot(h.pid); } catch { return { failure: `server gone before run (${common.describeExit(h.exited)})` }; }
+  try { s0 = snapshot(h.pid); } catch { return { failure: `server gone before run (${describeExit(h.exited)})` }; }
 
   // c.probe: a tiny request every few ms on its own connection while the
   // load runs; its latency shows how responsive the server's loop stays.
-  const probe = c.probe ? common.startProbe(h.port, c.probe) : null;
+  const probe = c.probe ? startProbe(h.port, c.probe) : null;
   const load = await driveLoad(c, spec, l, duration);
   const probed = probe ? await probe.stop() : null;
-  await common.sleep(150); // let the server finish what is in flight
+  await sleep(150); // let the server finish what is in flight
 
   if (!h.alive()) {
     const tail = h.errorTail();
-    return { failure: `server died during the run (${common.describeExit(h.exited)})${tail ? `\n${common.indent(tail, '      ')}` : ''}` };
+    return { failure: `server died during the run (${describeExit(h.exited)})${tail ? `\n${indent(tail, '      ')}` : ''}` };
   }
   let s1;
   let status;
   try {
-    s1 = common.snapshot(h.pid);
-    status = common.readProcStatus(h.pid);
+    s1 = snapshot(h.pid);
+    status = readProcStatus(h.pid);
   } catch {
-    return { failure: `server gone right after the run (${common.describeExit(h.exited)})` };
+    return { failure: `server gone right after the run (${describeExit(h.exited)})` };
   }
   let gc1 = null;
   try { gc1 = await h.stats(); } catch { /* reported as '-' */ }
   if (load.failure) return { failure: load.failure };
 
-  const hz = common.clockTicks();
+  const hz = clockTicks();
   const wall = Number(s1.time - s0.time) / 1e9;
   const cpuSec = (s1.ticks - s0.ticks) / hz;
   const n = load.requests;
@@ -408,32 +424,32 @@ async function measure(c, spec, l, duration) {
 // Tables
 
 const COLUMNS = {
-  rps: { header: 'req/s median (min–max)', get: (r) => common.fmtRate(r.runs.map((m) => m.rps)) },
-  mbps: { header: 'MB/s', get: (r) => common.fmtNum(med(r, 'mbps'), 1) },
-  gbps: { header: 'GB/s', get: (r) => common.fmtNum(med(r, 'uploadGBps'), 2) },
-  cpuPct: { header: 'srv CPU %', get: (r) => common.fmtNum(med(r, 'cpuPct'), 0) },
-  loadCpuPct: { header: 'load CPU %', get: (r) => common.fmtNum(med(r, 'loadCpuPct'), 0) },
-  otherCpuPct: { header: 'other CPU %', get: (r) => common.fmtNum(med(r, 'otherCpuPct'), 0) },
-  cpuUsPerReq: { header: 'CPU µs/req', get: (r) => common.fmtNum(med(r, 'cpuUsPerReq'), 2) },
-  writesPerResp: { header: 'writes/resp', get: (r) => common.fmtNum(med(r, 'writesPerResp'), 3) },
-  cpuSecPerGB: { header: 'CPU s/GB', get: (r) => common.fmtNum(med(r, 'cpuSecPerGB'), 3) },
-  gcMsPerSec: { header: 'GC ms/s', get: (r) => common.fmtNum(med(r, 'gcMsPerSec'), 1) },
-  zeroCopyPct: { header: 'zero-copy %', get: (r) => common.fmtNum(med(r, 'zeroCopyPct'), 1) },
-  faultsPerReq: { header: 'page faults/req', get: (r) => common.fmtNum(med(r, 'faultsPerReq'), 1) },
-  peakRss: { header: 'peak RSS MB', get: (r) => common.fmtNum(med(r, 'peakRss') / 1048576, 0) },
-  bytesPerResp: { header: 'bytes/resp', get: (r) => common.fmtNum(med(r, 'bytesPerResp'), 0) },
-  probeP99: { header: 'tiny req p99 ms', get: (r) => common.fmtNum(med(r, 'probeP99Ms'), 2) },
+  rps: { header: 'req/s median (min–max)', get: (r) => fmtRate(r.runs.map((m) => m.rps)) },
+  mbps: { header: 'MB/s', get: (r) => fmtNum(med(r, 'mbps'), 1) },
+  gbps: { header: 'GB/s', get: (r) => fmtNum(med(r, 'uploadGBps'), 2) },
+  cpuPct: { header: 'srv CPU %', get: (r) => fmtNum(med(r, 'cpuPct'), 0) },
+  loadCpuPct: { header: 'load CPU %', get: (r) => fmtNum(med(r, 'loadCpuPct'), 0) },
+  otherCpuPct: { header: 'other CPU %', get: (r) => fmtNum(med(r, 'otherCpuPct'), 0) },
+  cpuUsPerReq: { header: 'CPU µs/req', get: (r) => fmtNum(med(r, 'cpuUsPerReq'), 2) },
+  writesPerResp: { header: 'writes/resp', get: (r) => fmtNum(med(r, 'writesPerResp'), 3) },
+  cpuSecPerGB: { header: 'CPU s/GB', get: (r) => fmtNum(med(r, 'cpuSecPerGB'), 3) },
+  gcMsPerSec: { header: 'GC ms/s', get: (r) => fmtNum(med(r, 'gcMsPerSec'), 1) },
+  zeroCopyPct: { header: 'zero-copy %', get: (r) => fmtNum(med(r, 'zeroCopyPct'), 1) },
+  faultsPerReq: { header: 'page faults/req', get: (r) => fmtNum(med(r, 'faultsPerReq'), 1) },
+  peakRss: { header: 'peak RSS MB', get: (r) => fmtNum(med(r, 'peakRss') / 1048576, 0) },
+  bytesPerResp: { header: 'bytes/resp', get: (r) => fmtNum(med(r, 'bytesPerResp'), 0) },
+  probeP99: { header: 'tiny req p99 ms', get: (r) => fmtNum(med(r, 'probeP99Ms'), 2) },
   ratioRps: { header: 'req/s ratio', get: (r, base) => ratio(r, base, 'rps') },
   ratioCpu: { header: 'CPU ratio', get: (r, base, spec) => ratio(r, base, spec.ratioCpuMetric) },
 };
 
 function med(r, key) {
-  return common.median(r.runs.map((m) => m[key]));
+  return median(r.runs.map((m) => m[key]));
 }
 
 function ratio(r, base, key) {
   if (!base || r === base) return '';
-  return common.fmtRatio(med(r, key) / med(base, key));
+  return fmtRatio(med(r, key) / med(base, key));
 }
 
 function buildTable(spec, results) {
@@ -488,11 +504,11 @@ function machineInfo() {
   tools = tools.map((t) => t.replace(/\s+Copyright.*/, '').replace(/\s+\[.*\]/, ''));
   return {
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    cpus: common.cpuCount(),
+    cpus: cpuCount(),
     model: cpus[0] ? cpus[0].model.trim() : 'unknown',
     kernel: `${os.type()} ${os.release()}`,
     node: process.version,
-    clkTck: common.clockTicks(),
+    clkTck: clockTicks(),
     tools,
   };
 }
@@ -504,29 +520,29 @@ async function prepareSluice(plan, opts) {
     (!opts.servers || opts.servers.includes(v.label) || opts.servers.includes(v.impl)))));
   if (!wanted) return null;
   if (process.env.SLUICE_MODULE) return `sluice from SLUICE_MODULE=${process.env.SLUICE_MODULE}`;
-  const git = common.gitDescribe();
+  const git = gitDescribe();
   // A missing sluice.node usually means node-gyp is rebuilding it right now:
   // wait up to a minute for it. Any other load error is retried once.
   const started = Date.now();
-  for (let attempt = 1; common.sluiceLoadProblem({ fresh: true }); attempt++) {
-    const problem = common.sluiceLoadProblem();
+  for (let attempt = 1; sluiceLoadProblem({ fresh: true }); attempt++) {
+    const problem = sluiceLoadProblem();
     const rebuilding = /Cannot find module .*\.node'/.test(problem);
     if (rebuilding ? Date.now() - started > 60000 : attempt > 1) break;
     log(`sluice does not load (${problem}); ${rebuilding ? 'the addon may be rebuilding, ' : ''}retrying in 5 s`);
-    await common.sleep(5000);
+    await sleep(5000);
   }
-  if (common.sluiceLoadProblem()) return `sluice: ${common.REPO} at ${git}`;
-  if (opts.noSnapshot) return `sluice: ${common.REPO} at ${git} (live working tree, no snapshot)`;
+  if (sluiceLoadProblem()) return `sluice: ${REPO} at ${git}`;
+  if (opts.noSnapshot) return `sluice: ${REPO} at ${git} (live working tree, no snapshot)`;
   try {
-    const snap = common.snapshotSluice();
-    const problem = common.sluiceLoadProblem({ fresh: true });
+    const snap = snapshotSluice();
+    const problem = sluiceLoadProblem({ fresh: true });
     if (problem) throw new Error(problem);
-    return `sluice: ${common.REPO} at ${git}, addon built ${snap.mtime.toISOString().replace(/\.\d+Z$/, 'Z')} ` +
+    return `sluice: ${REPO} at ${git}, addon built ${snap.mtime.toISOString().replace(/\.\d+Z$/, 'Z')} ` +
       `(servers run a snapshot copy: ${snap.dir})`;
   } catch (err) {
     delete process.env.SLUICE_MODULE;
-    common.sluiceLoadProblem({ fresh: true });
-    return `sluice: ${common.REPO} at ${git} (snapshot failed: ${err.message}; using the live tree)`;
+    sluiceLoadProblem({ fresh: true });
+    return `sluice: ${REPO} at ${git} (snapshot failed: ${err.message}; using the live tree)`;
   }
 }
 
@@ -539,7 +555,7 @@ async function main() {
     for (const f of chart.writeCharts(all, CHART_DIR)) log(`wrote ${path.relative(process.cwd(), f)}`);
     return;
   }
-  common.installExitHandlers();
+  installExitHandlers();
 
   let files = [];
   const filters = [];
@@ -569,14 +585,14 @@ async function main() {
   const info = machineInfo();
   if (info.cpus < 2) log(`warning: ${info.cpus} CPU(s) visible; server (CPU ${SERVER_CPU}) and load (CPU ${LOAD_CPU}) cannot be separated`);
   const sluiceLine = await prepareSluice(plan, opts);
-  const sluiceProblem = common.sluiceLoadProblem();
+  const sluiceProblem = sluiceLoadProblem();
   console.log(`# sluice benchmarks  ${info.date}`);
   console.log(`# ${info.cpus} CPUs (${info.model}), ${info.kernel}, node ${info.node}, ${info.tools.join(', ')}`);
   console.log(`# server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU}; CPU from /proc/PID/stat (CLK_TCK ${info.clkTck}), writes from /proc/PID/io syscw`);
   console.log(`# mode: ${opts.quick ? 'quick' : 'normal'}${opts.full ? ' + full grid' : ''}; medians over runs; ratios are sluice / node`);
   if (sluiceLine) console.log(`# ${sluiceLine}`);
   if (sluiceProblem) console.log(`# sluice does not load (${sluiceProblem}): its rows are skipped`);
-  for (const t of ['taskset', 'wrk', 'h2load']) if (!common.hasTool(t)) console.log(`# ${t} not found: cases that need it are skipped`);
+  for (const t of ['taskset', 'wrk', 'h2load']) if (!hasTool(t)) console.log(`# ${t} not found: cases that need it are skipped`);
 
   const all = { machine: info, options: opts, groups: [] };
   for (const { spec, cases } of plan) {
@@ -590,10 +606,10 @@ async function main() {
     console.log(`\n## ${spec.title}`);
     const runsDesc = [...new Set(results.map((r) => `${r.runs} run(s) x ${r.duration} s, warm-up ${r.warmup} s`))].join('; ');
     console.log(`# ${runsDesc}\n`);
-    console.log(common.formatTable(t.headers, t.rows));
+    console.log(formatTable(t.headers, t.rows));
     if (opts.markdown) {
       console.log('');
-      console.log(common.formatTable(t.headers, t.rows, { markdown: true }));
+      console.log(formatTable(t.headers, t.rows, { markdown: true }));
     }
     if (t.notes.length) {
       console.log('\nnotes:');
@@ -635,9 +651,9 @@ function missingRows(groups) {
 }
 
 main().then(() => {
-  common.killAll('SIGKILL');
+  killAll('SIGKILL');
 }, (err) => {
   console.error(err && err.stack ? err.stack : err);
-  common.killAll('SIGKILL');
+  killAll('SIGKILL');
   process.exit(1);
 });

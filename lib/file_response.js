@@ -2,7 +2,8 @@
 
 // respondWithFile / respondWithFD for HTTP/1.1 responses (and, through
 // `openNativeFile`, for any protocol whose stream can take a native
-// FileSource). The file is opened and stat'ed on the libuv threadpool; JS
+// FileSource). The file is opened and stat'ed on the libuv threadpool (or
+// found in the open-file cache, lib/file_cache.js: no open at all); JS
 // sees the stat once (statCheck, Content-Length); then the body flows
 // natively (src/core/body/pipe.h, src/core/body/file_source.h): no JS call per
 // chunk, no synchronous file I/O anywhere.
@@ -27,6 +28,7 @@
 const { URL, fileURLToPath } = require('url');
 const binding = require('./binding');
 const compression = require('./compression');
+const fileCache = require('./file_cache');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
 const S_IFMT = 0o170000;
@@ -48,11 +50,12 @@ class FileStat {
     this.atimeMs = a[10]; this.mtimeMs = a[11]; this.ctimeMs = a[12];
     this.birthtimeMs = a[13];
   }
-  // Dates on demand: most responses never look at them.
-  get atime() { return new Date(this.atimeMs); }
-  get mtime() { return new Date(this.mtimeMs); }
-  get ctime() { return new Date(this.ctimeMs); }
-  get birthtime() { return new Date(this.birthtimeMs); }
+  // Dates on demand: most responses never look at them. Rounded to the
+  // millisecond as fs.Stats' dates are (new Date() would truncate).
+  get atime() { return new Date(Math.round(this.atimeMs)); }
+  get mtime() { return new Date(Math.round(this.mtimeMs)); }
+  get ctime() { return new Date(Math.round(this.ctimeMs)); }
+  get birthtime() { return new Date(Math.round(this.birthtimeMs)); }
   isFile() { return (this.mode & S_IFMT) === S_IFREG; }
   isDirectory() { return (this.mode & S_IFMT) === S_IFDIR; }
   isCharacterDevice() { return (this.mode & S_IFMT) === S_IFCHR; }
@@ -121,15 +124,20 @@ function validateOptions(options) {
 }
 
 // Opens `target` (a path, or an fd when isFd) natively and calls
-// onStat(err, stat, file) once; `file` is the NativeFile whose opened
-// source a protocol sink takes (file.respondHttp1, or an HTTP/2 stream).
-function openNativeFile(target, isFd, opts, onStat) {
+// onStat(err, stat, file) once, never from inside this call; `file` is the
+// NativeFile whose opened source a protocol sink takes (file.respondHttp1,
+// or an HTTP/2 stream). With useCache a path goes through the open-file
+// cache (lib/file_cache.js): a hit is open at once, its stat comes back in
+// fileCache.statArray and onStat follows on the next tick (no threadpool).
+function openNativeFile(target, isFd, opts, onStat, useCache) {
   const file = new binding.NativeFile();
   const r = file.open(target, isFd, opts.offset, opts.length, (errno, syscall, st) => {
     if (errno !== 0) onStat(uvError(errno, syscall, isFd ? undefined : target), null, file);
     else onStat(null, new FileStat(st), file);
-  });
-  if (r !== 0) {
+  }, useCache === true);
+  if (r === 1) {
+    process.nextTick(onStat, null, new FileStat(fileCache.statArray), file);
+  } else if (r !== 0) {
     const err = uvError(r, isFd ? 'fstat' : 'open', isFd ? undefined : target);
     process.nextTick(onStat, err, null, file);
   }
@@ -192,6 +200,7 @@ function respond(res, target, isFd, headers, options) {
 // `target` (ResponseFileTarget below, Http2StreamFileTarget in
 // lib/http2_stream.js) adapts the flow to its response object:
 //   opened()             the open finished (drop the pending NativeFile)
+//   useCache()           true: open through the open-file cache
 //   gone()               true when nothing can be sent any more
 //   fail(err)            the default answer to an error (no onError)
 //   statCheckHeaders()   the headers object statCheck may change
@@ -245,7 +254,7 @@ function serveFile(target, path, isFd, opts) {
       if (status === 0 || binding.errname(status) === 'ECANCELED') return;
       if (opts.onError) opts.onError(uvError(status, 'read', name));
     });
-  });
+  }, !isFd && target.useCache());
   return file;
 }
 
@@ -254,6 +263,8 @@ class ResponseFileTarget {
   constructor(res) { this.res = res; }
 
   opened() { this.res._nativeFile = null; }
+
+  useCache() { return this.res._fileCache === true; }
 
   gone() {
     const res = this.res;

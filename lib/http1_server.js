@@ -88,6 +88,7 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
   res._onFinish = onResponseFinish;
   res._st = st;
   res._compressCfg = server._compression;
+  res._fileCache = server._fileCache;
   st.current = req;
   st.live.push(req, res);
   if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);
@@ -351,4 +352,4 @@ function callbacks(server, memory) {
   };
 }
 
-module.exports = { callbacks, BodyMemory };
+module.exports = { callbacks, BodyMemory, connState };

@@ -13,6 +13,7 @@ const { SluiceSocket } = require('./socket');
 const { headersObject } = require('./headers');
 const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_stream');
 const { toChunk } = require('./body');
+const { codedError } = require('./errors');
 
 const { kH2State: kState } = require('./symbols');
 
@@ -139,6 +140,7 @@ function socketConn(native) {
   return {
     peer: () => native.peer(),
     local: () => native.local(),
+    tls: () => native.tls(),
     destroy: () => native.destroy(),
     writeRaw: () => false,
     endRaw: () => native.goaway(0),
@@ -164,6 +166,15 @@ class CompatEntry {
   _onDrain() { this.res._drain(); }
 
   _onWantTrailers() {}
+
+  // The body passed maxRequestBodySize (as HTTP/1.1's): status 413 was
+  // answered natively and the handler's response can no longer be sent;
+  // status 0: the handler's response stands. req emits 'error' when
+  // listened to, then 'close'.
+  _onBodyTooLarge(status, err) {
+    if (status !== 0) this.res.destroyed = true;
+    this.req._fail(err);
+  }
 
   _onClose() {
     // As node's compat: a stream that closes before the response ended
@@ -202,6 +213,7 @@ function callbacks(server) {
         const headers = headersObject(raw);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         stream._compressCfg = server._compression;
+        stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
         if (endStream) stream.push(null);
         server.emit('stream', stream, headers,
@@ -228,6 +240,14 @@ function callbacks(server) {
     onStreamWantTrailers(native, id) {
       const e = native[kState].streams.get(id);
       if (e !== undefined) e._onWantTrailers();
+    },
+    onStreamBodyTooLarge(native, id, status) {
+      const e = native[kState].streams.get(id);
+      if (e === undefined) return;
+      const err = codedError('ERR_SLUICE_BODY_TOO_LARGE',
+        `Request body larger than maxRequestBodySize (${server.maxRequestBodySize} bytes)`);
+      err.statusCode = 413;
+      e._onBodyTooLarge(status, err);
     },
     onStreamClose(native, id, code) {
       const st = native[kState];
@@ -274,6 +294,7 @@ function emitCompat(server, st, native, id, raw, endStream) {
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
+  res._fileCache = server._fileCache;
   const cfg = server._compression;
   if (cfg) {
     // Response compression as on HTTP/1.1 (lib/compression.js): whole

@@ -99,6 +99,7 @@ class ServerHttp2Stream extends Duplex {
     this._noBody = false;
     this._nativeEnded = false;
     this._nativeClosed = false;
+    this._nativeResets = false;  // the session resets the stream itself (413)
     this._localClose = false;
     this.headersSent = false;
     this._sentHeaders = undefined;
@@ -112,6 +113,7 @@ class ServerHttp2Stream extends Duplex {
     // Response compression (lib/http2_compress.js): the server's config
     // (null: off), and a head waiting for the body's length.
     this._compressCfg = null;
+    this._fileCache = false;  // file responses use the open-file cache
     this._deferredHead = null;
   }
 
@@ -377,7 +379,7 @@ class ServerHttp2Stream extends Duplex {
       this._nativeFile.close();
       this._nativeFile = null;
     }
-    if (!this._nativeClosed) {
+    if (!this._nativeClosed && !this._nativeResets) {
       // Destroyed by the user: reset the stream (as node: CANCEL without an
       // error, INTERNAL_ERROR with one).
       const code = this.rstCode !== undefined ? this.rstCode :
@@ -417,6 +419,20 @@ class ServerHttp2Stream extends Duplex {
     this.emit('wantTrailers');
   }
 
+  // The request body passed maxRequestBodySize (none of the excess is
+  // pushed): the stream is destroyed, with `err` when 'error' is listened
+  // to. status 413: sluice answered 413 and resets the stream with
+  // NO_ERROR after it; status 0: the handler had responded, its stream is
+  // cancelled.
+  _onBodyTooLarge(status, err) {
+    if (this.destroyed) return;
+    this.rstCode = status !== 0 ? constants.NGHTTP2_NO_ERROR : constants.NGHTTP2_CANCEL;
+    // After a native 413 the session resets the stream itself once the
+    // 413 is out (a reset now would drop it).
+    this._nativeResets = status !== 0;
+    this.destroy(this.listenerCount('error') > 0 ? err : undefined);
+  }
+
   _onClose(code) {
     if (this._nativeClosed) return;
     this._nativeClosed = true;
@@ -448,6 +464,8 @@ class Http2StreamFileTarget {
   }
 
   opened() { this.stream._nativeFile = null; }
+
+  useCache() { return this.stream._fileCache === true; }
 
   gone() {
     const s = this.stream;

@@ -16,6 +16,7 @@ import { EventEmitter } from 'node:events';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { Duplex } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
 import type { StatsBase } from 'node:fs';
@@ -61,6 +62,37 @@ export interface CompressionOptions {
   maxBrotliStreams?: number;
 }
 
+/** The open-file cache (docs/files.md, "The open-file cache"). */
+export interface OpenFileCacheOptions {
+  /** Entries (one open descriptor each), least recently used first out. Default 1000. */
+  max?: number;
+  /** ms an entry is used after its open (changes are also seen at once through uv_fs_event). Default 60000. */
+  validMs?: number;
+  /** Regular files up to this many bytes are kept in memory too; 0: none. Default 65536. */
+  smallFileSize?: number;
+  /** Bytes of small files kept in memory in all. Default 64 MiB. */
+  smallFileBytes?: number;
+}
+
+/** sluice.openFileCacheStats(): this thread's open-file cache. */
+export interface OpenFileCacheStats {
+  enabled: boolean;
+  hits: number;
+  misses: number;
+  /** Hits on an entry holding the file's bytes. */
+  contentHits: number;
+  /** Entries dropped on a change event. */
+  invalidations: number;
+  /** Entries dropped at the end of validMs. */
+  expirations: number;
+  /** Entries or content pushed out by a bound. */
+  evictions: number;
+  entries: number;
+  contentBytes: number;
+  /** Descriptors held by entries (open or closing). */
+  fds: number;
+}
+
 /** HTTP/2 settings (docs/http2.md). */
 export interface Http2Options {
   /** SETTINGS_MAX_CONCURRENT_STREAMS. Default 100. */
@@ -98,6 +130,8 @@ export interface ServerOptions {
   requireHostHeader?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
+  /** File responses go through this thread's open-file cache: `true` for the defaults, or options. Default off. */
+  openFileCache?: boolean | OpenFileCacheOptions | null;
   /** HTTP/2 settings. */
   http2?: Http2Options;
   /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`. */
@@ -151,7 +185,16 @@ export interface SluiceSocket extends EventEmitter {
   readonly writable: boolean;
   readonly readable: boolean;
   readonly destroyed: boolean;
+  /** true on a secure server's connections (createSecureServer). */
   readonly encrypted: boolean;
+  // TLS facts (docs/tls.md); undefined / null on cleartext.
+  readonly alpnProtocol: string | false | undefined;
+  readonly servername: string | false | undefined;
+  readonly authorized: boolean;
+  readonly authorizationError: string | null;
+  getProtocol(): string | null;
+  getCipher(): tls.CipherNameAndProtocol | undefined;
+  getPeerCertificate(): tls.PeerCertificate | {} | null;
   timeout: number;
   address(): net.AddressInfo | {};
   write(data: string | Uint8Array, cb?: (err?: Error | null) => void): boolean;
@@ -451,6 +494,63 @@ export declare class Server extends EventEmitter {
 export declare function createServer(requestListener?: RequestListener): Server;
 export declare function createServer(options?: ServerOptions | null, requestListener?: RequestListener): Server;
 
+// ---- TLS (docs/tls.md) -----------------------------------------------------
+
+type TlsContextOption = string | Buffer | Array<string | Buffer>;
+
+/** node's TLS options sluice takes (SNICallback, crl, dhparam,
+ * secureOptions, secureProtocol, engines: ERR_SLUICE_TLS_UNSUPPORTED). */
+export interface SecureContextOptions {
+  key?: string | Buffer | Array<string | Buffer | { pem: string | Buffer; passphrase?: string }>;
+  cert?: TlsContextOption;
+  ca?: TlsContextOption;
+  pfx?: string | Buffer | { buf: string | Buffer; passphrase?: string };
+  passphrase?: string;
+  ciphers?: string;
+  ecdhCurve?: string;
+  sigalgs?: string;
+  minVersion?: tls.SecureVersion;
+  maxVersion?: tls.SecureVersion;
+  honorCipherOrder?: boolean;
+  requestCert?: boolean;
+  rejectUnauthorized?: boolean;
+  /** Seconds. Default 300. */
+  sessionTimeout?: number;
+  /** 48 bytes. */
+  ticketKeys?: Buffer;
+  /** The protocols offered, in the server's order: 'h2' and/or 'http/1.1'. */
+  ALPNProtocols?: Array<'h2' | 'http/1.1'> | Uint8Array;
+}
+
+export interface SecureServerOptions extends ServerOptions, SecureContextOptions {
+  /** Serve 'http/1.1' (and clients without ALPN) besides 'h2'. Default true. */
+  allowHTTP1?: boolean;
+  /** ms a handshake may take; then 'tlsClientError' ERR_TLS_HANDSHAKE_TIMEOUT. Default 120000. */
+  handshakeTimeout?: number;
+}
+
+export declare class SecureServer extends Server {
+  constructor(requestListener?: RequestListener);
+  constructor(options?: SecureServerOptions | null, requestListener?: RequestListener);
+  readonly allowHTTP1: boolean;
+  /** New connections use the new certificates; open ones keep theirs. */
+  setSecureContext(options: SecureContextOptions): void;
+  /** SNI: a ClientHello naming `hostname` ('*' = one label) gets `context`. */
+  addContext(hostname: string, context: SecureContextOptions | tls.SecureContext): void;
+
+  on(event: 'secureConnection', listener: (socket: SluiceSocket) => void): this;
+  on(event: 'tlsClientError', listener: (err: Error & { code: string }, socket: SluiceSocket) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once(event: 'secureConnection', listener: (socket: SluiceSocket) => void): this;
+  once(event: 'tlsClientError', listener: (err: Error & { code: string }, socket: SluiceSocket) => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+export declare function createSecureServer(requestListener?: RequestListener): SecureServer;
+export declare function createSecureServer(options?: SecureServerOptions | null, requestListener?: RequestListener): SecureServer;
+/** node's tls.createSecureContext, remembered for SecureServer#addContext. */
+export declare function createSecureContext(options?: SecureContextOptions): tls.SecureContext;
+
 // ---- buffer pools -----------------------------------------------------------
 
 export interface BufferPoolOptions {
@@ -501,7 +601,12 @@ export declare const versions: Readonly<{
   llhttp: string;
   nghttp2: string | undefined;
   node: string;
+  /** The OpenSSL that runs: node's own. */
+  openssl: string;
 }>;
 
 /** Debug counters of the native output path (tests, benchmarks); not a stable API. */
 export declare function _counters(): Record<string, number>;
+
+/** Counters of this thread's open-file cache (docs/files.md). */
+export declare function openFileCacheStats(): OpenFileCacheStats;

@@ -4,10 +4,12 @@
 
 const binding = require('./binding');
 const { Server } = require('./server');
+const { SecureServer, createSecureServer, createSecureContext } = require('./secure_server');
 const { IncomingRequest } = require('./incoming');
 const { ServerResponse } = require('./response');
 const { createBufferPool, releaseBuffer, BufferPool } = require('./buffer_pool');
 const { STATUS_CODES, METHODS } = require('http');
+const fileCache = require('./file_cache');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
@@ -17,14 +19,20 @@ const versions = Object.freeze({
   sluice: require('../package.json').version,
   llhttp: binding.versions.llhttp,
   // The nghttp2 that runs: node's own copy (the addon links none;
-  // test/http2/nghttp2_linkage.test.js checks with dladdr).
+  // test/build/nghttp2_linkage.test.js checks with dladdr).
   nghttp2: process.versions.nghttp2,
   node: process.versions.node,
+  // The OpenSSL that runs: node's own (the addon links none;
+  // test/tls/openssl_linkage.test.js checks with dladdr).
+  openssl: process.versions.openssl,
 });
 
 module.exports = {
   createServer,
   Server,
+  createSecureServer,
+  createSecureContext,
+  SecureServer,
   IncomingRequest,
   ServerResponse,
   createBufferPool,
@@ -35,4 +43,6 @@ module.exports = {
   versions,
   // Debug counters of the native output path (tests, benchmarks).
   _counters: binding.counters,
+  // The open-file cache's counters (docs/files.md).
+  openFileCacheStats: fileCache.stats,
 };

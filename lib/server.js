@@ -14,6 +14,7 @@ const binding = require('./binding');
 const http1Server = require('./http1_server');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
+const fileCache = require('./file_cache');
 const prototypeBridge = require('./prototype_bridge');
 const clusterSupport = require('./cluster');
 const {
@@ -46,6 +47,10 @@ class Server extends EventEmitter {
     // Response compression (lib/compression.js): null when off.
     this._compression = compression.normalize(options.compression);
     this._bodyMemory = allocator === null ? null : new http1Server.BodyMemory(this, allocator);
+    // The open-file cache (lib/file_cache.js): null when off; on while
+    // listening (this._fileCache says whether file responses use it).
+    this._fileCacheCfg = fileCache.normalize(options.openFileCache);
+    this._fileCache = false;
     if (requestListener) this.on('request', requestListener);
 
     this[kNative] = new binding.NativeServer(opts.native, {
@@ -53,6 +58,7 @@ class Server extends EventEmitter {
       ...http2Server.callbacks(this),
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
+      ...this._tlsCallbacks(),
     });
     this._listening = false;
     this._closing = false;
@@ -81,6 +87,9 @@ class Server extends EventEmitter {
   }
 
   get listening() { return this._listening; }
+
+  // The native TLS events' callbacks (lib/secure_server.js); none here.
+  _tlsCallbacks() { return {}; }
 
   // A request listener that re-parents req/res onto node's prototypes
   // (Express) is adopted when it is added (lib/prototype_bridge.js): the
@@ -183,6 +192,7 @@ class Server extends EventEmitter {
     }
     this._listening = true;
     this._closing = false;
+    this._fileCache = fileCache.acquire(this._fileCacheCfg);
     clusterSupport.announceListening(this[kNative].address());
     this._forgetCluster = clusterSupport.closeOnDisconnect(this);
     process.nextTick(() => this.emit('listening'));
@@ -204,6 +214,8 @@ class Server extends EventEmitter {
     if (this._listening) {
       this._listening = false;
       this._closing = true;
+      fileCache.release(this._fileCache);
+      this._fileCache = false;
       if (this._forgetCluster) this._forgetCluster();
       this[kNative].close();
     } else {

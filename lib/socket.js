@@ -6,8 +6,9 @@
 // themselves are owned by the native connection.
 
 const { EventEmitter } = require('events');
+const { X509Certificate } = require('crypto');
 
-const { kConn, kPeer, kLocal } = require('./symbols');
+const { kConn, kPeer, kLocal, kTlsInfo } = require('./symbols');
 
 class SluiceSocket extends EventEmitter {
   // server: the Server that accepted the connection (node's socket.server).
@@ -17,9 +18,49 @@ class SluiceSocket extends EventEmitter {
     this.server = server === undefined ? null : server;
     this[kPeer] = undefined;
     this[kLocal] = undefined;
+    this[kTlsInfo] = undefined;
     this.destroyed = false;
-    this.encrypted = false;
     this.timeout = 0;
+  }
+
+  // TLS facts (createSecureServer): read once from the native connection
+  // after its handshake; null on cleartext.
+  _tls() {
+    let t = this[kTlsInfo];
+    if (t === undefined) {
+      t = typeof this[kConn].tls === 'function' ? this[kConn].tls() : null;
+      // Before the handshake completed (a tlsClientError socket) the
+      // facts are not final: not cached.
+      if (t === null || t === undefined || t.handshakeDone) this[kTlsInfo] = t || null;
+    }
+    return t || null;
+  }
+
+  // As a tls.TLSSocket on a secure server, as a net.Socket otherwise
+  // (encrypted: false here; node leaves it undefined on net.Socket and
+  // http code tests it for truthiness).
+  get encrypted() { return this._tls() !== null; }
+  get alpnProtocol() { const t = this._tls(); return t && t.handshakeDone ? t.alpnProtocol : undefined; }
+  get servername() { const t = this._tls(); return t && t.handshakeDone ? t.servername : undefined; }
+  get authorized() { const t = this._tls(); return !!(t && t.peerCertificate && !t.verifyError); }
+  get authorizationError() { const t = this._tls(); return t && t.verifyError ? t.verifyError : null; }
+
+  getProtocol() { const t = this._tls(); return t && t.handshakeDone ? t.protocol : null; }
+
+  getCipher() {
+    const t = this._tls();
+    if (!t || !t.cipher) return undefined;
+    return { name: t.cipher, standardName: t.cipherStandardName, version: t.cipherVersion };
+  }
+
+  // node's shape ({ subject, issuer, valid_from, fingerprint256, raw...
+  // }) from the DER bytes; {} without a certificate, null on cleartext.
+  // `detailed` chains (issuerCertificate) are not built.
+  getPeerCertificate() {
+    const t = this._tls();
+    if (!t) return null;
+    if (!t.peerCertificate) return {};
+    return new X509Certificate(t.peerCertificate).toLegacyObject();
   }
 
   _peer() {

@@ -36,6 +36,7 @@ module.exports = {
   // SluiceSocket
   kPeer: Symbol('sluice.peer'),
   kLocal: Symbol('sluice.local'),
+  kTlsInfo: Symbol('sluice.tlsInfo'),
   // Server
   kNative: Symbol('sluice.native'),
   kConnState: Symbol('sluice.connState'),

@@ -7,8 +7,10 @@
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
+#include "binding/js_http2_session.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
+#include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/common/loop_tracked.h"
 #include "core/http2/nghttp2_link.h"
@@ -103,6 +105,9 @@ void OnEnvironmentTeardown(napi_async_cleanup_hook_handle hook, void* arg) {
   std::unordered_set<JsFile*> files;
   files.swap(data->files);
   for (JsFile* f : files) f->Teardown();
+  // Watches close and idle descriptors close (async, LoopTracked) now;
+  // an entry a closing source still holds closes its fd after it.
+  data->file_cache.reset();
 
   TeardownWait* w = new TeardownWait;
   w->hook = hook;
@@ -156,6 +161,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("leakForTest", Napi::Function::New(env, LeakForTest));
 #endif
   InitCompression(env, exports);
+  InitTls(env, exports);
 
   // The llhttp compiled into this addon (not node's own copy, which the
   // hidden visibility keeps from interposing).

@@ -1,6 +1,7 @@
 #include "binding/js_connection.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
+#include "binding/js_tls.h"
 
 #include <string>
 
@@ -25,6 +26,10 @@ bool BodyLength(napi_env env, napi_value v, size_t* len) {
 
 }  // namespace
 
+napi_value ConnectionObject(napi_env env, Connection* c) {
+  return HandleFor<JsConnection>(c, GetAddonData(env)->connection_ctor);
+}
+
 Counters& GetCounters() {
   static Counters counters;
   return counters;
@@ -34,11 +39,11 @@ Napi::Function JsConnection::Init(Napi::Env env) {
   return DefineClass(
       env, "NativeConnection",
       {
-          InstanceMethod<&JsConnection::Respond>("respond"),
-          InstanceMethod<&JsConnection::Write>("write"),
-          InstanceMethod<&JsConnection::End>("end"),
-          InstanceMethod<&JsConnection::WriteContinue>("writeContinue"),
-          InstanceMethod<&JsConnection::WriteInfo>("writeInfo"),
+          InstanceMethod<&JsConnection::SeqCall<&JsConnection::Respond>>("respond"),
+          InstanceMethod<&JsConnection::SeqCall<&JsConnection::Write>>("write"),
+          InstanceMethod<&JsConnection::SeqCall<&JsConnection::End>>("end"),
+          InstanceMethod<&JsConnection::SeqCall<&JsConnection::WriteContinue>>("writeContinue"),
+          InstanceMethod<&JsConnection::SeqCall<&JsConnection::WriteInfo>>("writeInfo"),
           InstanceMethod<&JsConnection::Pause>("pause"),
           InstanceMethod<&JsConnection::Resume>("resume"),
           InstanceMethod<&JsConnection::Destroy>("destroy"),
@@ -49,30 +54,26 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Local>("local"),
           InstanceMethod<&JsConnection::Stats>("stats"),
           InstanceMethod<&JsConnection::SetKeepAlive>("setKeepAlive"),
+          InstanceMethod<&JsConnection::Tls>("tls"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
 }
 
-JsConnection::JsConnection(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<JsConnection>(info) {}
-
-void JsConnection::Attach(Connection* c) { conn_.Attach(c, Value()); }
-
 void JsConnection::Detach() {
-  if (Connection* c = conn_.get()) {
+  if (Connection* c = core()) {
     bytes_read_ = c->bytes_read();
     bytes_written_ = c->writer().bytes_written();
   }
-  conn_.Detach();
+  CoreWrap<JsConnection, Connection>::Detach();
 }
 
-Connection* JsConnection::live() const {
-  Connection* c = conn_.get();
+Connection* JsConnection::alive() const {
+  Connection* c = core();
   return c != nullptr && !c->destroyed() ? c : nullptr;
 }
 
 bool JsConnection::RawOk() const {
-  Connection* c = conn_.get();
+  Connection* c = core();
   if (!c || c->destroyed()) return false;
   // HTTP/1.1, or a tunnel after an accepted Upgrade / CONNECT; never the
   // HTTP/2 session an h2c upgrade switched to.
@@ -81,8 +82,8 @@ bool JsConnection::RawOk() const {
          dynamic_cast<TunnelSession*>(s) != nullptr;
 }
 
-Http1Session* JsConnection::session() const {
-  Connection* c = conn_.get();
+Http1Session* JsConnection::live() const {
+  Connection* c = core();
   if (!c || c->destroyed()) return nullptr;
   // After an h2c upgrade the connection's session is an Http2Session: the
   // HTTP/1.1 objects of earlier requests must then find no session.
@@ -91,9 +92,9 @@ Http1Session* JsConnection::session() const {
 
 int JsConnection::Result(int err) const {
   if (err < 0) return err;
-  Http1Session* s = session();
+  Http1Session* s = live();
   if (s && s->NeedsDrain()) {
-    conn_.get()->WantDrain();
+    core()->WantDrain();
     return wire::kResultWaitDrain;
   }
   return 0;
@@ -101,7 +102,7 @@ int JsConnection::Result(int err) const {
 
 int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
   napi_env env = Env();
-  Http1Session* s = session();
+  Http1Session* s = live();
   if (!s) return kResultClosed;
   int err = 0;
   Counters& counters = GetCounters();
@@ -135,11 +136,9 @@ int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
   return kResultOk;
 }
 
-Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
+int JsConnection::Respond(const Napi::CallbackInfo& info, Http1Session* s,
+                          uint32_t seq) {
   napi_env env = info.Env();
-  Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   uint32_t sf = info[1].As<Napi::Number>().Uint32Value();
   int status = static_cast<int>(sf & wire::kStatusMask);
   uint32_t flags = sf >> wire::kStatusFlagsShift;
@@ -148,12 +147,10 @@ Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
   napi_value body = info[4];
   bool has_body = !IsNullish(env, body);
   size_t body_len = 0;
-  if (has_body && !BodyLength(env, body, &body_len)) {
-    return Napi::Number::New(env, kResultBadBody);
-  }
+  if (has_body && !BodyLength(env, body, &body_len)) return kResultBadBody;
   int err = 0;
   OutputQueue* q = s->BeginHead(seq, status, reason, &err);
-  if (!q) return Napi::Number::New(env, err);
+  if (!q) return err;
   if (IsString(env, info[3])) {
     // The header block, "Name: value\r\n" lines validated by lib/, encoded
     // as latin1 (as node does) straight into the output buffer.
@@ -173,21 +170,18 @@ Napi::Value JsConnection::Respond(const Napi::CallbackInfo& info) {
     if (IsString(env, info[5])) Latin1(env, info[5], &trailers);
     err = s->End(seq, trailers);
   }
-  return Napi::Number::New(env, Result(err));
+  return Result(err);
 }
 
-Napi::Value JsConnection::Write(const Napi::CallbackInfo& info) {
-  napi_env env = info.Env();
-  if (!session()) return Napi::Number::New(env, kResultClosed);
-  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
-  return Napi::Number::New(env, Result(AppendBody(seq, info[1])));
+int JsConnection::Write(const Napi::CallbackInfo& info, Http1Session* s,
+                        uint32_t seq) {
+  (void)s;
+  return Result(AppendBody(seq, info[1]));
 }
 
-Napi::Value JsConnection::End(const Napi::CallbackInfo& info) {
+int JsConnection::End(const Napi::CallbackInfo& info, Http1Session* s,
+                      uint32_t seq) {
   napi_env env = info.Env();
-  Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   int err = 0;
   if (!IsNullish(env, info[1])) err = AppendBody(seq, info[1]);
   if (err == 0) {
@@ -195,54 +189,51 @@ Napi::Value JsConnection::End(const Napi::CallbackInfo& info) {
     if (IsString(env, info[2])) Latin1(env, info[2], &trailers);
     err = s->End(seq, trailers);
   }
-  return Napi::Number::New(env, Result(err));
+  return Result(err);
 }
 
-Napi::Value JsConnection::WriteContinue(const Napi::CallbackInfo& info) {
-  Http1Session* s = session();
-  if (!s) return Napi::Number::New(info.Env(), kResultClosed);
-  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
-  return Napi::Number::New(info.Env(), s->WriteContinue(seq));
+int JsConnection::WriteContinue(const Napi::CallbackInfo& info,
+                                Http1Session* s, uint32_t seq) {
+  (void)info;
+  return s->WriteContinue(seq);
 }
 
-Napi::Value JsConnection::WriteInfo(const Napi::CallbackInfo& info) {
+int JsConnection::WriteInfo(const Napi::CallbackInfo& info, Http1Session* s,
+                            uint32_t seq) {
   napi_env env = info.Env();
-  Http1Session* s = session();
-  if (!s) return Napi::Number::New(env, kResultClosed);
-  uint32_t seq = info[0].As<Napi::Number>().Uint32Value();
   int status = info[1].As<Napi::Number>().Int32Value();
   std::string lines;
   if (IsString(env, info[2])) Latin1(env, info[2], &lines);
-  return Napi::Number::New(env, s->WriteInformational(seq, status, lines));
+  return s->WriteInformational(seq, status, lines);
 }
 
 Napi::Value JsConnection::Pause(const Napi::CallbackInfo& info) {
-  if (RawOk()) conn_.get()->Pause(Connection::kPauseUser);
+  if (RawOk()) core()->Pause(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Resume(const Napi::CallbackInfo& info) {
-  if (RawOk()) conn_.get()->Resume(Connection::kPauseUser);
+  if (RawOk()) core()->Resume(Connection::kPauseUser);
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Destroy(const Napi::CallbackInfo& info) {
   // Any protocol: the socket of node's 'connection' event may carry
   // HTTP/2 by now.
-  if (Connection* c = live()) c->Destroy();
+  if (Connection* c = alive()) c->Destroy();
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::SendError(const Napi::CallbackInfo& info) {
-  Http1Session* s = session();
+  Http1Session* s = live();
   if (s) s->SendErrorAndClose(info[0].As<Napi::Number>().Int32Value());
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
-  if (!RawOk() || conn_.get()->closing()) return Napi::Boolean::New(env, false);
-  OutputQueue& q = conn_.get()->writer().queue();
+  if (!RawOk() || core()->closing()) return Napi::Boolean::New(env, false);
+  OutputQueue& q = core()->writer().queue();
   if (IsString(env, info[0])) {
     std::string s;
     Latin1(env, info[0], &s);
@@ -252,11 +243,11 @@ Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
     size_t len;
     if (GetBytes(env, info[0], &data, &len)) q.Append(data, len);
   }
-  conn_.get()->MarkDirty();
+  core()->MarkDirty();
   // Backpressure as net.Socket#write: false once the backlog reaches the
   // high-water mark; the delegate's OnDrain follows when it empties.
-  if (conn_.get()->writer().Backlog() >= conn_.get()->listener()->options().high_water_mark) {
-    conn_.get()->WantDrain();
+  if (core()->writer().Backlog() >= core()->listener()->options().high_water_mark) {
+    core()->WantDrain();
     return Napi::Boolean::New(env, false);
   }
   return Napi::Boolean::New(env, true);
@@ -264,27 +255,27 @@ Napi::Value JsConnection::WriteRaw(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
   if (info.Length() > 0 && !IsNullish(info.Env(), info[0])) WriteRaw(info);
-  if (RawOk()) conn_.get()->EndGracefully();
+  if (RawOk()) core()->EndGracefully();
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), live(), AddressKind::kPeer));
+  return Napi::Value(info.Env(), AddressArray(info.Env(), alive(), AddressKind::kPeer));
 }
 
 Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), live(), AddressKind::kLocal));
+  return Napi::Value(info.Env(), AddressArray(info.Env(), alive(), AddressKind::kLocal));
 }
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
-  if (session()) conn_.get()->RetryReadBuffer();
+  if (live()) core()->RetryReadBuffer();
   return info.Env().Undefined();
 }
 
 Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
-  Connection* c = conn_.get();
+  Connection* c = core();
   if (c) {
     o.Set("flushes", Napi::Number::New(env, static_cast<double>(c->writer().flushes())));
     o.Set("backlog", Napi::Number::New(env, static_cast<double>(c->writer().Backlog())));
@@ -298,13 +289,17 @@ Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::SetKeepAlive(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Connection* c = live();
+  Connection* c = alive();
   if (!c) return Napi::Number::New(env, UV_EBADF);
   bool enable = info.Length() > 0 && info[0].ToBoolean().Value();
   double delay = info.Length() > 1 && info[1].IsNumber()
                      ? info[1].As<Napi::Number>().DoubleValue() : 0;
   unsigned int delay_s = delay >= 1 && delay < 4e9 ? static_cast<unsigned int>(delay) : 0;
   return Napi::Number::New(env, c->SetKeepAlive(enable, delay_s));
+}
+
+Napi::Value JsConnection::Tls(const Napi::CallbackInfo& info) {
+  return TlsInfo(info.Env(), core());
 }
 
 }  // namespace sluice

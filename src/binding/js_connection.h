@@ -1,43 +1,53 @@
 // JsConnection: the JS handle of one connection (an ObjectWrap). Response
 // methods take the request's seq; each crosses into native code once.
-// The core Connection may close before the JS object is collected: conn_
+// The core Connection may close before the JS object is collected: core()
 // is then null and every method is a no-op returning kResultClosed.
 #pragma once
 
 #include <napi.h>
 
 #include "binding/js_core_handle.h"
+#include "core/common/result.h"
 #include "core/net/connection.h"
 #include "core/http1/http1_session.h"
 
 namespace sluice {
 
-class JsConnection final : public Napi::ObjectWrap<JsConnection> {
+class JsConnection final : public CoreWrap<JsConnection, Connection> {
  public:
   static Napi::Function Init(Napi::Env env);
-  explicit JsConnection(const Napi::CallbackInfo& info);
+  using CoreWrap<JsConnection, Connection>::CoreWrap;
 
-  // Binds to a live core connection; holds the JS object strongly until
-  // Detach (the core connection closed; its byte counts are kept).
-  void Attach(Connection* c);
-  void Detach();
   // The live HTTP/1.1 session, or null once closed (native file responses).
-  Http1Session* http1_session() const { return session(); }
+  Http1Session* http1_session() const { return live(); }
+  // Unbinds (the core connection closed); its byte counts are kept for
+  // stats(). Hides CoreWrap::Detach (the server calls it on this type).
+  void Detach();
 
  private:
-  Http1Session* session() const;
+  Http1Session* live() const;
   // The connection may take raw bytes / pause / destroy from JS: HTTP/1.1
   // or a tunnel ('upgrade' / 'connect').
   bool RawOk() const;
+  friend class CoreWrap<JsConnection, Connection>;
+  // The response methods below take the live session and the request's
+  // seq (ItemCall).
+  template <int (JsConnection::*M)(const Napi::CallbackInfo&, Http1Session*,
+                                   uint32_t)>
+  Napi::Value SeqCall(const Napi::CallbackInfo& info) {
+    return ItemCall<Http1Session, uint32_t, M>(info);
+  }
   // respond(seq, statusAndFlags, reason, headerBlock, body, trailers)
-  Napi::Value Respond(const Napi::CallbackInfo& info);
+  int Respond(const Napi::CallbackInfo& info, Http1Session* s, uint32_t seq);
   // write(seq, chunk) -> >= 0 (bit 0: wants drain) or error
-  Napi::Value Write(const Napi::CallbackInfo& info);
+  int Write(const Napi::CallbackInfo& info, Http1Session* s, uint32_t seq);
   // end(seq, chunk, trailers)
-  Napi::Value End(const Napi::CallbackInfo& info);
-  Napi::Value WriteContinue(const Napi::CallbackInfo& info);
+  int End(const Napi::CallbackInfo& info, Http1Session* s, uint32_t seq);
+  int WriteContinue(const Napi::CallbackInfo& info, Http1Session* s,
+                    uint32_t seq);
   // writeInfo(seq, status, headerLines): a 102/103 before the head.
-  Napi::Value WriteInfo(const Napi::CallbackInfo& info);
+  int WriteInfo(const Napi::CallbackInfo& info, Http1Session* s,
+                uint32_t seq);
   Napi::Value Pause(const Napi::CallbackInfo& info);
   Napi::Value Resume(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
@@ -52,19 +62,24 @@ class JsConnection final : public Napi::ObjectWrap<JsConnection> {
   Napi::Value Stats(const Napi::CallbackInfo& info);
   // setKeepAlive(enable, initialDelaySeconds) -> 0 or a libuv error
   Napi::Value SetKeepAlive(const Napi::CallbackInfo& info);
-  // The live connection whatever its protocol (addresses, destroy,
+  // The open connection whatever its protocol (addresses, destroy,
   // keep-alive, byte counts), or null once closed.
-  Connection* live() const;
+  Connection* alive() const;
+  // TLS facts (js_tls.h TlsInfo); null on cleartext.
+  Napi::Value Tls(const Napi::CallbackInfo& info);
   // The body buffer pool refilled: retry the allocation that came back dry.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
 
   int AppendBody(uint32_t seq, napi_value chunk);
   int Result(int err) const;
 
-  CoreHandle<Connection> conn_;
   uint64_t bytes_read_ = 0;     // at Detach
   uint64_t bytes_written_ = 0;  // at Detach
 };
+
+// The JS handle of `c`, made on first use; nullptr once the environment
+// is stopping.
+napi_value ConnectionObject(napi_env env, Connection* c);
 
 // Debug counters for tests and benchmarks (process-wide, loop thread).
 struct Counters {

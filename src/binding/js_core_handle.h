@@ -4,12 +4,16 @@
 //   CoreHandle<T> the JS handle of a core object (a connection, an HTTP/2
 //                 session): the core pointer while the core object lives,
 //                 and a strong reference to its own JS object meanwhile.
+//   CoreWrap<W,T> the ObjectWrap base of such a handle (Attach, Detach,
+//                 core()).
 //   HandleFor     the handle object of a core object, made on first use.
 //
 // Loop thread only.
 #pragma once
 
 #include <napi.h>
+
+#include "core/common/result.h"
 
 namespace sluice {
 
@@ -73,6 +77,40 @@ class CoreHandle {
  private:
   Core* core_ = nullptr;
   Napi::ObjectReference self_;
+};
+
+// The ObjectWrap of a JS handle of `Core` objects (JsConnection,
+// JsHttp2Session): made empty by `new` from native code (HandleFor), bound
+// with Attach, unbound with Detach when the core object closes. Methods
+// check core() first: it is null once the core object is gone while JS
+// still holds the handle.
+template <typename Wrap, typename Core>
+class CoreWrap : public Napi::ObjectWrap<Wrap> {
+ public:
+  explicit CoreWrap(const Napi::CallbackInfo& info)
+      : Napi::ObjectWrap<Wrap>(info) {}
+  void Attach(Core* core) { handle_.Attach(core, this->Value()); }
+  void Detach() { handle_.Detach(); }
+
+ protected:
+  Core* core() const { return handle_.get(); }
+
+  // Methods that act on one item of the live protocol object (a request by
+  // its seq, a stream by its id: info[0]) share one preamble: Wrap::live()
+  // (null once closed; Wrap befriends this class) and the id. Their int
+  // result crosses as a number, kResultClosed when the object is gone.
+  template <typename Live, typename Id,
+            int (Wrap::*M)(const Napi::CallbackInfo&, Live*, Id)>
+  Napi::Value ItemCall(const Napi::CallbackInfo& info) {
+    Wrap* w = static_cast<Wrap*>(this);
+    Live* live = w->live();
+    Id id = static_cast<Id>(info[0].As<Napi::Number>().Int64Value());
+    int r = live ? (w->*M)(info, live, id) : kResultClosed;
+    return Napi::Number::New(info.Env(), r);
+  }
+
+ private:
+  CoreHandle<Core> handle_;
 };
 
 // The JS handle (an ObjectWrap `Wrap` with Attach(Core*)) of `core`, whose

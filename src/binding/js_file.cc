@@ -23,6 +23,21 @@ double Ms(const uv_timespec_t& t) {
          static_cast<double>(t.tv_nsec) / 1e6;
 }
 
+// fs.Stats order: dev, mode, nlink, uid, gid, rdev, blksize, ino, size,
+// blocks, atimeMs, mtimeMs, ctimeMs, birthtimeMs.
+constexpr size_t kStatValues = 14;
+void StatValues(const uv_stat_t* st, double* v) {
+  const double a[kStatValues] = {
+      static_cast<double>(st->st_dev),     static_cast<double>(st->st_mode),
+      static_cast<double>(st->st_nlink),   static_cast<double>(st->st_uid),
+      static_cast<double>(st->st_gid),     static_cast<double>(st->st_rdev),
+      static_cast<double>(st->st_blksize), static_cast<double>(st->st_ino),
+      static_cast<double>(st->st_size),    static_cast<double>(st->st_blocks),
+      Ms(st->st_atim),                     Ms(st->st_mtim),
+      Ms(st->st_ctim),                     Ms(st->st_birthtim)};
+  memcpy(v, a, sizeof(a));
+}
+
 }  // namespace
 
 Napi::Function JsFile::Init(Napi::Env env) {
@@ -34,24 +49,27 @@ Napi::Function JsFile::Init(Napi::Env env) {
                          InstanceMethod<&JsFile::RespondHttp1>("respondHttp1"),
                          InstanceMethod<&JsFile::Close>("close"),
                          StaticMethod<&JsFile::Stats>("stats"),
+                         StaticMethod<&JsFile::SetStatArray>("setStatArray"),
+                         StaticMethod<&JsFile::ConfigureCache>("configureCache"),
+                         StaticMethod<&JsFile::CacheStats>("cacheStats"),
                      });
 }
 
-JsFile::JsFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsFile>(info) {
-  async_context_.Init(info.Env(), info.This(), "sluice.FileResponse");
-  addon_ = GetAddonData(info.Env());
-  addon_->files.insert(this);
+JsFile::JsFile(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsFile>(info),
+      addon_(info.Env(), &AddonData::files, this) {
+  // The async context is made in Open, only when a libuv callback will
+  // call into JS (an open on the threadpool): a cache hit needs none.
 }
 
 JsFile::~JsFile() {
   // Collected: nothing in the core refers to us (holds_ kept us alive while
   // it did). A source never handed to a pipe closes its fd here (async).
-  if (addon_) addon_->files.erase(this);
   if (source_) source_->Close();
 }
 
 void JsFile::Teardown() {
-  addon_ = nullptr;
+  addon_.Forget();
   on_done_.Reset();
   CloseSource();
 }
@@ -72,7 +90,7 @@ void JsFile::Unhold() {
 
 void JsFile::CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
                     bool from_libuv) {
-  if (addon_ == nullptr) return;  // environment teardown: no JS
+  if (addon_.get() == nullptr) return;  // environment teardown: no JS
   napi_env env = Env();
   // napi_make_callback needs an object receiver: this NativeFile.
   napi_value recv = Value(), result;
@@ -105,13 +123,36 @@ Napi::Value JsFile::Open(const Napi::CallbackInfo& info) {
                     this);
   } else {
     std::string path = info[0].As<Napi::String>().Utf8Value();
-    r = src->Open(path.c_str(), offset, length, this);
+    AddonData* addon = addon_.get();
+    OpenFileCache* cache = addon != nullptr ? addon->file_cache.get() : nullptr;
+    if (cache != nullptr && addon->stat_out != nullptr &&
+        info[5].ToBoolean().Value()) {
+      if (CachedFile* hit = cache->Lookup(path)) {
+        // No open, no fstat, no threadpool job: the source reads the
+        // cached descriptor (or hands out the cached bytes).
+        StatValues(&hit->stat(), addon->stat_out);
+        src->OpenCached(hit, offset, length);
+        source_ = src;
+        return Napi::Number::New(env, 1);
+      }
+      CachedFile* pending = cache->BeginOpen(path);
+      if (pending != nullptr) {
+        r = src->OpenForCache(path.c_str(), offset, length, this, pending);
+      } else {
+        r = src->Open(path.c_str(), offset, length, this);
+      }
+    } else {
+      r = src->Open(path.c_str(), offset, length, this);
+    }
   }
   if (r != 0) {
     src->Close();
     return Napi::Number::New(env, r);
   }
   source_ = src;
+  if (async_context_.get() == nullptr) {
+    async_context_.Init(env, info.This(), "sluice.FileResponse");
+  }
   on_open_ = Napi::Persistent(info[4].As<Napi::Function>());
   Hold();  // until OnFileOpened
   return Napi::Number::New(env, 0);
@@ -133,20 +174,12 @@ void JsFile::OnFileOpened(int err, const char* syscall, const uv_stat_t* st) {
     }
     napi_get_undefined(env, &argv[2]);
   } else {
-    // fs.Stats order: dev, mode, nlink, uid, gid, rdev, blksize, ino, size,
-    // blocks, atimeMs, mtimeMs, ctimeMs, birthtimeMs.
-    double v[14] = {
-        static_cast<double>(st->st_dev),     static_cast<double>(st->st_mode),
-        static_cast<double>(st->st_nlink),   static_cast<double>(st->st_uid),
-        static_cast<double>(st->st_gid),     static_cast<double>(st->st_rdev),
-        static_cast<double>(st->st_blksize), static_cast<double>(st->st_ino),
-        static_cast<double>(st->st_size),    static_cast<double>(st->st_blocks),
-        Ms(st->st_atim),                     Ms(st->st_mtim),
-        Ms(st->st_ctim),                     Ms(st->st_birthtim)};
+    double v[kStatValues];
+    StatValues(st, v);
     napi_value ab = nullptr, arr = nullptr;
     void* data = nullptr;
     if (napi_create_arraybuffer(env, sizeof(v), &data, &ab) != napi_ok ||
-        napi_create_typedarray(env, napi_float64_array, 14, ab, 0, &arr) !=
+        napi_create_typedarray(env, napi_float64_array, kStatValues, ab, 0, &arr) !=
             napi_ok) {
       // The environment is stopping (a worker terminated or calling
       // process.exit(): JS can no longer run and nothing can be made; the
@@ -254,6 +287,63 @@ Napi::Value JsFile::Stats(const Napi::CallbackInfo& info) {
   o.Set("sources", Napi::Number::New(info.Env(), static_cast<double>(FileSource::live_count())));
   o.Set("buffersOutstanding", Napi::Number::New(info.Env(),
         static_cast<double>(PipeBufferPool::ForThisThread()->outstanding())));
+  return o;
+}
+
+Napi::Value JsFile::SetStatArray(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AddonData* data = GetAddonData(env);
+  if (!info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+      info[0].As<Napi::Float64Array>().ElementLength() < kStatValues) {
+    return Napi::Number::New(env, UV_EINVAL);
+  }
+  Napi::Float64Array a = info[0].As<Napi::Float64Array>();
+  data->stat_array = Napi::Persistent(a.As<Napi::Object>());
+  data->stat_out = a.Data();
+  return Napi::Number::New(env, 0);
+}
+
+Napi::Value JsFile::ConfigureCache(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AddonData* data = GetAddonData(env);
+  OpenFileCache::Limits l;
+  double max = info[0].ToNumber().DoubleValue();
+  double valid = info[1].ToNumber().DoubleValue();
+  double file_max = info[2].ToNumber().DoubleValue();
+  double bytes_max = info[3].ToNumber().DoubleValue();
+  l.max_entries = max > 0 ? static_cast<size_t>(max) : 0;
+  l.valid_ms = valid > 0 ? static_cast<uint64_t>(valid) : 0;
+  l.content_file_max = file_max > 0 ? static_cast<size_t>(file_max) : 0;
+  l.content_bytes_max = bytes_max > 0 ? static_cast<size_t>(bytes_max) : 0;
+  if (l.max_entries == 0 || l.valid_ms == 0) {
+    // Off: forget every entry (descriptors close as responses end).
+    data->file_cache.reset();
+    return env.Undefined();
+  }
+  if (!data->file_cache) {
+    data->file_cache = std::make_unique<OpenFileCache>(data->loop);
+  }
+  data->file_cache->Configure(l);
+  return env.Undefined();
+}
+
+Napi::Value JsFile::CacheStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AddonData* data = GetAddonData(env);
+  OpenFileCache::Stats s;
+  if (data->file_cache) s = data->file_cache->stats();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("enabled", Napi::Boolean::New(env, data->file_cache != nullptr));
+  o.Set("hits", Napi::Number::New(env, static_cast<double>(s.hits)));
+  o.Set("misses", Napi::Number::New(env, static_cast<double>(s.misses)));
+  o.Set("contentHits", Napi::Number::New(env, static_cast<double>(s.content_hits)));
+  o.Set("invalidations", Napi::Number::New(env, static_cast<double>(s.invalidations)));
+  o.Set("expirations", Napi::Number::New(env, static_cast<double>(s.expirations)));
+  o.Set("evictions", Napi::Number::New(env, static_cast<double>(s.evictions)));
+  o.Set("entries", Napi::Number::New(env, static_cast<double>(s.entries)));
+  o.Set("contentBytes", Napi::Number::New(env, static_cast<double>(s.content_bytes)));
+  o.Set("fds", Napi::Number::New(env, static_cast<double>(OpenFileCache::open_fds())));
   return o;
 }
 

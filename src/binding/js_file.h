@@ -1,5 +1,6 @@
 // JsFile (NativeFile in JS): one file response's native side. Opens and
-// stats a file on the threadpool (FileSource), reports the stat to JS once
+// stats a file on the threadpool (FileSource) — or takes it from this
+// environment's OpenFileCache, synchronously — reports the stat to JS once
 // (for statCheck and Content-Length), then hands the FileSource to a
 // protocol's pipe sink: HTTP/1.1 now (respondHttp1), HTTP/2 through the
 // same FileSource when its stream sink lands (see docs in js_file.cc).
@@ -13,13 +14,14 @@
 
 #include <napi.h>
 
+#include "binding/addon_data.h"
+
 #include "binding/js_core_handle.h"
 #include "core/body/file_source.h"
 #include "core/http1/http1_pipe_body.h"
 
 namespace sluice {
 
-struct AddonData;
 
 class JsFile final : public Napi::ObjectWrap<JsFile>,
                      private FileSource::OpenListener,
@@ -39,9 +41,20 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   void Teardown();
 
  private:
-  // open(pathOrFd, isFd, offset, length, onOpen(err, syscall, stat))
-  //   -> 0, or a UV_E* code when nothing could be started.
+  // open(pathOrFd, isFd, offset, length, onOpen(err, syscall, stat), useCache)
+  //   -> 0 (onOpen follows), 1 (an open-file cache hit: the source is open
+  //   now, the stat is in the array given to setStatArray, onOpen is never
+  //   called), or a UV_E* code when nothing could be started.
   Napi::Value Open(const Napi::CallbackInfo& info);
+  // NativeFile.setStatArray(Float64Array(14)): where hits put the stat.
+  static Napi::Value SetStatArray(const Napi::CallbackInfo& info);
+  // NativeFile.configureCache(maxEntries, validMs, contentFileMax,
+  // contentBytesMax): turns this environment's open-file cache on with
+  // these bounds; maxEntries 0 turns it off and forgets every entry.
+  static Napi::Value ConfigureCache(const Napi::CallbackInfo& info);
+  // NativeFile.cacheStats() -> { hits, misses, contentHits, invalidations,
+  // expirations, evictions, entries, contentBytes, fds }
+  static Napi::Value CacheStats(const Napi::CallbackInfo& info);
   // range() -> [offset, length, lengthKnown]
   Napi::Value Range(const Napi::CallbackInfo& info);
   // holdHttp1(conn, seq) before conn.respond(): the head waits for the
@@ -73,8 +86,7 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::ObjectReference self_;
   int holds_ = 0;
   AsyncContext async_context_;
-  // Null after Teardown (the addon data may be freed before this object).
-  AddonData* addon_ = nullptr;
+  AddonMember<JsFile> addon_;
 };
 
 }  // namespace sluice

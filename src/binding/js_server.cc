@@ -6,7 +6,9 @@
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
 #include "binding/js_values.h"
+#include "binding/js_http1.h"
 #include "binding/js_http2.h"
+#include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/net/connection.h"
 #include "core/server/http_session_factory.h"
@@ -88,11 +90,15 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
           InstanceMethod<&JsServer::Ref>("ref"),
+          InstanceMethod<&JsServer::SetTls>("setTls"),
+          InstanceMethod<&JsServer::SetSecureContext>("setSecureContext"),
+          InstanceMethod<&JsServer::AddContext>("addContext"),
       });
 }
 
 JsServer::JsServer(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<JsServer>(info) {
+    : Napi::ObjectWrap<JsServer>(info),
+      addon_(info.Env(), &AddonData::servers, this) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsObject()) {
     Napi::TypeError::New(env, "NativeServer(options, callbacks)")
@@ -119,6 +125,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
       OptionMs(opts, "http2StreamWindow", o.http2_stream_window);
   o.http2_connection_window =
       OptionMs(opts, "http2ConnectionWindow", o.http2_connection_window);
+  http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
@@ -133,17 +140,14 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env, &loop);
   listener_ = new Listener(loop, this, HttpSessionFactory::Get(), o);
-  addon_ = GetAddonData(env);
-  addon_->servers.insert(this);
 }
 
 JsServer::~JsServer() {
-  if (addon_) addon_->servers.erase(this);
   if (listener_) listener_->Release();
 }
 
 void JsServer::Teardown() {
-  addon_ = nullptr;
+  addon_.Forget();
   if (!listener_) return;
   // Copy: detaching changes nothing in the list, but be independent of it.
   std::vector<Connection*> conns = listener_->connections();
@@ -261,7 +265,61 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
                            static_cast<double>(listener_->connection_count()));
 }
 
-// ---- ServerDelegate ----------------------------------------------------------
+namespace {
+
+// A context from lib's normalized options, or a thrown
+// ERR_SLUICE_TLS_CONTEXT (an empty context returned).
+TlsContext ContextOrThrow(const Napi::CallbackInfo& info, size_t index) {
+  Napi::Env env = info.Env();
+  if (info.Length() <= index || !info[index].IsObject()) {
+    Napi::TypeError::New(env, "TLS context options expected").ThrowAsJavaScriptException();
+    return TlsContext();
+  }
+  std::string error;
+  TlsContext ctx = TlsContextFromJs(info[index].As<Napi::Object>(), &error);
+  if (!ctx) {
+    Napi::Error e = Napi::Error::New(env, error);
+    e.Set("code", Napi::String::New(env, "ERR_SLUICE_TLS_CONTEXT"));
+    e.ThrowAsJavaScriptException();
+  }
+  return ctx;
+}
+
+}  // namespace
+
+Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return env.Undefined();
+  TlsContext ctx = ContextOrThrow(info, 0);
+  if (!ctx) return env.Undefined();
+  std::unique_ptr<TlsServer> tls(new TlsServer(std::move(ctx)));
+  if (info.Length() > 1 && info[1].IsObject()) {
+    Napi::Object o = info[1].As<Napi::Object>();
+    tls->handshake_timeout_ms =
+        OptionMs(o, "handshakeTimeout", tls->handshake_timeout_ms);
+    tls->allow_http1 = o.Get("allowHTTP1").ToBoolean().Value();
+  }
+  listener_->set_tls(std::move(tls));
+  return env.Undefined();
+}
+
+Napi::Value JsServer::SetSecureContext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || !listener_->tls()) return env.Undefined();
+  TlsContext ctx = ContextOrThrow(info, 0);
+  if (ctx) listener_->tls()->SetDefault(std::move(ctx));
+  return env.Undefined();
+}
+
+Napi::Value JsServer::AddContext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || !listener_->tls() || !info[0].IsString()) return env.Undefined();
+  TlsContext ctx = ContextOrThrow(info, 1);
+  if (ctx) listener_->tls()->AddSni(info[0].As<Napi::String>().Utf8Value(), std::move(ctx));
+  return env.Undefined();
+}
+
+// ---- ServerDelegate: lifecycle ----------------------------------------------------------
 
 void JsServer::OnDispatchBegin() {
   napi_env env = Env();
@@ -284,70 +342,6 @@ void JsServer::OnDispatchEnd() {
   handle_scope_ = nullptr;
 }
 
-napi_value JsServer::ConnectionObject(Connection* c) {
-  return HandleFor<JsConnection>(c, GetAddonData(Env())->connection_ctor);
-}
-
-void JsServer::OnRequest(Connection* c, const RequestHead& head) {
-  napi_env env = Env();
-  // Headers cross as ONE string, "name\0value\0..." (llhttp rejects NUL in
-  // fields, so it cannot occur inside one): lib/ splits it only when the
-  // handler looks at the headers. Building 2N strings and an array here
-  // cost more than the rest of the call for small requests.
-  std::string& packed = header_scratch_;
-  packed.clear();
-  for (const auto& h : head.headers) {
-    packed.append(h.first.data(), h.first.size());
-    packed.push_back('\0');
-    packed.append(h.second.data(), h.second.size());
-    packed.push_back('\0');
-  }
-  napi_value headers = Latin1String(env, packed);
-  using namespace wire;
-  int flags = (head.complete ? kRequestComplete : 0) |
-              (head.keep_alive ? kRequestKeepAlive : 0) |
-              (head.expect_continue ? kRequestExpectContinue : 0) |
-              (head.upgrade ? kRequestUpgrade : 0) |
-              (head.has_expect ? kRequestHasExpect : 0) |
-              (head.has_host ? kRequestHasHost : 0) |
-              ((head.http_major * 10 + head.http_minor) << kRequestVersionShift);
-  napi_value argv[6] = {ConnectionObject(c),
-                        Int(env, head.seq),
-                        Int(env, head.method),
-                        Latin1String(env, head.url),
-                        headers,
-                        Int(env, flags)};
-  CallJs(Env(), on_request_, 6, argv);
-}
-
-void JsServer::OnBody(Connection* c, uint32_t seq, const char* data,
-                      size_t len, int64_t user_offset) {
-  napi_env env = Env();
-  if (user_offset >= 0) {
-    // The bytes are in the buffer the allocator gave: lib/ cuts a view of
-    // it (no copy; one allocation of a small JS object).
-    napi_value argv[4] = {ConnectionObject(c), Int(env, seq),
-                          Int(env, user_offset), Int(env, static_cast<int64_t>(len))};
-    CallJs(Env(), on_body_, 4, argv);
-    return;
-  }
-  napi_value buf = nullptr;  // stays null when the environment is stopping
-  void* out;
-  napi_create_buffer_copy(env, len, data, &out, &buf);
-  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
-  CallJs(Env(), on_body_, 3, argv);
-}
-
-void JsServer::OnUpgrade(Connection* c, uint32_t seq, const char* head,
-                         size_t len) {
-  napi_env env = Env();
-  napi_value buf = nullptr;
-  void* out;
-  napi_create_buffer_copy(env, len, len ? head : "", &out, &buf);
-  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), buf};
-  CallJs(Env(), on_upgrade_, 3, argv);
-}
-
 void JsServer::OnTunnelData(Connection* c, const char* data, size_t len) {
   napi_env env = Env();
   // A copy: the read buffer is reused by the next read. (Zero-copy reads
@@ -355,18 +349,18 @@ void JsServer::OnTunnelData(Connection* c, const char* data, size_t len) {
   napi_value buf = nullptr;
   void* out;
   napi_create_buffer_copy(env, len, data, &out, &buf);
-  napi_value argv[2] = {ConnectionObject(c), buf};
+  napi_value argv[2] = {ConnectionObject(Env(), c), buf};
   CallJs(Env(), on_tunnel_data_, 2, argv);
 }
 
 void JsServer::OnTunnelEnd(Connection* c) {
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_tunnel_end_, 1, argv);
 }
 
 void JsServer::OnConnection(Connection* c) {
   if (on_connection_.IsEmpty()) return;
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_connection_, 1, argv);
 }
 
@@ -379,7 +373,7 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
   // handle scope of our own, and no callback scope (a JS allocator is
   // synchronous; what it queues runs at the next dispatch's end).
   Napi::HandleScope scope(env);
-  napi_value argv[2] = {ConnectionObject(c),
+  napi_value argv[2] = {ConnectionObject(Env(), c),
                         Int(env, static_cast<int64_t>(size))};
   napi_value r = CallJs(Env(), on_alloc_, 2, argv);
   if (r == nullptr) return BufferResult::kError;
@@ -403,52 +397,35 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
 
 void JsServer::ReleaseBodyBuffer(Connection* c) {
   if (!c->user_data) return;
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_release_body_, 1, argv);
-}
-
-void JsServer::OnRequestEnd(
-    Connection* c, uint32_t seq,
-    const std::vector<std::pair<std::string_view, std::string_view>>&
-        trailers) {
-  napi_env env = Env();
-  napi_value t;
-  if (trailers.empty()) {
-    napi_get_undefined(env, &t);
-  } else {
-    t = FieldArray(env, trailers);
-  }
-  napi_value argv[3] = {ConnectionObject(c), Int(env, seq), t};
-  CallJs(Env(), on_end_, 3, argv);
 }
 
 void JsServer::OnDrain(Connection* c) {
   if (!c->user_data) return;
-  napi_value argv[1] = {ConnectionObject(c)};
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_drain_, 1, argv);
 }
 
-void JsServer::OnClientError(Connection* c, const ClientError& err) {
-  napi_env env = Env();
-  napi_value code, reason;
-  napi_create_string_utf8(env, err.code, NAPI_AUTO_LENGTH, &code);
-  napi_create_string_utf8(env, err.reason, NAPI_AUTO_LENGTH, &reason);
-  // A parse error's input (node's err.rawPacket, copied: it is the read
-  // buffer) and offset (err.bytesParsed); undefined for timeouts.
-  napi_value raw, parsed;
-  if (err.raw != nullptr) {
-    napi_create_buffer_copy(env, err.raw_len, err.raw, nullptr, &raw);
-    parsed = Napi::Number::New(env, static_cast<double>(err.bytes_parsed));
-  } else {
-    napi_get_undefined(env, &raw);
-    napi_get_undefined(env, &parsed);
-  }
-  napi_value argv[6] = {ConnectionObject(c), Int(env, err.status), code,
-                        reason, raw, parsed};
-  CallJs(Env(), on_client_error_, 6, argv);
-}
+Http1Delegate* JsServer::http1() { return http1_.get(); }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }
+
+void JsServer::OnSecureConnection(Connection* c) {
+  if (on_secure_.IsEmpty()) return;
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
+  CallJs(Env(), on_secure_, 1, argv);
+}
+
+void JsServer::OnTlsClientError(Connection* c, const char* code,
+                                const char* message) {
+  if (on_tls_error_.IsEmpty()) return;
+  napi_env env = Env();
+  napi_value argv[3] = {ConnectionObject(Env(), c), nullptr, nullptr};
+  napi_create_string_utf8(env, code, NAPI_AUTO_LENGTH, &argv[1]);
+  napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[2]);
+  CallJs(Env(), on_tls_error_, 3, argv);
+}
 
 void JsServer::OnConnectionClose(Connection* c) {
   if (http2_) http2_->OnConnectionClose(c);

@@ -1,22 +1,23 @@
-// JsServer: the JS-facing native server (an ObjectWrap) and the core's
-// ServerDelegate: turns core events into JS calls, one per request on the
-// common path. The only place, with js_connection.*, that speaks N-API.
+// JsServer: the JS-facing native server (an ObjectWrap: listen, close,
+// limits) and the core's ServerDelegate: the server's and connections'
+// lifecycle (dispatch scopes, read memory from the allocator, drain,
+// tunnel bytes, closes). It owns the protocol delegates, JsHttp1 and
+// JsHttp2, which turn request and stream events into JS calls.
 #pragma once
 
 #include <napi.h>
 
-#include <string>
-
 #include <memory>
 
+#include "binding/addon_data.h"
 #include "binding/js_core_handle.h"
 #include "core/net/listener.h"
 #include "core/net/server_delegate.h"
 
 namespace sluice {
 
+class JsHttp1;
 class JsHttp2;
-struct AddonData;
 
 class JsServer final : public Napi::ObjectWrap<JsServer>,
                        public ServerDelegate {
@@ -29,27 +30,21 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // ServerDelegate (loop thread, inside a dispatch).
   void OnDispatchBegin() override;
   void OnDispatchEnd() override;
-  void OnRequest(Connection* c, const RequestHead& head) override;
-  void OnBody(Connection* c, uint32_t seq, const char* data, size_t len,
-              int64_t user_offset) override;
   BufferResult AcquireBodyBuffer(Connection* c, size_t size, char** base,
                                  size_t* len) override;
   void ReleaseBodyBuffer(Connection* c) override;
-  void OnRequestEnd(Connection* c, uint32_t seq,
-                    const std::vector<std::pair<std::string_view,
-                                                std::string_view>>& trailers)
-      override;
   void OnDrain(Connection* c) override;
-  void OnClientError(Connection* c, const ClientError& err) override;
   void OnConnectionClose(Connection* c) override;
   void OnServerClosed() override;
   void OnConnectionDropped(const DroppedConnection& d) override;
-  void OnUpgrade(Connection* c, uint32_t seq, const char* head,
-                 size_t len) override;
   void OnTunnelData(Connection* c, const char* data, size_t len) override;
   void OnTunnelEnd(Connection* c) override;
   void OnConnection(Connection* c) override;
+  Http1Delegate* http1() override;
   Http2Delegate* http2() override;
+  void OnSecureConnection(Connection* c) override;
+  void OnTlsClientError(Connection* c, const char* code,
+                        const char* message) override;
 
   // Environment teardown (addon.cc; JS can no longer run): detaches the
   // JS connection objects without calling JS, releases the listener (its
@@ -75,31 +70,34 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // ref(bool): whether the listening socket keeps the loop alive.
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
-
-  // The JS object for `c`, created on first use.
-  napi_value ConnectionObject(Connection* c);
+  // TLS (js_tls.cc builds the contexts): setTls(contextOptions,
+  // {handshakeTimeout, allowHTTP1}) before listen makes every connection
+  // speak TLS; setSecureContext(contextOptions) and addContext(hostname,
+  // contextOptions) apply to connections accepted afterwards. Each throws
+  // ERR_SLUICE_TLS_CONTEXT when OpenSSL refuses the options.
+  Napi::Value SetTls(const Napi::CallbackInfo& info);
+  Napi::Value SetSecureContext(const Napi::CallbackInfo& info);
+  Napi::Value AddContext(const Napi::CallbackInfo& info);
 
   // Null after Teardown: every JS method is then a no-op.
   Listener* listener_ = nullptr;
-  // Null after Teardown (the addon data may be freed before this object).
-  AddonData* addon_ = nullptr;
+  AddonMember<JsServer> addon_;
+  // HTTP/1.1 request events (js_http1.cc).
+  std::unique_ptr<JsHttp1> http1_;
   // HTTP/2 events (js_http2.cc); null when lib/ gave no onStream callback.
   std::unique_ptr<JsHttp2> http2_;
   // The callbacks lib/server.js passes (new NativeServer(options, callbacks)).
 #define SLUICE_SERVER_CALLBACKS(V)      \
-  V(on_request_, "onRequest")           \
-  V(on_body_, "onBody")                 \
-  V(on_end_, "onEnd")                   \
   V(on_drain_, "onDrain")               \
-  V(on_client_error_, "onClientError")  \
   V(on_close_, "onClose")               \
   V(on_server_close_, "onServerClose")  \
   V(on_drop_, "onDrop")                 \
   V(on_alloc_, "onAlloc")               \
   V(on_release_body_, "onReleaseBody")  \
-  V(on_upgrade_, "onUpgrade")           \
   V(on_tunnel_data_, "onTunnelData")    \
-  V(on_tunnel_end_, "onTunnelEnd")      \
+  V(on_tunnel_end_, "onTunnelEnd")       \
+  V(on_secure_, "onSecure")             \
+  V(on_tls_error_, "onTlsClientError")  \
   V(on_connection_, "onConnection")
 #define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)
@@ -117,8 +115,6 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // >0 while JS is calling into this server: dispatches opened then must
   // not open a callback scope (it would run microtasks mid-call).
   int js_calls_ = 0;
-  // Reused buffer for the packed request headers (OnRequest).
-  std::string header_scratch_;
 };
 
 }  // namespace sluice

@@ -17,6 +17,7 @@ ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null
 [ -f /usr/share/llhttp/llhttp.c ] || need+=(node-llhttp)
 [ -f /usr/include/brotli/encode.h ] || need+=(libbrotli-dev)
 [ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+[ -f /usr/include/openssl/ssl.h ] || need+=(libssl-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "fuzz: installing ${need[*]}" >&2
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -60,11 +61,12 @@ for line in "${gyp[@]}"; do
     "lib "*) libs+=("${line#lib }") ;;
   esac
 done
-# What the addon takes from the node binary (which exports its zlib and
-# brotli), a standalone binary takes from Debian (zlib1g-dev,
-# libbrotli-dev); the harnesses also decode compressed bodies with them
-# (body_decoder.h: inflate, libbrotlidec).
-node_libs=(-lz -lbrotlienc -lbrotlidec)
+# What the addon takes from the node binary (which exports its zlib,
+# brotli, nghttp2 and OpenSSL), a standalone binary takes from Debian
+# (zlib1g-dev, libbrotli-dev, libnghttp2-dev, libssl-dev: the core's TLS
+# layer, docs/tls.md); the harnesses also decode compressed bodies with
+# them (body_decoder.h: inflate, libbrotlidec).
+node_libs=(-lz -lbrotlienc -lbrotlidec -lnghttp2 -lssl -lcrypto)
 core=()
 for f in "${core_srcs[@]}"; do
   o="$OUT/obj/core_$(basename "${f%.cc}").o"
@@ -74,7 +76,7 @@ done
 wait
 llhttp_objs=("$OUT/obj/llhttp_api.o" "$OUT/obj/llhttp_http.o" "$OUT/obj/llhttp_llhttp.o")
 
-for h in "${@:-http1 http2}"; do
+for h in "${@:-http1 http2 prescan}"; do
   for name in $h; do
     src="$ROOT/test/fuzz/fuzz_$name.cc"
     [ -f "$src" ] || continue

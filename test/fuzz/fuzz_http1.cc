@@ -47,6 +47,7 @@
 #include "core/http1/http1_session.h"
 #include "core/net/listener.h"
 #include "core/net/output_queue.h"
+#include "core/http1/http1_delegate.h"
 #include "core/net/server_delegate.h"
 #include "core/server/http_session_factory.h"
 #include "harness.h"
@@ -158,7 +159,7 @@ struct Expected {
   Coding coding = Coding::kIdentity;  // a compressed pipe body
 };
 
-class Delegate final : public ServerDelegate {
+class Delegate final : public ServerDelegate, public Http1Delegate {
  public:
   explicit Delegate(const fuzz::Input& in) : in_(in) {}
 
@@ -187,6 +188,7 @@ class Delegate final : public ServerDelegate {
 
   void OnDispatchBegin() override { dispatch++; }
   void OnDispatchEnd() override { dispatch--; }
+  Http1Delegate* http1() override { return this; }
 
   void OnRequest(Connection* c, const RequestHead& head) override {
     Parsing(c);

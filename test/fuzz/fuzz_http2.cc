@@ -42,6 +42,7 @@
 #include "core/http2/http2_headers.h"
 #include "core/http2/http2_session.h"
 #include "core/net/listener.h"
+#include "core/http1/http1_delegate.h"
 #include "core/net/server_delegate.h"
 #include "h2_client.h"
 #include "harness.h"
@@ -82,6 +83,7 @@ struct Stream {
 };
 
 class Delegate final : public ServerDelegate,
+                       public Http1Delegate,
                        public Http2Delegate,
                        public fuzz::H2Expectations {
  public:
@@ -132,7 +134,7 @@ class Delegate final : public ServerDelegate,
     return static_cast<uint8_t>(in_.decisions[i % 8] ^ (i / 8));
   }
 
-  // ---- ServerDelegate (HTTP/1.1 before an upgrade) ----
+  // ---- ServerDelegate, Http1Delegate (HTTP/1.1 before an upgrade) ----
   void OnDispatchBegin() override {}
   void OnDispatchEnd() override {}
   void OnRequest(Connection* c, const RequestHead& head) override {
@@ -167,6 +169,7 @@ class Delegate final : public ServerDelegate,
     server_closed = true;
   }
   Http2Delegate* http2() override { return this; }
+  Http1Delegate* http1() override { return this; }
 
   // ---- Http2Delegate ----
   void OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,

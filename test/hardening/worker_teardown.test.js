@@ -60,6 +60,7 @@ describeSluice('worker teardown', function () {
     ['an HTTP/2 file response whose open job is in flight (process.exit())', 'file-open-exit-h2'],
     ['an HTTP/1.1 FIFO response waiting for its writer (poll handle open)', 'fifo-h1'],
     ['an HTTP/2 FIFO response waiting for its writer (poll handle open)', 'fifo-h2'],
+    ['the open-file cache holding watches and descriptors, a cached file mid-transfer', 'file-cached'],
   ]) {
     it(`only the worker loads the addon: ${name}`, async function () {
       this.timeout(45000);

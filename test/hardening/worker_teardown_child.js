@@ -33,6 +33,9 @@
 //   fifo-h1 / fifo-h2  respondWithFile on a FIFO whose writer (this
 //                      process's main thread) sent a few bytes and stays:
 //                      the source waits on its poll handle
+//   file-cached        openFileCache on: a small file answered from the
+//                      cache (watches and descriptors held), then a large
+//                      cached file mid-transfer over HTTP/2
 
 const { Worker, isMainThread, parentPort, workerData } = require('node:worker_threads');
 const path = require('node:path');
@@ -43,11 +46,16 @@ function workerMain() {
   const sluice = require(ROOT);
   const { scenario, file } = workerData;
   const opts = scenario.startsWith('compress') || scenario.startsWith('stream-exit') ? { compression: true } : {};
+  if (scenario === 'file-cached') opts.openFileCache = true;
   const server = sluice.createServer(opts, (req, res) => {
     parentPort.postMessage({ request: req.url });
     if (req.url === '/hang') return;  // never answered
     if (req.url === '/fifo') {
       res.respondWithFile(`${file}.fifo`);
+      return;
+    }
+    if (req.url === '/small') {
+      res.respondWithFile(`${file}.small`);
       return;
     }
     if (req.url === '/file') {
@@ -180,6 +188,20 @@ async function mainOnce(scenario, file) {
     get(scenario === 'fifo-h2', '/fifo', {}, () => gotData());
     fs.writeSync(wfd, 'first bytes');
     await race(firstData);
+  } else if (scenario === 'file-cached') {
+    require('node:fs').writeFileSync(`${file}.small`, 'a small cached file');
+    for (let i = 0; i < 2; i++) {
+      let gotData;
+      const firstData = new Promise((r) => { gotData = r; });
+      get(false, '/small', {}, () => gotData());
+      await race(firstData);
+    }
+    for (let i = 0; i < 2; i++) {
+      let gotData;
+      const firstData = new Promise((r) => { gotData = r; });
+      get(true, '/file', {}, () => gotData());
+      await race(firstData);
+    }
   } else if (/^(file-open|stream)-exit/.test(scenario)) {
     // The worker exits by itself right after starting the response.
     const h2 = scenario.endsWith('-h2');

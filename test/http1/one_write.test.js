@@ -175,7 +175,9 @@ describe(`http1 one write per response [${common.implName}]`, function () {
         if (syscw() === null) this.skip();
         const { port } = await common.startServer(handler);
         const seen = [];
-        for (let round = 0; round < 4; round++) {
+        // Up to 8 rounds, stopping at the first clean one: on a loaded
+        // machine helper-thread wake-ups land in most 50 ms windows.
+        for (let round = 0; round < 8 && !seen.includes(1); round++) {
           const { responses, writes, client } = await countWrites(port, 'GET / HTTP/1.1\r\nHost: h\r\n\r\n', 1);
           const [r] = responses;
           assert.strictEqual(r.headers['x-a'], '1');

@@ -1,10 +1,13 @@
 'use strict';
 
 // HTTP/2 conformance: h2spec (every case, against the 'stream' API and the
-// request/response compat API) and the two RFC 9113 rules h2spec found
-// missing, byte-exact with raw sockets: an invalid connection preface on
-// the shared HTTP/1.1 + h2c port gets no HTTP/1.1 answer (3.4), and a
-// HEADERS on a stream id the client skipped is a connection error (5.1.1).
+// request/response compat API) and, byte-exact with raw sockets, the RFC
+// 9113 rules h2spec found missing: an invalid connection preface on the
+// shared HTTP/1.1 + h2c port gets no HTTP/1.1 answer (3.4), a HEADERS on a
+// stream id the client skipped is a connection error (5.1.1), and the
+// rules the frame prescan (src/core/http2/frame_prescan.h) answers the
+// same on every nghttp2: frames on streams the client closed, PRIORITY
+// depending on itself, a stream WINDOW_UPDATE overflow.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -15,27 +18,6 @@ const h2 = require('./h2common');
 const { assert } = common;
 
 const describeSluice = common.isNode ? describe.skip : describe;
-
-// Cases nghttp2 after 1.61 no longer answers (Node 22: 1.69; Node 24 and
-// 26: 1.70; sluice runs node's copy, docs/http2.md "Which nghttp2"): it
-// keeps no closed streams and skips PRIORITY frames unread. sluice's own
-// bookkeeping (src/core/http2/client_stream_ids.h) restores HEADERS on
-// closed or skipped streams and PRIORITY on stream 0; DATA on a stream
-// nghttp2 has forgotten, a self-dependent PRIORITY and a WINDOW_UPDATE
-// overflow there it never sees (docs/http2.md "Not done yet"). On those
-// nghttp2 versions the test fails on any case outside this list; which of
-// the DATA cases fail depends on whether the stream is already closed when
-// h2spec's DATA arrives.
-const NEWER_NGHTTP2_GAPS = new Set([
-  'http2/5.1: closed: Sends a DATA frame after sending RST_STREAM frame',
-  'http2/5.1: closed: Sends a DATA frame',
-  'http2/5.1: half closed (remote): Sends a DATA frame',
-  'http2/5.3.1: Sends PRIORITY frame that depend on itself',
-  'http2/6.1: Sends a DATA frame on the stream that is not in "open" or "half-closed (local)" state',
-  'http2/6.9.1: Sends multiple WINDOW_UPDATE frames increasing the flow control window to above 2^31-1 on a stream',
-]);
-const [ngMajor, ngMinor] = process.versions.nghttp2.split('.').map(Number);
-const newerNghttp2 = ngMajor > 1 || ngMinor > 61;
 
 // `../shared/tools/h2spec` from the project root (CI lays shared/ beside
 // the clone); H2SPEC overrides it, and a worktree one level deeper finds
@@ -124,7 +106,7 @@ describeSluice('h2spec', function () {
   afterEach(common.cleanup);
 
   for (const [api, start] of Object.entries(servers)) {
-    it(`passes every h2spec case with the ${api}${newerNghttp2 ? ` (but the known gaps of nghttp2 ${process.versions.nghttp2})` : ''}`, async function () {
+    it(`passes every h2spec case with the ${api} (nghttp2 ${process.versions.nghttp2})`, async function () {
       const bin = findH2spec();
       if (!bin) {
         const msg = 'h2spec not found (../shared/tools/h2spec from the project root, or H2SPEC=path)';
@@ -137,14 +119,8 @@ describeSluice('h2spec', function () {
       console.log(`      h2spec (${api}): ${r.passed}/${r.total} passed, ${r.failed} failed, ${r.skipped} skipped`);
       assert.strictEqual(r.total, 146);
       assert.strictEqual(r.skipped, 0);
-      if (newerNghttp2) {
-        const unexpected = r.failures.filter((f) => !NEWER_NGHTTP2_GAPS.has(f));
-        console.log(`      known gaps with nghttp2 ${process.versions.nghttp2}: ${r.failures.length}`);
-        assert.deepStrictEqual(unexpected, [], r.stdout.split('\n').slice(-60).join('\n'));
-      } else {
-        assert.deepStrictEqual(r.failures, [], r.stdout.split('\n').slice(-60).join('\n'));
-        assert.strictEqual(r.passed, 146);
-      }
+      assert.deepStrictEqual(r.failures, [], r.stdout.split('\n').slice(-60).join('\n'));
+      assert.strictEqual(r.passed, 146);
     });
   }
 });
@@ -293,6 +269,155 @@ describeSluice('http2 stream identifiers (RFC 9113 5.1.1)', function () {
     const bodies = frames.filter((f) => f.type === h2.FRAME.DATA).map((f) => f.payload.toString()).sort();
     assert.deepStrictEqual(bodies, ['s1', 's7']);
     assert.ok(!frames.some((f) => f.type === h2.FRAME.GOAWAY));
+    c.destroy();
+  });
+});
+
+describeSluice('http2 frame rules answered the same on every nghttp2 (the frame prescan)', function () {
+  afterEach(common.cleanup);
+
+  const settings = () => h2.frame(h2.FRAME.SETTINGS, 0, 0);
+  const get = (id, flags = 0x5) => h2.frame(h2.FRAME.HEADERS, flags, id, h2.GET_SLASH);
+  const data = (id, body, flags = 0x1) => h2.frame(h2.FRAME.DATA, flags, id, Buffer.from(body));
+  const rst = (id, code) => h2.frame(h2.FRAME.RST_STREAM, 0, id, Buffer.from([0, 0, 0, code]));
+  const priority = (id, dep) => {
+    const p = Buffer.alloc(5);
+    p.writeUInt32BE(dep);
+    p[4] = 15;
+    return h2.frame(2, 0, id, p);
+  };
+  const windowUpdate = (id, inc) => {
+    const p = Buffer.alloc(4);
+    p.writeUInt32BE(inc);
+    return h2.frame(h2.FRAME.WINDOW_UPDATE, 0, id, p);
+  };
+  const goawayOf = (frames) => {
+    const g = frames.find((f) => f.type === h2.FRAME.GOAWAY);
+    return g && { last: g.payload.readUInt32BE(0) & 0x7fffffff, code: g.payload.readUInt32BE(4) };
+  };
+  const rstOf = (frames, id) => {
+    const r = frames.find((f) => f.type === h2.FRAME.RST_STREAM && f.streamId === id);
+    return r && r.payload.readUInt32BE(0);
+  };
+  const answered = (id) => (cl) => h2.parseFrames(cl.data).some((f) => f.type === h2.FRAME.DATA && f.streamId === id && (f.flags & 1));
+  const startEcho = () => common.startServer().then((s) => {
+    s.server.on('stream', (stream) => {
+      stream.on('error', () => {});
+      stream.resume();
+      stream.respond({ ':status': 200 });
+      stream.end(`s${stream.id}`);
+    });
+    return s;
+  });
+
+  // A connection whose stream 1 (a GET) was answered and is closed.
+  async function stream1Closed() {
+    const { port } = await startEcho();
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), get(1)]));
+    await c.waitFor(answered(1), 5000, 'stream 1 answered');
+    await common.sleep(20);
+    return c;
+  }
+
+  it('DATA on a stream the client ended, once it is closed: GOAWAY(STREAM_CLOSED)', async function () {
+    const c = await stream1Closed();
+    await c.write(data(1, 'late'));
+    const g = goawayOf(h2.parseFrames(await c.waitClose()));
+    assert.deepStrictEqual(g, { last: 1, code: 5 });
+  });
+
+  it('DATA after the client\'s own RST_STREAM, in the same write: GOAWAY(STREAM_CLOSED)', async function () {
+    const { port } = await startEcho();
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), get(1, 0x4), rst(1, 8), data(1, 'late')]));
+    const g = goawayOf(h2.parseFrames(await c.waitClose()));
+    assert.strictEqual(g && g.code, 5);
+  });
+
+  it('DATA on a stream the server reset (the client may not have seen it) is ignored: the connection serves on', async function () {
+    const { server, port } = await common.startServer();
+    server.on('stream', (stream) => {
+      stream.on('error', () => {});
+      if (stream.id === 1) stream.close(8);
+      else { stream.respond({ ':status': 200 }); stream.end('ok'); }
+    });
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), get(1, 0x4)]));
+    await c.waitFor((cl) => h2.parseFrames(cl.data).some((f) => f.type === h2.FRAME.RST_STREAM && f.streamId === 1), 5000, 'RST_STREAM 1');
+    await c.write(Buffer.concat([data(1, 'in flight'), get(3)]));
+    await c.waitFor(answered(3), 5000, 'stream 3 answered');
+    assert.strictEqual(goawayOf(h2.parseFrames(c.data)), undefined);
+    c.destroy();
+  });
+
+  it('a PRIORITY depending on itself on an open stream: RST_STREAM(PROTOCOL_ERROR) for that stream only', async function () {
+    const { server, port } = await common.startServer();
+    const closed = [];
+    server.on('stream', (stream) => {
+      stream.on('error', () => {});
+      stream.on('close', () => closed.push([stream.id, stream.rstCode]));
+      if (stream.id === 3) { stream.respond({ ':status': 200 }); stream.end('ok'); }
+    });
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), get(1, 0x4), priority(1, 1), get(3)]));
+    await c.waitFor((cl) => answered(3)(cl) && rstOf(h2.parseFrames(cl.data), 1) !== undefined, 5000, 'stream 3 answered, stream 1 reset');
+    assert.strictEqual(rstOf(h2.parseFrames(c.data), 1), 1, 'PROTOCOL_ERROR');
+    assert.strictEqual(goawayOf(h2.parseFrames(c.data)), undefined);
+    for (let i = 0; i < 250 && closed.length < 2; i++) await common.sleep(20);
+    assert.deepStrictEqual(closed.sort(), [[1, 1], [3, 0]]);
+    c.destroy();
+  });
+
+  it('a PRIORITY depending on itself on an idle stream: GOAWAY(PROTOCOL_ERROR)', async function () {
+    const { port } = await startEcho();
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), priority(1, 1)]));
+    const g = goawayOf(h2.parseFrames(await c.waitClose()));
+    assert.strictEqual(g && g.code, 1);
+  });
+
+  it('a PRIORITY on another stream is no error', async function () {
+    const { port } = await startEcho();
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), priority(3, 1), get(1)]));
+    await c.waitFor(answered(1), 5000, 'stream 1 answered');
+    assert.strictEqual(goawayOf(h2.parseFrames(c.data)), undefined);
+    c.destroy();
+  });
+
+  it('WINDOW_UPDATEs taking a stream window above 2^31-1: RST_STREAM(FLOW_CONTROL_ERROR), the connection serves on', async function () {
+    const { port } = await startEcho();
+    const c = await common.rawConnect(port);
+    await c.write(Buffer.concat([h2.PREFACE, settings(), get(1, 0x4), windowUpdate(1, 0x7fffffff), windowUpdate(1, 0x7fffffff)]));
+    await c.waitFor((cl) => rstOf(h2.parseFrames(cl.data), 1) !== undefined, 5000, 'RST_STREAM 1');
+    assert.strictEqual(rstOf(h2.parseFrames(c.data), 1), 3, 'FLOW_CONTROL_ERROR');
+    await c.write(get(3));
+    await c.waitFor(answered(3), 5000, 'stream 3 answered');
+    assert.strictEqual(goawayOf(h2.parseFrames(c.data)), undefined);
+    c.destroy();
+  });
+
+  it('the same, every frame split at every byte across writes', async function () {
+    this.timeout(60000);
+    const { port } = await startEcho();
+    const c = await common.rawConnect(port);
+    const bytes = Buffer.concat([h2.PREFACE, settings(), get(1, 0x4), windowUpdate(1, 0x7fffffff), priority(3, 1), windowUpdate(1, 0x7fffffff), get(5)]);
+    for (let i = 0; i < bytes.length; i++) {
+      await c.write(bytes.subarray(i, i + 1));
+      await common.sleep(1);
+    }
+    await c.waitFor((cl) => answered(5)(cl) && rstOf(h2.parseFrames(cl.data), 1) !== undefined, 5000, 'RST_STREAM 1 and stream 5 answered');
+    assert.strictEqual(rstOf(h2.parseFrames(c.data), 1), 3);
+    assert.strictEqual(goawayOf(h2.parseFrames(c.data)), undefined);
+    c.destroy();
+  });
+
+  it('a WINDOW_UPDATE on a stream that is closed is ignored (RFC 9113 6.9)', async function () {
+    const c = await stream1Closed();
+    await c.write(Buffer.concat([windowUpdate(1, 0x7fffffff), windowUpdate(1, 0x7fffffff), get(3)]));
+    await c.waitFor(answered(3), 5000, 'stream 3 answered');
+    assert.strictEqual(goawayOf(h2.parseFrames(c.data)), undefined);
     c.destroy();
   });
 });

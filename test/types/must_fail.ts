@@ -7,6 +7,8 @@ import * as sluice from 'sluice';
 
 // @ts-expect-error: unknown option
 sluice.createServer({ maxHeadersSize: 1 });
+// @ts-expect-error: validMs is a number of ms
+sluice.createServer({ openFileCache: { validMs: '60s' } });
 // @ts-expect-error: a timeout is a number
 sluice.createServer({ keepAliveTimeout: '5s' });
 // @ts-expect-error: not an encoding sluice knows
@@ -78,3 +80,7 @@ sluice.versions.sluice = '9';
 // @ts-expect-error: no such export
 sluice.createSecureServerr();
 void buf;
+// @ts-expect-error: allowHTTP1 is a boolean
+sluice.createSecureServer({ allowHTTP1: 'yes' });
+// @ts-expect-error: ALPN offers only the protocols sluice speaks
+sluice.createSecureServer({ ALPNProtocols: ['spdy/3'] });

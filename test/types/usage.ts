@@ -8,7 +8,8 @@ import * as sluice from 'sluice';
 import {
   createServer, createBufferPool, releaseBuffer, BufferPool, Server, IncomingRequest, ServerResponse,
   ServerOptions, CompressionOptions, FileResponseOptions, ServerHttp2Stream, Http2SessionHandle,
-  SluiceSocket, BufferPoolStats, FileStat, DropArgument, ClientError,
+  SluiceSocket, BufferPoolStats, FileStat, DropArgument, ClientError, OpenFileCacheOptions,
+  OpenFileCacheStats,
 } from 'sluice';
 
 // ---- createServer overloads ----
@@ -234,6 +235,11 @@ const status: string | undefined = sluice.STATUS_CODES[404];
 const methods: readonly string[] = sluice.METHODS;
 const ver: string = sluice.versions.sluice + sluice.versions.llhttp + sluice.versions.node;
 const counters: Record<string, number> = sluice._counters();
+const cacheOptions: OpenFileCacheOptions = { max: 100, validMs: 1000, smallFileSize: 0 };
+const sCache = new Server({ openFileCache: cacheOptions });
+const cached: OpenFileCacheStats = sluice.openFileCacheStats();
+const hitCount: number = cached.hits + cached.contentHits;
+void [sCache, hitCount];
 const compression: CompressionOptions = { encodings: ['gzip'] };
 void [status, methods, ver, counters, compression];
 
@@ -249,4 +255,25 @@ void [status, methods, ver, counters, compression];
     void ra;
   });
   s.once('connect', (_req, socket) => { socket.end(); });
+}
+
+// TLS: createSecureServer with node's options and every sluice option.
+{
+  const s = sluice.createSecureServer({
+    key: 'PEM', cert: Buffer.from('PEM'), ca: ['PEM'], minVersion: 'TLSv1.2',
+    allowHTTP1: true, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: 10000,
+    requestBufferAllocator: pool.alloc, compression: true,
+  }, (req, res) => {
+    res.end(req.httpVersion);
+  });
+  s.on('secureConnection', (socket) => {
+    const alpn: string | false | undefined = socket.alpnProtocol;
+    const proto: string | null = socket.getProtocol();
+    void [alpn, proto, socket.getCipher(), socket.getPeerCertificate()];
+  });
+  s.on('tlsClientError', (err) => { const c: string = err.code; void c; });
+  s.setSecureContext({ key: 'PEM', cert: 'PEM' });
+  s.addContext('*.example.com', sluice.createSecureContext({ key: 'PEM', cert: 'PEM' }));
+  const v: string = sluice.versions.openssl;
+  void v;
 }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "core/files/open_file_cache.h"
+
 namespace sluice {
 
 namespace {
@@ -30,6 +32,9 @@ FileSource::~FileSource() {
   // Close() ran and every request finished: nothing is in flight, the fd
   // we owned is closed, buffers are back in the pool.
   if (ready_) ready_->Unref();
+  // The entry's descriptor may close now (when the cache forgot it).
+  if (cached_) cached_->Unref();
+  if (pending_) pending_->Unref();
   g_live--;
 }
 
@@ -60,6 +65,42 @@ int FileSource::Open(const char* path, int64_t offset, int64_t length,
                      OpenListener* listener) {
   path_ = path;
   return StartOpenJob(-1, offset, length, listener);
+}
+
+int FileSource::OpenForCache(const char* path, int64_t offset, int64_t length,
+                             OpenListener* listener, CachedFile* pending) {
+  path_ = path;
+  pending_ = pending;
+  return StartOpenJob(-1, offset, length, listener);
+}
+
+void FileSource::OpenCached(CachedFile* entry, int64_t offset, int64_t length) {
+  cached_ = entry;
+  fd_ = entry->fd();
+  owns_fd_ = false;
+  offset_ = offset > 0 ? static_cast<uint64_t>(offset) : 0;
+  want_length_ = length;
+  SetRange(static_cast<uint64_t>(entry->stat().st_size));
+  PipeBuffer* content = entry->content();
+  if (content != nullptr && offset_ == 0 && length_ == content->size &&
+      length_ > 0) {
+    // The whole body is in memory: no read at all.
+    content->Ref();
+    ready_ = content;
+    pos_ = length_;
+    return;
+  }
+  StartRead();  // the prefetch, while JS runs statCheck
+}
+
+void FileSource::SetRange(uint64_t size) {
+  if (offset_ > size) offset_ = size;
+  uint64_t len = size - offset_;
+  if (want_length_ >= 0) {
+    len = std::min<uint64_t>(len, static_cast<uint64_t>(want_length_));
+  }
+  length_ = len;
+  length_known_ = true;
 }
 
 int FileSource::OpenFd(int fd, int64_t offset, int64_t length,
@@ -144,14 +185,8 @@ void FileSource::OpenJob(uv_work_t* w) {
     return;
   }
   // Range: clamp to the size of a regular file.
-  uint64_t size = self->job_stat_.st_size;
-  if (self->offset_ > size) self->offset_ = size;
-  uint64_t len = size - self->offset_;
-  if (self->want_length_ >= 0) {
-    len = std::min<uint64_t>(len, static_cast<uint64_t>(self->want_length_));
-  }
-  self->length_ = len;
-  self->length_known_ = true;
+  self->SetRange(static_cast<uint64_t>(self->job_stat_.st_size));
+  const uint64_t len = self->length_;
   // The first read, while JS looks at the stat (statCheck): a small file's
   // head and body then leave in one write.
   size_t n = static_cast<size_t>(
@@ -162,8 +197,10 @@ void FileSource::OpenJob(uv_work_t* w) {
   ssize_t got = uv_fs_read(nullptr, &rd.req, self->fd_, &iov, 1,
                            static_cast<int64_t>(self->offset_), nullptr);
   self->job_read_ = got;
-  if (got == static_cast<ssize_t>(len) && self->owns_fd_) {
-    // The whole range is in memory: the descriptor is done with.
+  if (got == static_cast<ssize_t>(len) && self->owns_fd_ &&
+      self->pending_ == nullptr) {
+    // The whole range is in memory: the descriptor is done with (unless
+    // the open-file cache may keep it).
     SyncFs c;
     uv_fs_close(nullptr, &c.req, self->fd_, nullptr);
     self->fd_ = -1;
@@ -202,6 +239,28 @@ void FileSource::AfterOpenJob(uv_work_t* w, int status) {
     }
   }
   if (b) b->Unref();
+  if (self->pending_) {
+    // Offer the descriptor (and, for a whole small file, the bytes just
+    // read) to the open-file cache; accepted, the entry owns the fd.
+    CachedFile* p = self->pending_;
+    self->pending_ = nullptr;
+    bool cached = false;
+    if (err == 0 && self->owns_fd_ && self->fd_ >= 0 &&
+        (self->job_stat_.st_mode & S_IFMT) == S_IFREG) {
+      const bool whole = self->offset_ == 0 && self->ready_ != nullptr;
+      cached = p->Complete(self->fd_, self->job_stat_,
+                           whole ? self->ready_->data() : nullptr,
+                           whole ? self->ready_->size : 0);
+    } else {
+      p->Abandon();  // failed, or not a regular file
+    }
+    if (cached) {
+      self->cached_ = p;
+      self->owns_fd_ = false;
+    } else {
+      p->Unref();
+    }
+  }
   if (err == 0 && !self->length_known_ &&
       (self->job_stat_.st_mode & S_IFMT) != S_IFDIR) {
     // Non-regular: poll mode when epoll accepts the descriptor; otherwise
@@ -340,6 +399,12 @@ void FileSource::OnReadCb(uv_fs_t* req) {
     b->size = static_cast<size_t>(r);
     self->pos_ += static_cast<uint64_t>(r);
     self->ready_ = b;
+    if (self->cached_ && self->offset_ == 0 && self->pos_ == b->size &&
+        self->pos_ == static_cast<uint64_t>(self->cached_->stat().st_size)) {
+      // One read held a whole cached file: the small-file cache may keep
+      // a copy.
+      self->cached_->OfferContent(b->data(), b->size);
+    }
   }
   self->Enter();
   self->Deliver();

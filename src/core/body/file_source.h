@@ -64,6 +64,9 @@
 
 namespace sluice {
 
+class CachedFile;
+class OpenFileCache;
+
 // A uv_fs_t owned by value: uv_fs_req_cleanup after every completion and on
 // destruction, so no path copy or stat buffer libuv allocated outlives it.
 class FsRequest {
@@ -120,6 +123,19 @@ class FileSource final : public PipeSource {
            OpenListener* listener);
   // The same for a descriptor the caller owns (never closed here).
   int OpenFd(int fd, int64_t offset, int64_t length, OpenListener* listener);
+  // Open through an OpenFileCache (src/core/files/open_file_cache.h):
+  // `pending` is the entry BeginOpen gave for `path` (its reference passes
+  // to the source). When the open succeeds the descriptor is offered to
+  // the cache; once accepted the entry owns it and the source only reads
+  // it. Otherwise as Open.
+  int OpenForCache(const char* path, int64_t offset, int64_t length,
+                   OpenListener* listener, CachedFile* pending);
+  // A cache hit: reads `entry`'s descriptor (or hands out its cached
+  // content) with no open and no fstat; the stat is entry->stat(). Takes
+  // over the caller's reference on `entry`. Synchronous: the source is
+  // open when this returns (no OnFileOpened). The first read starts at
+  // once unless the content is cached.
+  void OpenCached(CachedFile* entry, int64_t offset, int64_t length);
 
   // After OnFileOpened(0): the range actually served, clamped to the file
   // size (for a regular file).
@@ -141,6 +157,8 @@ class FileSource final : public PipeSource {
   ~FileSource();
   int StartOpenJob(int fd, int64_t offset, int64_t length,
                    OpenListener* listener);
+  // Clamps the wanted range to a regular file of `size` bytes.
+  void SetRange(uint64_t size);
   static void OpenJob(uv_work_t* w);                  // threadpool
   static void AfterOpenJob(uv_work_t* w, int status); // loop thread
   void StartRead();
@@ -176,6 +194,11 @@ class FileSource final : public PipeSource {
   PipeSourceClient* client_ = nullptr;
   int fd_ = -1;
   bool owns_fd_ = false;
+  // Open-file cache: the entry whose descriptor fd_ is (one reference),
+  // or the pending entry of an open that may be cached (one reference;
+  // read by the open job, not changed while it runs).
+  CachedFile* cached_ = nullptr;
+  CachedFile* pending_ = nullptr;
   // Poll mode (non-regular file epoll accepts): poll_ is initialised on
   // the loop thread after the open job; polling_ while it waits for
   // readability; poll_open_ until its close callback ran.

@@ -10,7 +10,24 @@ namespace sluice {
 PipeBuffer::~PipeBuffer() { delete[] data_; }
 
 void PipeBuffer::Unref() {
-  if (--refs_ == 0) pool_->Return(this);
+  if (--refs_ != 0) return;
+  if (pool_) {
+    pool_->Return(this);
+  } else {
+    delete this;
+  }
+}
+
+PipeBuffer* PipeBuffer::NewUnpooled(size_t capacity) {
+  char* mem = new (std::nothrow) char[capacity > 0 ? capacity : 1];
+  if (mem == nullptr) return nullptr;
+  PipeBuffer* b = new (std::nothrow) PipeBuffer(nullptr, mem, capacity);
+  if (b == nullptr) {
+    delete[] mem;
+    return nullptr;
+  }
+  b->refs_ = 1;
+  return b;
 }
 
 PipeBufferPool::PipeBufferPool(size_t buffer_size, size_t max_free)

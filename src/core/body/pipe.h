@@ -55,8 +55,13 @@ class PipeBuffer {
 
   void Ref() { refs_++; }
   // Drops one reference; the last returns the block to its pool (or frees
-  // it when the pool is gone or full).
+  // it when the pool is gone or full, or it has no pool).
   void Unref();
+
+  // A buffer of exactly `capacity` bytes outside any pool (one reference,
+  // the caller's; the last Unref frees it): content kept longer than a
+  // response, such as a cached small file. nullptr when memory is exhausted.
+  static PipeBuffer* NewUnpooled(size_t capacity);
 
  private:
   friend class PipeBufferPool;

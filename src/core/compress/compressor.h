@@ -6,7 +6,7 @@
 // libbrotli-dev headers; the addon's undefined symbols (deflateInit2_,
 // BrotliEncoderCompressStream, ...) resolve at load time to the copies the
 // node executable exports, so the code that runs is the code node's own
-// zlib module runs. test/compression/linkage.test.js checks that with
+// zlib module runs. test/build/zlib_linkage.test.js checks that with
 // dladdr (CompressionLinkInfo) and by comparing output bytes with node's
 // zlib at the same settings.
 //

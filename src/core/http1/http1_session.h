@@ -1,11 +1,9 @@
-// Http1Session: HTTP/1.1 on one connection. Owns the llhttp parser (strict:
-// no lenient flags), assembles request heads across reads, hands requests to
-// the delegate, and serializes responses strictly in request order: output
-// for a request whose predecessors have not finished is staged until they
-// have.
+// Http1Session: HTTP/1.1 on one connection. Feeds the connection's reads
+// to its Http1Parser, hands the requests it parses to the delegate with
+// their deadlines and limits, and serializes responses strictly in request
+// order: output for a request whose predecessors have not finished is
+// staged until they have.
 #pragma once
-
-#include <llhttp.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -16,11 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/http1/line_fold_scanner.h"
+#include "core/http1/http1_parser.h"
 #include "core/net/output_queue.h"
 #include "core/body/pipe.h"
 #include "core/common/result.h"
-#include "core/net/server_delegate.h"
 #include "core/net/session.h"
 
 namespace sluice {
@@ -42,7 +39,7 @@ enum ResponseHeadFlags : uint32_t {
   kHeadWholeBody = 1u << 7,           // end(body): the body length is known
 };
 
-class Http1Session final : public Session {
+class Http1Session final : public Session, private Http1ParserListener {
  public:
   explicit Http1Session(Connection* conn);
   ~Http1Session() override;
@@ -145,53 +142,32 @@ class Http1Session final : public Session {
   // StartPipeBody (then no dispatch is opened: we are in a JS call).
   void OnPipeEvent(uint32_t seq, int err);
 
-  // llhttp callbacks: static trampolines into the members below.
-  static int OnMessageBeginCb(llhttp_t* p);
-  static int OnUrlCb(llhttp_t* p, const char* at, size_t len);
-  static int OnHeaderFieldCb(llhttp_t* p, const char* at, size_t len);
-  static int OnHeaderValueCb(llhttp_t* p, const char* at, size_t len);
-  static int OnHeadersCompleteCb(llhttp_t* p);
-  static int OnBodyCb(llhttp_t* p, const char* at, size_t len);
-  static int OnMessageCompleteCb(llhttp_t* p);
-  int OnMessageBegin();
-  int OnUrl(const char* at, size_t len);
-  int OnHeaderField(const char* at, size_t len);
-  int OnHeaderValue(const char* at, size_t len);
-  int OnHeadersComplete();
-  int OnBody(const char* at, size_t len);
-  int OnMessageComplete();
+  // Http1ParserListener: the parser's events for the request being
+  // parsed (see http1_parser.h for their order); each runs inside
+  // Execute, so inside a dispatch.
+  int OnMessageBegin() override;
+  int OnHeadersComplete() override;
+  void OnHead(RequestHead& head) override;
+  void OnBody(const char* data, size_t len, int64_t offset) override;
+  void OnMessageEnd() override;
+  void OnTrailers(const Http1Fields& trailers) override;
+  int OnMessageDone() override;
+  bool Stopped() const override;
 
+  // Parses [data, data + len) and acts on how the parser stopped.
   void Execute(const char* data, size_t len);
-  void DeliverHead(bool complete);
   // An accepted Upgrade / CONNECT: the connection becomes a TunnelSession;
   // [head, head + len) go to the delegate's OnUpgrade.
   void SwitchToTunnel(const char* head, size_t len);
-  void HandleParseError(llhttp_errno_t err, const char* pos);
+  // The parser refused the input (parser_.error()).
+  void HandleParseError();
   // Limits (options.h): the request body passed max_request_body_size.
   // Answers 413 in the request's turn and closes (see RejectBody).
   void RejectBody();
-  // on_version / on_version_complete: llhttp 8 accepts a bare LF after
-  // the version; node's llhttp 9 answers 400 (see the .cc).
-  static int OnVersionCb(llhttp_t* p, const char* at, size_t len);
-  static int OnVersionCompleteCb(llhttp_t* p);
-  static int OnChunkExtensionCb(llhttp_t* p, const char* at, size_t len);
-  static int OnChunkExtensionValueCb(llhttp_t* p, const char* at,
-                                     size_t len);
-  int OnHeaderFieldComplete();
-  int OnHeaderValueComplete();
-  // A Connection header of the head holds the token "close" (OWS around
-  // tokens allowed, as node's llhttp 9.4 reads it).
-  bool HasCloseToken() const;
-  // The scanner found a fold or a bare-LF blank line: marks the request
-  // invalid (400, as node).
-  int RefuseLines(LineFoldScanner::Result why);
-  // pos: where in the input being parsed the error was found (rawPacket
-  // and bytesParsed for the embedder); null for errors not found in input.
+  // pos: where in the parser's input the error was found (rawPacket and
+  // bytesParsed for the embedder); null for errors not found in input.
   void ReportClientError(int status, const char* code, const char* reason,
                          const char* pos = nullptr);
-  // A method error at `pos` whose request line is not HTTP/1.x, on the
-  // connection's first request of a port that also serves h2c.
-  bool NotHttp1(const char* pos) const;
   Request* Find(uint32_t seq);
   OutputQueue& QueueFor(Request& r);
   bool IsFront(const Request& r) const {
@@ -200,87 +176,25 @@ class Http1Session final : public Session {
   // Pops finished responses at the front and promotes the next one's
   // staged output to the writer.
   void Advance();
-  int CheckHeaderBudget(size_t len);
-  // Body coalescing: the body spans llhttp reports while parsing one input
-  // (one socket read, or held-back input) are gathered into one run and
-  // handed to the delegate once, by FlushBodyRun, before anything that must
-  // follow them (the request's end, an error, the end of the input). A
-  // chunked body of 1-byte chunks thus crosses into JS once per read, not
-  // once per chunk. Returns false when the connection was destroyed.
-  void AddBodySpan(const char* at, size_t len);
-  bool FlushBodyRun();
+
+  // The embedder's HTTP/1 events (asked each time: teardown swaps the
+  // listener's delegate).
+  Http1Delegate* delegate() const;
 
   Connection* conn_;
-  llhttp_t parser_;
-  llhttp_settings_t settings_;
+  Http1Parser parser_;
   std::deque<Request> requests_;
   uint32_t next_seq_ = 0;
-
-  // The head being parsed: names and values as offsets into arena_, which
-  // keeps fields split across reads.
-  std::string arena_;
-  struct Span { uint32_t off, len; };
-  std::vector<std::pair<Span, Span>> fields_;
-  Span url_{0, 0};
-  bool in_field_ = false;       // inside a header name
-  size_t trailer_start_ = 0;    // fields_ index where trailers begin
-  bool in_trailers_ = false;
-  bool message_in_progress_ = false;
-  bool head_pending_ = false;   // headers complete, not yet delivered
-  size_t header_bytes_ = 0;
   uint32_t current_seq_ = 0;    // seq of the message being parsed
-  RequestHead head_;            // reused to avoid per-request allocation
-  std::vector<std::pair<std::string_view, std::string_view>> trailers_;
-
   bool parse_dead_ = false;     // after a parse error: ignore input
-  bool header_overflow_ = false;
-  bool invalid_header_ = false;   // a callback refused the head
-  // Why invalid_header_ (HPE_* code and reason for clientError).
-  const char* invalid_code_ = nullptr;
-  const char* invalid_reason_ = nullptr;
-  bool body_too_large_ = false;   // RejectBody is due
-  bool ext_overflow_ = false;     // chunk extensions over the limit
-  uint64_t body_bytes_ = 0;       // body bytes of the current request
-  size_t chunk_ext_bytes_ = 0;    // extension bytes of the current chunk
-  // End of the last on_version span and the Execute call it came from
-  // (exec_gen_): a span from an earlier read ended at that read's end.
-  const char* version_end_ = nullptr;
-  uint64_t version_gen_ = 0;
-  uint64_t exec_gen_ = 0;
-  // The version ended exactly at the end of a read: the next read's first
-  // byte must be CR.
-  bool cr_due_ = false;
-  // The input llhttp_execute is working on.
-  const char* exec_start_ = nullptr;
-  const char* exec_end_ = nullptr;
-  // Line folds in the head and trailers (llhttp 8.1 accepts them).
-  LineFoldScanner fold_;
+  // The input being parsed lies in the connection's read buffer.
+  bool read_in_ubuf_ = false;
   bool server_closing_ = false;
   bool pumping_ = false;        // PumpPipeBody on the stack
   bool pump_again_ = false;     // asked again while pumping
   int in_pipe_api_ = 0;         // inside StartPipeBody
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
-
-  // Zero-copy uploads: reads land in the embedder's memory (the
-  // connection's ReadBuffers); body chunks parsed from there are reported
-  // by offset into it.
-  bool in_body_ = false;           // headers done, body bytes still to come
-  bool read_in_ubuf_ = false;      // the input being parsed is in it
-
-  // The body run not yet delivered (AddBodySpan). In the embedder's buffer
-  // (run_in_ubuf_) it is [read buffer base + run_off_, + run_len_): later spans
-  // of the same read are moved down next to it, over chunk framing already
-  // parsed, so the run stays one view of that memory. Elsewhere it is
-  // [run_ptr_, + run_len_) inside the input while spans are contiguous
-  // (a Content-Length body), else a copy in run_copy_. Never more than one
-  // input's bytes: the bound on what a request buffers natively.
-  size_t run_len_ = 0;
-  size_t run_off_ = 0;
-  const char* run_ptr_ = nullptr;
-  bool run_in_ubuf_ = false;
-  bool run_copied_ = false;
-  std::string run_copy_;
 };
 
 }  // namespace sluice

@@ -52,6 +52,19 @@ class Http2Delegate {
   // code). Only for streams reported with OnStream.
   virtual void OnStreamClose(Http2Session* s, int32_t id,
                              uint32_t error_code) = 0;
+  // The request body of stream `id` passed maxRequestBodySize (by DATA, or
+  // by its content-length before any DATA): no more of it is delivered.
+  // status 413: the session answered 413 and resets the stream
+  // (RST_STREAM NO_ERROR after the response, RFC 9113 8.1); the embedder's
+  // response can no longer be sent. status 0: the embedder had responded
+  // already; the rest of the body is read and discarded. From inside
+  // nghttp2_session_mem_recv (a data or headers callback); at most once
+  // per stream, only for streams reported with OnStream.
+  virtual void OnStreamBodyTooLarge(Http2Session* s, int32_t id, int status) {
+    (void)s;
+    (void)id;
+    (void)status;
+  }
   // The peer sent GOAWAY.
   virtual void OnGoaway(Http2Session* s, uint32_t error_code,
                         int32_t last_stream_id) = 0;

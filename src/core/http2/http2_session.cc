@@ -1,15 +1,10 @@
 #include "core/http2/http2_session.h"
 
-#include <algorithm>
-#include <cstring>
-#include <deque>
-
-#include "core/compress/compress_job.h"
-#include "core/compress/compress_stream.h"
-#include "core/compress/compressor.h"
-#include "core/net/connection.h"
+#include "core/http2/http2_compression.h"
 #include "core/http2/http2_headers.h"
 #include "core/http2/http2_pipe_body.h"
+#include "core/http2/http2_stream.h"
+#include "core/net/connection.h"
 #include "core/net/listener.h"
 
 namespace sluice {
@@ -25,249 +20,12 @@ constexpr size_t kSendBacklogLimit = 512 * 1024;
 // PINGs without reading then trips nghttp2's outbound-ACK flood limit
 // (NGHTTP2_ERR_FLOODED) instead of growing our queue without bound.
 constexpr size_t kControlBacklogLimit = 1024 * 1024;
-// Shares one ExternalRef among several segments: the queue holds one count,
-// each OutputQueue segment another; the last Release releases the inner.
-class CountedRef final : public ExternalRef {
- public:
-  explicit CountedRef(ExternalRef* inner) : inner_(inner) {}
-  void Add() { count_++; }
-  void Release() override {
-    if (--count_ == 0) {
-      if (inner_) inner_->Release();
-      delete this;
-    }
-  }
-
- private:
-  ExternalRef* inner_;
-  int count_ = 1;
-};
 
 inline Http2Session* From(void* user) {
   return static_cast<Http2Session*>(user);
 }
 
 }  // namespace
-
-// ---- per-stream state --------------------------------------------------------
-
-// The body JS writes: chunks waiting for nghttp2 to frame them. Copied
-// chunks are owned here; referenced ones hold a CountedRef.
-class Http2Session::WriteQueue final : public Http2BodySource {
- public:
-  ~WriteQueue() override { Clear(); }
-
-  void Push(const char* data, size_t len, ExternalRef* ref) {
-    if (len == 0) {
-      if (ref) ref->Release();
-      return;
-    }
-    if (ref == nullptr) {
-      // Coalesce small copied writes into the last owned chunk.
-      if (!chunks_.empty() && chunks_.back().ref == nullptr &&
-          chunks_.back().own.size() + len <= 16384) {
-        chunks_.back().own.append(data, len);
-      } else {
-        chunks_.emplace_back();
-        chunks_.back().own.assign(data, len);
-      }
-    } else {
-      chunks_.emplace_back();
-      Chunk& c = chunks_.back();
-      c.ext = data;
-      c.len = len;
-      c.ref = new CountedRef(ref);
-    }
-    size_ += len;
-  }
-
-  // Bytes this queue now owns (compressor output): small ones coalesced
-  // with their neighbours, larger ones moved into an OwnedBytes that the
-  // DATA frames reference (not copied again).
-  void PushOwned(std::string&& bytes) {
-    if (bytes.empty()) return;
-    if (bytes.size() < kCopyBelow) {
-      Push(bytes.data(), bytes.size(), nullptr);
-      return;
-    }
-    OwnedBytes* r = new OwnedBytes(std::move(bytes));
-    Push(r->data(), r->size(), r);
-  }
-
-  size_t size() const { return size_; }
-  void set_ended() { ended_ = true; }
-
-  ssize_t Available(size_t max, bool* eof) override {
-    if (size_ == 0) {
-      if (ended_) {
-        *eof = true;
-        return 0;
-      }
-      return kBodyWouldBlock;
-    }
-    size_t n = std::min(max, size_);
-    *eof = ended_ && n == size_;
-    return static_cast<ssize_t>(n);
-  }
-
-  void Emit(OutputQueue& q, size_t len) override {
-    while (len > 0 && !chunks_.empty()) {
-      Chunk& c = chunks_.front();
-      size_t clen = c.ref ? c.len : c.own.size();
-      const char* base = c.ref ? c.ext : c.own.data();
-      size_t k = std::min(len, clen - c.off);
-      if (c.ref && k >= kCopyBelow) {
-        c.ref->Add();
-        q.AppendExternal(base + c.off, k, c.ref);
-      } else {
-        q.Append(base + c.off, k);
-      }
-      c.off += k;
-      len -= k;
-      size_ -= k;
-      if (c.off == clen) {
-        if (c.ref) c.ref->Release();
-        chunks_.pop_front();
-      }
-    }
-  }
-
-  void Detach() override { Clear(); }
-
- private:
-  struct Chunk {
-    const char* ext = nullptr;
-    size_t len = 0;
-    size_t off = 0;
-    CountedRef* ref = nullptr;  // null: bytes in `own`
-    std::string own;
-  };
-  void Clear() {
-    for (Chunk& c : chunks_) {
-      if (c.ref) c.ref->Release();
-    }
-    chunks_.clear();
-    size_ = 0;
-  }
-  std::deque<Chunk> chunks_;
-  size_t size_ = 0;
-  bool ended_ = false;
-};
-
-// A whole body compressing on the threadpool for RespondCompressed: the
-// response waits here (head, flags, trailers) until the job is done.
-// Owned by its Stream: a stream that closes (reset, connection closed)
-// destroys it, and CompressJob::Destroy then frees the job after the
-// worker finishes without calling back, so nothing the worker uses is
-// freed under it.
-class Http2Session::PendingCompress final : public CompressJob::Client {
- public:
-  PendingCompress(Http2Session* s, int32_t id, int status,
-                  Http2HeaderList&& headers, uint32_t flags,
-                  Http2HeaderList* trailers, CompressJob* job)
-      : session_(s),
-        id_(id),
-        job_(job),
-        status(status),
-        flags(flags),
-        headers(std::move(headers)) {
-    if (trailers && !trailers->empty()) {
-      this->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
-    }
-  }
-  ~PendingCompress() override {
-    if (job_) job_->Destroy();
-  }
-  // The job is done (loop thread, from uv's after-work callback): the
-  // session takes the job back and finishes the response.
-  void OnCompressDone(CompressJob* job, int st) override {
-    job_ = nullptr;
-    session_->OnCompressDone(id_, job, st);  // may free this
-  }
-
- private:
-  Http2Session* session_;
-  int32_t id_;
-  CompressJob* job_;
-
- public:
-  int status;
-  uint32_t flags;
-  Http2HeaderList headers;
-  std::unique_ptr<Http2HeaderList> trailers;
-};
-
-// Frees a stream's CompressStream (now, or once its job in flight returns;
-// the sink is not called after this).
-struct CompressStreamDeleter {
-  void operator()(CompressStream* c) const { c->Destroy(); }
-};
-
-// One stream. It is its compressor's sink: a CompressStream is owned by
-// its Stream and destroyed with it, so a sink call always finds the
-// Stream alive.
-struct Http2Session::Stream final : public CompressStream::Sink {
-  explicit Stream(Http2Session* s) : session(s) {}
-  // CompressStream → stream, on the loop thread when a queued job is done
-  // (never from inside Write/Finish): the session queues the output.
-  void OnCompressed(CompressStream*, CompressStream::Result& r) override {
-    session->OnStreamCompressed(this, r);
-  }
-
-  Http2Session* session;
-  int32_t id = 0;
-  // Header fields being received (request head, then trailers): offsets
-  // into arena.
-  std::string arena;
-  struct Field { uint32_t name_off, name_len, value_off, value_len; };
-  std::vector<Field> fields;
-  size_t header_bytes = 0;
-  bool too_large = false;
-  bool delivered = false;      // reported with OnStream
-  bool head_request = false;
-  bool remote_ended = false;
-  bool client_reset = false;  // the client sent RST_STREAM
-  // Response.
-  bool responded = false;
-  bool no_body = false;        // HEAD, 204, 304, or respond(endStream)
-  bool ended = false;          // End called
-  bool wait_for_trailers = false;
-  bool deferred = false;       // the data provider returned DEFERRED
-  bool drain_wanted = false;
-  bool cancel_submitted = false;  // CancelOpenStreams reset it already
-  std::unique_ptr<Http2HeaderList> trailers;  // from End, sent after the body
-  std::unique_ptr<WriteQueue> queue;          // JS writes
-  Http2BodySource* source = nullptr;          // queue.get() or a native one
-  // Response compression: the ordered streaming compressor of Write/End
-  // (inline below CompressStream::kInlineBelow, else on the threadpool),
-  // or the whole body on the threadpool (RespondCompressed).
-  std::unique_ptr<CompressStream, CompressStreamDeleter> compressor;
-  // End came while compression work was queued: the body ends (and the
-  // trailers go) when the compressor reports `finished`.
-  bool end_after_compress = false;
-  std::unique_ptr<PendingCompress> pending;
-  // Request-body flow control.
-  bool read_paused = false;
-  size_t unacked = 0;
-
-  Http2Fields Collect() const {
-    Http2Fields out;
-    out.reserve(fields.size());
-    for (const Field& f : fields) {
-      out.emplace_back(
-          std::string_view(arena.data() + f.name_off, f.name_len),
-          std::string_view(arena.data() + f.value_off, f.value_len));
-    }
-    return out;
-  }
-  void DetachSource() {
-    if (source) {
-      Http2BodySource* s = source;
-      source = nullptr;
-      s->Detach();
-    }
-  }
-};
 
 // ---- lifecycle -----------------------------------------------------------------
 
@@ -302,7 +60,7 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
     nghttp2_session_callbacks_new(&c);
     nghttp2_session_callbacks_set_send_callback(c, SendCb);
     nghttp2_session_callbacks_set_send_data_callback(c, SendDataCb);
-    nghttp2_session_callbacks_set_on_begin_frame_callback(c, OnBeginFrameCb);
+    nghttp2_session_callbacks_set_on_frame_send_callback(c, OnFrameSendCb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(c,
                                                             OnBeginHeadersCb);
     nghttp2_session_callbacks_set_on_header_callback(c, OnHeaderCb);
@@ -416,20 +174,29 @@ void Http2Session::OnRead(const char* data, size_t len) {
     SendPending();
     if (dead()) return;
   }
-  ssize_t r = nghttp2_session_mem_recv(
-      session_, reinterpret_cast<const uint8_t*>(data), len);
+  // The prescan feeds nghttp2 (Feed) and asks CheckFrame about the frames
+  // whose answer must not depend on nghttp2's version.
+  prescan_.Scan(reinterpret_cast<const uint8_t*>(data), len, *this);
   if (conn_->destroyed()) return;
+  conn_->MarkDirty();
+}
+
+bool Http2Session::Feed(const uint8_t* data, size_t len) {
+  if (dead() || fatal_) return false;
+  ssize_t r = nghttp2_session_mem_recv(session_, data, len);
+  if (conn_->destroyed()) return false;
   if (r < 0) {
     if (r == NGHTTP2_ERR_FLOODED || r == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
       conn_->Destroy();
-      return;
+      return false;
     }
     // A connection error nghttp2 did not already answer: GOAWAY, then close.
     nghttp2_session_terminate_session2(session_, TerminateLastId(),
                                        NGHTTP2_PROTOCOL_ERROR);
     fatal_ = true;
+    return false;
   }
-  conn_->MarkDirty();
+  return !dead() && !fatal_;
 }
 
 void Http2Session::OnEof() {
@@ -591,6 +358,23 @@ ssize_t Http2Session::ReadCb(nghttp2_session* session, int32_t id, uint8_t*,
   return n;
 }
 
+int Http2Session::OnFrameSendCb(nghttp2_session* session,
+                                const nghttp2_frame* frame, void* user) {
+  if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
+  if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
+    return 0;
+  }
+  Http2Session* self = From(user);
+  Stream* st = self->Find(frame->hd.stream_id);
+  if (st && st->reset_after_response && !st->remote_ended) {
+    // The response to a refused body is complete; the rest of the body is
+    // not wanted (RFC 9113 8.1).
+    nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
+                              NGHTTP2_NO_ERROR);
+  }
+  return 0;
+}
+
 int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
                              const uint8_t* framehd, size_t len,
                              nghttp2_data_source* source, void* user) {
@@ -622,37 +406,6 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
 }
 
 // ---- nghttp2 callbacks: input ---------------------------------------------------------
-
-// Called by nghttp2 (inside mem_recv) when a frame's 9-byte header has been
-// read, before nghttp2 validates the frame. May terminate the session.
-int Http2Session::OnBeginFrameCb(nghttp2_session*, const nghttp2_frame_hd* hd,
-                                 void* user) {
-  Http2Session* self = From(user);
-  if (self->fatal_) return 0;
-  // Each Terminate below: nghttp2 still processes this frame as it would
-  // (a header block is decoded, keeping HPACK state) and ignores every
-  // frame after the GOAWAY; streams already handed to the embedder keep
-  // what they submitted.
-  if (hd->type == NGHTTP2_PRIORITY && hd->stream_id == 0) {
-    // RFC 9113 6.3; nghttp2 after 1.61 skips PRIORITY frames unread.
-    self->Terminate(NGHTTP2_PROTOCOL_ERROR);
-    return 0;
-  }
-  if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA) return 0;
-  if ((hd->stream_id & 1) == 0) return 0;  // nghttp2's to refuse
-  if (self->client_ids_.WasClosedByClient(hd->stream_id) &&
-      self->Find(hd->stream_id) == nullptr) {
-    // DATA or HEADERS after the client's own END_STREAM or RST_STREAM,
-    // the stream gone (RFC 9113 5.1 "closed").
-    self->Terminate(NGHTTP2_STREAM_CLOSED);
-    return 0;
-  }
-  if (hd->type == NGHTTP2_HEADERS && !self->client_ids_.Open(hd->stream_id)) {
-    // A HEADERS on an id the client skipped (RFC 9113 5.1.1).
-    self->Terminate(NGHTTP2_PROTOCOL_ERROR);
-  }
-  return 0;
-}
 
 int Http2Session::OnBeginHeadersCb(nghttp2_session* session,
                                    const nghttp2_frame* frame, void* user) {
@@ -768,20 +521,41 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
       break;
     }
   }
+  // A content-length over maxRequestBodySize is refused before any body
+  // byte (as HTTP/1.1); the handler still gets the stream.
+  bool too_large = false;
+  if (!end_stream) {
+    uint64_t limit = conn_->listener()->options().max_request_body_size;
+    for (const auto& f : fields) {
+      if (f.first == "content-length") {
+        uint64_t n = 0;
+        bool digits = !f.second.empty() && f.second.size() <= 19;
+        for (char c : f.second) {
+          if (c < '0' || c > '9') digits = false;
+          else n = n * 10 + static_cast<uint64_t>(c - '0');
+        }
+        too_large = digits && n > limit;
+        break;
+      }
+    }
+  }
+  int32_t id = st->id;
   st->delivered = true;
   Http2Delegate* d = conn_->listener()->delegate()->http2();
-  if (d) d->OnStream(this, st->id, fields, end_stream);
+  if (d) d->OnStream(this, id, fields, end_stream);
   // `st` may be gone now (reset from the handler); do not touch it.
-  if (Stream* s = Find(st->id)) {
+  if (Stream* s = Find(id)) {
     s->arena.clear();
     s->arena.shrink_to_fit();
     s->fields.clear();
     s->fields.shrink_to_fit();
+    if (too_large && !s->body_refused && !conn_->destroyed()) RefuseBody(s);
   }
 }
 
 void Http2Session::DeliverEnd(Stream* st) {
-  if (!st->delivered) return;
+  // A refused body never ends: the embedder was told it failed.
+  if (!st->delivered || st->body_refused) return;
   Http2Fields trailers = st->Collect();
   Http2Delegate* d = conn_->listener()->delegate()->http2();
   if (d) d->OnStreamEnd(this, st->id, trailers);
@@ -795,9 +569,17 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
   // stall the others. The stream window follows consumption.
   nghttp2_session_consume_connection(session, len);
   Stream* st = self->Find(id);
-  if (!st || !st->delivered) {
+  if (!st || !st->delivered || st->body_refused) {
     nghttp2_session_consume_stream(session, id, len);
     return 0;
+  }
+  st->body_bytes += len;
+  if (st->body_bytes >
+      self->conn_->listener()->options().max_request_body_size) {
+    // None of this chunk is delivered (as HTTP/1.1's chunked bodies).
+    nghttp2_session_consume_stream(session, id, len);
+    self->RefuseBody(st);
+    return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
   }
   Http2Delegate* d = self->conn_->listener()->delegate()->http2();
   if (d) d->OnStreamData(self, id, reinterpret_cast<const char*>(data), len);
@@ -809,6 +591,37 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
     nghttp2_session_consume_stream(session, id, len);
   }
   return 0;
+}
+
+void Http2Session::RefuseBody(Stream* st) {
+  int32_t id = st->id;
+  st->body_refused = true;
+  // Bytes held back for a paused reader are no longer anyone's.
+  if (st->unacked > 0) {
+    nghttp2_session_consume_stream(session_, id, st->unacked);
+    st->unacked = 0;
+  }
+  int status = 0;
+  if (!st->responded) {
+    // As HTTP/1.1's 413; the handler's own response is refused from now
+    // on (responded).
+    Http2HeaderList h;
+    h.AddStatus(413);
+    st->responded = true;
+    st->no_body = true;
+    st->ended = true;
+    st->compressor.reset();
+    nghttp2_submit_response(session_, id, h.nv(), h.size(), nullptr);
+    status = 413;
+  }
+  // The client is asked to stop sending with RST_STREAM(NO_ERROR) once
+  // the response is complete (RFC 9113 8.1; OnFrameSendCb): one queued now
+  // would make nghttp2 drop the response (it marks the stream closing at
+  // submit time).
+  st->reset_after_response = true;
+  conn_->MarkDirty();
+  Http2Delegate* d = conn_->listener()->delegate()->http2();
+  if (d) d->OnStreamBodyTooLarge(this, id, status);
 }
 
 int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
@@ -830,433 +643,6 @@ int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
   Http2Delegate* d = self->conn_->listener()->delegate()->http2();
   if (d) d->OnStreamClose(self, id, error_code);
   return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
-}
-
-// ---- stream API --------------------------------------------------------------------------
-
-int Http2Session::SubmitWithBody(Stream* st, Http2HeaderList& headers) {
-  nghttp2_data_provider prd;
-  prd.source.ptr = st;
-  prd.read_callback = ReadCb;
-  return nghttp2_submit_response(session_, st->id, headers.nv(),
-                                 headers.size(), &prd);
-}
-
-int Http2Session::Respond(int32_t id, int status, Http2HeaderList& headers,
-                          uint32_t flags) {
-  if (dead()) return kResultClosed;
-  Stream* st = Find(id);
-  if (!st) return kResultNoRequest;
-  if (st->responded) return kResultHeadersSent;
-  return SubmitResponse(st, status, headers, flags);
-}
-
-int Http2Session::SubmitResponse(Stream* st, int status,
-                                 Http2HeaderList& headers, uint32_t flags) {
-  int32_t id = st->id;
-  st->responded = true;
-  st->no_body = st->head_request || status == 204 || status == 304 ||
-                (flags & kH2EndStream);
-  if (st->no_body) st->compressor.reset();
-  st->wait_for_trailers = (flags & kH2WaitForTrailers) != 0;
-  int r;
-  if (st->no_body && !st->wait_for_trailers) {
-    st->ended = true;
-    r = nghttp2_submit_response(session_, id, headers.nv(), headers.size(),
-                                nullptr);
-  } else {
-    st->queue = std::make_unique<WriteQueue>();
-    st->source = st->queue.get();
-    if (st->no_body) {
-      st->ended = true;
-      st->queue->set_ended();
-    }
-    r = SubmitWithBody(st, headers);
-  }
-  conn_->MarkDirty();
-  return r == 0 ? kResultOk : kResultInvalid;
-}
-
-int Http2Session::SendInformational(int32_t id, Http2HeaderList& headers) {
-  if (dead()) return kResultClosed;
-  Stream* st = Find(id);
-  if (!st) return kResultNoRequest;
-  if (st->responded) return kResultHeadersSent;
-  int r = nghttp2_submit_headers(session_, NGHTTP2_FLAG_NONE, id, nullptr,
-                                 headers.nv(), headers.size(), nullptr);
-  conn_->MarkDirty();
-  return r < 0 ? kResultInvalid : kResultOk;
-}
-
-int Http2Session::StreamFor(int32_t id, bool responded, Stream** st) {
-  *st = dead() ? nullptr : Find(id);
-  if (dead()) return kResultClosed;
-  if (!*st) return kResultNoRequest;
-  if ((*st)->responded != responded) {
-    return responded ? kResultHeadersNotSent : kResultHeadersSent;
-  }
-  return kResultOk;
-}
-
-int Http2Session::Write(int32_t id, const char* data, size_t len,
-                        ExternalRef* ref) {
-  Stream* st;
-  int err = StreamFor(id, true, &st);
-  if (err == kResultOk && st->ended) {
-    err = st->no_body ? kResultOk : kResultEnded;
-  } else if (err == kResultOk &&
-             (st->queue == nullptr || st->source != st->queue.get())) {
-    err = kResultInvalid;  // a native source owns the body
-  }
-  if (err != kResultOk || st->ended) {
-    if (ref) ref->Release();
-    return err;
-  }
-  size_t max_out = conn_->listener()->options().max_output_buffer;
-  if (max_out > 0 && len > 0 && st->queue->size() > max_out) {
-    // maxOutputBuffer, per stream: the peer does not take the body and the
-    // handler ignores 'drain'. Reset the stream (as HTTP/1.1 destroys its
-    // connection): nothing more of this response can get through.
-    if (ref) ref->Release();
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-    return kResultClosed;
-  }
-  if (st->compressor) {
-    // Small writes with nothing queued are compressed now; the others on
-    // the threadpool, in order (OnStreamCompressed queues their output).
-    // The stream takes `ref` (released once the bytes are compressed) or
-    // copies the bytes when it queues them.
-    std::string out;
-    int cr = st->compressor->Write(data, len, Compressor::kNoFlush, ref, &out);
-    if (cr < 0) {
-      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-      return kResultInvalid;
-    }
-    if (cr != CompressStream::kInline) return kResultOk;  // the sink resumes
-    st->queue->PushOwned(std::move(out));
-  } else {
-    st->queue->Push(data, len, ref);
-  }
-  if (st->deferred) {
-    st->deferred = false;
-    nghttp2_session_resume_data(session_, id);
-  }
-  conn_->MarkDirty();
-  return kResultOk;
-}
-
-int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
-  if (dead()) return kResultClosed;
-  Stream* st = Find(id);
-  if (!st) return kResultNoRequest;
-  if (!st->responded) return kResultHeadersNotSent;
-  if (st->ended) return kResultOk;
-  bool body_done = true;
-  if (st->compressor && st->queue && st->source == st->queue.get()) {
-    std::string out;
-    int cr = st->compressor->Finish(nullptr, 0, nullptr, &out);
-    if (cr < 0) {
-      st->compressor.reset();
-      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-      return kResultInvalid;
-    }
-    if (cr == CompressStream::kInline) {
-      st->compressor.reset();  // its state (up to ~1 MiB for brotli) goes now
-      st->queue->PushOwned(std::move(out));
-    } else {
-      // Behind queued work: OnStreamCompressed ends the body once the
-      // compressor has finished. Writes are refused from now on.
-      st->end_after_compress = true;
-      body_done = false;
-    }
-  }
-  st->ended = true;
-  if (trailers && !trailers->empty()) {
-    st->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
-  }
-  if (!body_done) return kResultOk;
-  if (st->queue && st->source == st->queue.get()) st->queue->set_ended();
-  if (st->deferred) {
-    st->deferred = false;
-    nghttp2_session_resume_data(session_, id);
-  }
-  conn_->MarkDirty();
-  return kResultOk;
-}
-
-int Http2Session::StartCompression(int32_t id, const CompressParams& params) {
-  if (dead()) return kResultClosed;
-  Stream* st = Find(id);
-  if (!st) return kResultNoRequest;
-  if (st->ended || st->pending || st->compressor ||
-      (st->queue && (st->source != st->queue.get() || st->queue->size() > 0))) {
-    return kResultInvalid;
-  }
-  if (st->responded && st->no_body) return kResultOk;  // nothing to compress
-  CompressStream* c =
-      CompressStream::Create(conn_->listener()->loop(), params, st);
-  if (c == nullptr) return kResultInvalid;
-  st->compressor.reset(c);
-  return kResultOk;
-}
-
-int Http2Session::FlushCompression(int32_t id) {
-  if (dead()) return kResultClosed;
-  Stream* st = Find(id);
-  if (!st) return kResultNoRequest;
-  if (!st->compressor || !st->queue || st->ended) return kResultOk;
-  // Ordered after the writes before it: inline when nothing is queued,
-  // else its output comes through OnStreamCompressed.
-  std::string out;
-  int cr = st->compressor->Write(nullptr, 0, Compressor::kSyncFlush, nullptr,
-                                 &out);
-  if (cr < 0) {
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-    return kResultInvalid;
-  }
-  if (out.empty()) return kResultOk;
-  st->queue->PushOwned(std::move(out));
-  if (st->deferred) {
-    st->deferred = false;
-    nghttp2_session_resume_data(session_, id);
-  }
-  conn_->MarkDirty();
-  return kResultOk;
-}
-
-void Http2Session::OnStreamCompressed(Stream* st,
-                                      CompressStream::Result& r) {
-  if (dead()) {
-    st->compressor.reset();  // the connection is closing: nothing to send
-    return;
-  }
-  int32_t id = st->id;
-  Listener* l = conn_->listener();
-  // From uv's after-work callback: the embedder's scopes (a drain or a
-  // stream close reaches JS) and one flush at the end.
-  l->BeginDispatch();
-  if (r.error != 0) {
-    st->compressor.reset();  // deleted after this callback returns
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-  } else if (st->queue && st->source == st->queue.get()) {
-    st->queue->PushOwned(std::move(r.out));
-    if (r.finished) {
-      st->compressor.reset();
-      if (st->end_after_compress) {
-        st->end_after_compress = false;
-        st->queue->set_ended();
-      }
-    }
-    if (st->drain_wanted && !Backlogged(st)) {
-      st->drain_wanted = false;
-      events_.push_back({Event::kDrain, id, 0, nullptr, 0});
-    }
-    if (st->deferred) {
-      st->deferred = false;
-      nghttp2_session_resume_data(session_, id);
-    }
-  }
-  conn_->MarkDirty();  // OnFlush sends the frames and delivers the drain
-  l->EndDispatch();
-}
-
-bool Http2Session::Backlogged(Stream* st) const {
-  return (st->queue && st->queue->size() >= high_water_mark_) ||
-         (st->compressor &&
-          st->compressor->pending_bytes() > CompressStream::kHighWater);
-}
-
-namespace {
-// Holds a finished CompressJob while its output sits in a stream's queue
-// (referenced, not copied); the last segment written frees it.
-class JobOutputRef final : public ExternalRef {
- public:
-  explicit JobOutputRef(CompressJob* job) : job_(job) {}
-  void Release() override {
-    job_->Destroy();
-    delete this;
-  }
-
- private:
-  CompressJob* job_;
-};
-}  // namespace
-
-int Http2Session::RespondCompressed(int32_t id, int status,
-                                    Http2HeaderList& headers, uint32_t flags,
-                                    CompressJob* job,
-                                    Http2HeaderList* trailers) {
-  Stream* st;
-  int err = StreamFor(id, false, &st);
-  if (err != kResultOk) {
-    job->Destroy();
-    return err;
-  }
-  if (job->input_size() < CompressJob::kAsyncThreshold) {
-    if (job->RunInline() != 0) {
-      job->Destroy();
-      return kResultInvalid;
-    }
-    return FinishCompressed(st, status, headers, flags, job, trailers);
-  }
-  // Marked responded now (a second respond fails, writes are refused);
-  // submitted to nghttp2 once the work is done.
-  st->responded = true;
-  st->ended = true;
-  st->pending = std::make_unique<PendingCompress>(
-      this, id, status, std::move(headers), flags, trailers, job);
-  int r = job->Queue(conn_->listener()->loop(), st->pending.get());
-  if (r != 0) {
-    st->pending.reset();  // destroys the job (not queued)
-    return kResultInvalid;
-  }
-  return kResultOk;
-}
-
-int Http2Session::FinishCompressed(Stream* st, int status,
-                                   Http2HeaderList& headers, uint32_t flags,
-                                   CompressJob* job,
-                                   Http2HeaderList* trailers) {
-  int32_t id = st->id;
-  size_t n = job->output_size();
-  headers.Add("content-length", std::to_string(n));
-  st->ended = false;
-  st->compressor.reset();
-  int err = SubmitResponse(st, status, headers, flags);
-  if (err != kResultOk || st->no_body || !st->queue) {
-    job->Destroy();
-    return err;
-  }
-  if (n < 4096) {
-    st->queue->Push(job->output(), n, nullptr);
-    job->Destroy();
-  } else {
-    st->queue->Push(job->output(), n, new JobOutputRef(job));
-  }
-  return End(id, trailers);
-}
-
-void Http2Session::OnCompressDone(int32_t id, CompressJob* job, int status) {
-  Stream* st = dead() ? nullptr : Find(id);
-  if (!st || !st->pending) {
-    job->Destroy();
-    if (st) st->pending.reset();
-    return;
-  }
-  std::unique_ptr<PendingCompress> p = std::move(st->pending);
-  Listener* l = conn_->listener();
-  // From uv's after-work callback: the embedder's scopes (a stream close
-  // may reach JS) and one flush at the end.
-  l->BeginDispatch();
-  if (status != 0) {
-    job->Destroy();
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-  } else if (FinishCompressed(st, p->status, p->headers, p->flags, job,
-                              p->trailers.get()) != kResultOk) {
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
-  }
-  conn_->MarkDirty();
-  l->EndDispatch();
-}
-
-int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
-  if (dead()) return kResultClosed;
-  Stream* st = Find(id);
-  if (!st) return kResultNoRequest;
-  int r = nghttp2_submit_trailer(session_, id, trailers.nv(), trailers.size());
-  conn_->MarkDirty();
-  return r == 0 ? kResultOk : kResultInvalid;
-}
-
-int Http2Session::ResetStream(int32_t id, uint32_t code) {
-  if (dead()) return kResultClosed;
-  if (!Find(id)) return kResultNoRequest;
-  int r = nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, code);
-  conn_->MarkDirty();
-  return r == 0 ? kResultOk : kResultInvalid;
-}
-
-void Http2Session::PauseStream(int32_t id) {
-  if (Stream* st = Find(id)) st->read_paused = true;
-}
-
-void Http2Session::ResumeStream(int32_t id) {
-  if (dead()) return;
-  Stream* st = Find(id);
-  if (!st) return;
-  st->read_paused = false;
-  if (st->unacked > 0) {
-    nghttp2_session_consume_stream(session_, id, st->unacked);
-    st->unacked = 0;
-    conn_->MarkDirty();
-  }
-}
-
-bool Http2Session::StreamNeedsDrain(int32_t id) {
-  Stream* st = Find(id);
-  if (!st || !Backlogged(st)) return false;
-  st->drain_wanted = true;
-  return true;
-}
-
-bool Http2Session::IsHeadRequest(int32_t id) {
-  Stream* st = Find(id);
-  return st && st->head_request;
-}
-
-int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
-  if (dead()) return kResultClosed;
-  Stream* st = Find(id);
-  if (!st) return kResultNoRequest;
-  if (!st->responded || st->ended || !st->queue || st->queue->size() > 0) {
-    return kResultInvalid;
-  }
-  st->queue.reset();
-  st->compressor.reset();  // a native source brings its own (CompressTransform)
-  st->source = source;
-  st->ended = true;  // the source decides the end from now on
-  if (st->deferred) {
-    st->deferred = false;
-    nghttp2_session_resume_data(session_, id);
-  }
-  conn_->MarkDirty();
-  return kResultOk;
-}
-
-void Http2Session::ResumeData(int32_t id) {
-  if (dead()) return;
-  Stream* st = Find(id);
-  if (!st || !st->deferred) return;
-  st->deferred = false;
-  nghttp2_session_resume_data(session_, id);
-  conn_->MarkDirty();
-}
-
-int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
-                                PipeBodyListener* listener) {
-  Stream* st;
-  int err = StreamFor(id, true, &st);
-  if (err == kResultOk && st->no_body) {
-    err = kResultNoBody;
-  } else if (err == kResultOk &&
-             (st->ended || !st->queue || st->queue->size() > 0)) {
-    err = kResultInvalid;
-  }
-  if (err != kResultOk) {
-    source->Close();
-    return err;
-  }
-  Http2PipeBody* body = new Http2PipeBody(this, id, source, listener);
-  AttachBodySource(id, body);
-  // Start may fail synchronously (OnPipeError resets the stream).
-  body->Start();
-  return kResultOk;
-}
-
-void Http2Session::DeferBodyDone(PipeBodyListener* listener, int status) {
-  events_.push_back({Event::kBodyDone, 0, 0, listener, status});
-  // Delivered after the nghttp2 call in progress (SendPending).
-  if (!sending_) conn_->MarkDirty();
 }
 
 void Http2Session::Shutdown() {

@@ -3,8 +3,10 @@
 // knowledge) or by an h2c upgrade; replaces the Http1Session before any
 // HTTP/2 byte is parsed.
 //
-// Input: Connection::OnReadCb → OnRead → nghttp2_session_mem_recv, whose
-// callbacks report streams to the Http2Delegate.
+// Input: Connection::OnReadCb → OnRead → FramePrescan (frame_prescan.h),
+// which feeds nghttp2_session_mem_recv and stops in front of the frames
+// OnFrame decides about; nghttp2's callbacks report streams to the
+// Http2Delegate.
 // Output: corked. Responses, writes and nghttp2's own frames (SETTINGS ACK,
 // WINDOW_UPDATE...) only mark the connection dirty; Connection::Flush calls
 // OnFlush, which runs nghttp2_session_send once: control frames are copied
@@ -17,6 +19,13 @@
 // Flow control follows consumption: the connection window is replenished as
 // DATA arrives, each stream's window only when the embedder has consumed the
 // stream's data (a paused stream backpressures its sender).
+//
+// Files, one concern each: http2_session.cc (lifecycle, input and output,
+// nghttp2 callbacks, events), http2_frame_rules.cc (OnFrame: RFC 9113
+// answers ahead of nghttp2), http2_respond.cc (the stream API below),
+// http2_compression.cc (response compression glue); the per-stream state
+// is Http2Stream (http2_stream.h), body producers implement
+// Http2BodySource (http2_body_source.h).
 #pragma once
 
 #include <nghttp2/nghttp2.h>
@@ -31,8 +40,10 @@
 
 #include "core/common/result.h"
 #include "core/compress/compress_stream.h"
-#include "core/http2/http2_delegate.h"
 #include "core/http2/client_stream_ids.h"
+#include "core/http2/frame_prescan.h"
+#include "core/http2/http2_body_source.h"
+#include "core/http2/http2_delegate.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
 
@@ -41,32 +52,12 @@ namespace sluice {
 class CompressJob;
 class Connection;
 class Http2HeaderList;
+class Http2PendingCompress;
+class Http2WriteQueue;
+struct Http2Stream;
 struct CompressParams;
 class PipeBodyListener;
 class PipeSource;
-
-// The producer of a stream's response body, pulled by nghttp2's data
-// provider. Implemented by the queue of JS writes (in http2_session.cc) and
-// by the native pipe's HTTP/2 sink (http2_pipe_sink.h).
-class Http2BodySource {
- public:
-  virtual ~Http2BodySource() = default;
-  // Session → source, from the data provider: how many bytes (<= max) can
-  // be sent now. Returns > 0; or 0 with *eof = true when the body is done;
-  // or kBodyWouldBlock: nothing yet (the producer then calls
-  // Http2Session::ResumeData once it has data). *eof may also be set
-  // with a positive count: those are the last bytes.
-  virtual ssize_t Available(size_t max, bool* eof) = 0;
-  // Session → source, from send_data: append exactly `len` bytes (the count
-  // Available returned last) to `q`, large payloads by reference
-  // (AppendExternal), never copied.
-  virtual void Emit(OutputQueue& q, size_t len) = 0;
-  // Session → source: the stream is gone (closed, reset, or the connection
-  // closed). The session never touches the source afterwards; the source
-  // releases what it holds (and frees itself if it owns itself).
-  virtual void Detach() = 0;
-  static constexpr ssize_t kBodyWouldBlock = -1;
-};
 
 // Respond flags.
 enum Http2RespondFlags : uint32_t {
@@ -74,7 +65,7 @@ enum Http2RespondFlags : uint32_t {
   kH2WaitForTrailers = 1u << 1,  // OnStreamWantTrailers after the body
 };
 
-class Http2Session final : public Session {
+class Http2Session final : public Session, private FramePrescan::Sink {
  public:
   explicit Http2Session(Connection* conn);
   ~Http2Session() override;
@@ -179,9 +170,14 @@ class Http2Session final : public Session {
   void* user_data = nullptr;
 
  private:
-  struct Stream;
-  class WriteQueue;
-  class PendingCompress;
+  // Units of this session in files of their own: the per-stream state
+  // (http2_stream.h) and the compression glue (http2_compression.h) call
+  // back into it (OnStreamCompressed, OnCompressDone).
+  friend struct Http2Stream;
+  friend class Http2PendingCompress;
+  using Stream = Http2Stream;
+  using WriteQueue = Http2WriteQueue;
+  using PendingCompress = Http2PendingCompress;
   struct Event {
     enum Kind { kDrain, kWantTrailers, kClose, kBodyDone } kind;
     int32_t id;
@@ -190,30 +186,68 @@ class Http2Session final : public Session {
     int status;                  // kBodyDone
   };
 
-  // nghttp2 callbacks (static trampolines; user_data is the session).
+  // nghttp2 callbacks: static trampolines, user_data is the session. The
+  // output ones run inside nghttp2_session_send (SendPending, from
+  // OnFlush), the input ones inside nghttp2_session_mem_recv (Feed, from
+  // OnRead inside the connection's dispatch). None may call send or
+  // mem_recv again; embedder calls made from them may re-enter the stream
+  // API (submits only), and events for the embedder raised while sending
+  // wait in events_ until send returns.
+  //
+  // A control frame or HEADERS block of `len` bytes, nghttp2's memory
+  // (copied into the writer's queue); WOULDBLOCK over the control backlog.
   static ssize_t SendCb(nghttp2_session*, const uint8_t* data, size_t len,
                         int flags, void* user);
+  // A DATA frame of a stream whose provider set NO_COPY: the 9-byte header
+  // (nghttp2's memory, copied) and `len` payload bytes taken from the
+  // stream's body source (referenced); WOULDBLOCK over the data backlog.
   static int SendDataCb(nghttp2_session*, nghttp2_frame* frame,
                         const uint8_t* framehd, size_t len,
                         nghttp2_data_source* source, void* user);
+  // A frame left (inside send): after the last frame of a response to a
+  // refused body (RefuseBody), RST_STREAM(NO_ERROR) tells the client to
+  // stop sending it.
+  static int OnFrameSendCb(nghttp2_session*, const nghttp2_frame* frame,
+                           void* user);
+  // The data provider: how many body bytes (<= len) the stream's source
+  // has now (nothing is copied into `buf`: NO_COPY), EOF and trailers, or
+  // DEFERRED until ResumeData/Write/End resume it.
   static ssize_t ReadCb(nghttp2_session*, int32_t id, uint8_t* buf,
                         size_t len, uint32_t* data_flags,
                         nghttp2_data_source* source, void* user);
-  static int OnBeginFrameCb(nghttp2_session*, const nghttp2_frame_hd* hd,
-                            void* user);
+  // A HEADERS frame begins: creates the Stream of a request (or refuses it
+  // after our GOAWAY), resets the field arena for trailers.
   static int OnBeginHeadersCb(nghttp2_session*, const nghttp2_frame* frame,
                               void* user);
+  // One decoded header field (nghttp2's memory, valid during the call):
+  // appended to the stream's arena, bounded by maxHeaderSize.
   static int OnHeaderCb(nghttp2_session*, const nghttp2_frame* frame,
                         const uint8_t* name, size_t namelen,
                         const uint8_t* value, size_t valuelen, uint8_t flags,
                         void* user);
+  // A whole frame was received: delivers a request head (OnStream), the
+  // end or trailers (OnStreamEnd), notes client resets, reports GOAWAY.
+  // Calls the embedder; fails the parse if it destroyed the connection.
   static int OnFrameRecvCb(nghttp2_session*, const nghttp2_frame* frame,
                            void* user);
+  // DATA payload bytes of stream `id`, pointing into the input given to
+  // mem_recv (valid during the call): delivered (OnStreamData) and the
+  // windows credited as flow control says (see PauseStream).
   static int OnDataChunkRecvCb(nghttp2_session*, uint8_t flags, int32_t id,
                                const uint8_t* data, size_t len, void* user);
+  // nghttp2 closed stream `id` (either side, or the session ended): the
+  // Stream is freed, its source detached, the embedder told (deferred to
+  // events_ while sending).
   static int OnStreamCloseCb(nghttp2_session*, int32_t id,
                              uint32_t error_code, void* user);
   static nghttp2_session_callbacks* Callbacks();
+
+  // FramePrescan::Sink (from OnRead's Scan): Feed hands input to
+  // nghttp2_session_mem_recv; OnFrame decides about a frame before nghttp2
+  // sees it (RFC 9113 rules nghttp2 keeps only in some versions), may
+  // submit RST_STREAM or terminate the session.
+  bool Feed(const uint8_t* data, size_t len) override;
+  FramePrescan::Action OnFrame(const PrescanFrame& f) override;
 
   int Init();
   Stream* Find(int32_t id);
@@ -242,6 +276,11 @@ class Http2Session final : public Session {
   // The stream's output backlog calls for backpressure (StreamNeedsDrain).
   bool Backlogged(Stream* st) const;
   void DeliverHeaders(Stream* st, bool end_stream);
+  // The request body of `st` passed maxRequestBodySize: 413 unless the
+  // embedder responded, RST_STREAM(NO_ERROR) once the response is complete
+  // (OnFrameSendCb), then OnStreamBodyTooLarge.
+  // Inside mem_recv; `st` may be gone afterwards.
+  void RefuseBody(Stream* st);
   void DeliverEnd(Stream* st);
   // On the peer's EOF: submits RST_STREAM(CANCEL) for every open stream
   // (none can finish: no request body, WINDOW_UPDATE or reset can come).
@@ -268,6 +307,7 @@ class Http2Session final : public Session {
   int32_t goaway_last_id_ = INT32_MAX;
   bool fatal_ = false;          // a connection error: close once written
   ClientStreamIds client_ids_;  // skipped and client-closed stream ids
+  FramePrescan prescan_;        // frame layout of the input, across reads
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
 };

@@ -70,7 +70,11 @@ bool DroppedInHttp2(const std::string& lower) {
 }  // namespace
 
 bool UpgradeToHttp2(Connection* c, const RequestHead& head) {
-  if (c->listener()->delegate()->http2() == nullptr) return false;
+  // h2c is cleartext only (RFC 9113 3.1): over TLS, HTTP/2 is chosen by
+  // ALPN and an Upgrade: h2c is an ordinary header.
+  if (c->listener()->delegate()->http2() == nullptr || c->tls() != nullptr) {
+    return false;
+  }
   std::string_view settings, host;
   int settings_count = 0;
   bool h2c = false, conn_settings = false;

@@ -6,7 +6,7 @@
 // Http2Delegate like any stream.
 #pragma once
 
-#include "core/net/server_delegate.h"
+#include "core/http1/http1_delegate.h"
 
 namespace sluice {
 

@@ -8,6 +8,7 @@
 #include "core/net/address.h"
 #include "core/net/session_factory.h"
 #include "core/net/listener.h"
+#include "core/net/tls_context.h"
 
 namespace sluice {
 
@@ -47,7 +48,25 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
   // Responses are corked into one write: Nagle would only add latency.
   if (!c->pipe_) uv_tcp_nodelay(&c->h_.tcp, 1);
   listener->AddConnection(c);
+  TlsServer* tls = listener->tls();
+  if (tls != nullptr) {
+    // Before the session: it asks tls() (no h2c detection over TLS).
+    c->tls_ = TlsChannel::Create(tls, &c->writer_.wire());
+  }
   c->session_.reset(listener->sessions()->Initial(c, &c->detecting_));
+  if (tls != nullptr) {
+    if (!c->tls_) {
+      c->Destroy();
+      return nullptr;
+    }
+    // The session starts once the handshake chose it (OnHandshakeDone):
+    // until then no byte reaches it and none of its deadlines runs — the
+    // handshake has its own.
+    c->ClearDeadline(kDeadlineHeaders);
+    c->detecting_ = false;
+    c->writer_.set_sealer(c->tls_.get());
+    c->SetDeadline(kDeadlineHandshake, tls->handshake_timeout_ms);
+  }
   c->StartReading();
   return c;
 }
@@ -88,7 +107,10 @@ void Connection::Resume(PauseReason why) {
   if (!(pause_mask_ & why)) return;
   pause_mask_ &= ~why;
   if (pause_mask_ || closing_) return;
-  if (session_ && session_->HasHeldInput()) {
+  if ((session_ && session_->HasHeldInput()) ||
+      (tls_ && tls_->handshake_done() && tls_->HasBufferedInput())) {
+    // (TLS: records read before the pause wait inside OpenSSL; the peer
+    // may send nothing more, so they are decrypted without a new read.)
     // Held-back input must be parsed before new reads (whichever pause
     // reason was lifted last), and parsing calls into the embedder: never
     // from inside the embedder's own call.
@@ -101,6 +123,7 @@ void Connection::Resume(PauseReason why) {
 void Connection::ReparseHeldInput() {
   if (closing_) return;
   session_->ResumeParsing();
+  if (tls_ && tls_->handshake_done() && !closing_) PumpTls();
   if (!pause_mask_ && !closing_) StartReading();
 }
 
@@ -114,7 +137,9 @@ void Connection::OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf) {
   (void)suggested;
   Connection* c = static_cast<Connection*>(h->data);
   c->alloc_result_ = ReadBuffers::kGot;
-  if (c->session_ && !c->shut_down_ && !c->closing_) {
+  // TLS: ciphertext always goes to the shared buffer (it is fed to
+  // OpenSSL at once); PumpTls asks ReadBuffers for the plaintext's memory.
+  if (c->session_ && !c->tls_ && !c->shut_down_ && !c->closing_) {
     ReadBuffers::Result r =
         c->read_buffers_.Acquire(c->session_->ReadMemory(), buf);
     if (c->closing_ && r != ReadBuffers::kFallback) {
@@ -151,6 +176,8 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     } else {
       c->Destroy();  // the allocator failed
     }
+  } else if (nread > 0 && c->tls_) {
+    c->OnTlsRead(buf->base, static_cast<size_t>(nread));
   } else if (nread > 0) {
     size_t n = static_cast<size_t>(nread);
     c->bytes_read_ += n;
@@ -165,6 +192,13 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
       c->read_buffers_.AfterRead(c->session_->ReadMemory() ==
                                  ReadBuffers::kRequire);
     }
+  } else if (c->tls_ && !c->tls_->handshake_done()) {
+    // EOF or a reset before the handshake completed: as node, the client
+    // is reported gone (tlsClientError ECONNRESET).
+    c->tls_->SetError("ECONNRESET",
+                      "Client network socket disconnected before secure TLS "
+                      "connection was established");
+    c->FailTls();
   } else if (nread == UV_EOF) {
     c->eof_ = true;
     c->StopReading();
@@ -191,6 +225,124 @@ void Connection::DetectProtocol(const char* data, size_t len) {
   }
   if (replay > 0) session_->OnRead(PrefaceMatcher::kPreface, replay);
   if (!closing_) session_->OnRead(data, len);
+}
+
+void Connection::OnTlsRead(const char* data, size_t len) {
+  tls_->Feed(data, len);
+  if (!tls_->handshake_done()) {
+    const TlsServer* server = listener_->tls();
+    if (tls_->handshake_bytes() > server->max_handshake_bytes) {
+      tls_->SetError("ERR_SLUICE_TLS_HANDSHAKE_TOO_LARGE",
+                     "TLS handshake input exceeds its bound");
+      FailTls();
+      return;
+    }
+    TlsChannel::Status s = tls_->Handshake();
+    if (s == TlsChannel::kError) {
+      FailTls();
+      return;
+    }
+    if (!writer_.wire().empty()) MarkDirty();  // the server's flight
+    if (s == TlsChannel::kWant) return;
+    if (!OnHandshakeDone()) return;
+  }
+  PumpTls();
+}
+
+bool Connection::OnHandshakeDone() {
+  ClearDeadline(kDeadlineHandshake);
+  std::string alpn = tls_->alpn();
+  if (alpn == "h2" && listener_->delegate()->http2() != nullptr) {
+    // As a connection opening with the preface: the initial session saw
+    // no byte and is simply replaced; nghttp2 checks the client preface.
+    session_.reset(listener_->sessions()->ForPreface(this));
+    if (session_->Start() != 0) {
+      Destroy();
+      return false;
+    }
+  } else if (!listener_->tls()->allow_http1) {
+    // allowHTTP1: false and no "h2" (no ALPN at all): node emits
+    // 'unknownProtocol' and closes; sluice closes.
+    Destroy();
+    return false;
+  } else {
+    SetDeadline(kDeadlineHeaders, listener_->options().headers_timeout_ms);
+  }
+  MarkDirty();
+  listener_->delegate()->OnSecureConnection(this);
+  return !closing_;
+}
+
+void Connection::PumpTls() {
+  while (!closing_ && !pause_mask_ && !shut_down_ && tls_->HasReadable()) {
+    ReadBuffers::Want want = session_->ReadMemory();
+    uv_buf_t buf;
+    ReadBuffers::Result r = want == ReadBuffers::kNone
+                                ? ReadBuffers::kFallback
+                                : read_buffers_.Acquire(want, &buf);
+    if (closing_) return;  // the embedder's allocator closed us
+    if (r == ReadBuffers::kDry) {
+      Pause(kPauseMemory);  // RetryReadBuffer resumes (Resume: reparse)
+      return;
+    }
+    if (r == ReadBuffers::kError) {
+      Destroy();
+      return;
+    }
+    if (r == ReadBuffers::kFallback) {
+      // The ciphertext read into the shared buffer was fed (copied) to
+      // OpenSSL already: the buffer is free for plaintext the session
+      // consumes or copies before this returns.
+      buf = uv_buf_init(listener_->shared_read_buffer(),
+                        Listener::kSharedReadBufferSize);
+    }
+    // As many records as fit go into this buffer before the session sees
+    // them: one session read (one body chunk) per buffer, not per record.
+    size_t n = 0;
+    TlsChannel::Status s = TlsChannel::kOk;
+    while (n < buf.len) {
+      size_t got = 0;
+      s = tls_->Read(buf.base + n, buf.len - n, &got);
+      if (s != TlsChannel::kOk) break;
+      n += got;
+      if (!tls_->HasReadable()) break;
+    }
+    if (n > 0) {
+      read_buffers_.OnRead(buf.base, n);
+      session_->OnRead(buf.base, n);
+      if (closing_) return;
+      read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
+      if (s == TlsChannel::kOk || s == TlsChannel::kWant) continue;
+    } else if (s == TlsChannel::kWant || s == TlsChannel::kOk) {
+      // No whole record after all: a fresh hold with nothing in it goes
+      // back unless a body is due (the next record lands there).
+      if (r == ReadBuffers::kGot) {
+        read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
+      }
+      break;
+    } else if (r == ReadBuffers::kGot) {
+      read_buffers_.AfterRead(false);
+    }
+    if (s == TlsChannel::kClosed) {
+      // close_notify: the peer sends no more (as EOF on cleartext).
+      eof_ = true;
+      StopReading();
+      session_->OnEof();
+      return;
+    }
+    Destroy();  // a bad record after the handshake: nothing to answer
+    return;
+  }
+  if (!closing_ && !writer_.wire().empty()) MarkDirty();
+}
+
+void Connection::FailTls() {
+  if (closing_) return;
+  listener_->delegate()->OnTlsClientError(this, tls_->error_code().c_str(),
+                                          tls_->error_message().c_str());
+  if (closing_) return;
+  writer_.Flush();  // the alert OpenSSL queued, if any; best effort
+  Destroy();
 }
 
 void Connection::ReplaceSession(Session* s) {
@@ -270,6 +422,15 @@ void Connection::EndGracefully() {
 
 void Connection::StartShutdown() {
   if (shut_down_ || closing_) return;
+  if (tls_) {
+    // close_notify after the last record (libuv shuts down once the
+    // writes queued before it are done).
+    tls_->SendCloseNotify();
+    if (writer_.Flush() != 0) {
+      Destroy();
+      return;
+    }
+  }
   shut_down_ = true;
   shutdown_req_.data = this;
   if (uv_shutdown(&shutdown_req_, stream(),
@@ -332,6 +493,9 @@ void Connection::CheckDeadlines(uint64_t now) {
       deadlines_[k] = 0;
       if (k == kDeadlineLinger) {
         Destroy();
+      } else if (k == kDeadlineHandshake) {
+        tls_->SetError("ERR_TLS_HANDSHAKE_TIMEOUT", "TLS handshake timeout");
+        FailTls();
       } else {
         session_->OnTimeout(k);
       }

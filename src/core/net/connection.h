@@ -14,6 +14,7 @@
 #include "core/net/protocol_detect.h"
 #include "core/net/read_buffers.h"
 #include "core/net/session.h"
+#include "core/net/tls_channel.h"
 #include "core/net/writer.h"
 
 namespace sluice {
@@ -25,7 +26,8 @@ enum DeadlineKind {
   kDeadlineRequest = 1,   // requestTimeout
   kDeadlineKeepAlive = 2, // keepAliveTimeout
   kDeadlineLinger = 3,    // closing: stop waiting for the peer's EOF
-  kDeadlineCount = 4,
+  kDeadlineHandshake = 4, // TLS: handshakeTimeout (the connection's own)
+  kDeadlineCount = 5,
 };
 
 class Connection final : private WriterClient {
@@ -44,6 +46,8 @@ class Connection final : private WriterClient {
   Session* session() const { return session_.get(); }
   Writer& writer() { return writer_; }
   ReadBuffers& read_buffers() { return read_buffers_; }
+  // The TLS layer under the session; nullptr on a cleartext connection.
+  TlsChannel* tls() const { return tls_.get(); }
   // The embedder's buffer pool refilled: read again if a dry pool stopped
   // reading (the next alloc callback asks again).
   void RetryReadBuffer() { Resume(kPauseMemory); }
@@ -121,6 +125,19 @@ class Connection final : private WriterClient {
   // First bytes of the connection: HTTP/2 preface or HTTP/1.1 (called by
   // OnReadCb while detecting_).
   void DetectProtocol(const char* data, size_t len);
+  // TLS (tls_ set): ciphertext read from the socket (inside the read
+  // callback's dispatch): drives the handshake, then PumpTls.
+  void OnTlsRead(const char* data, size_t len);
+  // The handshake completed: the session by ALPN, 'secureConnection'.
+  // False when the connection was closed instead.
+  bool OnHandshakeDone();
+  // Decrypts what was fed into the session, record by record, each into
+  // the memory the session asks for (ReadBuffers), until OpenSSL wants
+  // more input or the connection pauses or closes. Inside a dispatch.
+  void PumpTls();
+  // Reports tls_'s error (tlsClientError), writes the alert OpenSSL
+  // queued, and closes. Inside a dispatch.
+  void FailTls();
 
   LoopTracked tracked_;  // freed only in the tcp handle's close callback
   Listener* listener_;
@@ -141,6 +158,8 @@ class Connection final : private WriterClient {
   // (kError): the read callback that follows (UV_ENOBUFS) acts on it.
   ReadBuffers::Result alloc_result_ = ReadBuffers::kGot;
   std::unique_ptr<Session> session_;
+  // Declared after writer_ (its wire queue), destroyed before it.
+  std::unique_ptr<TlsChannel> tls_;
   std::unique_ptr<Session> retired_session_;  // see ReplaceSession
   uv_shutdown_t shutdown_req_;
   uint64_t deadlines_[kDeadlineCount] = {0, 0, 0, 0};

@@ -9,6 +9,8 @@
 
 #include "core/net/address.h"
 #include "core/net/connection.h"
+// The interface only: the released delegate must answer HTTP/1 events.
+#include "core/http1/http1_delegate.h"
 
 namespace sluice {
 
@@ -27,23 +29,24 @@ int SetReusePort(uv_tcp_t* tcp) {
 // The delegate after Release: every event is dropped. Connections closing
 // after the embedder let go (environment teardown) still run session code
 // that reports to "the delegate"; this keeps those paths free of checks.
-class ReleasedDelegate final : public ServerDelegate {
+// (HTTP/2 sessions check http2() for null instead.)
+class ReleasedDelegate final : public ServerDelegate, public Http1Delegate {
  public:
   void OnDispatchBegin() override {}
   void OnDispatchEnd() override {}
-  void OnRequest(Connection*, const RequestHead&) override {}
-  void OnBody(Connection*, uint32_t, const char*, size_t, int64_t) override {}
   BufferResult AcquireBodyBuffer(Connection*, size_t, char**,
                                  size_t*) override {
     return BufferResult::kError;
   }
-  void OnRequestEnd(Connection*, uint32_t,
-                    const std::vector<std::pair<std::string_view,
-                                                std::string_view>>&) override {}
   void OnDrain(Connection*) override {}
-  void OnClientError(Connection*, const ClientError&) override {}
   void OnConnectionClose(Connection*) override {}
   void OnServerClosed() override {}
+  Http1Delegate* http1() override { return this; }
+  // Http1Delegate
+  void OnRequest(Connection*, const RequestHead&) override {}
+  void OnBody(Connection*, uint32_t, const char*, size_t, int64_t) override {}
+  void OnRequestEnd(Connection*, uint32_t, const Http1Fields&) override {}
+  void OnClientError(Connection*, const ClientError&) override {}
 };
 
 ReleasedDelegate g_released_delegate;

@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/common/options.h"
 #include "core/net/server_delegate.h"
 #include "core/net/session_factory.h"
+#include "core/net/tls_context.h"
 
 namespace sluice {
 
@@ -75,6 +77,10 @@ class Listener {
   uv_loop_t* loop() const { return loop_; }
   ServerDelegate* delegate() const { return delegate_; }
   SessionFactory* sessions() const { return sessions_; }
+  // TLS: connections accepted while a TlsServer is set speak TLS
+  // (createSecureServer); nullptr: cleartext. Set before Listen.
+  void set_tls(std::unique_ptr<TlsServer> tls) { tls_ = std::move(tls); }
+  TlsServer* tls() const { return tls_.get(); }
   const ServerOptions& options() const { return options_; }
   // The limits lib/ lets users change later as server properties
   // (maxHeadersCount, maxRequestsPerSocket, maxConnections...): read at
@@ -124,6 +130,7 @@ class Listener {
   ServerDelegate* delegate_;
   SessionFactory* sessions_;
   ServerOptions options_;
+  std::unique_ptr<TlsServer> tls_;  // outlives every connection (SSL app data)
   DateCache date_;
   // The listening socket: TCP, or a Unix socket (pipe_).
   union ServerHandle {

@@ -81,6 +81,12 @@ class OutputQueue {
   // Fills iovecs for the bytes after the first `skip` bytes. The iovecs point
   // into this queue, which must not change until they are used.
   void ToIovecs(size_t skip, std::vector<uv_buf_t>* out) const;
+  // Calls f(data, len) for each span of bytes, in order (a TLS layer
+  // seals them into records without building iovecs).
+  template <typename F>
+  void ForEachSpan(F&& f) const {
+    for (const Segment& s : segs_) f(s.ext ? s.ext : inline_.get() + s.off, s.len);
+  }
 
  private:
   struct Segment {

@@ -5,9 +5,20 @@
 namespace sluice {
 
 int Writer::Flush() {
-  if (queue_.empty()) return 0;
+  OutputQueue* out = &queue_;
+  if (sealer_ != nullptr) {
+    // TLS: the plaintext becomes records in wire_ (the sealer copies what
+    // it needs), then wire_ is written exactly as a cleartext queue.
+    if (!queue_.empty()) {
+      int s = sealer_->Seal(queue_);
+      queue_.Clear();  // releases external refs: the records hold the bytes
+      if (s != 0) return UV_EPROTO;
+    }
+    out = &wire_;
+  }
+  if (out->empty()) return 0;
   size_t skip = 0;
-  queue_.ToIovecs(0, &iov_);
+  out->ToIovecs(0, &iov_);
   // Linux caps writev at IOV_MAX (1024) iovecs; libuv handles larger counts
   // for uv_write but uv_try_write takes what it can, which is fine.
   if (in_flight_reqs_ == 0) {
@@ -16,22 +27,22 @@ int Writer::Flush() {
     int r = uv_try_write(stream_, iov_.data(),
                          static_cast<unsigned int>(iov_.size()));
     if (r >= 0) {
-      if (static_cast<size_t>(r) == queue_.size()) {
-        dispatched_ += queue_.size();
-        queue_.Clear();  // releases external refs: the kernel has the bytes
+      if (static_cast<size_t>(r) == out->size()) {
+        dispatched_ += out->size();
+        out->Clear();  // releases external refs: the kernel has the bytes
         return 0;
       }
       skip = static_cast<size_t>(r);
     } else if (r != UV_EAGAIN && r != UV_ENOSYS) {
       return r;
     }
-    if (skip) queue_.ToIovecs(skip, &iov_);
+    if (skip) out->ToIovecs(skip, &iov_);
   }
   WriteReq* wr = new WriteReq();
   wr->writer = this;
-  wr->bytes = queue_.size() - skip;
-  const size_t total = queue_.size();
-  wr->data = std::move(queue_);  // iovecs stay valid: storage moves, not copies
+  wr->bytes = out->size() - skip;
+  const size_t total = out->size();
+  wr->data = std::move(*out);  // iovecs stay valid: storage moves, not copies
   wr->req.data = wr;
   int r = uv_write(&wr->req, stream_, iov_.data(),
                    static_cast<unsigned int>(iov_.size()), OnWrite);

@@ -21,6 +21,16 @@ class WriterClient {
   virtual void OnWriteComplete(int status) = 0;
 };
 
+// Turns queued plaintext into wire bytes (TLS records) appended to the
+// writer's wire queue. Called by Writer::Flush on the loop thread; returns
+// 0 or -1 (the connection is then to be destroyed). Must not re-enter the
+// writer.
+class Sealer {
+ public:
+  virtual ~Sealer() = default;
+  virtual int Seal(const OutputQueue& plain) = 0;
+};
+
 class Writer {
  public:
   Writer(uv_stream_t* stream, WriterClient* client)
@@ -30,6 +40,11 @@ class Writer {
 
   // The queue producers append to. Nothing is written until Flush().
   OutputQueue& queue() { return queue_; }
+  // With a sealer (TLS): each Flush seals the queue into wire() and writes
+  // wire(), where the sealer also puts bytes of its own (handshake,
+  // alerts). Without one, the queue itself is written (no extra step).
+  void set_sealer(Sealer* s) { sealer_ = s; }
+  OutputQueue& wire() { return wire_; }
 
   // Hands queued bytes to the kernel. Returns 0 or a libuv error (the
   // connection is then to be destroyed). Safe to call with nothing queued.
@@ -37,13 +52,15 @@ class Writer {
 
   // Bytes queued but not flushed, plus bytes handed to uv_write and not yet
   // written: what backpressure is measured on.
-  size_t Backlog() const { return queue_.size() + in_flight_bytes_; }
+  size_t Backlog() const {
+    return queue_.size() + wire_.size() + in_flight_bytes_;
+  }
   bool HasWritesInFlight() const { return in_flight_reqs_ > 0; }
   // Counts write system calls made by Flush (for tests and benchmarks).
   uint64_t flushes() const { return flushes_; }
-  // Bytes handed to the kernel or to libuv so far plus those queued: node's
-  // socket.bytesWritten.
-  uint64_t bytes_written() const { return dispatched_ + queue_.size(); }
+  // Bytes handed to the kernel or to libuv so far (TLS: records) plus
+  // those queued: node's socket.bytesWritten.
+  uint64_t bytes_written() const { return dispatched_ + queue_.size() + wire_.size(); }
 
  private:
   struct WriteReq {
@@ -57,6 +74,8 @@ class Writer {
   uv_stream_t* stream_;
   WriterClient* client_;
   OutputQueue queue_;
+  Sealer* sealer_ = nullptr;
+  OutputQueue wire_;  // sealed bytes (only with a sealer)
   std::vector<uv_buf_t> iov_;
   size_t in_flight_bytes_ = 0;
   size_t in_flight_reqs_ = 0;

@@ -67,6 +67,17 @@ async function waitInUseZero(pool) {
   }
 }
 
+// A countingHandler server whose reads land in a pool of 8 buffers of
+// `bufferSize` bytes; the handler reports pool memory as not copied.
+async function startPoolServer(bufferSize) {
+  const errs = common.handlerErrors();
+  const pool = sluice.createBufferPool({ bufferSize, maxBuffers: 8 });
+  const owner = poolOwner();
+  const { port } = await common.startServer({ requestBufferAllocator: owner.wrap(pool.alloc) },
+                                            countingHandler(errs, owner.owns));
+  return { errs, pool, port };
+}
+
 describe(`uploads: pathological chunking [${common.implName}]`, function () {
   afterEach(common.cleanup);
   this.timeout(20000);
@@ -91,11 +102,7 @@ describe(`uploads: pathological chunking [${common.implName}]`, function () {
   });
 
   common.sluiceOnly('with a pool: the coalesced chunks are views of pool memory, one buffer serves the body', async function () {
-    const errs = common.handlerErrors();
-    const pool = sluice.createBufferPool({ bufferSize: 65536, maxBuffers: 8 });
-    const owner = poolOwner();
-    const { port } = await common.startServer({ requestBufferAllocator: owner.wrap(pool.alloc) },
-                                              countingHandler(errs, owner.owns));
+    const { errs, pool, port } = await startPoolServer(65536);
     const body = crypto.randomBytes(6000);
     const wire = chunked(body);
     const c = await common.rawConnect(port);
@@ -116,11 +123,7 @@ describe(`uploads: pathological chunking [${common.implName}]`, function () {
   });
 
   common.sluiceOnly('with a pool: chunk framing cut at every 1-7 bytes, in separate segments, compacts correctly', async function () {
-    const errs = common.handlerErrors();
-    const pool = sluice.createBufferPool({ bufferSize: 4096, maxBuffers: 8 });
-    const owner = poolOwner();
-    const { port } = await common.startServer({ requestBufferAllocator: owner.wrap(pool.alloc) },
-                                              countingHandler(errs, owner.owns));
+    const { errs, pool, port } = await startPoolServer(4096);
     const body = crypto.randomBytes(3000);
     const wire = Buffer.concat([
       Buffer.from('POST /s HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n'),

@@ -10,12 +10,12 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const http2 = require('node:http2');
 const common = require('../common');
-const h2 = require('./h2common');
+const h2 = require('../http2/h2common');
 const { assert } = common;
 
 const describeSluice = common.isNode ? describe.skip : describe;
 
-const { fdCount, settled } = require('../files/settled');
+const { fdCount, settled } = require('./settled');
 
 describeSluice('http2 respondWithFile', function () {
   let dir;

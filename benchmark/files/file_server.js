@@ -1,0 +1,45 @@
+'use strict';
+// file_server.js <sluice|node> --file-size N --proto h2|h1 [--cache on|off]
+// One file of N random bytes (written to a temp dir at startup, removed at
+// exit), served at /f on every request:
+//   sluice: stream.respondWithFile (h2c) / res.respondWithFile (HTTP/1.1),
+//           with the open-file cache (`openFileCache: true`) when --cache on
+//   node:   node:http2 stream.respondWithFile (h2c) /
+//           node:http fs.createReadStream(path).pipe(res) (HTTP/1.1)
+// Prints "PORT <n>" when listening.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const { loadImpl, parseArgs, serve } = require('../server_harness.js');
+
+const opts = parseArgs(process.argv.slice(2), { fileSize: 1024, proto: 'h2', cache: 'off' });
+const impl = opts._[0];
+const h2 = opts.proto === 'h2';
+const mod = loadImpl(impl, h2 ? 'node:http2' : 'node:http');
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-files-'));
+const file = path.join(dir, 'f');
+fs.writeFileSync(file, crypto.randomBytes(opts.fileSize));
+process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+
+const headers = { 'content-type': 'application/octet-stream' };
+let server;
+if (impl === 'sluice') {
+  server = mod.createServer({
+    http2: { maxConcurrentStreams: 256 },
+    openFileCache: opts.cache === 'on',
+  }, (req, res) => res.respondWithFile(file, headers));
+  server.on('stream', (stream) => stream.respondWithFile(file, headers));
+} else if (h2) {
+  server = mod.createServer({ settings: { maxConcurrentStreams: 256 } });
+  server.on('stream', (stream) => stream.respondWithFile(file, headers));
+} else {
+  server = mod.createServer((req, res) => {
+    res.writeHead(200, { ...headers, 'content-length': opts.fileSize });
+    fs.createReadStream(file).pipe(res);
+  });
+}
+
+serve(server);

@@ -1,0 +1,272 @@
+// Http2Session's stream API: what the embedder calls to answer a stream
+// (respond, 1xx, body writes, end and trailers, resets, request-body flow
+// control, native body sources). Loop thread; any context (inside or
+// outside a dispatch); each call only submits to nghttp2 and marks the
+// connection dirty — frames leave in the next OnFlush.
+#include <string>
+
+#include "core/http2/http2_pipe_body.h"
+#include "core/http2/http2_session.h"
+#include "core/http2/http2_stream.h"
+#include "core/net/connection.h"
+#include "core/net/listener.h"
+
+namespace sluice {
+
+int Http2Session::SubmitWithBody(Stream* st, Http2HeaderList& headers) {
+  nghttp2_data_provider prd;
+  prd.source.ptr = st;
+  prd.read_callback = ReadCb;
+  return nghttp2_submit_response(session_, st->id, headers.nv(),
+                                 headers.size(), &prd);
+}
+
+int Http2Session::Respond(int32_t id, int status, Http2HeaderList& headers,
+                          uint32_t flags) {
+  if (dead()) return kResultClosed;
+  Stream* st = Find(id);
+  if (!st) return kResultNoRequest;
+  if (st->responded) return kResultHeadersSent;
+  return SubmitResponse(st, status, headers, flags);
+}
+
+int Http2Session::SubmitResponse(Stream* st, int status,
+                                 Http2HeaderList& headers, uint32_t flags) {
+  int32_t id = st->id;
+  st->responded = true;
+  st->no_body = st->head_request || status == 204 || status == 304 ||
+                (flags & kH2EndStream);
+  if (st->no_body) st->compressor.reset();
+  st->wait_for_trailers = (flags & kH2WaitForTrailers) != 0;
+  int r;
+  if (st->no_body && !st->wait_for_trailers) {
+    st->ended = true;
+    r = nghttp2_submit_response(session_, id, headers.nv(), headers.size(),
+                                nullptr);
+  } else {
+    st->queue = std::make_unique<WriteQueue>();
+    st->source = st->queue.get();
+    if (st->no_body) {
+      st->ended = true;
+      st->queue->set_ended();
+    }
+    r = SubmitWithBody(st, headers);
+  }
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+int Http2Session::SendInformational(int32_t id, Http2HeaderList& headers) {
+  if (dead()) return kResultClosed;
+  Stream* st = Find(id);
+  if (!st) return kResultNoRequest;
+  if (st->responded) return kResultHeadersSent;
+  int r = nghttp2_submit_headers(session_, NGHTTP2_FLAG_NONE, id, nullptr,
+                                 headers.nv(), headers.size(), nullptr);
+  conn_->MarkDirty();
+  return r < 0 ? kResultInvalid : kResultOk;
+}
+
+int Http2Session::StreamFor(int32_t id, bool responded, Stream** st) {
+  *st = dead() ? nullptr : Find(id);
+  if (dead()) return kResultClosed;
+  if (!*st) return kResultNoRequest;
+  if ((*st)->responded != responded) {
+    return responded ? kResultHeadersNotSent : kResultHeadersSent;
+  }
+  return kResultOk;
+}
+
+int Http2Session::Write(int32_t id, const char* data, size_t len,
+                        ExternalRef* ref) {
+  Stream* st;
+  int err = StreamFor(id, true, &st);
+  if (err == kResultOk && st->ended) {
+    err = st->no_body ? kResultOk : kResultEnded;
+  } else if (err == kResultOk &&
+             (st->queue == nullptr || st->source != st->queue.get())) {
+    err = kResultInvalid;  // a native source owns the body
+  }
+  if (err != kResultOk || st->ended) {
+    if (ref) ref->Release();
+    return err;
+  }
+  size_t max_out = conn_->listener()->options().max_output_buffer;
+  if (max_out > 0 && len > 0 && st->queue->size() > max_out) {
+    // maxOutputBuffer, per stream: the peer does not take the body and the
+    // handler ignores 'drain'. Reset the stream (as HTTP/1.1 destroys its
+    // connection): nothing more of this response can get through.
+    if (ref) ref->Release();
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    return kResultClosed;
+  }
+  if (st->compressor) {
+    // Small writes with nothing queued are compressed now; the others on
+    // the threadpool, in order (OnStreamCompressed queues their output).
+    // The stream takes `ref` (released once the bytes are compressed) or
+    // copies the bytes when it queues them.
+    std::string out;
+    int cr = st->compressor->Write(data, len, Compressor::kNoFlush, ref, &out);
+    if (cr < 0) {
+      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+      return kResultInvalid;
+    }
+    if (cr != CompressStream::kInline) return kResultOk;  // the sink resumes
+    st->queue->PushOwned(std::move(out));
+  } else {
+    st->queue->Push(data, len, ref);
+  }
+  if (st->deferred) {
+    st->deferred = false;
+    nghttp2_session_resume_data(session_, id);
+  }
+  conn_->MarkDirty();
+  return kResultOk;
+}
+
+int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
+  if (dead()) return kResultClosed;
+  Stream* st = Find(id);
+  if (!st) return kResultNoRequest;
+  if (!st->responded) return kResultHeadersNotSent;
+  if (st->ended) return kResultOk;
+  bool body_done = true;
+  if (st->compressor && st->queue && st->source == st->queue.get()) {
+    std::string out;
+    int cr = st->compressor->Finish(nullptr, 0, nullptr, &out);
+    if (cr < 0) {
+      st->compressor.reset();
+      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+      return kResultInvalid;
+    }
+    if (cr == CompressStream::kInline) {
+      st->compressor.reset();  // its state (up to ~1 MiB for brotli) goes now
+      st->queue->PushOwned(std::move(out));
+    } else {
+      // Behind queued work: OnStreamCompressed ends the body once the
+      // compressor has finished. Writes are refused from now on.
+      st->end_after_compress = true;
+      body_done = false;
+    }
+  }
+  st->ended = true;
+  if (trailers && !trailers->empty()) {
+    st->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
+  }
+  if (!body_done) return kResultOk;
+  if (st->queue && st->source == st->queue.get()) st->queue->set_ended();
+  if (st->deferred) {
+    st->deferred = false;
+    nghttp2_session_resume_data(session_, id);
+  }
+  conn_->MarkDirty();
+  return kResultOk;
+}
+
+bool Http2Session::Backlogged(Stream* st) const {
+  return (st->queue && st->queue->size() >= high_water_mark_) ||
+         (st->compressor &&
+          st->compressor->pending_bytes() > CompressStream::kHighWater);
+}
+
+int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
+  if (dead()) return kResultClosed;
+  Stream* st = Find(id);
+  if (!st) return kResultNoRequest;
+  int r = nghttp2_submit_trailer(session_, id, trailers.nv(), trailers.size());
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+int Http2Session::ResetStream(int32_t id, uint32_t code) {
+  if (dead()) return kResultClosed;
+  if (!Find(id)) return kResultNoRequest;
+  int r = nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, code);
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+void Http2Session::PauseStream(int32_t id) {
+  if (Stream* st = Find(id)) st->read_paused = true;
+}
+
+void Http2Session::ResumeStream(int32_t id) {
+  if (dead()) return;
+  Stream* st = Find(id);
+  if (!st) return;
+  st->read_paused = false;
+  if (st->unacked > 0) {
+    nghttp2_session_consume_stream(session_, id, st->unacked);
+    st->unacked = 0;
+    conn_->MarkDirty();
+  }
+}
+
+bool Http2Session::StreamNeedsDrain(int32_t id) {
+  Stream* st = Find(id);
+  if (!st || !Backlogged(st)) return false;
+  st->drain_wanted = true;
+  return true;
+}
+
+bool Http2Session::IsHeadRequest(int32_t id) {
+  Stream* st = Find(id);
+  return st && st->head_request;
+}
+
+int Http2Session::AttachBodySource(int32_t id, Http2BodySource* source) {
+  if (dead()) return kResultClosed;
+  Stream* st = Find(id);
+  if (!st) return kResultNoRequest;
+  if (!st->responded || st->ended || !st->queue || st->queue->size() > 0) {
+    return kResultInvalid;
+  }
+  st->queue.reset();
+  st->compressor.reset();  // a native source brings its own (CompressTransform)
+  st->source = source;
+  st->ended = true;  // the source decides the end from now on
+  if (st->deferred) {
+    st->deferred = false;
+    nghttp2_session_resume_data(session_, id);
+  }
+  conn_->MarkDirty();
+  return kResultOk;
+}
+
+void Http2Session::ResumeData(int32_t id) {
+  if (dead()) return;
+  Stream* st = Find(id);
+  if (!st || !st->deferred) return;
+  st->deferred = false;
+  nghttp2_session_resume_data(session_, id);
+  conn_->MarkDirty();
+}
+
+int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
+                                PipeBodyListener* listener) {
+  Stream* st;
+  int err = StreamFor(id, true, &st);
+  if (err == kResultOk && st->no_body) {
+    err = kResultNoBody;
+  } else if (err == kResultOk &&
+             (st->ended || !st->queue || st->queue->size() > 0)) {
+    err = kResultInvalid;
+  }
+  if (err != kResultOk) {
+    source->Close();
+    return err;
+  }
+  Http2PipeBody* body = new Http2PipeBody(this, id, source, listener);
+  AttachBodySource(id, body);
+  // Start may fail synchronously (OnPipeError resets the stream).
+  body->Start();
+  return kResultOk;
+}
+
+void Http2Session::DeferBodyDone(PipeBodyListener* listener, int status) {
+  events_.push_back({Event::kBodyDone, 0, 0, listener, status});
+  // Delivered after the nghttp2 call in progress (SendPending).
+  if (!sending_) conn_->MarkDirty();
+}
+
+}  // namespace sluice

@@ -1,0 +1,258 @@
+#include "core/net/tls_channel.h"
+
+#include <openssl/err.h>
+#include <openssl/x509.h>
+
+#include <cctype>
+#include <cstring>
+
+#include "core/net/tls_context.h"
+
+namespace sluice {
+
+namespace {
+
+// The largest plaintext one TLS record carries (RFC 8446 5.1).
+constexpr size_t kRecordPlain = 16384;
+
+// The write BIO: OpenSSL's output (whole records, alerts, handshake
+// messages) is appended to the writer's wire queue as it is produced.
+// Records of kCopyBelow or more become their own segment (one allocation,
+// no re-growth of the inline buffer); small ones share the inline buffer.
+int WireWrite(BIO* b, const char* data, int len) {
+  OutputQueue* q = static_cast<OutputQueue*>(BIO_get_data(b));
+  if (len <= 0) return 0;
+  size_t n = static_cast<size_t>(len);
+  if (n < kCopyBelow) {
+    q->Append(data, n);
+  } else {
+    q->AppendOwned(std::string(data, n));
+  }
+  return len;
+}
+
+long WireCtrl(BIO* b, int cmd, long num, void* ptr) {
+  (void)b;
+  (void)num;
+  (void)ptr;
+  // OpenSSL flushes after each flight; the queue is written by the
+  // connection's Flush at the end of the dispatch.
+  return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+int WireCreate(BIO* b) {
+  BIO_set_init(b, 1);
+  return 1;
+}
+
+// Made once per process, never freed (it describes code, not state).
+BIO_METHOD* WireMethod() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m =
+        BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sluice wire");
+    if (m != nullptr) {
+      BIO_meth_set_write(m, WireWrite);
+      BIO_meth_set_ctrl(m, WireCtrl);
+      BIO_meth_set_create(m, WireCreate);
+    }
+    return m;
+  }();
+  return method;
+}
+
+}  // namespace
+
+std::unique_ptr<TlsChannel> TlsChannel::Create(const TlsServer* server,
+                                               OutputQueue* wire) {
+  BIO_METHOD* method = WireMethod();
+  if (method == nullptr) return nullptr;
+  SSL* ssl = SSL_new(server->default_ctx());
+  if (ssl == nullptr) return nullptr;
+  BIO* rbio = BIO_new(BIO_s_mem());
+  BIO* wbio = BIO_new(method);
+  if (rbio == nullptr || wbio == nullptr) {
+    BIO_free(rbio);
+    BIO_free(wbio);
+    SSL_free(ssl);
+    ERR_clear_error();
+    return nullptr;
+  }
+  // An empty input BIO means "more to come", never EOF.
+  BIO_set_mem_eof_return(rbio, -1);
+  BIO_set_data(wbio, wire);
+  SSL_set_bio(ssl, rbio, wbio);  // the SSL owns both from here
+  SSL_set_accept_state(ssl);
+  // The SNI callback finds the listener's contexts through this.
+  SSL_set_app_data(ssl, const_cast<TlsServer*>(server));
+  return std::unique_ptr<TlsChannel>(new TlsChannel(ssl, rbio));
+}
+
+TlsChannel::~TlsChannel() { SSL_free(ssl_); }
+
+void TlsChannel::Feed(const char* data, size_t len) {
+  if (!handshake_done_) handshake_bytes_ += len;
+  // A memory BIO grows as needed; what is fed is bounded by the reads the
+  // connection makes while it feeds (it stops reading while paused).
+  BIO_write(rbio_, data, static_cast<int>(len));
+}
+
+TlsChannel::Status TlsChannel::Handshake() {
+  if (handshake_done_) return kOk;
+  ERR_clear_error();
+  int r = SSL_do_handshake(ssl_);
+  if (r == 1) {
+    handshake_done_ = true;
+    return kOk;
+  }
+  int e = SSL_get_error(ssl_, r);
+  if (e == SSL_ERROR_WANT_READ) return kWant;
+  TakeError(e);
+  return kError;
+}
+
+TlsChannel::Status TlsChannel::Read(char* buf, size_t cap, size_t* n) {
+  ERR_clear_error();
+  if (SSL_read_ex(ssl_, buf, cap, n) == 1) return kOk;
+  int e = SSL_get_error(ssl_, 0);
+  if (e == SSL_ERROR_WANT_READ) return kWant;
+  if (e == SSL_ERROR_ZERO_RETURN) return kClosed;
+  TakeError(e);
+  return kError;
+}
+
+bool TlsChannel::HasBufferedInput() const {
+  return SSL_has_pending(ssl_) == 1 || BIO_ctrl_pending(rbio_) > 0;
+}
+
+bool TlsChannel::HasReadable() const {
+  if (SSL_pending(ssl_) > 0) return true;
+  char* p = nullptr;
+  long n = BIO_get_mem_data(rbio_, &p);
+  if (n <= 0) return false;
+  if (SSL_has_pending(ssl_) == 1) return true;
+  // A TLS record header: type, version (2), length (2).
+  if (n < 5) return false;
+  size_t len = (static_cast<size_t>(static_cast<unsigned char>(p[3])) << 8) |
+               static_cast<unsigned char>(p[4]);
+  return static_cast<size_t>(n) >= 5 + len;
+}
+
+int TlsChannel::WriteRecord(const char* p, size_t n) {
+  size_t written = 0;
+  // The write BIO takes everything: SSL_write_ex completes at once.
+  if (SSL_write_ex(ssl_, p, n, &written) != 1 || written != n) {
+    TakeError(SSL_get_error(ssl_, 0));
+    return -1;
+  }
+  return 0;
+}
+
+int TlsChannel::Seal(const OutputQueue& plain) {
+  if (!handshake_done_) return -1;
+  ERR_clear_error();
+  size_t fill = 0;
+  int err = 0;
+  plain.ForEachSpan([&](const char* p, size_t len) {
+    while (len > 0 && err == 0) {
+      if (fill == 0 && len >= kRecordPlain) {
+        // A whole record's worth where it lies: no staging copy.
+        err = WriteRecord(p, kRecordPlain);
+        p += kRecordPlain;
+        len -= kRecordPlain;
+        continue;
+      }
+      if (!stage_) stage_.reset(new char[kRecordPlain]);
+      size_t take = kRecordPlain - fill < len ? kRecordPlain - fill : len;
+      memcpy(stage_.get() + fill, p, take);
+      fill += take;
+      p += take;
+      len -= take;
+      if (fill == kRecordPlain) {
+        err = WriteRecord(stage_.get(), fill);
+        fill = 0;
+      }
+    }
+  });
+  if (err == 0 && fill > 0) err = WriteRecord(stage_.get(), fill);
+  return err;
+}
+
+void TlsChannel::SendCloseNotify() {
+  if (!handshake_done_ || close_notify_sent_) return;
+  close_notify_sent_ = true;
+  ERR_clear_error();
+  SSL_shutdown(ssl_);  // 0: sent, the peer's not yet seen; either is fine
+  ERR_clear_error();
+}
+
+void TlsChannel::SetError(const char* code, const char* message) {
+  error_code_ = code;
+  error_message_ = message;
+}
+
+void TlsChannel::TakeError(int ssl_error) {
+  unsigned long e = ERR_peek_error();
+  if (e == 0) {
+    ERR_clear_error();
+    if (ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_SSL) {
+      SetError("ERR_SSL_PROTOCOL_ERROR", "TLS protocol error");
+    } else {
+      SetError("ERR_SSL_PROTOCOL_ERROR", "unexpected TLS state");
+    }
+    return;
+  }
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof(buf));
+  error_message_ = buf;
+  // node's naming: ERR_SSL_ + the reason in upper case with underscores
+  // (ERR_OSSL_ for the other OpenSSL libraries).
+  const char* reason = ERR_reason_error_string(e);
+  error_code_ = ERR_GET_LIB(e) == ERR_LIB_SSL ? "ERR_SSL_" : "ERR_OSSL_";
+  if (reason != nullptr) {
+    for (const char* r = reason; *r; r++) {
+      char ch = *r;
+      error_code_.push_back(ch == ' ' ? '_' : static_cast<char>(toupper(static_cast<unsigned char>(ch))));
+    }
+  } else {
+    error_code_ += "UNKNOWN";
+  }
+  ERR_clear_error();
+}
+
+std::string TlsChannel::alpn() const {
+  const unsigned char* p = nullptr;
+  unsigned int n = 0;
+  SSL_get0_alpn_selected(ssl_, &p, &n);
+  return p ? std::string(reinterpret_cast<const char*>(p), n) : std::string();
+}
+
+std::string TlsChannel::servername() const {
+  const char* s = SSL_get_servername(ssl_, TLSEXT_NAMETYPE_host_name);
+  return s ? s : "";
+}
+
+const char* TlsChannel::cipher_name() const {
+  const SSL_CIPHER* c = SSL_get_current_cipher(ssl_);
+  return c ? SSL_CIPHER_get_name(c) : nullptr;
+}
+
+const char* TlsChannel::cipher_standard_name() const {
+  const SSL_CIPHER* c = SSL_get_current_cipher(ssl_);
+  return c ? SSL_CIPHER_standard_name(c) : nullptr;
+}
+
+std::string TlsChannel::peer_certificate_der() const {
+  X509* x = SSL_get1_peer_certificate(ssl_);
+  if (x == nullptr) return std::string();
+  std::string der;
+  int n = i2d_X509(x, nullptr);
+  if (n > 0) {
+    der.resize(static_cast<size_t>(n));
+    unsigned char* p = reinterpret_cast<unsigned char*>(&der[0]);
+    i2d_X509(x, &p);
+  }
+  X509_free(x);
+  return der;
+}
+
+}  // namespace sluice

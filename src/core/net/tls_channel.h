@@ -1,0 +1,101 @@
+// TlsChannel: one connection's TLS state (an SSL object) between the
+// socket and the session. Ciphertext read from the socket is fed in
+// (Feed); plaintext is taken out with Read into wherever the caller wants
+// it — for a request body, the embedder's read buffer, so decrypted body
+// bytes land in allocator memory exactly as cleartext reads do. Outgoing
+// plaintext is sealed (Seal) into records written straight into the
+// writer's wire queue by a custom BIO: no intermediate ciphertext buffer.
+//
+// Pure OpenSSL state machine: no I/O, no loop; the Connection drives it.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "core/net/output_queue.h"
+#include "core/net/writer.h"
+
+namespace sluice {
+
+class TlsServer;
+
+class TlsChannel final : public Sealer {
+ public:
+  // `wire` receives every byte OpenSSL produces (handshake, records,
+  // alerts); it must outlive the channel. nullptr on failure.
+  static std::unique_ptr<TlsChannel> Create(const TlsServer* server,
+                                            OutputQueue* wire);
+  ~TlsChannel() override;
+  TlsChannel(const TlsChannel&) = delete;
+  TlsChannel& operator=(const TlsChannel&) = delete;
+
+  enum Status {
+    kOk,       // progress (handshake done / bytes read)
+    kWant,     // needs more ciphertext
+    kClosed,   // the peer sent close_notify
+    kError,    // protocol error: error_code()/error_message() say which
+  };
+
+  // Ciphertext from the socket. Copied into OpenSSL's input BIO.
+  void Feed(const char* data, size_t len);
+  // Drives the handshake with what was fed.
+  Status Handshake();
+  bool handshake_done() const { return handshake_done_; }
+  // Decrypts up to `cap` bytes into `buf`; *n is set on kOk.
+  Status Read(char* buf, size_t cap, size_t* n);
+  // Ciphertext fed but not yet decrypted, or plaintext decrypted and not
+  // yet read: a paused connection must come back for it.
+  bool HasBufferedInput() const;
+  // Whether Read may give plaintext now: decrypted bytes wait, or the fed
+  // input holds a whole record (or completes one OpenSSL holds part of).
+  // A cheap test, so that no read buffer is asked for in vain; a false
+  // "true" only costs a Read that wants more.
+  bool HasReadable() const;
+  // Sealer: encrypts all of `plain` into records appended to the wire
+  // queue (records of up to 16 KiB, filled across the queue's segments).
+  int Seal(const OutputQueue& plain) override;
+  // Queues close_notify (once; only after the handshake).
+  void SendCloseNotify();
+  // Bytes fed before the handshake completed (bounded by the server).
+  size_t handshake_bytes() const { return handshake_bytes_; }
+
+  // The last error, as node names it: code "ERR_SSL_<REASON>" and
+  // OpenSSL's message.
+  const std::string& error_code() const { return error_code_; }
+  const std::string& error_message() const { return error_message_; }
+  // Records an error of sluice's own (timeouts, limits).
+  void SetError(const char* code, const char* message);
+
+  // Connection facts for the embedder (valid after the handshake).
+  std::string alpn() const;        // "" when none was negotiated
+  std::string servername() const;  // "" without SNI
+  const char* protocol() const { return SSL_get_version(ssl_); }
+  const char* cipher_name() const;
+  const char* cipher_standard_name() const;
+  // The peer's certificate, DER; empty without one.
+  std::string peer_certificate_der() const;
+  // X509_V_OK (0) when the peer's certificate verified; node's
+  // authorizationError code otherwise.
+  long verify_result() const { return SSL_get_verify_result(ssl_); }
+  SSL* ssl() const { return ssl_; }
+
+ private:
+  TlsChannel(SSL* ssl, BIO* rbio) : ssl_(ssl), rbio_(rbio) {}
+  // Fills error_code_/error_message_ from OpenSSL's error queue.
+  void TakeError(int ssl_error);
+  int WriteRecord(const char* p, size_t n);
+
+  SSL* ssl_;   // owns both BIOs
+  BIO* rbio_;  // memory BIO: ciphertext fed and not yet consumed
+  bool handshake_done_ = false;
+  bool close_notify_sent_ = false;
+  size_t handshake_bytes_ = 0;
+  std::unique_ptr<char[]> stage_;  // gathers small segments into a record
+  std::string error_code_;
+  std::string error_message_;
+};
+
+}  // namespace sluice

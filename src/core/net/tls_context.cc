@@ -1,0 +1,334 @@
+#include "core/net/tls_context.h"
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
+
+#include <cctype>
+#include <cstring>
+#include <memory>
+
+namespace sluice {
+
+namespace {
+
+// RAII owners for the OpenSSL objects a context is built from.
+struct BioFree { void operator()(BIO* b) const { BIO_free(b); } };
+struct X509Free { void operator()(X509* x) const { X509_free(x); } };
+struct PkeyFree { void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); } };
+struct P12Free { void operator()(PKCS12* p) const { PKCS12_free(p); } };
+struct CtxFree { void operator()(SSL_CTX* c) const { SSL_CTX_free(c); } };
+struct X509StackFree {
+  void operator()(STACK_OF(X509)* s) const { sk_X509_pop_free(s, X509_free); }
+};
+using UniqueBio = std::unique_ptr<BIO, BioFree>;
+using UniqueX509 = std::unique_ptr<X509, X509Free>;
+using UniquePkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+using UniqueCtx = std::unique_ptr<SSL_CTX, CtxFree>;
+
+// ALPN protocol lists in wire format (length-prefixed), one per AlpnSet;
+// static so that the select callback's argument outlives every context.
+const std::string kAlpnWire[kAlpnSetCount] = {
+    std::string("\x02h2\x08http/1.1", 12),
+    std::string("\x02h2", 3),
+    std::string("\x08http/1.1", 9),
+    std::string("\x08http/1.1\x02h2", 12),
+};
+
+// The server's preference decides (as node's SelectALPNCallback). No
+// common protocol: the fatal no_application_protocol alert (RFC 7301 3.2),
+// which node sends too.
+int SelectAlpn(SSL* ssl, const unsigned char** out, unsigned char* outlen,
+               const unsigned char* in, unsigned int inlen, void* arg) {
+  (void)ssl;
+  const std::string* wire = static_cast<const std::string*>(arg);
+  unsigned char* chosen = nullptr;
+  int r = SSL_select_next_proto(
+      &chosen, outlen, reinterpret_cast<const unsigned char*>(wire->data()),
+      static_cast<unsigned int>(wire->size()), in, inlen);
+  if (r != OPENSSL_NPN_NEGOTIATED) return SSL_TLSEXT_ERR_ALERT_FATAL;
+  *out = chosen;
+  return SSL_TLSEXT_ERR_OK;
+}
+
+// SNI: switch the connection to the context addContext gave for the name
+// (the SSL's app data is its listener's TlsServer, see TlsChannel).
+int OnServerName(SSL* ssl, int* alert, void* arg) {
+  (void)alert;
+  (void)arg;
+  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  const TlsServer* server = static_cast<const TlsServer*>(SSL_get_app_data(ssl));
+  if (name == nullptr || server == nullptr) return SSL_TLSEXT_ERR_OK;
+  SSL_CTX* ctx = server->ForServerName(name);
+  if (ctx != nullptr && ctx != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, ctx);
+  return SSL_TLSEXT_ERR_OK;
+}
+
+// requestCert without rejectUnauthorized: the handshake goes on whatever
+// the verification said; the result is reported (socket.authorized).
+int AcceptAnyPeer(int preverify_ok, X509_STORE_CTX* ctx) {
+  (void)preverify_ok;
+  (void)ctx;
+  return 1;
+}
+
+int PasswordCb(char* buf, int size, int rwflag, void* u) {
+  (void)rwflag;
+  const std::string* pass = static_cast<const std::string*>(u);
+  if (pass == nullptr || size <= 0) return 0;
+  size_t n = pass->size() < static_cast<size_t>(size) ? pass->size()
+                                                      : static_cast<size_t>(size);
+  memcpy(buf, pass->data(), n);
+  return static_cast<int>(n);
+}
+
+std::string LastError(const char* what) {
+  unsigned long e = ERR_peek_last_error();
+  ERR_clear_error();
+  if (e == 0) return what;
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof(buf));
+  return std::string(what) + ": " + buf;
+}
+
+UniqueBio MemBio(const std::string& s) {
+  return UniqueBio(BIO_new_mem_buf(s.data(), static_cast<int>(s.size())));
+}
+
+// Every certificate in a PEM blob, in order. False on a parse error; an
+// empty blob gives none.
+bool ReadCerts(const std::string& pem, std::vector<UniqueX509>* out) {
+  UniqueBio bio = MemBio(pem);
+  if (!bio) return false;
+  for (;;) {
+    X509* x = PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr);
+    if (x == nullptr) break;
+    out->emplace_back(x);
+  }
+  // The loop ends at the first PEM block that is not a certificate or at
+  // the end: only the end is fine.
+  unsigned long e = ERR_peek_last_error();
+  if (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE) {
+    ERR_clear_error();
+    return true;
+  }
+  return e == 0;
+}
+
+bool UseChain(SSL_CTX* ctx, std::vector<UniqueX509>& chain) {
+  if (chain.empty()) return true;
+  if (SSL_CTX_use_certificate(ctx, chain[0].get()) != 1) return false;
+  for (size_t i = 1; i < chain.size(); i++) {
+    // add1: the context takes its own reference.
+    if (SSL_CTX_add1_chain_cert(ctx, chain[i].get()) != 1) return false;
+  }
+  return true;
+}
+
+bool AddCa(SSL_CTX* ctx, X509* x) {
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  if (X509_STORE_add_cert(store, x) != 1) return false;
+  return SSL_CTX_add_client_CA(ctx, x) == 1;
+}
+
+// node's ciphers string mixes both kinds: TLS 1.3 suites are the TLS_*
+// names, the rest is an OpenSSL cipher list for TLS <= 1.2.
+void SplitCiphers(const std::string& all, std::string* tls13,
+                  std::string* tls12) {
+  size_t start = 0;
+  while (start <= all.size()) {
+    size_t end = all.find(':', start);
+    if (end == std::string::npos) end = all.size();
+    std::string item = all.substr(start, end - start);
+    if (!item.empty()) {
+      std::string* to = item.compare(0, 4, "TLS_") == 0 ? tls13 : tls12;
+      if (!to->empty()) to->push_back(':');
+      to->append(item);
+    }
+    start = end + 1;
+  }
+}
+
+// Case-insensitive host match where '*' stands for any run of characters
+// without a dot (node turns addContext's hostname into such a RegExp).
+bool HostMatches(const char* pat, const char* name) {
+  for (;;) {
+    if (*pat == '*') {
+      pat++;
+      for (const char* n = name;; n++) {
+        if (HostMatches(pat, n)) return true;
+        if (*n == '\0' || *n == '.') return false;
+      }
+    }
+    if (*pat == '\0') return *name == '\0';
+    if (*name == '\0') return false;
+    if (tolower(static_cast<unsigned char>(*pat)) !=
+        tolower(static_cast<unsigned char>(*name))) {
+      return false;
+    }
+    pat++;
+    name++;
+  }
+}
+
+}  // namespace
+
+TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
+  ERR_clear_error();
+  UniqueCtx ctx(SSL_CTX_new(TLS_server_method()));
+  if (!ctx) {
+    *error = LastError("SSL_CTX_new");
+    return TlsContext();
+  }
+  SSL_CTX* c = ctx.get();
+  if (SSL_CTX_set_min_proto_version(c, o.min_version) != 1 ||
+      SSL_CTX_set_max_proto_version(c, o.max_version) != 1) {
+    *error = LastError("minVersion/maxVersion");
+    return TlsContext();
+  }
+  // Renegotiation is refused (a client-initiated one is a CPU lever for
+  // the client and useless to HTTP; node limits it, sluice forbids it).
+  uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION;
+  if (o.honor_cipher_order) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
+  SSL_CTX_set_options(c, opts);
+  // Idle connections give their record buffers back (as node).
+  SSL_CTX_set_mode(c, SSL_MODE_RELEASE_BUFFERS);
+
+  std::string tls13, tls12;
+  SplitCiphers(o.ciphers, &tls13, &tls12);
+  if (!tls12.empty() && SSL_CTX_set_cipher_list(c, tls12.c_str()) != 1 &&
+      tls13.empty()) {
+    // A list of only TLS 1.3 suites leaves no TLS 1.2 cipher; that alone
+    // is not an error.
+    *error = LastError("ciphers");
+    return TlsContext();
+  }
+  ERR_clear_error();
+  if (!tls13.empty() && SSL_CTX_set_ciphersuites(c, tls13.c_str()) != 1) {
+    *error = LastError("ciphers");
+    return TlsContext();
+  }
+  if (!o.ecdh_curve.empty() && o.ecdh_curve != "auto" &&
+      SSL_CTX_set1_groups_list(c, o.ecdh_curve.c_str()) != 1) {
+    *error = LastError("ecdhCurve");
+    return TlsContext();
+  }
+  if (!o.sigalgs.empty() && SSL_CTX_set1_sigalgs_list(c, o.sigalgs.c_str()) != 1) {
+    *error = LastError("sigalgs");
+    return TlsContext();
+  }
+
+  std::string pass = o.passphrase;
+  if (!o.pfx.empty()) {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(o.pfx.data());
+    std::unique_ptr<PKCS12, P12Free> p12(
+        d2i_PKCS12(nullptr, &p, static_cast<long>(o.pfx.size())));
+    EVP_PKEY* pkey = nullptr;
+    X509* cert = nullptr;
+    STACK_OF(X509)* extra = nullptr;
+    if (!p12 || PKCS12_parse(p12.get(), pass.c_str(), &pkey, &cert, &extra) != 1) {
+      *error = LastError("pfx");
+      return TlsContext();
+    }
+    UniquePkey key_owner(pkey);
+    UniqueX509 cert_owner(cert);
+    std::unique_ptr<STACK_OF(X509), X509StackFree> extra_owner(extra);
+    if ((cert && SSL_CTX_use_certificate(c, cert) != 1) ||
+        (pkey && SSL_CTX_use_PrivateKey(c, pkey) != 1)) {
+      *error = LastError("pfx");
+      return TlsContext();
+    }
+    for (int i = 0; extra != nullptr && i < sk_X509_num(extra); i++) {
+      X509* x = sk_X509_value(extra, i);
+      // As node: the bundle's other certificates are the chain and are
+      // trusted for client certificates.
+      if (SSL_CTX_add1_chain_cert(c, x) != 1 || !AddCa(c, x)) {
+        *error = LastError("pfx");
+        return TlsContext();
+      }
+    }
+  }
+  for (const std::string& pem : o.certs) {
+    std::vector<UniqueX509> chain;
+    if (!ReadCerts(pem, &chain) || !UseChain(c, chain)) {
+      *error = LastError("cert");
+      return TlsContext();
+    }
+  }
+  for (const std::string& pem : o.keys) {
+    UniqueBio bio = MemBio(pem);
+    UniquePkey key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, PasswordCb,
+                                                 const_cast<std::string*>(&pass))
+                       : nullptr);
+    if (!key || SSL_CTX_use_PrivateKey(c, key.get()) != 1) {
+      *error = LastError("key");
+      return TlsContext();
+    }
+  }
+  if ((!o.keys.empty() || !o.pfx.empty()) && SSL_CTX_check_private_key(c) != 1) {
+    *error = LastError("key does not match certificate");
+    return TlsContext();
+  }
+  for (const std::string& pem : o.cas) {
+    std::vector<UniqueX509> cas;
+    if (!ReadCerts(pem, &cas)) {
+      *error = LastError("ca");
+      return TlsContext();
+    }
+    for (UniqueX509& x : cas) {
+      if (!AddCa(c, x.get())) {
+        *error = LastError("ca");
+        return TlsContext();
+      }
+    }
+  }
+  if (o.request_cert) {
+    int mode = SSL_VERIFY_PEER;
+    if (o.reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    SSL_CTX_set_verify(c, mode, o.reject_unauthorized ? nullptr : AcceptAnyPeer);
+  }
+  // Sessions resume only in the context that made them (required by
+  // OpenSSL once client certificates are verified).
+  static const unsigned char kSidCtx[] = "sluice";
+  SSL_CTX_set_session_id_context(c, kSidCtx, sizeof(kSidCtx) - 1);
+  SSL_CTX_set_timeout(c, o.session_timeout);
+  if (!o.ticket_keys.empty()) {
+    // OpenSSL's own ticket keys are 80 bytes: name 16, HMAC 32, AES 32.
+    // node's 48-byte layout (name 16, HMAC 16, AES 16) is widened by
+    // repeating each key half; the format of tickets differs from node's
+    // anyway (docs/tls.md), only the rotation semantics carry over.
+    if (o.ticket_keys.size() != 48) {
+      *error = "ticketKeys must be 48 bytes";
+      return TlsContext();
+    }
+    unsigned char keys[80];
+    const unsigned char* k = reinterpret_cast<const unsigned char*>(o.ticket_keys.data());
+    memcpy(keys, k, 16);
+    memcpy(keys + 16, k + 16, 16);
+    memcpy(keys + 32, k + 16, 16);
+    memcpy(keys + 48, k + 32, 16);
+    memcpy(keys + 64, k + 32, 16);
+    if (SSL_CTX_set_tlsext_ticket_keys(c, keys, sizeof(keys)) != 1) {
+      *error = LastError("ticketKeys");
+      return TlsContext();
+    }
+  }
+  SSL_CTX_set_alpn_select_cb(c, SelectAlpn,
+                             const_cast<std::string*>(&kAlpnWire[o.alpn]));
+  SSL_CTX_set_tlsext_servername_callback(c, OnServerName);
+  return TlsContext(ctx.release());
+}
+
+void TlsServer::AddSni(const std::string& hostname, TlsContext ctx) {
+  sni_.emplace_back(hostname, std::move(ctx));
+}
+
+SSL_CTX* TlsServer::ForServerName(const char* servername) const {
+  for (size_t i = sni_.size(); i-- > 0;) {
+    if (HostMatches(sni_[i].first.c_str(), servername)) return sni_[i].second.get();
+  }
+  return nullptr;
+}
+
+}  // namespace sluice
