@@ -27,12 +27,13 @@ function defaultReusePort(port, exclusive) {
 // listeners.
 function announceListening(address) {
   if (!cluster.isWorker || typeof process.send !== 'function') return;
+  const pipe = typeof address === 'string';  // a Unix socket's path (net's type -1)
   process.send({
     cmd: 'NODE_CLUSTER',
     act: 'listening',
-    addressType: address.family === 'IPv6' ? 6 : 4,
-    address: address.address,
-    port: address.port,
+    addressType: pipe ? -1 : address.family === 'IPv6' ? 6 : 4,
+    address: pipe ? address : address.address,
+    port: pipe ? -1 : address.port,
     fd: -1,
   });
 }

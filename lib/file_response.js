@@ -152,7 +152,9 @@ function answerError(res, err) {
     return;
   }
   const status = err && (err.code === 'ENOENT' || err.code === 'ENOTDIR') ? 404 : 500;
-  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  // sluice's own answer: the user's headers go, nothing else changes
+  // (removeHeader would also suppress Date / Connection / framing, as node's).
+  for (const name of res.getHeaderNames()) res._dropHeader(name);
   res.statusCode = status;
   res.setHeader('content-length', 0);
   res.end();
@@ -309,7 +311,7 @@ class ResponseFileTarget {
       return;
     }
     if (length >= 0) res.setHeader('content-length', length);
-    else res.removeHeader('content-length');
+    else res._dropHeader('content-length');
     // Response compression (lib/compression.js): a compressible body goes
     // through the native compressor in the pipe (then chunked).
     if (res._compressCfg) res._fileCoding = compression.prepare(res, res._compressCfg, length);
@@ -323,7 +325,7 @@ class ResponseFileTarget {
 // stream, the response is destroyed with the error.
 function headFailed(res, file, err) {
   file.close();
-  res.destroy(err);
+  res._fail(err);
 }
 
 // What node:http2 refuses to send once the file is stat'ed: an Error, or

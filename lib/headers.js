@@ -107,12 +107,17 @@ const dropDuplicates = new Set([
 // Builds req.headers from [name, value, name, value, ...] as node does:
 // lower-cased names; set-cookie an array; cookie joined with '; ';
 // duplicates of the fields above dropped; others joined with ', '.
+// As node: a plain object (code calls headers.hasOwnProperty); a field
+// named like an inherited property ('constructor') is an own value like
+// any other, and '__proto__' is dropped (assigning a string to it is a
+// no-op, as in node).
 function headersObject(raw) {
   const headers = {};
   for (let i = 0; i < raw.length; i += 2) {
     const key = raw[i].toLowerCase();
     const value = raw[i + 1];
-    const prev = headers[key];
+    let prev = headers[key];
+    if (prev !== undefined && !Object.prototype.hasOwnProperty.call(headers, key)) prev = undefined;
     if (prev === undefined) {
       headers[key] = key === 'set-cookie' ? [value] : value;
     } else if (key === 'set-cookie') {
@@ -128,8 +133,9 @@ function headersObject(raw) {
   return headers;
 }
 
+// Null-prototype, as node's.
 function headersDistinct(raw) {
-  const headers = {};
+  const headers = Object.create(null);
   for (let i = 0; i < raw.length; i += 2) {
     const key = raw[i].toLowerCase();
     if (headers[key] === undefined) headers[key] = [raw[i + 1]];

@@ -34,8 +34,8 @@ const continueExpression = /(?:^|\W)100-continue(?:$|\W)/i;
 
 // Per-connection JS state, kept on the native connection object.
 class ConnState {
-  constructor(conn) {
-    this.socket = new SluiceSocket(conn);
+  constructor(server, conn) {
+    this.socket = new SluiceSocket(conn, server);
     this.current = null;  // request receiving body
     this.tunnel = null;   // TunnelSocket after an accepted Upgrade / CONNECT
     this.upgradeReq = null;  // its request, until the native switch
@@ -44,10 +44,10 @@ class ConnState {
   }
 }
 
-function connState(conn) {
+function connState(server, conn) {
   let st = conn[kState];
   if (st === undefined) {
-    st = new ConnState(conn);
+    st = new ConnState(server, conn);
     conn[kState] = st;
   }
   return st;
@@ -61,7 +61,7 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
     if (server._tunnelEvents & (isConnect ? TUNNEL_CONNECT : TUNNEL_UPGRADE)) {
       // The native session switches this connection to a tunnel right
       // after this call (onUpgrade), with the bytes that followed.
-      const st = connState(conn);
+      const st = connState(server, conn);
       const tunnel = new TunnelSocket(conn, st.socket);
       const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
         flags >> REQUEST_VERSION_SHIFT, tunnel);
@@ -78,7 +78,7 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
       return;
     }
   }
-  const st = connState(conn);
+  const st = connState(server, conn);
   const version = flags >> REQUEST_VERSION_SHIFT;
   const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
     version, st.socket);
@@ -135,7 +135,7 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
 // The connection became a tunnel: node's 'upgrade' / 'connect'
 // (req, socket, head).
 function onUpgrade(server, conn, seq, head) {
-  const st = connState(conn);
+  const st = connState(server, conn);
   const req = st.upgradeReq;
   st.upgradeReq = null;
   if (req === null) {
@@ -145,18 +145,32 @@ function onUpgrade(server, conn, seq, head) {
   server.emit(req.method === 'CONNECT' ? 'connect' : 'upgrade', req, st.tunnel, head);
 }
 
-function onClientError(server, conn, status, code, reason) {
+// A connection was accepted (only while 'connection' has listeners, see
+// Server#_syncEvents): node's 'connection' event with its socket, the
+// same object req.socket will be on HTTP/1.1.
+function onConnection(server, conn) {
+  server.emit('connection', connState(server, conn).socket);
+}
+
+// rawPacket / bytesParsed: the input being parsed when a parse error was
+// found and how far into it the parser got (undefined for timeouts), as
+// node's parse errors carry them.
+function onClientError(server, conn, status, code, reason, rawPacket, bytesParsed) {
   if (code === 'ERR_SLUICE_BODY_TOO_LARGE') {
     bodyTooLarge(server, conn, status);
     return;
   }
-  const st = connState(conn);
+  const st = connState(server, conn);
   const err = codedError(code, code === 'ERR_HTTP_REQUEST_TIMEOUT' ?
     'Request timeout' : `Parse Error: ${reason}`);
   // Status 0: the input is not HTTP/1.x (neither protocol of this port):
   // the default answer is a close without bytes.
   if (status !== 0) err.statusCode = status;
   if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') err.reason = reason;  // as node's parse errors
+  if (rawPacket !== undefined) {
+    err.bytesParsed = bytesParsed;
+    err.rawPacket = rawPacket;
+  }
   if (server.listenerCount('clientError') > 0) {
     server.emit('clientError', err, st.socket);
   } else {
@@ -169,7 +183,7 @@ function onClientError(server, conn, status, code, reason) {
 // 413 + Connection: close for it (the handler's response can no longer
 // be sent); status 0: the handler had answered already.
 function bodyTooLarge(server, conn, status) {
-  const st = connState(conn);
+  const st = connState(server, conn);
   const req = st.current;
   if (req === null) return;
   st.current = null;
@@ -276,7 +290,7 @@ class BodyMemory {
 
   // Native code needs memory for the next body read of `conn`.
   alloc(conn, size) {
-    const st = connState(conn);
+    const st = connState(this._server, conn);
     let buf;
     try {
       buf = this._allocator(size);
@@ -326,7 +340,9 @@ function callbacks(server, memory) {
     onBody,
     onEnd,
     onDrain,
-    onClientError: (conn, status, code, reason) => onClientError(server, conn, status, code, reason),
+    onClientError: (conn, status, code, reason, rawPacket, bytesParsed) =>
+      onClientError(server, conn, status, code, reason, rawPacket, bytesParsed),
+    onConnection: (conn) => onConnection(server, conn),
     onClose,
     onAlloc: (conn, size) => memory.alloc(conn, size),
     onReleaseBody,

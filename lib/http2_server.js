@@ -144,6 +144,10 @@ function socketConn(native) {
     destroy: () => native.destroy(),
     writeRaw: () => false,
     endRaw: () => native.goaway(0),
+    // Byte counts and keep-alive belong to the connection's own socket
+    // (the 'connection' event's); this view has none.
+    stats: () => ({}),
+    setKeepAlive: () => 0,
     pause() {},
     resume() {},
   };
@@ -193,7 +197,7 @@ function onCompatFinish(res) {
 function sessionState(server, native) {
   let st = native[kState];
   if (st === undefined) {
-    const socket = new SluiceSocket(socketConn(native));
+    const socket = new SluiceSocket(socketConn(native), server);
     st = { streams: new Map(), socket, handle: new Http2SessionHandle(native, socket) };
     native[kState] = st;
     server.emit('session', st.handle);

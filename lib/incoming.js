@@ -202,7 +202,7 @@ class IncomingRequest extends Readable {
     this.destroy();
   }
 
-  // The request failed while the connection stays (lib/server.js: body
+  // The request failed while the connection stays (lib/http1_server.js: body
   // over maxRequestBodySize, answered natively): 'error' only when someone
   // listens for it, as _abort; the connection is not destroyed here.
   _fail(err) {

@@ -146,6 +146,8 @@ export interface ListenOptions {
   reusePort?: boolean;
   /** In a cluster worker: do not use reusePort by default (as node's `exclusive`). */
   exclusive?: boolean;
+  /** A Unix domain socket to listen on (without `port`); `address()` is then this path. */
+  path?: string;
 }
 
 // ---- sockets ----------------------------------------------------------------
@@ -170,6 +172,11 @@ export interface TunnelSocket extends Duplex {
 }
 
 export interface SluiceSocket extends EventEmitter {
+  /** The server that accepted the connection. */
+  readonly server: Server | null;
+  /** Bytes read from / written to the connection (HTTP/1.1; undefined on an HTTP/2 session's view). */
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
   readonly remoteAddress: string | undefined;
   readonly remotePort: number | undefined;
   readonly remoteFamily: 'IPv4' | 'IPv6' | undefined;
@@ -381,6 +388,12 @@ export interface DropArgument {
 export interface ClientError extends Error {
   code: string;
   statusCode?: number;
+  /** llhttp's reason (parse errors). */
+  reason?: string;
+  /** A parse error: the read being parsed when it was found (as node's). */
+  rawPacket?: Buffer;
+  /** A parse error: how far into `rawPacket` the parser got. */
+  bytesParsed?: number;
 }
 
 export declare class Server extends EventEmitter {
@@ -408,13 +421,18 @@ export declare class Server extends EventEmitter {
   listen(port?: number, backlog?: number, listeningListener?: () => void): this;
   listen(port?: number, listeningListener?: () => void): this;
   listen(options: ListenOptions, listeningListener?: () => void): this;
-  address(): net.AddressInfo | null;
+  /** A Unix domain socket (a string that is not a number). */
+  listen(path: string, backlog?: number, listeningListener?: () => void): this;
+  listen(path: string, listeningListener?: () => void): this;
+  /** The bound address; a Unix socket's path when listening on one. */
+  address(): net.AddressInfo | string | null;
   /** Stops accepting, closes idle connections, lets in-flight requests finish (`Connection: close`, HTTP/2 GOAWAY); `'close'` once the last connection is gone. */
   close(callback?: (err?: Error) => void): this;
   closeAllConnections(): void;
   closeIdleConnections(): void;
   getConnections(callback: (err: Error | null, count: number) => void): this;
   setTimeout(ms?: number, callback?: () => void): this;
+  /** Whether the listening socket keeps the process alive (open connections always do). */
   ref(): this;
   unref(): this;
   [Symbol.asyncDispose](): Promise<void>;
@@ -423,6 +441,7 @@ export declare class Server extends EventEmitter {
   addListener(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
   addListener(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
   addListener(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  addListener(event: 'connection', listener: (socket: SluiceSocket) => void): this;
   addListener(event: 'drop', listener: (data: DropArgument) => void): this;
   addListener(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   addListener(event: 'session', listener: (session: Http2SessionHandle) => void): this;
@@ -434,6 +453,7 @@ export declare class Server extends EventEmitter {
   on(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
   on(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
   on(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  on(event: 'connection', listener: (socket: SluiceSocket) => void): this;
   on(event: 'drop', listener: (data: DropArgument) => void): this;
   on(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   on(event: 'session', listener: (session: Http2SessionHandle) => void): this;
@@ -445,6 +465,7 @@ export declare class Server extends EventEmitter {
   once(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
   once(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
   once(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  once(event: 'connection', listener: (socket: SluiceSocket) => void): this;
   once(event: 'drop', listener: (data: DropArgument) => void): this;
   once(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   once(event: 'session', listener: (session: Http2SessionHandle) => void): this;
@@ -456,6 +477,7 @@ export declare class Server extends EventEmitter {
   prependListener(event: 'listening' | 'close' | 'timeout', listener: () => void): this;
   prependListener(event: 'error', listener: (err: NodeJS.ErrnoException) => void): this;
   prependListener(event: 'clientError', listener: (err: ClientError, socket: SluiceSocket) => void): this;
+  prependListener(event: 'connection', listener: (socket: SluiceSocket) => void): this;
   prependListener(event: 'drop', listener: (data: DropArgument) => void): this;
   prependListener(event: 'dropRequest', listener: (req: IncomingRequest, socket: SluiceSocket) => void): this;
   prependListener(event: 'session', listener: (session: Http2SessionHandle) => void): this;

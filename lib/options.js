@@ -149,19 +149,35 @@ function serverOptions(options) {
   };
 }
 
+// As net: a string that reads as a number is a port, any other a path.
+function isPipeName(v) {
+  return typeof v === 'string' && !(Number(v) >= 0);
+}
+
 // listen()'s forms, as net.Server.listen: (port[, host][, backlog][, cb]),
-// (port[, backlog][, cb]), (options[, cb]) → one shape. reusePort stays
-// undefined when the caller did not say (the cluster default decides).
+// (port[, backlog][, cb]), (path[, backlog][, cb]), (options[, cb]) → one
+// shape; `path` set means a Unix domain socket. reusePort stays undefined
+// when the caller did not say (the cluster default decides).
 function listenArgs(args) {
   args = args.slice();
   const out = {
-    port: 0, host: undefined, backlog: 511, reusePort: undefined, exclusive: false, cb: undefined,
+    port: 0, host: undefined, path: undefined, backlog: 511, reusePort: undefined,
+    exclusive: false, cb: undefined,
   };
   if (typeof args[args.length - 1] === 'function') out.cb = args.pop();
   let given = args[0];
   if (args[0] !== null && typeof args[0] === 'object') {
     const o = args[0];
     given = o.port;
+    if (o.port === undefined && o.path !== undefined && o.path !== null) {
+      // As net: { path } without a port (a port wins when both are given).
+      if (typeof o.path !== 'string' || o.path === '') {
+        throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The "options.path" property must be a non-empty string');
+      }
+      out.path = o.path;
+      if (o.backlog !== undefined) out.backlog = o.backlog;
+      return out;
+    }
     if (o.port !== undefined) out.port = o.port;
     out.host = o.host;
     if (o.backlog !== undefined) out.backlog = o.backlog;
@@ -172,6 +188,10 @@ function listenArgs(args) {
       out.reusePort = o.reusePort;
     }
     out.exclusive = o.exclusive === true;
+  } else if (isPipeName(args[0])) {
+    out.path = args[0];
+    if (typeof args[1] === 'number') out.backlog = args[1];
+    return out;
   } else {
     if (args[0] !== undefined && args[0] !== null) out.port = args[0];
     if (typeof args[1] === 'string') {

@@ -24,6 +24,19 @@ const {
 const {
   kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed,
 } = require('./symbols');
+const { STATUS_CODES } = http;
+
+// The head as writeHead() fixed it (node writes the status line there: a
+// statusCode / statusMessage changed later is not sent).
+const kStatus = Symbol('sluice.status');
+const kReason = Symbol('sluice.reason');
+// Framing headers removed with removeHeader(): node then adds none of its
+// own (Connection; Content-Length / Transfer-Encoding when the user set
+// neither).
+const kRemoved = Symbol('sluice.removedHeaders');
+const REMOVED_CONNECTION = 1;
+const REMOVED_CONTENT_LENGTH = 2;
+const REMOVED_TRANSFER_ENCODING = 4;
 const bridge = require('./prototype_bridge');
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
@@ -70,6 +83,9 @@ class ServerResponse extends Stream {
     this.strictContentLength = false;
     this._headFlags = 0;
     this[kClosed] = false;
+    this[kStatus] = 0;
+    this[kReason] = undefined;
+    this[kRemoved] = 0;
   }
 
   get socket() { return this[kSocket]; }
@@ -141,9 +157,44 @@ class ServerResponse extends Stream {
     return !!(this[kHeaders] && this[kHeaders][name.toLowerCase()] !== undefined);
   }
 
+  // As node: removing a header sluice would otherwise add (Date,
+  // Connection, Content-Length, Transfer-Encoding) keeps it out.
   removeHeader(name) {
+    if (typeof name !== 'string') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "name" argument must be of type string');
+    }
     if (this.headersSent) throw headersSentError('remove');
-    if (this[kHeaders]) delete this[kHeaders][name.toLowerCase()];
+    const key = name.toLowerCase();
+    switch (key) {
+      case 'date': this.sendDate = false; break;
+      case 'connection': this[kRemoved] |= REMOVED_CONNECTION; break;
+      case 'content-length': this[kRemoved] |= REMOVED_CONTENT_LENGTH; break;
+      case 'transfer-encoding': this[kRemoved] |= REMOVED_TRANSFER_ENCODING; break;
+      default: break;
+    }
+    if (this[kHeaders]) delete this[kHeaders][key];
+  }
+
+  // As node: a Headers or a Map (anything with keys() and get()), each
+  // entry through setHeader; Set-Cookie values gathered into one array.
+  setHeaders(headers) {
+    if (this.headersSent) throw headersSentError('set');
+    if (!headers || Array.isArray(headers) || typeof headers.keys !== 'function' ||
+        typeof headers.get !== 'function') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE',
+        'The "headers" argument must be an instance of Headers or Map');
+    }
+    const cookies = [];
+    for (const [key, value] of headers) {
+      if (key === 'set-cookie') {
+        if (Array.isArray(value)) cookies.push(...value);
+        else cookies.push(value);
+        continue;
+      }
+      this.setHeader(key, value);
+    }
+    if (cookies.length) this.setHeader('set-cookie', cookies);
+    return this;
   }
 
   // sluice's own framing headers (lib/compression.js: Content-Encoding,
@@ -164,10 +215,13 @@ class ServerResponse extends Stream {
       headers = reason;
       reason = undefined;
     }
-    this.statusCode = validateStatusCode(statusCode);
-    // As node: the argument replaces the property, and whichever it is is
-    // checked once the headers are applied.
+    const code = this.statusCode = validateStatusCode(statusCode);
+    // As node: the argument replaces the property, an unset one becomes the
+    // code's standard phrase ('unknown' for codes without one), and
+    // whichever it is is checked once the headers are applied.
+    const onWire = this[kConn].reasonOnWire !== false;
     if (reason !== undefined) this.statusMessage = reason;
+    else if (!this.statusMessage && onWire) this.statusMessage = STATUS_CODES[code] || 'unknown';
     if (headers) {
       if (Array.isArray(headers)) {
         // Flat [name, value, ...] or [[name, value], ...], as node takes.
@@ -186,7 +240,10 @@ class ServerResponse extends Stream {
         }
       }
     }
-    if (this[kConn].reasonOnWire !== false) validateStatusMessage(this.statusMessage);
+    if (onWire) validateStatusMessage(this.statusMessage);
+    this[kStatus] = code;
+    // The standard phrase is native code's own (no string crosses over).
+    this[kReason] = this.statusMessage === STATUS_CODES[code] ? undefined : this.statusMessage;
     this.headersSent = true;
     return this;
   }
@@ -197,8 +254,10 @@ class ServerResponse extends Stream {
   // any time, and header values that are objects (an array mutated after
   // setHeader, a toString). _headBlock checks the strings it writes again.
   _checkHead() {
-    this.statusCode = validateStatusCode(this.statusCode);
-    if (this[kConn].reasonOnWire !== false) validateStatusMessage(this.statusMessage);
+    if (!this.headersSent) {
+      this.statusCode = validateStatusCode(this.statusCode);
+      if (this[kConn].reasonOnWire !== false) validateStatusMessage(this.statusMessage);
+    }
     const h = this[kHeaders];
     if (h === null) return;
     for (const key in h) {
@@ -250,12 +309,34 @@ class ServerResponse extends Stream {
       }
     }
     if (flags & HEAD_USER_CONNECTION_CLOSE) this.shouldKeepAlive = false;
+    // A removed Connection: none added, the connection persists as the
+    // request asks (node's _removedConnection).
+    if (this[kRemoved] & REMOVED_CONNECTION) flags |= HEAD_USER_CONNECTION;
     this._headFlags = flags;
     return block;
   }
 
+  // The framing flags of a head, given the user's (from _headBlock) and
+  // whether the whole body is at hand (end(body)): as node, with neither
+  // Content-Length nor Transfer-Encoding set, a whole body gets a length
+  // unless Content-Length was removed, anything else is chunked unless
+  // Transfer-Encoding was removed; with both removed (or only TE, for a
+  // streamed body) the body runs to the close. The core reads a
+  // Transfer-Encoding flag without chunked as exactly that.
+  _framing(flags, whole) {
+    const removed = this[kRemoved];
+    if (flags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING)) {
+      return whole ? flags | HEAD_WHOLE_BODY : flags;
+    }
+    if (whole && !(removed & REMOVED_CONTENT_LENGTH)) return flags | HEAD_WHOLE_BODY;
+    if (removed & REMOVED_TRANSFER_ENCODING) return flags | HEAD_USER_TRANSFER_ENCODING;
+    return flags;
+  }
+
   _statusFlags(flags) {
-    return (this.statusCode & STATUS_MASK) | (flags << STATUS_FLAGS_SHIFT);
+    // A writeHead replaced without calling the original never fixed one.
+    const status = this[kStatus] || validateStatusCode(this.statusCode);
+    return (status & STATUS_MASK) | (flags << STATUS_FLAGS_SHIFT);
   }
 
   _result(r) {
@@ -277,11 +358,11 @@ class ServerResponse extends Stream {
     if (!this.headersSent) this._implicitHeader();
     if (this._compressCfg) compression.startStream(this, this._compressCfg, this[kConn]);
     const block = this._headBlock();
-    const flags = this._headFlags;
+    const flags = this[kRemoved] === 0 ? this._headFlags : this._framing(this._headFlags, false);
     this.headersSent = true;
     this[kHeadOnWire] = true;
     if (!(flags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING))) this.chunkedEncoding = true;
-    return this[kConn].respond(this[kSeq], this._statusFlags(flags), this.statusMessage,
+    return this[kConn].respond(this[kSeq], this._statusFlags(flags), this[kReason],
       block, undefined, undefined);
   }
 
@@ -404,15 +485,16 @@ class ServerResponse extends Stream {
       const coding = this._compressCfg ?
         compression.prepare(this, this._compressCfg, compression.byteLength(body)) : 0;
       const block = this._headBlock();
-      const flags = this._headFlags;
+      const flags = this[kRemoved] === 0 ? this._headFlags | HEAD_WHOLE_BODY :
+        this._framing(this._headFlags, true);
       this.headersSent = true;
       this[kHeadOnWire] = true;
-      const statusWord = this._statusFlags(flags | HEAD_WHOLE_BODY | HEAD_END);
+      const statusWord = this._statusFlags(flags | HEAD_END);
       const cfg = this._compressCfg;
       r = coding ?
-        this[kConn].respondCompressed(this[kSeq], statusWord, this.statusMessage, block, body,
+        this[kConn].respondCompressed(this[kSeq], statusWord, this[kReason], block, body,
           trailers, coding, cfg.level, cfg.brotliQuality) :
-        this[kConn].respond(this[kSeq], statusWord, this.statusMessage, block, body, trailers);
+        this[kConn].respond(this[kSeq], statusWord, this[kReason], block, body, trailers);
     } else if (this._compressor) {
       r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {
@@ -424,14 +506,27 @@ class ServerResponse extends Stream {
     return this;
   }
 
+  // As node: the response's socket is destroyed with `err` (HTTP/1.1: the
+  // connection's socket, whose 'error' reaches the server's 'clientError';
+  // HTTP/2: the stream is reset, as node's compat does); the response
+  // itself emits no 'error', only 'close'.
   destroy(err) {
     if (this.destroyed) return this;
     this.destroyed = true;
     if (this._compressor) this._compressor.close();
     if (this._nativeFile) this._nativeFile.close();
-    if (!this.writableFinished) this[kConn].destroy();
-    if (err) process.nextTick(() => this.emit('error', err));
+    if (this.writableFinished) return this;
+    if (this.req.httpVersionMajor === 2) this[kConn].destroy();
+    else this[kSocket].destroy(err);
     return this;
+  }
+
+  // sluice's own APIs (respondWithFile's head checks): as node:http2's
+  // stream, the response itself reports the error it is destroyed with.
+  _fail(err) {
+    if (this.destroyed) return;
+    this.destroy();
+    process.nextTick(() => this.emit('error', err));
   }
 
   // ---- native file bodies (lib/file_response.js) ---------------------------
@@ -473,9 +568,9 @@ class ServerResponse extends Stream {
     // coding (lib/compression.js) puts a native compressor in the pipe.
     const cfg = this._compressCfg;
     const r = cfg && this._fileCoding ?
-      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this[kReason],
         block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
-      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this.statusMessage,
+      conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this[kReason],
         block, file, done);
     if (r === RESULT_NO_BODY) process.nextTick(emitFinish, this);  // HEAD: no body
     return r;

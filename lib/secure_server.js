@@ -59,14 +59,14 @@ class SecureServer extends Server {
     return {
       onSecure: (conn) => {
         if (this.listenerCount('secureConnection') > 0) {
-          this.emit('secureConnection', connState(conn).socket);
+          this.emit('secureConnection', connState(this, conn).socket);
         }
       },
       onTlsClientError: (conn, code, message) => {
         const err = new Error(message);
         err.code = code;
         // node emits it and destroys the socket; the native side closes.
-        this.emit('tlsClientError', err, connState(conn).socket);
+        this.emit('tlsClientError', err, connState(this, conn).socket);
       },
     };
   }

@@ -9,6 +9,7 @@
 const { EventEmitter } = require('events');
 const dns = require('dns');
 const net = require('net');
+const { STATUS_CODES } = require('http');
 const binding = require('./binding');
 const http1Server = require('./http1_server');
 const http2Server = require('./http2_server');
@@ -24,6 +25,9 @@ const { codedError } = require('./errors');
 const { TUNNEL_UPGRADE, TUNNEL_CONNECT } = binding.constants;
 
 const { kNative, kLimits } = require('./symbols');
+
+// Events whose listeners native code is told about (Server#_syncEvents).
+const syncedEvents = new Set(['upgrade', 'connect', 'connection']);
 
 class Server extends EventEmitter {
   constructor(options, requestListener) {
@@ -59,17 +63,26 @@ class Server extends EventEmitter {
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::
-    // tunnel_events), kept in step by the listener methods below.
+    // tunnel_events) and whether 'connection' has (connection_events: no
+    // native call per connection otherwise), kept in step by the listener
+    // methods below.
     this._tunnelEvents = 0;
-    this._syncTunnelEvents();
+    this._connectionEvents = false;
+    this._syncEvents();
   }
 
-  _syncTunnelEvents() {
+  _syncEvents() {
+    if (this[kNative] === undefined) return;
     const bits = (this.listenerCount('upgrade') > 0 ? TUNNEL_UPGRADE : 0) |
       (this.listenerCount('connect') > 0 ? TUNNEL_CONNECT : 0);
-    if (bits !== this._tunnelEvents && this[kNative] !== undefined) {
+    if (bits !== this._tunnelEvents) {
       this._tunnelEvents = bits;
       this[kNative].setLimit('tunnelEvents', bits);
+    }
+    const connection = this.listenerCount('connection') > 0;
+    if (connection !== this._connectionEvents) {
+      this._connectionEvents = connection;
+      this[kNative].setLimit('connectionEvents', connection ? 1 : 0);
     }
   }
 
@@ -82,12 +95,13 @@ class Server extends EventEmitter {
   // (Express) is adopted when it is added (lib/prototype_bridge.js): the
   // per-request path stays free of checks.
   // 'upgrade' / 'connect' listeners decide natively whether such a request
-  // becomes a tunnel: every listener change re-syncs (once() and its
+  // becomes a tunnel, 'connection' listeners whether native code reports
+  // accepted connections: every listener change re-syncs (once() and its
   // removal go through on() / removeListener()).
   _addListener(add, event, listener) {
     if (event === 'request') prototypeBridge.adopt(listener);
     add.call(this, event, listener);
-    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    if (syncedEvents.has(event)) this._syncEvents();
     return this;
   }
 
@@ -108,7 +122,7 @@ class Server extends EventEmitter {
 
   removeListener(event, listener) {
     super.removeListener(event, listener);
-    if (event === 'upgrade' || event === 'connect') this._syncTunnelEvents();
+    if (syncedEvents.has(event)) this._syncEvents();
     return this;
   }
 
@@ -116,15 +130,19 @@ class Server extends EventEmitter {
 
   removeAllListeners(...args) {
     super.removeAllListeners(...args);
-    this._syncTunnelEvents();
+    this._syncEvents();
     return this;
   }
 
   listen(...args) {
-    const { port, host, backlog, exclusive, cb, reusePort: given } = listenArgs(args);
+    const { port, host, path, backlog, exclusive, cb, reusePort: given } = listenArgs(args);
+    if (cb) this.once('listening', cb);
+    if (path !== undefined) {
+      this._listenResult(this[kNative].listenPipe(path, backlog), path, -1);
+      return this;
+    }
     // In a cluster worker: SO_REUSEPORT by default (lib/cluster.js).
     const reusePort = given !== undefined ? given : clusterSupport.defaultReusePort(port, exclusive);
-    if (cb) this.once('listening', cb);
     const start = (address) => this._listen(address, port, backlog, reusePort);
     if (host === undefined || host === null || host === '') {
       start(null);
@@ -153,9 +171,17 @@ class Server extends EventEmitter {
     } else {
       r = native.listen(address, port, backlog, reusePort);
     }
+    this._listenResult(r, address, port);
+  }
+
+  // After a native listen (r: 0 or a libuv error) on address:port, or on a
+  // Unix socket's path (port -1, as net reports it): 'listening' or
+  // 'error', as net.
+  _listenResult(r, address, port) {
     if (r < 0) {
       const code = binding.errname(r);
-      const err = new Error(`listen ${code}: ${binding.strerror(r)} ${address}:${port}`);
+      const where = port < 0 ? address : `${address}:${port}`;
+      const err = new Error(`listen ${code}: ${binding.strerror(r)} ${where}`);
       err.code = code;
       err.errno = r;
       err.syscall = 'listen';
@@ -208,9 +234,40 @@ class Server extends EventEmitter {
     return this;
   }
 
-  ref() { return this; }
+  // As node: an unref'd server's listening socket does not keep the
+  // process alive (its open connections still do); remembered across
+  // listen().
+  ref() {
+    this[kNative].ref(true);
+    return this;
+  }
 
-  unref() { return this; }
+  unref() {
+    this[kNative].ref(false);
+    return this;
+  }
+
+  // events.captureRejections: a rejected async 'request' listener is
+  // answered 500 (headers dropped) when nothing was sent yet, else the
+  // response is destroyed — as node's http.Server; other events as
+  // net.Server (a 'connection' socket is destroyed, anything else becomes
+  // 'error').
+  [EventEmitter.captureRejectionSymbol](err, event, ...args) {
+    if (event === 'request') {
+      const res = args[1];
+      if (!res.headersSent && !res.writableEnded) {
+        for (const name of res.getHeaderNames()) res.removeHeader(name);
+        res.statusCode = 500;
+        res.end(STATUS_CODES[500]);
+      } else {
+        res.destroy();
+      }
+    } else if (event === 'connection') {
+      args[0].destroy(err);
+    } else {
+      this.emit('error', err);
+    }
+  }
 
   [Symbol.asyncDispose]() {
     return new Promise((resolve) => this.close(() => resolve()));

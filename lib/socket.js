@@ -11,9 +11,11 @@ const { X509Certificate } = require('crypto');
 const { kConn, kPeer, kLocal, kTlsInfo } = require('./symbols');
 
 class SluiceSocket extends EventEmitter {
-  constructor(conn) {
+  // server: the Server that accepted the connection (node's socket.server).
+  constructor(conn, server) {
     super();
     this[kConn] = conn;
+    this.server = server === undefined ? null : server;
     this[kPeer] = undefined;
     this[kLocal] = undefined;
     this[kTlsInfo] = undefined;
@@ -79,6 +81,9 @@ class SluiceSocket extends EventEmitter {
   }
   get localAddress() { const p = this._local(); return p ? p[0] : undefined; }
   get localPort() { const p = this._local(); return p ? p[1] : undefined; }
+  // node's counts of the bytes read from and written to the socket.
+  get bytesRead() { return this[kConn].stats().bytesRead; }
+  get bytesWritten() { return this[kConn].stats().bytesWritten; }
   get writable() { return !this.destroyed; }
   get readable() { return !this.destroyed; }
 
@@ -110,7 +115,7 @@ class SluiceSocket extends EventEmitter {
 
   destroy(err) {
     if (!this.destroyed) this[kConn].destroy();
-    if (err) process.nextTick(() => this.emit('error', err));
+    if (err) process.nextTick(emitError, this, err);
     return this;
   }
 
@@ -125,8 +130,16 @@ class SluiceSocket extends EventEmitter {
     return this;
   }
 
+  // Responses are corked into one write each: Nagle is always off.
   setNoDelay() { return this; }
-  setKeepAlive() { return this; }
+
+  // TCP keep-alive probes, as net.Socket: initialDelay in ms (0 keeps the
+  // system's idle time).
+  setKeepAlive(enable = false, initialDelay = 0) {
+    this[kConn].setKeepAlive(!!enable, Math.floor(Number(initialDelay) / 1000) || 0);
+    return this;
+  }
+
   ref() { return this; }
   unref() { return this; }
   pause() { this[kConn].pause(); return this; }
@@ -138,6 +151,18 @@ class SluiceSocket extends EventEmitter {
     this.destroyed = true;
     this.emit('close', false);
   }
+}
+
+// As a node server's socket, whose server listens for its 'error'
+// (socketOnError): the error is the server's 'clientError' when someone
+// listens there, the socket's own listeners hear it too, and nobody
+// listening is no uncaught exception.
+function emitError(socket, err) {
+  const server = socket.server;
+  if (server !== null && server.listenerCount('clientError') > 0) {
+    server.emit('clientError', err, socket);
+  }
+  if (socket.listenerCount('error') > 0) socket.emit('error', err);
 }
 
 module.exports = { SluiceSocket };

@@ -48,7 +48,7 @@ class TunnelSocket extends Duplex {
 
   address() { return this[kInfo].address(); }
 
-  // ---- reading: native reads (lib/server.js onTunnelData / onTunnelEnd) ----
+  // ---- reading: native reads (lib/http1_server.js onTunnelData / onTunnelEnd) ----
   _onData(chunk) {
     this.bytesRead += chunk.length;
     this._active();
@@ -79,7 +79,7 @@ class TunnelSocket extends Duplex {
       cb();
     } else {
       // Over the high-water mark: the callback waits for the native drain
-      // (lib/server.js onDrain -> _onDrain), so the stream's own
+      // (lib/http1_server.js onDrain -> _onDrain), so the stream's own
       // backpressure reaches the writer.
       this[kPendingWrite] = cb;
     }

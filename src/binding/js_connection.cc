@@ -53,9 +53,23 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Peer>("peer"),
           InstanceMethod<&JsConnection::Local>("local"),
           InstanceMethod<&JsConnection::Stats>("stats"),
+          InstanceMethod<&JsConnection::SetKeepAlive>("setKeepAlive"),
           InstanceMethod<&JsConnection::Tls>("tls"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
+}
+
+void JsConnection::Detach() {
+  if (Connection* c = core()) {
+    bytes_read_ = c->bytes_read();
+    bytes_written_ = c->writer().bytes_written();
+  }
+  CoreWrap<JsConnection, Connection>::Detach();
+}
+
+Connection* JsConnection::alive() const {
+  Connection* c = core();
+  return c != nullptr && !c->destroyed() ? c : nullptr;
 }
 
 bool JsConnection::RawOk() const {
@@ -204,7 +218,9 @@ Napi::Value JsConnection::Resume(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Destroy(const Napi::CallbackInfo& info) {
-  if (RawOk()) core()->Destroy();
+  // Any protocol: the socket of node's 'connection' event may carry
+  // HTTP/2 by now.
+  if (Connection* c = alive()) c->Destroy();
   return info.Env().Undefined();
 }
 
@@ -244,13 +260,11 @@ Napi::Value JsConnection::EndRaw(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Peer(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), RawOk() ? core() : nullptr,
-                                              AddressKind::kPeer));
+  return Napi::Value(info.Env(), AddressArray(info.Env(), alive(), AddressKind::kPeer));
 }
 
 Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
-  return Napi::Value(info.Env(), AddressArray(info.Env(), RawOk() ? core() : nullptr,
-                                              AddressKind::kLocal));
+  return Napi::Value(info.Env(), AddressArray(info.Env(), alive(), AddressKind::kLocal));
 }
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
@@ -259,14 +273,29 @@ Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
-  Napi::Object o = Napi::Object::New(info.Env());
-  if (core()) {
-    o.Set("flushes", Napi::Number::New(info.Env(),
-                                       static_cast<double>(core()->writer().flushes())));
-    o.Set("backlog", Napi::Number::New(info.Env(),
-                                       static_cast<double>(core()->writer().Backlog())));
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  Connection* c = core();
+  if (c) {
+    o.Set("flushes", Napi::Number::New(env, static_cast<double>(c->writer().flushes())));
+    o.Set("backlog", Napi::Number::New(env, static_cast<double>(c->writer().Backlog())));
   }
+  o.Set("bytesRead", Napi::Number::New(
+      env, static_cast<double>(c ? c->bytes_read() : bytes_read_)));
+  o.Set("bytesWritten", Napi::Number::New(
+      env, static_cast<double>(c ? c->writer().bytes_written() : bytes_written_)));
   return o;
+}
+
+Napi::Value JsConnection::SetKeepAlive(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Connection* c = alive();
+  if (!c) return Napi::Number::New(env, UV_EBADF);
+  bool enable = info.Length() > 0 && info[0].ToBoolean().Value();
+  double delay = info.Length() > 1 && info[1].IsNumber()
+                     ? info[1].As<Napi::Number>().DoubleValue() : 0;
+  unsigned int delay_s = delay >= 1 && delay < 4e9 ? static_cast<unsigned int>(delay) : 0;
+  return Napi::Number::New(env, c->SetKeepAlive(enable, delay_s));
 }
 
 Napi::Value JsConnection::Tls(const Napi::CallbackInfo& info) {

@@ -20,6 +20,9 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
 
   // The live HTTP/1.1 session, or null once closed (native file responses).
   Http1Session* http1_session() const { return live(); }
+  // Unbinds (the core connection closed); its byte counts are kept for
+  // stats(). Hides CoreWrap::Detach (the server calls it on this type).
+  void Detach();
 
  private:
   Http1Session* live() const;
@@ -54,7 +57,14 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Napi::Value EndRaw(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);
   Napi::Value Local(const Napi::CallbackInfo& info);
+  // stats() -> { flushes, backlog, bytesRead, bytesWritten } (the byte
+  // counts stay readable after the close)
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  // setKeepAlive(enable, initialDelaySeconds) -> 0 or a libuv error
+  Napi::Value SetKeepAlive(const Napi::CallbackInfo& info);
+  // The open connection whatever its protocol (addresses, destroy,
+  // keep-alive, byte counts), or null once closed.
+  Connection* alive() const;
   // TLS facts (js_tls.h TlsInfo); null on cleartext.
   Napi::Value Tls(const Napi::CallbackInfo& info);
   // The body buffer pool refilled: retry the allocation that came back dry.
@@ -62,6 +72,9 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
 
   int AppendBody(uint32_t seq, napi_value chunk);
   int Result(int err) const;
+
+  uint64_t bytes_read_ = 0;     // at Detach
+  uint64_t bytes_written_ = 0;  // at Detach
 };
 
 // The JS handle of `c`, made on first use; nullptr once the environment

@@ -93,9 +93,19 @@ void JsHttp1::OnClientError(Connection* c, const ClientError& err) {
   napi_value code, reason;
   napi_create_string_utf8(env, err.code, NAPI_AUTO_LENGTH, &code);
   napi_create_string_utf8(env, err.reason, NAPI_AUTO_LENGTH, &reason);
-  napi_value argv[4] = {ConnectionObject(env_, c), Int(env, err.status), code,
-                        reason};
-  CallJs(env_, on_client_error_, 4, argv);
+  // A parse error's input (node's err.rawPacket, copied: it is the read
+  // buffer) and offset (err.bytesParsed); undefined for timeouts.
+  napi_value raw, parsed;
+  if (err.raw != nullptr) {
+    napi_create_buffer_copy(env, err.raw_len, err.raw, nullptr, &raw);
+    napi_create_double(env, static_cast<double>(err.bytes_parsed), &parsed);
+  } else {
+    napi_get_undefined(env, &raw);
+    napi_get_undefined(env, &parsed);
+  }
+  napi_value argv[6] = {ConnectionObject(env_, c), Int(env, err.status), code,
+                        reason, raw, parsed};
+  CallJs(env_, on_client_error_, 6, argv);
 }
 
 }  // namespace sluice

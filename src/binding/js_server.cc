@@ -52,6 +52,8 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
     o->keep_alive_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
   } else if (name == "tunnelEvents") {
     o->tunnel_events = finite ? static_cast<int>(d) : 0;
+  } else if (name == "connectionEvents") {
+    o->connection_events = finite && d > 0;
   } else {
     return false;
   }
@@ -77,6 +79,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
       env, "NativeServer",
       {
           InstanceMethod<&JsServer::Listen>("listen"),
+          InstanceMethod<&JsServer::ListenPipe>("listenPipe"),
           InstanceMethod<&JsServer::Address>("address"),
           InstanceMethod<&JsServer::Close>("close"),
           InstanceMethod<&JsServer::CloseAllConnections>(
@@ -86,6 +89,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
+          InstanceMethod<&JsServer::Ref>("ref"),
           InstanceMethod<&JsServer::SetTls>("setTls"),
           InstanceMethod<&JsServer::SetSecureContext>("setSecureContext"),
           InstanceMethod<&JsServer::AddContext>("addContext"),
@@ -176,17 +180,35 @@ Napi::Value JsServer::Listen(const Napi::CallbackInfo& info) {
   bool reuse_port = info.Length() > 3 && info[3].ToBoolean().Value();
   if (!listener_) return Napi::Number::New(env, UV_EINVAL);
   int r = listener_->Listen(host.c_str(), port, backlog, reuse_port);
-  if (r == 0 && !self_held_) {
-    self_ref_ = Napi::Persistent(Value());
-    self_held_ = true;
-  }
+  if (r == 0) HoldSelf();
   return Napi::Number::New(env, r);
+}
+
+Napi::Value JsServer::ListenPipe(const Napi::CallbackInfo& info) {
+  JsCallGuard guard(&js_calls_);
+  Napi::Env env = info.Env();
+  std::string path = info[0].As<Napi::String>().Utf8Value();
+  int backlog = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 511;
+  if (!listener_) return Napi::Number::New(env, UV_EINVAL);
+  int r = listener_->ListenPipe(path.c_str(), backlog);
+  if (r == 0) HoldSelf();
+  return Napi::Number::New(env, r);
+}
+
+void JsServer::HoldSelf() {
+  if (self_held_) return;
+  self_ref_ = Napi::Persistent(Value());
+  self_held_ = true;
 }
 
 Napi::Value JsServer::Address(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string ip;
   int port = 0, family = 0;
+  // As node: a Unix socket's address is its path.
+  if (listener_ && listener_->listening() && listener_->is_pipe()) {
+    return Napi::String::New(env, listener_->pipe_path());
+  }
   if (!listener_ || listener_->GetAddress(&ip, &port, &family) != 0) return env.Null();
   Napi::Object o = Napi::Object::New(env);
   o.Set("address", ip);
@@ -224,6 +246,11 @@ Napi::Value JsServer::SetLimitMethod(const Napi::CallbackInfo& info) {
   bool ok = SetLimit(&listener_->mutable_options(),
                      info[0].As<Napi::String>().Utf8Value(), info[1]);
   return Napi::Boolean::New(env, ok);
+}
+
+Napi::Value JsServer::Ref(const Napi::CallbackInfo& info) {
+  if (listener_) listener_->SetRef(info.Length() > 0 && info[0].ToBoolean().Value());
+  return info.Env().Undefined();
 }
 
 Napi::Value JsServer::DroppedConnections(const Napi::CallbackInfo& info) {
@@ -329,6 +356,12 @@ void JsServer::OnTunnelData(Connection* c, const char* data, size_t len) {
 void JsServer::OnTunnelEnd(Connection* c) {
   napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_tunnel_end_, 1, argv);
+}
+
+void JsServer::OnConnection(Connection* c) {
+  if (on_connection_.IsEmpty()) return;
+  napi_value argv[1] = {ConnectionObject(Env(), c)};
+  CallJs(Env(), on_connection_, 1, argv);
 }
 
 ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,

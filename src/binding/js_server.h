@@ -39,6 +39,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnConnectionDropped(const DroppedConnection& d) override;
   void OnTunnelData(Connection* c, const char* data, size_t len) override;
   void OnTunnelEnd(Connection* c) override;
+  void OnConnection(Connection* c) override;
   Http1Delegate* http1() override;
   Http2Delegate* http2() override;
   void OnSecureConnection(Connection* c) override;
@@ -56,12 +57,18 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // Drops the JS side of `c` (its JsConnection and HTTP/2 session object).
   void DetachConnection(Connection* c);
   Napi::Value Listen(const Napi::CallbackInfo& info);
+  // listenPipe(path, backlog) -> 0 or a libuv error (a Unix socket).
+  Napi::Value ListenPipe(const Napi::CallbackInfo& info);
+  // Pins this object once listening (see self_ref_).
+  void HoldSelf();
   Napi::Value Address(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value CloseAllConnections(const Napi::CallbackInfo& info);
   Napi::Value CloseIdleConnections(const Napi::CallbackInfo& info);
   Napi::Value ConnectionCount(const Napi::CallbackInfo& info);
   Napi::Value SetLimitMethod(const Napi::CallbackInfo& info);
+  // ref(bool): whether the listening socket keeps the loop alive.
+  Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
   // TLS (js_tls.cc builds the contexts): setTls(contextOptions,
   // {handshakeTimeout, allowHTTP1}) before listen makes every connection
@@ -90,7 +97,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   V(on_tunnel_data_, "onTunnelData")    \
   V(on_tunnel_end_, "onTunnelEnd")       \
   V(on_secure_, "onSecure")             \
-  V(on_tls_error_, "onTlsClientError")
+  V(on_tls_error_, "onTlsClientError")  \
+  V(on_connection_, "onConnection")
 #define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 #undef SLUICE_CALLBACK_MEMBER

@@ -3,6 +3,7 @@
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as sluice from 'sluice';
 import {
   createServer, createBufferPool, releaseBuffer, BufferPool, Server, IncomingRequest, ServerResponse,
@@ -120,7 +121,7 @@ srv.listen({ port: 0, host: '::1', backlog: 16 }, () => {});
 srv.listen({ port: 8080, host: '0.0.0.0', reusePort: true });
 srv.listen({ port: 8080, exclusive: true });
 const a = srv.address();
-if (a) { const p: number = a.port; const f: string = a.family; void [p, f, a.address]; }
+if (a && typeof a !== 'string') { const p: number = a.port; const f: string = a.family; void [p, f, a.address]; }
 const listening: boolean = srv.listening;
 srv.maxConnections = 10;
 srv.maxRequestBodySize = 1024;
@@ -152,6 +153,20 @@ srv.on('clientError', (err: ClientError, socket: SluiceSocket) => {
   if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   else socket.destroy();
 });
+srv.on('clientError', (err: ClientError) => {
+  const raw: Buffer | undefined = err.rawPacket;
+  const parsed: number | undefined = err.bytesParsed;
+  void [raw, parsed, err.reason];
+});
+srv.on('connection', (socket: SluiceSocket) => {
+  socket.setKeepAlive(true, 60000);
+  const counts: number[] = [socket.bytesRead, socket.bytesWritten];
+  void [counts, socket.server];
+});
+srv.unref().ref();
+const unixServer = createServer().listen('/tmp/sluice-types.sock', 511, () => {});
+const where: net.AddressInfo | string | null = unixServer.address();
+void [where, createServer().listen({ path: '/tmp/sluice-types-2.sock' })];
 srv.on('drop', (data: DropArgument) => { void [data.remoteAddress, data.localPort]; });
 srv.on('dropRequest', (req, socket) => { void [req.url, socket.localAddress]; });
 srv.on('session', (session: Http2SessionHandle) => {

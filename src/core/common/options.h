@@ -57,6 +57,10 @@ struct ServerOptions {
   // (a 'connect' listener). Without the bit an Upgrade request is answered
   // as a normal request and a CONNECT closes the connection, as node.
   int tunnel_events = 0;
+  // The embedder hears every accepted connection (ServerDelegate::
+  // OnConnection; node's 'connection' event), only while it listens for
+  // them: no call per connection otherwise.
+  bool connection_events = false;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

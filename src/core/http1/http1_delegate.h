@@ -49,7 +49,13 @@ struct ClientError {
   int status;              // HTTP status to answer with (400, 408, 413, 431)
   const char* code;        // stable code: "HPE_INVALID_METHOD", "ERR_HTTP_REQUEST_TIMEOUT"...
   const char* reason;      // human readable
-  size_t bytes_parsed;
+  // A parse error: [raw, raw + raw_len) is the input being parsed when it
+  // was found (the read, as node's err.rawPacket), valid only during the
+  // call, and bytes_parsed how far into it the parser got. raw is null
+  // for errors that are not found in input (timeouts).
+  size_t bytes_parsed = 0;
+  const char* raw = nullptr;
+  size_t raw_len = 0;
 };
 
 class Http1Delegate {

@@ -177,6 +177,7 @@ Http1Parser::Status Http1Parser::Fail(llhttp_errno_t err, const char* pos) {
     error_ = {Error::kClientError, status, llhttp_errno_name(err),
               reason ? reason : ""};
   }
+  error_.at = pos;
   return Status::kError;
 }
 

@@ -101,8 +101,14 @@ class Http1Parser {
     int status;
     const char* code;
     const char* reason;
+    // Where in the input (input_begin() .. input_end()) it was found;
+    // null when not found in input.
+    const char* at = nullptr;
   };
   const Error& error() const { return error_; }
+  // The input of the last Execute (valid while its caller's buffer is).
+  const char* input_begin() const { return exec_start_; }
+  const char* input_end() const { return exec_end_; }
 
   // The current message (valid from OnHeadersComplete).
   int method() const { return parser_.method; }

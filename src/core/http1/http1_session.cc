@@ -207,7 +207,7 @@ void Http1Session::HandleParseError() {
       parse_dead_ = true;
       return;
     case Http1Parser::Error::kClientError:
-      ReportClientError(e.status, e.code, e.reason);
+      ReportClientError(e.status, e.code, e.reason, e.at);
       return;
   }
 }
@@ -242,7 +242,6 @@ void Http1Session::RejectBody() {
   e.status = answered ? 413 : 0;
   e.code = parser_.error().code;
   e.reason = parser_.error().reason;
-  e.bytes_parsed = 0;
   delegate()->OnClientError(conn_, e);
   if (!conn_->closing()) {
     // A handler that never finishes its response must not keep the
@@ -252,7 +251,7 @@ void Http1Session::RejectBody() {
 }
 
 void Http1Session::ReportClientError(int status, const char* code,
-                                     const char* reason) {
+                                     const char* reason, const char* pos) {
   parse_dead_ = true;
   unparsed_.clear();
   // One clientError per connection: nothing is parsed any more, so the
@@ -267,7 +266,14 @@ void Http1Session::ReportClientError(int status, const char* code,
   e.status = status;
   e.code = code;
   e.reason = reason;
-  e.bytes_parsed = 0;
+  const char* in = parser_.input_begin();
+  const char* in_end = parser_.input_end();
+  if (pos != nullptr && in != nullptr && pos >= in && pos <= in_end) {
+    // Found in the input being parsed: that input and the offset.
+    e.raw = in;
+    e.raw_len = static_cast<size_t>(in_end - in);
+    e.bytes_parsed = static_cast<size_t>(pos - in);
+  }
   delegate()->OnClientError(conn_, e);
   if (!conn_->closing()) {
     // The embedder chose to answer itself; make sure the connection does

@@ -164,7 +164,10 @@ class Http1Session final : public Session, private Http1ParserListener {
   // Limits (options.h): the request body passed max_request_body_size.
   // Answers 413 in the request's turn and closes (see RejectBody).
   void RejectBody();
-  void ReportClientError(int status, const char* code, const char* reason);
+  // pos: where in the parser's input the error was found (rawPacket and
+  // bytesParsed for the embedder); null for errors not found in input.
+  void ReportClientError(int status, const char* code, const char* reason,
+                         const char* pos = nullptr);
   Request* Find(uint32_t seq);
   OutputQueue& QueueFor(Request& r);
   bool IsFront(const Request& r) const {

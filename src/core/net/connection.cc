@@ -1,6 +1,9 @@
 #include "core/net/connection.h"
 
+#include <cerrno>
 #include <cstring>
+
+#include <sys/socket.h>
 
 #include "core/net/address.h"
 #include "core/net/session_factory.h"
@@ -11,7 +14,7 @@ namespace sluice {
 
 Connection::Connection(Listener* listener)
     : listener_(listener),
-      writer_(reinterpret_cast<uv_stream_t*>(&tcp_), this),
+      writer_(reinterpret_cast<uv_stream_t*>(&h_), this),
       read_buffers_(this) {}
 
 Connection::~Connection() = default;
@@ -29,19 +32,21 @@ Connection* Connection::Adopt(Listener* listener, uv_os_sock_t fd) {
 Connection* Connection::Open(Listener* listener, uv_stream_t* server,
                              uv_os_sock_t fd) {
   Connection* c = new Connection(listener);
-  uv_tcp_init(listener->loop(), &c->tcp_);
-  c->tcp_.data = c;
-  int r = server ? uv_accept(server, reinterpret_cast<uv_stream_t*>(&c->tcp_))
-                 : uv_tcp_open(&c->tcp_, fd);
+  c->pipe_ = listener->is_pipe();
+  if (c->pipe_) uv_pipe_init(listener->loop(), &c->h_.pipe, 0);
+  else uv_tcp_init(listener->loop(), &c->h_.tcp);
+  c->handle()->data = c;
+  int r = server ? uv_accept(server, c->stream())
+                 : c->pipe_ ? uv_pipe_open(&c->h_.pipe, fd) : uv_tcp_open(&c->h_.tcp, fd);
   if (r != 0) {
     // Not yet registered anywhere: free after the handle closes.
     c->closing_ = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp_),
+    uv_close(c->handle(),
              [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
     return nullptr;
   }
   // Responses are corked into one write: Nagle would only add latency.
-  uv_tcp_nodelay(&c->tcp_, 1);
+  if (!c->pipe_) uv_tcp_nodelay(&c->h_.tcp, 1);
   listener->AddConnection(c);
   TlsServer* tls = listener->tls();
   if (tls != nullptr) {
@@ -66,9 +71,22 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
   return c;
 }
 
+int Connection::SetKeepAlive(bool enable, unsigned int delay_s) {
+  if (closing_) return UV_EBADF;
+  if (pipe_) return 0;  // a Unix socket has no keep-alive probes (node: a no-op)
+  if (!enable || delay_s > 0) return uv_tcp_keepalive(&h_.tcp, enable ? 1 : 0, delay_s);
+  // Enabled with no delay: as node, the idle time stays as it was (libuv
+  // would set it, and newer ones refuse 0).
+  uv_os_fd_t fd;
+  int r = uv_fileno(handle(), &fd);
+  if (r != 0) return r;
+  int on = 1;
+  return setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) == 0 ? 0 : -errno;
+}
+
 void Connection::StartReading() {
   if (reading_ || closing_ || pause_mask_) return;
-  if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), OnAlloc,
+  if (uv_read_start(stream(), OnAlloc,
                     OnReadCb) == 0) {
     reading_ = true;
   }
@@ -76,7 +94,7 @@ void Connection::StartReading() {
 
 void Connection::StopReading() {
   if (!reading_) return;
-  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  uv_read_stop(stream());
   reading_ = false;
 }
 
@@ -162,6 +180,7 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     c->OnTlsRead(buf->base, static_cast<size_t>(nread));
   } else if (nread > 0) {
     size_t n = static_cast<size_t>(nread);
+    c->bytes_read_ += n;
     c->read_buffers_.OnRead(buf->base, n);
     if (c->detecting_) {
       c->DetectProtocol(buf->base, n);
@@ -414,7 +433,7 @@ void Connection::StartShutdown() {
   }
   shut_down_ = true;
   shutdown_req_.data = this;
-  if (uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_),
+  if (uv_shutdown(&shutdown_req_, stream(),
                   OnShutdown) != 0) {
     shut_down_ = false;
     Destroy();
@@ -445,7 +464,7 @@ void Connection::Destroy() {
   // The embedder drops its hold on a read buffer in OnConnectionClose.
   read_buffers_.Forget();
   if (session_) session_->OnClose();
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClosed);
+  uv_close(handle(), OnClosed);
 }
 
 void Connection::OnClosed(uv_handle_t* h) {
@@ -485,11 +504,14 @@ void Connection::CheckDeadlines(uint64_t now) {
 }
 
 int Connection::GetPeer(std::string* ip, int* port, int* family) const {
-  return GetTcpAddress(&tcp_, AddressKind::kPeer, ip, port, family);
+  // A Unix socket's peer has no address (node: remoteAddress undefined).
+  if (pipe_) return UV_ENOTSUP;
+  return GetTcpAddress(&h_.tcp, AddressKind::kPeer, ip, port, family);
 }
 
 int Connection::GetLocal(std::string* ip, int* port, int* family) const {
-  return GetTcpAddress(&tcp_, AddressKind::kLocal, ip, port, family);
+  if (pipe_) return UV_ENOTSUP;
+  return GetTcpAddress(&h_.tcp, AddressKind::kLocal, ip, port, family);
 }
 
 }  // namespace sluice

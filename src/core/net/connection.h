@@ -1,4 +1,5 @@
-// Connection: one accepted TCP socket. Owns its uv_tcp_t, its Writer and its
+// Connection: one accepted socket (TCP, or a Unix domain socket when the
+// listener is bound to a path). Owns its libuv handle, its Writer and its
 // Session (the protocol). It frees itself in the close callback, after
 // libuv has cancelled its writes and the delegate has been told.
 #pragma once
@@ -91,6 +92,11 @@ class Connection final : private WriterClient {
   // Asks for OnDrain once the backlog falls below the high-water mark.
   void WantDrain() { drain_wanted_ = true; }
 
+  // TCP keep-alive probes (node's socket.setKeepAlive): 0 or a libuv error.
+  int SetKeepAlive(bool enable, unsigned int delay_s);
+  // Bytes read from the socket so far (node's socket.bytesRead).
+  uint64_t bytes_read() const { return bytes_read_; }
+
   // Peer address, computed on demand.
   int GetPeer(std::string* ip, int* port, int* family) const;
   int GetLocal(std::string* ip, int* port, int* family) const;
@@ -135,7 +141,17 @@ class Connection final : private WriterClient {
 
   LoopTracked tracked_;  // freed only in the tcp handle's close callback
   Listener* listener_;
-  uv_tcp_t tcp_;
+  // A TCP socket, or a Unix domain socket on a listener bound to a path
+  // (Listener::is_pipe); both start with the uv_stream_t fields, so the
+  // stream and handle views below serve either.
+  union Handle {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } h_;
+  bool pipe_ = false;
+  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&h_); }
+  uv_handle_t* handle() { return reinterpret_cast<uv_handle_t*>(&h_); }
+  uint64_t bytes_read_ = 0;
   Writer writer_;
   ReadBuffers read_buffers_;
   // The last alloc callback found no memory (kDry) or a failing allocator

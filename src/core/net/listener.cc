@@ -53,8 +53,11 @@ ReleasedDelegate g_released_delegate;
 
 // A connection closed at accept (maxConnections): its handle lives until
 // the close callback, and teardown waits for that.
-struct DroppedTcp {
-  uv_tcp_t tcp;
+struct DroppedSocket {
+  union {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } h;
   LoopTracked tracked;
 };
 
@@ -109,26 +112,51 @@ int Listener::Listen(const char* host, int port, int backlog, bool reuse_port) {
     r = uv_ip4_addr(host, port, reinterpret_cast<struct sockaddr_in*>(&addr));
   }
   if (r != 0) return r;
-  server_ = new uv_tcp_t;
   // With reuse_port the socket must exist before bind (uv_tcp_init_ex
   // creates it) so the option can be set on it; libuv's own
   // UV_TCP_REUSEPORT bind flag exists only from libuv 1.49 (Node 22.12).
-  r = uv_tcp_init_ex(loop_, server_, reuse_port ? (v6 ? AF_INET6 : AF_INET) : AF_UNSPEC);
+  r = NewServerHandle(false, reuse_port ? (v6 ? AF_INET6 : AF_INET) : AF_UNSPEC);
+  if (r != 0) return r;
+  if (reuse_port) r = SetReusePort(&server_->tcp);
+  if (r == 0) r = uv_tcp_bind(&server_->tcp, reinterpret_cast<struct sockaddr*>(&addr), 0);
+  return StartListening(r, backlog);
+}
+
+int Listener::ListenPipe(const char* path, int backlog) {
+  if (listening_ || closing_) return UV_EINVAL;
+  int r = NewServerHandle(true, 0);
+  if (r != 0) return r;
+  r = uv_pipe_bind(&server_->pipe, path);
+  if (r == 0) pipe_path_ = path;
+  return StartListening(r, backlog);
+}
+
+int Listener::NewServerHandle(bool pipe, int tcp_family) {
+  server_ = new ServerHandle;
+  int r = pipe ? uv_pipe_init(loop_, &server_->pipe, 0)
+               : uv_tcp_init_ex(loop_, &server_->tcp, tcp_family);
   if (r != 0) {
     delete server_;
     server_ = nullptr;
     return r;
   }
-  server_->data = this;
+  pipe_ = pipe;
+  uv_handle_t* h = reinterpret_cast<uv_handle_t*>(server_);
+  h->data = this;
   open_handles_++;
-  if (reuse_port) r = SetReusePort(server_);
-  if (r == 0) r = uv_tcp_bind(server_, reinterpret_cast<struct sockaddr*>(&addr), 0);
-  if (r == 0) {
-    r = uv_listen(reinterpret_cast<uv_stream_t*>(server_), backlog,
-                  OnConnection);
-  }
+  if (!ref_) uv_unref(h);
+  return 0;
+}
+
+// After the bind (bind_result: 0 or its error): listen, or close the
+// handle and return the error.
+int Listener::StartListening(int bind_result, int backlog) {
+  int r = bind_result != 0
+              ? bind_result
+              : uv_listen(reinterpret_cast<uv_stream_t*>(server_), backlog, OnConnection);
   if (r != 0) {
     // A later listen() starts over with a fresh handle, as node allows.
+    pipe_path_.clear();
     CloseServerHandle();
     return r;
   }
@@ -138,9 +166,18 @@ int Listener::Listen(const char* host, int port, int backlog, bool reuse_port) {
   return 0;
 }
 
+void Listener::SetRef(bool ref) {
+  ref_ = ref;
+  if (server_ == nullptr) return;
+  uv_handle_t* h = reinterpret_cast<uv_handle_t*>(server_);
+  if (ref) uv_ref(h);
+  else uv_unref(h);
+}
+
 int Listener::GetAddress(std::string* ip, int* port, int* family) const {
   if (!listening_ || !server_) return UV_EBADF;
-  return GetTcpAddress(server_, AddressKind::kLocal, ip, port, family);
+  if (pipe_) return UV_ENOTSUP;  // pipe_path() is its address
+  return GetTcpAddress(&server_->tcp, AddressKind::kLocal, ip, port, family);
 }
 
 void Listener::OnConnection(uv_stream_t* server, int status) {
@@ -150,24 +187,27 @@ void Listener::OnConnection(uv_stream_t* server, int status) {
     // maxConnections: accept and close at once, as node does (leaving it
     // in the backlog would wake this callback again and again). No byte is
     // read or written; the handle is freed in its close callback.
-    DroppedTcp* dropped = new DroppedTcp;
-    uv_tcp_t* t = &dropped->tcp;
-    uv_tcp_init(l->loop_, t);
+    DroppedSocket* dropped = new DroppedSocket;
+    if (l->pipe_) uv_pipe_init(l->loop_, &dropped->h.pipe, 0);
+    else uv_tcp_init(l->loop_, &dropped->h.tcp);
+    uv_handle_t* t = reinterpret_cast<uv_handle_t*>(&dropped->h);
     t->data = dropped;
     bool accepted = uv_accept(server, reinterpret_cast<uv_stream_t*>(t)) == 0;
     ServerDelegate::DroppedConnection d{};
     std::string lip, rip;
     if (accepted) {
       l->dropped_++;
-      GetTcpAddress(t, AddressKind::kLocal, &lip, &d.local_port,
-                    &d.local_family);
-      GetTcpAddress(t, AddressKind::kPeer, &rip, &d.remote_port,
-                    &d.remote_family);
+      if (!l->pipe_) {  // a Unix socket's ends have no addresses
+        GetTcpAddress(&dropped->h.tcp, AddressKind::kLocal, &lip, &d.local_port,
+                      &d.local_family);
+        GetTcpAddress(&dropped->h.tcp, AddressKind::kPeer, &rip, &d.remote_port,
+                      &d.remote_family);
+      }
       d.local_ip = lip;
       d.remote_ip = rip;
     }
-    uv_close(reinterpret_cast<uv_handle_t*>(t), [](uv_handle_t* h) {
-      delete static_cast<DroppedTcp*>(h->data);
+    uv_close(t, [](uv_handle_t* h) {
+      delete static_cast<DroppedSocket*>(h->data);
     });
     if (accepted && !l->released_) {
       l->BeginDispatch();
@@ -176,7 +216,12 @@ void Listener::OnConnection(uv_stream_t* server, int status) {
     }
     return;
   }
-  Connection::Accept(l, server);
+  Connection* c = Connection::Accept(l, server);
+  if (c != nullptr && l->options_.connection_events && !l->released_) {
+    l->BeginDispatch();
+    l->delegate_->OnConnection(c);
+    l->EndDispatch();
+  }
 }
 
 void Listener::AddConnection(Connection* c) {
@@ -382,7 +427,7 @@ void Listener::CloseServerHandle() {
   if (!server_) return;
   uv_close(reinterpret_cast<uv_handle_t*>(server_), [](uv_handle_t* h) {
     Listener* l = static_cast<Listener*>(h->data);
-    delete reinterpret_cast<uv_tcp_t*>(h);
+    delete reinterpret_cast<ServerHandle*>(h);
     l->open_handles_--;
     l->MaybeDelete();
   });

@@ -35,9 +35,18 @@ class Listener {
   // (other servers, threads or processes of the same user) can bind the same
   // address and port and the kernel spreads new connections across them.
   int Listen(const char* host, int port, int backlog, bool reuse_port = false);
+  // Binds a Unix domain socket at `path` and listens (node's listen(path)).
+  // libuv removes the socket file when the handle closes. 0 or an error.
+  int ListenPipe(const char* path, int backlog);
+  // Listening on a path: connections are Unix sockets, without addresses.
+  bool is_pipe() const { return pipe_; }
+  const std::string& pipe_path() const { return pipe_path_; }
   // Fills the bound address ("127.0.0.1", port, family 4/6). 0 or error.
   int GetAddress(std::string* ip, int* port, int* family) const;
   bool listening() const { return listening_; }
+  // Whether the listening socket keeps the loop alive (node's server.ref /
+  // unref; connections always do). Remembered for a later Listen.
+  void SetRef(bool ref);
 
   // Stops accepting (connections already in the accept queue are taken
   // first, see AcceptQueued), closes idle connections, lets the others
@@ -123,11 +132,22 @@ class Listener {
   ServerOptions options_;
   std::unique_ptr<TlsServer> tls_;  // outlives every connection (SSL app data)
   DateCache date_;
-  uv_tcp_t* server_ = nullptr;  // heap: a failed listen closes it async
+  // The listening socket: TCP, or a Unix socket (pipe_).
+  union ServerHandle {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  };
+  // Creates server_ for a bind that follows (0 or an error).
+  int NewServerHandle(bool pipe, int tcp_family);
+  int StartListening(int bind_result, int backlog);
+  ServerHandle* server_ = nullptr;  // heap: a failed listen closes it async
+  bool pipe_ = false;
+  std::string pipe_path_;
   uv_timer_t sweep_;
   uv_check_t check_;
   uv_idle_t idle_;
   bool listening_ = false;
+  bool ref_ = true;
   bool closing_ = false;
   bool server_closed_reported_ = false;
   bool released_ = false;

@@ -74,6 +74,9 @@ class ServerDelegate {
   }
   // The peer ended its side of a tunnel (FIN).
   virtual void OnTunnelEnd(Connection* c) { (void)c; }
+  // A connection was accepted (only with ServerOptions::connection_events),
+  // before any of its bytes is read; it may be destroyed from here.
+  virtual void OnConnection(Connection* c) { (void)c; }
   // TLS (a listener with a TlsServer): the handshake completed and the
   // session was chosen by ALPN (node's 'secureConnection'). The embedder
   // may close the connection here.

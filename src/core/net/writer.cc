@@ -28,6 +28,7 @@ int Writer::Flush() {
                          static_cast<unsigned int>(iov_.size()));
     if (r >= 0) {
       if (static_cast<size_t>(r) == out->size()) {
+        dispatched_ += out->size();
         out->Clear();  // releases external refs: the kernel has the bytes
         return 0;
       }
@@ -40,6 +41,7 @@ int Writer::Flush() {
   WriteReq* wr = new WriteReq();
   wr->writer = this;
   wr->bytes = out->size() - skip;
+  const size_t total = out->size();
   wr->data = std::move(*out);  // iovecs stay valid: storage moves, not copies
   wr->req.data = wr;
   int r = uv_write(&wr->req, stream_, iov_.data(),
@@ -51,6 +53,7 @@ int Writer::Flush() {
   if (in_flight_reqs_ == 0) flushes_++;
   in_flight_reqs_++;
   in_flight_bytes_ += wr->bytes;
+  dispatched_ += total;
   return 0;
 }
 

@@ -58,6 +58,9 @@ class Writer {
   bool HasWritesInFlight() const { return in_flight_reqs_ > 0; }
   // Counts write system calls made by Flush (for tests and benchmarks).
   uint64_t flushes() const { return flushes_; }
+  // Bytes handed to the kernel or to libuv so far (TLS: records) plus
+  // those queued: node's socket.bytesWritten.
+  uint64_t bytes_written() const { return dispatched_ + queue_.size() + wire_.size(); }
 
  private:
   struct WriteReq {
@@ -77,6 +80,7 @@ class Writer {
   size_t in_flight_bytes_ = 0;
   size_t in_flight_reqs_ = 0;
   uint64_t flushes_ = 0;
+  uint64_t dispatched_ = 0;
 };
 
 }  // namespace sluice
