@@ -157,6 +157,13 @@ async function startServer(options, listener) {
     options = {};
   }
   const server = impl.createServer(options || {}, listener);
+  const port = await listenLocal(server);
+  return { server, port, url: `http://127.0.0.1:${port}` };
+}
+
+// Track `server` for cleanup, listen on 127.0.0.1:0 and resolve with its
+// port (a listen error rejects). Any server: sluice's, node's, secure ones.
+async function listenLocal(server) {
   servers.add(server);
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -165,8 +172,7 @@ async function startServer(options, listener) {
       resolve();
     });
   });
-  const { port } = server.address();
-  return { server, port, url: `http://127.0.0.1:${port}` };
+  return server.address().port;
 }
 
 // A TCP port free on 127.0.0.1 right now (bound and released), for
@@ -643,6 +649,7 @@ module.exports = {
   ROOT,
   assert,
   startServer,
+  listenLocal,
   freePort,
   trackServer,
   trackSocket,

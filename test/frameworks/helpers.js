@@ -21,15 +21,7 @@ if (common.isSluice) {
 
 // Listens `server` on 127.0.0.1:0 (tracked for cleanup); resolves its base URL.
 async function listen(server) {
-  common.trackServer(server);
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.removeListener('error', reject);
-      resolve();
-    });
-  });
-  return `http://127.0.0.1:${server.address().port}`;
+  return `http://127.0.0.1:${await common.listenLocal(server)}`;
 }
 
 // describe() once per server implementation; fn(impl) defines the tests.

@@ -73,15 +73,7 @@ async function startSecure(options, listener) {
     for (const k of ['requestBufferAllocator', 'maxRequestBodySize', 'compression']) delete nodeOpts[k];
     server = http2.createSecureServer(nodeOpts, listener);
   }
-  common.trackServer(server);
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.removeListener('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address();
+  const port = await common.listenLocal(server);
   return { server, port, url: `https://localhost:${port}` };
 }
 
