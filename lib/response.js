@@ -78,6 +78,9 @@ class ServerResponse extends Stream {
     this.writableEnded = false;
     this.writableFinished = false;
     this.destroyed = false;
+    // As node's OutgoingMessage: a plain property that stays true (also
+    // after end() and 'close').
+    this.writable = true;
     this.chunkedEncoding = false;
     this.shouldKeepAlive = true;
     this.strictContentLength = false;
@@ -91,7 +94,6 @@ class ServerResponse extends Stream {
   get socket() { return this[kSocket]; }
   get connection() { return this[kSocket]; }
   get finished() { return this.writableEnded; }
-  get writable() { return !this.writableEnded && !this.destroyed; }
   get writableNeedDrain() { return this[kNeedDrain]; }
   get writableLength() { return 0; }
   get writableHighWaterMark() { return 65536; }
@@ -212,7 +214,9 @@ class ServerResponse extends Stream {
   writeHead(statusCode, reason, headers) {
     if (this.headersSent) throw headersSentError('write');
     if (typeof reason !== 'string') {
-      headers = reason;
+      // As node: writeHead(code, headers), and writeHead(code, undefined,
+      // headers) keeps the third argument.
+      if (headers === undefined || headers === null) headers = reason;
       reason = undefined;
     }
     const code = this.statusCode = validateStatusCode(statusCode);
@@ -225,13 +229,22 @@ class ServerResponse extends Stream {
     if (headers) {
       if (Array.isArray(headers)) {
         // Flat [name, value, ...] or [[name, value], ...], as node takes.
+        let pairs = headers;
         if (headers.length && Array.isArray(headers[0])) {
-          for (const [k, v] of headers) this.appendHeader(k, v);
-        } else {
-          if (headers.length % 2 !== 0) {
-            throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The argument \'headers\' is invalid');
+          pairs = [];
+          for (const [k, v] of headers) pairs.push(k, v);
+        } else if (headers.length % 2 !== 0) {
+          throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The argument \'headers\' is invalid');
+        }
+        // As node: the array's fields replace those set before
+        // (setHeader), duplicates within the array are all sent.
+        if (this[kHeaders] !== null) {
+          for (let i = 0; i < pairs.length; i += 2) {
+            if (pairs[i]) this.removeHeader(pairs[i]);
           }
-          for (let i = 0; i < headers.length; i += 2) this.appendHeader(headers[i], headers[i + 1]);
+        }
+        for (let i = 0; i < pairs.length; i += 2) {
+          if (pairs[i]) this.appendHeader(pairs[i], pairs[i + 1]);
         }
       } else {
         for (const key of Object.keys(headers)) {
@@ -615,8 +628,15 @@ bridge.chain(ServerResponse, http.ServerResponse.prototype, bridge.hiddenRespons
 function emitFinish(res) {
   if (res.writableFinished || res.destroyed) return;
   res.writableFinished = true;
+  // As node: 'close' a tick after 'finish', scheduled before the 'finish'
+  // listeners run (what was scheduled earlier, such as a write-after-end's
+  // 'error', comes first).
+  process.nextTick(emitClose, res);
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
+}
+
+function emitClose(res) {
   // As node: destroyed and closed by the time 'close' is heard.
   res.destroyed = true;
   res[kClosed] = true;

@@ -1,0 +1,243 @@
+'use strict';
+
+// node:http behaviours that node's own test/parallel/test-http-*.js check
+// (test/node-compat), each asserted here against real clients: writeHead's
+// argument forms and status-code errors, the response's stream surface
+// (writable, write after end, 'finish' → 'close'), a request nobody read
+// ending and closing after its response, req.destroy(err) without an
+// 'error' listener, the server's option checks and the socket's encoding.
+// Shared: every test also runs against node:http (SLUICE_TEST_IMPL=node).
+
+const http = require('node:http');
+const common = require('../common');
+const { assert } = common;
+
+const GET = 'GET / HTTP/1.1\r\nHost: h\r\n\r\n';
+
+async function oneResponse(handler, wire = GET) {
+  const { port } = await common.startServer(handler);
+  const c = await common.rawConnect(port);
+  c.socket.write(wire);
+  const [r] = await c.responses(1);
+  return { r, c, port };
+}
+
+function fieldLines(r, name) {
+  const out = [];
+  for (let i = 0; i < r.rawHeaders.length; i += 2) {
+    if (r.rawHeaders[i].toLowerCase() === name) out.push(r.rawHeaders[i + 1]);
+  }
+  return out;
+}
+
+describe(`http1 node parity [${common.implName}]`, function () {
+  afterEach(common.cleanup);
+
+  describe('writeHead', function () {
+    it('an invalid status code is ERR_HTTP_INVALID_STATUS_CODE with node\'s message', async function () {
+      const seen = [];
+      await oneResponse((req, res) => {
+        for (const code of [{}, [], 'nope', 99, 1000, undefined]) {
+          try {
+            res.writeHead(code);
+            seen.push('no throw');
+          } catch (e) {
+            seen.push(`${e.name} ${e.code} ${e.message}`);
+          }
+        }
+        res.end();
+      });
+      assert.deepStrictEqual(seen, [
+        'RangeError ERR_HTTP_INVALID_STATUS_CODE Invalid status code: {}',
+        'RangeError ERR_HTTP_INVALID_STATUS_CODE Invalid status code: []',
+        'RangeError ERR_HTTP_INVALID_STATUS_CODE Invalid status code: nope',
+        'RangeError ERR_HTTP_INVALID_STATUS_CODE Invalid status code: 99',
+        'RangeError ERR_HTTP_INVALID_STATUS_CODE Invalid status code: 1000',
+        'RangeError ERR_HTTP_INVALID_STATUS_CODE Invalid status code: undefined',
+      ]);
+    });
+
+    // (Duplicates within such an array: node 20 keeps the last, node 22+
+    // all, as sluice.)
+    it('an array of fields replaces fields set before', async function () {
+      const { r } = await oneResponse((req, res) => {
+        res.setHeader('x-a', '1');
+        res.setHeader('x-keep', 'k');
+        res.writeHead(200, ['x-a', '2', 'x-b', '4']);
+        res.end();
+      });
+      assert.deepStrictEqual(fieldLines(r, 'x-a'), ['2']);
+      assert.deepStrictEqual(fieldLines(r, 'x-b'), ['4']);
+      assert.deepStrictEqual(fieldLines(r, 'x-keep'), ['k']);
+    });
+
+    it('an array without fields set before sends every pair', async function () {
+      const { r } = await oneResponse((req, res) => {
+        res.writeHead(200, ['x-a', '1', 'x-a', '2']);
+        res.end();
+      });
+      assert.deepStrictEqual(fieldLines(r, 'x-a'), ['1', '2']);
+    });
+
+    it('writeHead(code, undefined, headers) takes the headers', async function () {
+      const { r } = await oneResponse((req, res) => {
+        res.writeHead(201, undefined, ['x-foo', 'bar']);
+        res.end();
+      });
+      assert.strictEqual(r.statusCode, 201);
+      assert.strictEqual(r.statusMessage, 'Created');
+      assert.deepStrictEqual(fieldLines(r, 'x-foo'), ['bar']);
+    });
+  });
+
+  describe('the response as a stream', function () {
+    it('writable stays true after end() and at \'close\'', async function () {
+      const seen = [];
+      let closed;
+      const done = new Promise((resolve) => { closed = resolve; });
+      await oneResponse((req, res) => {
+        res.end('x');
+        seen.push(res.writable);
+        res.on('close', () => {
+          seen.push(res.writable, res.destroyed);
+          closed();
+        });
+      });
+      await done;
+      assert.deepStrictEqual(seen, [true, true, true]);
+    });
+
+    it('write after end returns false and emits ERR_STREAM_WRITE_AFTER_END before \'close\'', async function () {
+      const events = [];
+      let closed;
+      const done = new Promise((resolve) => { closed = resolve; });
+      await oneResponse((req, res) => {
+        res.on('error', (e) => events.push(`error ${e.code}`));
+        res.on('finish', () => events.push('finish'));
+        res.on('close', () => {
+          events.push('close');
+          closed();
+        });
+        res.write('a');
+        res.end();
+        events.push(`write ${res.write('b', (e) => events.push(`cb ${e && e.code}`))}`);
+      });
+      await done;
+      assert.deepStrictEqual(events, [
+        'write false', 'finish', 'cb ERR_STREAM_WRITE_AFTER_END',
+        'error ERR_STREAM_WRITE_AFTER_END', 'close',
+      ]);
+    });
+
+    it('\'close\' comes in the tick after \'finish\' (before ticks its listeners schedule)', async function () {
+      const events = [];
+      let closed;
+      const done = new Promise((resolve) => { closed = resolve; });
+      await oneResponse((req, res) => {
+        res.on('finish', () => {
+          events.push(`finish destroyed=${res.destroyed}`);
+          process.nextTick(() => events.push('tick'));
+        });
+        res.on('close', () => {
+          events.push(`close destroyed=${res.destroyed}`);
+          closed();
+        });
+        res.end('x');
+      });
+      await done;
+      assert.deepStrictEqual(events, ['finish destroyed=false', 'close destroyed=true', 'tick']);
+    });
+  });
+
+  describe('the request after its response', function () {
+    it('a request nobody read ends and closes after the response closes', async function () {
+      const events = [];
+      let closed;
+      const done = new Promise((resolve) => { closed = resolve; });
+      await oneResponse((req, res) => {
+        res.end();
+        req.on('end', () => events.push(`req end destroyed=${req.destroyed}`));
+        req.on('close', () => {
+          events.push(`req close destroyed=${req.destroyed}`);
+          closed();
+        });
+        res.on('close', () => events.push('res close'));
+      });
+      await done;
+      // (node 26 ends the request before the response closes, older ones
+      // after; the request closes last in all.)
+      assert.deepStrictEqual([...events].sort(),
+        ['req close destroyed=true', 'req end destroyed=false', 'res close']);
+      assert.strictEqual(events[2], 'req close destroyed=true');
+    });
+
+    it('a request whose body is read closes before the response', async function () {
+      const events = [];
+      let closed;
+      const done = new Promise((resolve) => { closed = resolve; });
+      await oneResponse((req, res) => {
+        req.on('data', () => {});
+        req.on('close', () => events.push('req close'));
+        res.on('close', () => {
+          events.push('res close');
+          closed();
+        });
+        common.setTimer(() => res.end(), 50);
+      }, 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc');
+      await done;
+      assert.deepStrictEqual(events, ['req close', 'res close']);
+    });
+
+    it('req.destroy(err) without an \'error\' listener is no uncaught exception; the client is reset', async function () {
+      const uncaught = [];
+      const onUncaught = (e) => uncaught.push(e);
+      process.on('uncaughtException', onUncaught);
+      try {
+        let aborted = false;
+        const { port } = await common.startServer((req, res) => {
+          req.on('aborted', () => { aborted = true; });
+          req.destroy(new Error('destroy test'));
+        });
+        const err = await new Promise((resolve) => {
+          http.get({ port, host: '127.0.0.1', agent: false }, (r) => r.resume())
+            .on('error', resolve);
+        });
+        await common.sleep(50);
+        assert.strictEqual(err.code, 'ECONNRESET');
+        assert.strictEqual(aborted, true);
+        assert.deepStrictEqual(uncaught, []);
+      } finally {
+        process.removeListener('uncaughtException', onUncaught);
+      }
+    });
+  });
+
+  describe('server options and socket', function () {
+    const create = (o) => (common.isNode ? http.createServer(o) : common.impl.createServer(o));
+
+    it('createServer rejects options that are not an object (arrays too)', function () {
+      for (const bad of ['foo', 42, true, []]) {
+        assert.throws(() => create(bad), { code: 'ERR_INVALID_ARG_TYPE' }, String(bad));
+      }
+    });
+
+    it('requestTimeout alone lowers the default headersTimeout', function () {
+      const a = create({ requestTimeout: 20000 });
+      assert.strictEqual(a.headersTimeout, 20000);
+      const b = create({ requestTimeout: 100000 });
+      assert.strictEqual(b.headersTimeout, 60000);
+      assert.throws(() => create({ headersTimeout: 10000, requestTimeout: 1000 }),
+        { code: 'ERR_OUT_OF_RANGE' });
+    });
+
+    it('socket.setEncoding throws ERR_HTTP_SOCKET_ENCODING', async function () {
+      let err;
+      await oneResponse((req, res) => {
+        try { req.socket.setEncoding('utf8'); } catch (e) { err = e; }
+        res.end();
+      });
+      assert.strictEqual(err.code, 'ERR_HTTP_SOCKET_ENCODING');
+      assert.strictEqual(err.message, 'Changing the socket encoding is not allowed per RFC7230 Section 3.');
+    });
+  });
+});
