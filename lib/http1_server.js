@@ -250,8 +250,17 @@ function onResponseFinish(res) {
   const live = res._st.live;
   const i = live.indexOf(req);
   if (i !== -1) live.splice(i, 2);
-  // Body left unread: discard it so the connection keeps reading.
-  if (!req.complete && !req._consuming) req._dump();
+  // As node: a request nobody read is dumped (its body discarded so the
+  // connection keeps reading; it ends and closes). A complete one that
+  // nobody listens to has nothing to discard and nobody to tell: skipped,
+  // so a plain GET costs no stream machinery.
+  if (!req._consuming) {
+    if (!req.complete || req.listenerCount('end') > 0 || req.listenerCount('close') > 0) {
+      req._dump();
+    } else {
+      req._dumped = true;  // as dumped: a later req.destroy() leaves the connection
+    }
+  }
 }
 
 function onClose(conn) {
