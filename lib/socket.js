@@ -9,6 +9,7 @@ const { EventEmitter } = require('events');
 const { X509Certificate } = require('crypto');
 
 const { kConn, kPeer, kLocal, kTlsInfo } = require('./symbols');
+const { codedError } = require('./errors');
 
 class SluiceSocket extends EventEmitter {
   // server: the Server that accepted the connection (node's socket.server).
@@ -120,6 +121,12 @@ class SluiceSocket extends EventEmitter {
   }
 
   destroySoon() { return this.end(); }
+
+  // As a node:http server's socket: the bytes are HTTP's, not text.
+  setEncoding() {
+    throw codedError('ERR_HTTP_SOCKET_ENCODING',
+      'Changing the socket encoding is not allowed per RFC7230 Section 3.');
+  }
 
   // The native session owns timeouts (headersTimeout, requestTimeout,
   // keepAliveTimeout); per-socket idle timeouts are accepted for
