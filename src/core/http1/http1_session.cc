@@ -401,9 +401,10 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   if (max_requests > 0 && static_cast<uint64_t>(r->seq) + 1 >= max_requests) {
     keep_alive = false;
   }
-  if (!(flags & kHeadUserDate)) {
-    q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
-  }
+  // The framing is decided first (it can rule out keep-alive) and written
+  // last: node's order is Date, Connection, Keep-Alive, then the framing
+  // header, which byte-exact clients and tests expect.
+  enum { kFrameNone, kFrameLength, kFrameChunked } frame = kFrameNone;
   if (r->no_body) {
     // No framing: HEAD's length headers are the user's to set.
   } else if (flags & kHeadUserTransferEncoding) {
@@ -412,14 +413,15 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   } else if (flags & kHeadUserContentLength) {
     // The user framed it.
   } else if (flags & kHeadWholeBody) {
-    q.Append("Content-Length: ", 16);
-    AppendDecimal(q, body_len);
-    q.Append("\r\n", 2);
+    frame = kFrameLength;
   } else if (!r->http10) {
-    q.Append("Transfer-Encoding: chunked\r\n", 28);
+    frame = kFrameChunked;
     r->chunked = true;
   } else {
     keep_alive = false;  // HTTP/1.0 body of unknown length: ends at close
+  }
+  if (!(flags & kHeadUserDate)) {
+    q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
   }
   if (!(flags & kHeadUserConnection)) {
     if (keep_alive) {
@@ -437,6 +439,13 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
     } else {
       q.Append("Connection: close\r\n", 19);
     }
+  }
+  if (frame == kFrameLength) {
+    q.Append("Content-Length: ", 16);
+    AppendDecimal(q, body_len);
+    q.Append("\r\n", 2);
+  } else if (frame == kFrameChunked) {
+    q.Append("Transfer-Encoding: chunked\r\n", 28);
   }
   q.Append("\r\n", 2);
   r->close_after = !keep_alive;
