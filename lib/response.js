@@ -254,11 +254,29 @@ class ServerResponse extends Stream {
       }
     }
     if (onWire) validateStatusMessage(this.statusMessage);
+    if (this[kHeaders] !== null && this[kHeaders].trailer !== undefined) this._checkTrailerHeader(code);
     this[kStatus] = code;
     // The standard phrase is native code's own (no string crosses over).
     this[kReason] = this.statusMessage === STATUS_CODES[code] ? undefined : this.statusMessage;
     this.headersSent = true;
     return this;
+  }
+
+  // As node: a Trailer header announces trailers, which only a chunked
+  // HTTP/1.1 body can carry: with a Content-Length, a Transfer-Encoding
+  // without chunked, or no body at all (HEAD, 1xx, 204, 304, an HTTP/1.0
+  // request) the head is refused. (HTTP/2 carries trailers either way.)
+  _checkTrailerHeader(code) {
+    const req = this.req;
+    if (req.httpVersionMajor === 2) return;
+    const h = this[kHeaders];
+    const te = h['transfer-encoding'];
+    if (h['content-length'] !== undefined ||
+        (te !== undefined && !chunkedRegExp.test(String(te[1]))) ||
+        req.httpVersionMajor < 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor < 1) ||
+        req.method === 'HEAD' || code === 204 || code === 304 || (code >= 100 && code < 200)) {
+      throw codedError('ERR_HTTP_TRAILER_INVALID', 'Trailers are invalid with this transfer encoding');
+    }
   }
 
   // Checks what the head will carry before anything changes state, so
@@ -498,8 +516,14 @@ class ServerResponse extends Stream {
       const coding = this._compressCfg ?
         compression.prepare(this, this._compressCfg, compression.byteLength(body)) : 0;
       const block = this._headBlock();
-      const flags = this[kRemoved] === 0 ? this._headFlags | HEAD_WHOLE_BODY :
-        this._framing(this._headFlags, true);
+      // Trailers (added, or announced by a Trailer header) need a chunked
+      // body: the whole body then gets no Content-Length.
+      const whole = (trailers === undefined &&
+        (this[kHeaders] === null || this[kHeaders].trailer === undefined)) ||
+        (this._headFlags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING)) !== 0;
+      const flags = this[kRemoved] === 0 ?
+        (whole ? this._headFlags | HEAD_WHOLE_BODY : this._headFlags) :
+        this._framing(this._headFlags, whole);
       this.headersSent = true;
       this[kHeadOnWire] = true;
       const statusWord = this._statusFlags(flags | HEAD_END);
