@@ -80,10 +80,14 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
   }
   const st = connState(server, conn);
   const version = flags >> REQUEST_VERSION_SHIFT;
-  const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
-    version, st.socket);
+  const req = server._IncomingMessage === null ?
+    new IncomingRequest(conn, seq, methods[method], url, rawHeaders, version, st.socket) :
+    Reflect.construct(IncomingRequest, [conn, seq, methods[method], url, rawHeaders,
+      version, st.socket], server._IncomingMessage);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
-  const res = new ServerResponse(req, conn, seq, st.socket);
+  const res = server._ServerResponse === null ?
+    new ServerResponse(req, conn, seq, st.socket) :
+    Reflect.construct(ServerResponse, [req, conn, seq, st.socket], server._ServerResponse);
   res.shouldKeepAlive = (flags & REQUEST_KEEP_ALIVE) !== 0;
   res._onFinish = onResponseFinish;
   res._st = st;

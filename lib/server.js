@@ -51,6 +51,10 @@ class Server extends EventEmitter {
     // listening (this._fileCache says whether file responses use it).
     this._fileCacheCfg = fileCache.normalize(options.openFileCache);
     this._fileCache = false;
+    // node's IncomingMessage / ServerResponse options (HTTP/1.1 requests):
+    // null when not given (lib/prototype_bridge.js adoptClass).
+    this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
+    this._ServerResponse = prototypeBridge.adoptClass(options.ServerResponse, 'ServerResponse');
     if (requestListener) this.on('request', requestListener);
 
     this[kNative] = new binding.NativeServer(opts.native, {
