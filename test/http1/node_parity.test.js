@@ -14,8 +14,14 @@ const { assert } = common;
 
 const GET = 'GET / HTTP/1.1\r\nHost: h\r\n\r\n';
 
-async function oneResponse(handler, wire = GET) {
-  const { port } = await common.startServer(handler);
+async function oneResponse(options, handler, wire) {
+  if (typeof options === 'function') {
+    wire = handler;
+    handler = options;
+    options = {};
+  }
+  const { port } = await common.startServer(options, handler);
+  wire = wire === undefined ? GET : wire;
   const c = await common.rawConnect(port);
   c.socket.write(wire);
   const [r] = await c.responses(1);
@@ -209,6 +215,95 @@ describe(`http1 node parity [${common.implName}]`, function () {
       } finally {
         process.removeListener('uncaughtException', onUncaught);
       }
+    });
+  });
+
+  describe('the head the server completes', function () {
+    it('node\'s order: Date, Connection, Keep-Alive, then the framing header', async function () {
+      const { port } = await common.startServer((req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('a');
+        res.end(req.url === '/len' ? undefined : 'b');
+      });
+      const c = await common.rawConnect(port);
+      c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+      const text = await c.waitFor((cl) => (cl.text.includes('0\r\n\r\n') ? cl.text : null));
+      const names = text.slice(0, text.indexOf('\r\n\r\n')).split('\r\n').slice(1)
+        .map((l) => l.slice(0, l.indexOf(':')).toLowerCase());
+      assert.deepStrictEqual(names,
+        ['content-type', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+      const { r } = await oneResponse((req, res) => res.end('hello'));
+      assert.deepStrictEqual(r.rawHeaders.filter((x, i) => i % 2 === 0).map((n) => n.toLowerCase()),
+        ['date', 'connection', 'keep-alive', 'content-length']);
+    });
+  });
+
+  describe('trailers', function () {
+    it('writeHead, addTrailers, end(body): a chunked body carrying the trailers', async function () {
+      const { port } = await common.startServer((req, res) => {
+        res.writeHead(200, [['content-type', 'text/plain']]);
+        res.addTrailers({ 'x-foo': 'bar' });
+        res.end('stuff\n');
+      });
+      const c = await common.rawConnect(port);
+      c.socket.write(GET);
+      const text = await c.waitFor((cl) => (/0\r\n(.*\r\n)*\r\n$/.test(cl.text) ? cl.text : null));
+      assert.match(text, /Transfer-Encoding: chunked\r\n/);
+      assert.ok(text.endsWith('6\r\nstuff\n\r\n0\r\nx-foo: bar\r\n\r\n'), text);
+      const trailers = await new Promise((resolve, reject) => {
+        http.get({ port, host: '127.0.0.1', agent: false }, (r) => {
+          r.resume();
+          r.on('end', () => resolve(r.trailers));
+        }).on('error', reject);
+      });
+      assert.deepStrictEqual({ ...trailers }, { 'x-foo': 'bar' });
+    });
+
+    it('an HTTP/1.0 request gets no trailers', async function () {
+      const { port } = await common.startServer((req, res) => {
+        res.writeHead(200);
+        res.addTrailers({ 'x-foo': 'bar' });
+        res.end('stuff\n');
+      });
+      const text = (await common.rawUntilClose(port, 'GET / HTTP/1.0\r\n\r\n')).text;
+      assert.ok(!/x-foo/.test(text), text);
+      assert.ok(text.endsWith('stuff\n'), text);
+    });
+
+    it('a Trailer header with a Content-Length is ERR_HTTP_TRAILER_INVALID; removed, the response goes out', async function () {
+      let err;
+      const { r } = await oneResponse((req, res) => {
+        res.setHeader('Trailer', 'baz');
+        try { res.writeHead(200, { 'Content-Length': '2' }); } catch (e) { err = e; }
+        res.removeHeader('Trailer');
+        res.end('ok');
+      });
+      assert.strictEqual(err.code, 'ERR_HTTP_TRAILER_INVALID');
+      assert.strictEqual(err.message, 'Trailers are invalid with this transfer encoding');
+      assert.strictEqual(r.headers['content-length'], '2');
+      assert.strictEqual(r.body.toString(), 'ok');
+    });
+  });
+
+  describe('IncomingMessage / ServerResponse options', function () {
+    it('requests and responses are made of the given subclasses', async function () {
+      class MyRequest extends http.IncomingMessage {
+        agent() { return this.headers['user-agent'] || 'unknown'; }
+      }
+      class MyResponse extends http.ServerResponse {
+        status(code) { return this.writeHead(code, { 'Content-Type': 'text/plain' }); }
+      }
+      const seen = [];
+      const { r } = await oneResponse({ IncomingMessage: MyRequest, ServerResponse: MyResponse },
+        (req, res) => {
+          seen.push(req instanceof MyRequest, res instanceof MyResponse, req.agent());
+          res.status(202);
+          res.end('x');
+        }, 'GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: t\r\n\r\n');
+      assert.deepStrictEqual(seen, [true, true, 't']);
+      assert.strictEqual(r.statusCode, 202);
+      assert.strictEqual(r.headers['content-type'], 'text/plain');
+      assert.strictEqual(r.body.toString(), 'x');
     });
   });
 
