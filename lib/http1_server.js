@@ -41,7 +41,24 @@ class ConnState {
     this.upgradeReq = null;  // its request, until the native switch
     this.live = [];       // [req, res] pairs not finished
     this.bodyBuf = null;  // allocator buffer native code reads body bytes into
+    this.socket._onHttpTimeout = () => socketOnTimeout(server, this);
+    // As node: server.timeout (server.setTimeout) is each new socket's.
+    if (server.timeout > 0) this.socket.setTimeout(server.timeout);
   }
+}
+
+// The socket's idle timeout, as node's socketOnTimeout: 'timeout' for the
+// request still receiving its body, for the response in progress (the
+// front one), and for the server; with nobody listening to any of them
+// the socket is destroyed.
+function socketOnTimeout(server, st) {
+  const socket = st.socket;
+  const req = st.current;
+  const reqTimeout = req !== null && !req.complete && req.emit('timeout', socket);
+  const res = st.live.length > 0 ? st.live[1] : null;
+  const resTimeout = res !== null && res.emit('timeout', socket);
+  const serverTimeout = server.emit('timeout', socket);
+  if (!reqTimeout && !resTimeout && !serverTimeout) socket.destroy();
 }
 
 function connState(server, conn) {
@@ -152,8 +169,11 @@ function onUpgrade(server, conn, seq, head) {
 // A connection was accepted (only while 'connection' has listeners, see
 // Server#_syncEvents): node's 'connection' event with its socket, the
 // same object req.socket will be on HTTP/1.1.
+// Also reported while server.timeout is set, so an idle connection's
+// timer starts at the accept (connState arms it).
 function onConnection(server, conn) {
-  server.emit('connection', connState(server, conn).socket);
+  const st = connState(server, conn);
+  if (server.listenerCount('connection') > 0) server.emit('connection', st.socket);
 }
 
 // rawPacket / bytesParsed: the input being parsed when a parse error was

@@ -26,6 +26,9 @@ const { TUNNEL_UPGRADE, TUNNEL_CONNECT } = binding.constants;
 
 const { kNative, kLimits } = require('./symbols');
 
+// server.timeout (node's socket idle timeout for new connections).
+const kTimeout = Symbol('sluice.serverTimeout');
+
 // Events whose listeners native code is told about (Server#_syncEvents).
 const syncedEvents = new Set(['upgrade', 'connect', 'connection']);
 
@@ -38,7 +41,7 @@ class Server extends EventEmitter {
     this.headersTimeout = opts.server.headersTimeout;
     this.requestTimeout = opts.server.requestTimeout;
     this.keepAliveTimeout = opts.server.keepAliveTimeout;
-    this.timeout = 0;
+    this[kTimeout] = 0;
     // Limits: the property setters below also reach the native server.
     this[kLimits] = opts.server.limits;
     this.requireHostHeader = opts.server.requireHostHeader;
@@ -83,7 +86,7 @@ class Server extends EventEmitter {
       this._tunnelEvents = bits;
       this[kNative].setLimit('tunnelEvents', bits);
     }
-    const connection = this.listenerCount('connection') > 0;
+    const connection = this.listenerCount('connection') > 0 || this[kTimeout] > 0;
     if (connection !== this._connectionEvents) {
       this._connectionEvents = connection;
       this[kNative].setLimit('connectionEvents', connection ? 1 : 0);
@@ -232,10 +235,20 @@ class Server extends EventEmitter {
 
   closeIdleConnections() { this[kNative].closeIdleConnections(); }
 
+  // As node: the idle timeout of every connection accepted from now on
+  // (lib/socket.js); 'timeout' (socket) is heard here when neither the
+  // request nor the response listens (lib/http1_server.js).
   setTimeout(ms, cb) {
     this.timeout = ms;
     if (cb) this.on('timeout', cb);
     return this;
+  }
+
+  get timeout() { return this[kTimeout]; }
+
+  set timeout(ms) {
+    this[kTimeout] = ms;
+    this._syncEvents();
   }
 
   // As node: an unref'd server's listening socket does not keep the
