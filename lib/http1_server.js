@@ -199,6 +199,10 @@ function onClientError(server, conn, status, code, reason, rawPacket, bytesParse
     server.emit('clientError', err, st.socket);
   } else {
     conn.sendError(status);
+    // As node (socketOnError: the default answer, then socket.destroy(err)):
+    // the socket's own 'error' listeners hear the error.
+    const socket = st.socket;
+    if (socket.listenerCount('error') > 0) process.nextTick(() => socket.emit('error', err));
   }
 }
 

@@ -325,6 +325,27 @@ describe(`http1 node parity [${common.implName}]`, function () {
         { code: 'ERR_OUT_OF_RANGE' });
     });
 
+    it('a parse error without a clientError listener: 400, and the socket\'s \'error\' listeners hear it', async function () {
+      const errors = [];
+      const { server, port } = await common.startServer((req, res) => res.end());
+      server.on('connection', (socket) => socket.on('error', (e) => errors.push(e)));
+      const data = (await common.rawUntilClose(port, 'GET / HTTP/1.1\r\nHost: h\r\nBad Header\r\n\r\n')).text;
+      assert.strictEqual(data, 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      await common.sleep(20);
+      assert.strictEqual(errors.length, 1);
+      assert.strictEqual(errors[0].code, 'HPE_INVALID_HEADER_TOKEN');
+      assert.ok(Buffer.isBuffer(errors[0].rawPacket));
+    });
+
+    it('server[Symbol.asyncDispose]() closes the server', async function () {
+      const { server } = await common.startServer((req, res) => res.end());
+      let closed = false;
+      server.on('close', () => { closed = true; });
+      await server[Symbol.asyncDispose]();
+      assert.strictEqual(closed, true);
+      assert.strictEqual(server.listening, false);
+    });
+
     it('socket.setEncoding throws ERR_HTTP_SOCKET_ENCODING', async function () {
       let err;
       await oneResponse((req, res) => {
