@@ -346,6 +346,28 @@ describe(`http1 node parity [${common.implName}]`, function () {
       assert.strictEqual(server.listening, false);
     });
 
+    it('requestTimeout counts from the connection\'s start: a client that connects and waits gets 408', async function () {
+      const { port } = await common.startServer({ headersTimeout: 0, requestTimeout: 300 }, (req, res) => res.end());
+      const c = await common.rawConnect(port);
+      const data = (await c.waitClose(5000)).toString('latin1');
+      assert.strictEqual(data, 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    });
+
+    it('servers created and dropped without listen() are garbage-collected', async function () {
+      require('node:v8').setFlagsFromString('--expose-gc');
+      const gc = require('node:vm').runInNewContext('gc');
+      let collected = 0;
+      const registry = new FinalizationRegistry(() => { collected++; });
+      (() => {
+        for (let i = 0; i < 20; i++) registry.register(create((req, res) => res.end()), i);
+      })();
+      for (let i = 0; i < 50 && collected < 20; i++) {
+        gc();
+        await common.sleep(10);
+      }
+      assert.strictEqual(collected, 20);
+    });
+
     it('socket.setEncoding throws ERR_HTTP_SOCKET_ENCODING', async function () {
       let err;
       await oneResponse((req, res) => {

@@ -24,9 +24,11 @@ Http1Session::Http1Session(Connection* conn)
       parser_(this, &conn->listener()->options(),
               conn->listener()->delegate()->http2() != nullptr &&
                   conn->tls() == nullptr) {
-  // A connection that never sends a byte is cut after headersTimeout.
-  conn_->SetDeadline(kDeadlineHeaders,
-                     conn_->listener()->options().headers_timeout_ms);
+  // A connection that never sends a byte is cut after headersTimeout, and
+  // as node, requestTimeout also counts from the connection's start.
+  const ServerOptions& o = conn_->listener()->options();
+  conn_->SetDeadline(kDeadlineHeaders, o.headers_timeout_ms);
+  conn_->SetDeadline(kDeadlineRequest, o.request_timeout_ms);
 }
 
 Http1Session::~Http1Session() = default;
