@@ -60,13 +60,16 @@ class Server extends EventEmitter {
     this._ServerResponse = prototypeBridge.adoptClass(options.ServerResponse, 'ServerResponse');
     if (requestListener) this.on('request', requestListener);
 
-    this[kNative] = new binding.NativeServer(opts.native, {
+    // Kept here: native code holds the callbacks weakly, strongly only
+    // while listening or serving (so an unused server can be collected).
+    this._nativeCallbacks = {
       ...http1Server.callbacks(this, this._bodyMemory),
       ...http2Server.callbacks(this),
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
       ...this._tlsCallbacks(),
-    });
+    };
+    this[kNative] = new binding.NativeServer(opts.native, this._nativeCallbacks);
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::

@@ -133,6 +133,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
 #define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_READ)
 #undef SLUICE_CALLBACK_READ
+  callbacks_ref_ = Napi::Weak(cbs);
 
   Napi::Object resource = Napi::Object::New(env);
   resource_ = Napi::Persistent(resource);
@@ -157,6 +158,7 @@ void JsServer::Teardown() {
   if (self_held_) {
     self_held_ = false;
     self_ref_.Reset();
+    callbacks_ref_.Unref();
   }
 }
 
@@ -198,6 +200,7 @@ Napi::Value JsServer::ListenPipe(const Napi::CallbackInfo& info) {
 void JsServer::HoldSelf() {
   if (self_held_) return;
   self_ref_ = Napi::Persistent(Value());
+  callbacks_ref_.Ref();
   self_held_ = true;
 }
 
@@ -457,6 +460,7 @@ void JsServer::OnServerClosed() {
   if (self_held_) {
     self_held_ = false;
     self_ref_.Reset();
+    callbacks_ref_.Unref();
   }
 }
 

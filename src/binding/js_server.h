@@ -105,6 +105,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // Keeps this object (and through the callbacks, the JS Server) alive
   // while it listens or has connections: users drop the server object.
   Napi::ObjectReference self_ref_;
+  // The callbacks object (weak; strong while self_held_): the callback
+  // references are weak (JsCallback), so holding the server must hold them.
+  Napi::ObjectReference callbacks_ref_;
   bool self_held_ = false;
   // Dispatch scopes: the callback scope runs nextTicks and microtasks when
   // the outermost dispatch ends, as node does after a socket read.
