@@ -28,6 +28,12 @@ async function oneResponse(options, handler, wire) {
   return { r, c, port };
 }
 
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
 function fieldLines(r, name) {
   const out = [];
   for (let i = 0; i < r.rawHeaders.length; i += 2) {
@@ -304,6 +310,26 @@ describe(`http1 node parity [${common.implName}]`, function () {
       assert.strictEqual(r.statusCode, 202);
       assert.strictEqual(r.headers['content-type'], 'text/plain');
       assert.strictEqual(r.body.toString(), 'x');
+    });
+  });
+
+  describe('upgrade', function () {
+    it('an upgraded socket nobody reads emits \'end\' at the client\'s FIN', async function () {
+      const ended = deferred();
+      const { server, port } = await common.startServer((req, res) => res.end());
+      server.on('upgrade', (req, socket) => {
+        socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n');
+        socket.on('end', () => {
+          ended.resolve();
+          socket.end();
+        });
+      });
+      const c = await common.rawConnect(port);
+      c.socket.write('GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n');
+      await c.waitFor((cl) => cl.text.includes('\r\n\r\n'));
+      c.socket.end();
+      await common.withTimeout(ended.promise, 3000, 'the upgraded socket\'s end');
+      await c.waitClose();
     });
   });
 
