@@ -202,7 +202,9 @@ function onClientError(server, conn, status, code, reason, rawPacket, bytesParse
     // As node (socketOnError: the default answer, then socket.destroy(err)):
     // the socket's own 'error' listeners hear the error.
     const socket = st.socket;
-    if (socket.listenerCount('error') > 0) process.nextTick(() => socket.emit('error', err));
+    process.nextTick(() => {
+      if (socket.listenerCount('error') > 0) socket.emit('error', err);
+    });
   }
 }
 
