@@ -291,7 +291,7 @@ function bodyView(server, st, native, id, conn, offset, len) {
   const view = conn[kConnState].bodyBuf.subarray(offset, offset + len);
   let w = st.windows.get(id);
   if (w === undefined) {
-    w = new StreamWindow(native, id, Math.max(1, server._h2StreamWindow >>> 1));
+    w = new StreamWindow(native, id, Math.max(1, Math.floor(server._h2StreamWindow / 2)));
     st.windows.set(id, w);
   }
   if (retainChunk(view, new WindowCredit(w, len))) w.take(len);

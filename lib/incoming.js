@@ -6,6 +6,7 @@
 // reading its socket (uv_read_stop); _read() restarts it.
 
 const { Readable, Writable, Duplex } = require('stream');
+const { EventEmitter } = require('events');
 const http = require('http');
 const bridge = require('./prototype_bridge');
 const { headersObject, headersDistinct } = require('./headers');
@@ -225,6 +226,17 @@ const poolIdioms = {
 
   [Symbol.asyncIterator]() {
     return this.iterator();
+  },
+
+  // A chunk a flowing stream emits to no 'data' listener is dropped — the
+  // discard idiom, req.resume() / stream.resume() without a listener: its
+  // pool reference goes back at once rather than at the next collection
+  // (on HTTP/2 the window would stay shut until then). Only in flowing
+  // mode: in paused mode read() emits 'data' and also returns the chunk.
+  emit(event, chunk) {
+    const heard = EventEmitter.prototype.emit.apply(this, arguments);
+    if (!heard && event === 'data' && this._readableState.flowing === true) releaseHold(chunk);
+    return heard;
   },
 };
 

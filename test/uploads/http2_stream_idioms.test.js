@@ -3,7 +3,7 @@
 // The stream idioms with a buffer pool over HTTP/2, without a single
 // releaseBuffer call: a 4 MiB upload through a pool of 8 buffers must
 // complete intact through pipe(file), stream.pipeline(…, file), a
-// Transform and for await — on the ServerHttp2Stream ('stream' event) and
+// Transform, for await and resume() — on the ServerHttp2Stream ('stream' event) and
 // on the compat request ('request' event). Same contract as HTTP/1.1
 // (http1_stream_idioms.test.js, docs/uploads.md): a plain Writable
 // destination releases each chunk in its write callback (which here also
@@ -121,6 +121,20 @@ describe(`uploads: HTTP/2 stream idioms with a buffer pool [${common.implName}]`
       const start = Buffer.concat(kept);
       assert.ok(start.length > 0);
       assert.ok(body.subarray(0, start.length).equals(start), 'a chunk kept by the Transform changed');
+      await common.cleanup();
+      await waitInUseZero(pool);
+    });
+
+    common.sluiceOnly(`${api}: resume() without a 'data' listener discards a 4 MiB upload: each chunk goes back as it is dropped (none left to the collector)`, async function () {
+      const pool = smallPool();
+      const http2 = { initialWindowSize: 256 * KiB, connectionWindowSize: 384 * KiB };
+      const { port } = await server(api, { requestBufferAllocator: pool.alloc, http2 }, (body, reply) => {
+        body.resume();
+        body.on('end', () => reply('discarded'));
+      });
+      const body = crypto.randomBytes(4 * MiB);
+      assert.strictEqual(await upload(port, body), 'discarded');
+      assert.strictEqual(pool.stats().reclaimed, 0);
       await common.cleanup();
       await waitInUseZero(pool);
     });
