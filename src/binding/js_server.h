@@ -75,6 +75,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // speak TLS; setSecureContext(contextOptions) and addContext(hostname,
   // contextOptions) apply to connections accepted afterwards. Each throws
   // ERR_SLUICE_TLS_CONTEXT when OpenSSL refuses the options.
+  // serveStatic(prefix, root, options) -> 0 or a UV_E* / negative code:
+  // adds a mount answered natively (core/files/static_files.h).
+  Napi::Value ServeStatic(const Napi::CallbackInfo& info);
   Napi::Value SetTls(const Napi::CallbackInfo& info);
   Napi::Value SetSecureContext(const Napi::CallbackInfo& info);
   Napi::Value AddContext(const Napi::CallbackInfo& info);
