@@ -45,6 +45,7 @@
         "src/core/files/static_files.cc",
         "src/core/http1/http1_pipe_body.cc",
         "src/core/compress/compressor.cc",
+        "src/core/compress/accept_encoding.cc",
         "src/core/compress/compress_job.cc",
         "src/core/compress/compress_transform.cc",
         "src/core/compress/compress_stream.cc",
@@ -79,7 +80,8 @@
       "cflags_c": [ "-std=c11" ],
       "cflags_cc": [ "-std=c++17", "-fvisibility-inlines-hidden", "-fno-exceptions" ],
       "cflags_cc!": [ "-fno-rtti", "-std=gnu++17" ],
-      "ldflags": [ "-Wl,--exclude-libs,ALL", "-Wl,-z,now" ],
+      "ldflags": [ "-Wl,--exclude-libs,ALL", "-Wl,-z,now",
+                   "-Wl,--version-script=<(module_root_dir)/src/binding/exports.map" ],
       "conditions": [
         [ "sluice_asan==1", {
           "cflags": [ "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],

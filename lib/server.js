@@ -203,7 +203,8 @@ class Server extends EventEmitter {
   // `urlPrefix` (lib/static_files.js, docs/files.md "serveStatic"): those
   // requests never reach 'request' / 'stream'; misses do. Returns this.
   serveStatic(urlPrefix, root, options) {
-    staticFiles.serveStatic(this[kNative], urlPrefix, root, options, this._fileCacheCfg !== null);
+    staticFiles.serveStatic(this[kNative], urlPrefix, root, options, this._fileCacheCfg !== null,
+      this._compression);
     return this;
   }
 

@@ -14,6 +14,7 @@ const DOTFILES = Object.freeze({ ignore: 0, deny: 1, allow: 2 });
 
 const BOOLEAN_OPTIONS = {
   index: true,
+  precompressed: false,
   followSymlinks: false,
   etag: true,
   lastModified: true,
@@ -58,7 +59,8 @@ function normalizeOptions(options) {
 
 // Registers the mount on `native` (a NativeServer). useCache: the server
 // has the openFileCache option.
-function serveStatic(native, urlPrefix, root, options, useCache) {
+// compression: the server's normalized `compression` config (null: off).
+function serveStatic(native, urlPrefix, root, options, useCache, compression) {
   if (typeof urlPrefix !== 'string') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "urlPrefix" argument must be of type string');
   }
@@ -67,6 +69,12 @@ function serveStatic(native, urlPrefix, root, options, useCache) {
   }
   const opts = normalizeOptions(options);
   opts.useCache = useCache;
+  if (compression) {
+    opts.encodings = compression.encodings;
+    opts.threshold = Math.min(compression.threshold, Number.MAX_SAFE_INTEGER);
+    opts.level = compression.level;
+    opts.brotliQuality = compression.brotliQuality;
+  }
   const abs = path.resolve(root);
   let st;
   try {

@@ -487,6 +487,19 @@ Napi::Value JsServer::ServeStatic(const Napi::CallbackInfo& info) {
   so.headers.accept_ranges = o.Get("acceptRanges").ToBoolean().Value();
   so.headers.max_age_ms =
       static_cast<uint64_t>(o.Get("maxAge").As<Napi::Number>().DoubleValue());
+  so.precompressed = o.Get("precompressed").ToBoolean().Value();
+  Napi::Value enc = o.Get("encodings");
+  if (enc.IsArray()) {
+    Napi::Array a = enc.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++) {
+      int c = a.Get(i).As<Napi::Number>().Int32Value();
+      if (c >= 1 && c <= 3) so.encodings.push_back(static_cast<Coding>(c));
+    }
+    so.compress_threshold =
+        static_cast<uint64_t>(o.Get("threshold").As<Napi::Number>().DoubleValue());
+    so.compress_level = o.Get("level").As<Napi::Number>().Int32Value();
+    so.brotli_quality = o.Get("brotliQuality").As<Napi::Number>().Int32Value();
+  }
   m->id = StaticFiles::NextMountId();
   StaticFiles& sf = listener_->EnsureStaticFiles();
   AddonData* data = addon_.get();

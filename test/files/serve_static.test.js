@@ -15,6 +15,7 @@ const path = require('node:path');
 const http = require('node:http');
 const http2 = require('node:http2');
 const { execFile } = require('node:child_process');
+const zlib = require('node:zlib');
 const serveStatic = require('serve-static');
 const common = require('../common');
 const h2 = require('../http2/h2common');
@@ -447,6 +448,84 @@ describeSluice('serveStatic', function () {
       const s = await settled(before + 2);
       assert.strictEqual(s.sources, 0);
       assert.ok(s.fds <= before + 2, `fds ${s.fds} vs ${before}`);
+    });
+  });
+
+  describe('compression', function () {
+    const TEXT = 'static text compresses well. '.repeat(400);
+    let dir;
+    before(() => {
+      dir = path.join(tree.tmp, 'z');
+      fs.mkdirSync(dir);
+      fs.writeFileSync(path.join(dir, 'pc.txt'), TEXT);
+      fs.writeFileSync(path.join(dir, 'pc.txt.br'), zlib.brotliCompressSync(TEXT));
+      fs.writeFileSync(path.join(dir, 'pc.txt.gz'), zlib.gzipSync(TEXT));
+      fs.writeFileSync(path.join(dir, 'old.txt'), TEXT);
+      fs.writeFileSync(path.join(dir, 'old.txt.gz'), zlib.gzipSync('stale'));
+      const past = new Date(Date.now() - 3600000);
+      fs.utimesSync(path.join(dir, 'old.txt.gz'), past, past);
+      fs.writeFileSync(path.join(dir, 'big.txt'), TEXT);
+      fs.writeFileSync(path.join(dir, 'tiny.txt'), 'tiny\n');
+      fs.writeFileSync(path.join(dir, 'img.png'), Buffer.alloc(5000, 1));
+    });
+
+    it('precompressed: .br / .gz siblings by Accept-Encoding, not when older, both protocols', async () => {
+      const sl = await startSluice(dir, '/', { precompressed: true }, { openFileCache: true });
+      const get = (p, ae) => raw(sl.port, p, ae === undefined ? {} : { 'Accept-Encoding': ae });
+      for (let round = 0; round < 2; round++) {  // a miss, then cache hits
+        let r = await get('/pc.txt', 'gzip, br');
+        assert.strictEqual(r.headers['content-encoding'], 'br');
+        assert.strictEqual(r.headers.vary, 'Accept-Encoding');
+        assert.strictEqual(zlib.brotliDecompressSync(r.body).toString(), TEXT);
+        assert.strictEqual(r.headers['content-type'], 'text/plain; charset=utf-8');
+        r = await get('/pc.txt', 'br;q=0, gzip');
+        assert.strictEqual(r.headers['content-encoding'], 'gzip');
+        assert.strictEqual(zlib.gunzipSync(r.body).toString(), TEXT);
+        r = await get('/pc.txt');
+        assert.strictEqual(r.headers['content-encoding'], undefined);
+        assert.strictEqual(r.body.toString(), TEXT);
+        assert.strictEqual(r.headers.vary, 'Accept-Encoding');
+        r = await get('/old.txt', 'gzip');
+        assert.strictEqual(r.headers['content-encoding'], undefined, 'an older sibling is not used');
+        assert.strictEqual(r.body.toString(), TEXT);
+      }
+      const session = await h2.connect(sl.port);
+      const r = await h2.request(session, { ':path': '/pc.txt', 'accept-encoding': 'br' });
+      assert.strictEqual(r.headers['content-encoding'], 'br');
+      assert.strictEqual(zlib.brotliDecompressSync(r.body).toString(), TEXT);
+      session.close();
+      assert.strictEqual(sl.state.js, 0);
+    });
+
+    it('on-the-fly: compressible types per the server\'s compression option, both protocols', async () => {
+      const sl = await startSluice(dir, '/', {}, { compression: { encodings: ['gzip', 'br'] } });
+      let r = await raw(sl.port, '/big.txt', { 'Accept-Encoding': 'gzip' });
+      assert.strictEqual(r.statusCode, 200);
+      assert.strictEqual(r.headers['content-encoding'], 'gzip');
+      assert.strictEqual(r.headers['content-length'], undefined);
+      assert.strictEqual(r.headers['transfer-encoding'], 'chunked');
+      assert.strictEqual(r.headers.vary, 'Accept-Encoding');
+      assert.strictEqual(zlib.gunzipSync(r.body).toString(), TEXT);
+      r = await raw(sl.port, '/big.txt', { 'Accept-Encoding': 'gzip' }, 'HEAD');
+      assert.strictEqual(r.headers['content-encoding'], undefined);
+      assert.strictEqual(r.headers['content-length'], String(TEXT.length));
+      r = await raw(sl.port, '/big.txt', { 'Accept-Encoding': 'gzip', Range: 'bytes=0-9' });
+      assert.strictEqual(r.statusCode, 206);
+      assert.strictEqual(r.headers['content-encoding'], undefined);
+      assert.strictEqual(r.body.toString(), TEXT.slice(0, 10));
+      r = await raw(sl.port, '/tiny.txt', { 'Accept-Encoding': 'gzip' });
+      assert.strictEqual(r.headers['content-encoding'], undefined, 'below the threshold');
+      assert.strictEqual(r.headers.vary, 'Accept-Encoding');
+      r = await raw(sl.port, '/img.png', { 'Accept-Encoding': 'gzip' });
+      assert.strictEqual(r.headers['content-encoding'], undefined);
+      assert.strictEqual(r.headers.vary, undefined);
+      assert.strictEqual(r.body.length, 5000);
+      const session = await h2.connect(sl.port);
+      const h = await h2.request(session, { ':path': '/big.txt', 'accept-encoding': 'br, gzip' });
+      assert.strictEqual(h.headers['content-encoding'], 'gzip', 'the server\'s order breaks the tie');
+      assert.strictEqual(zlib.gunzipSync(h.body).toString(), TEXT);
+      session.close();
+      assert.strictEqual(sl.state.js, 0);
     });
   });
 

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/compress/compressor.h"
 #include "core/files/static_headers.h"
 #include "core/files/static_path.h"
 
@@ -47,6 +48,15 @@ struct StaticMountOptions {
   enum Dotfiles { kIgnore, kDeny, kAllow } dotfiles = kIgnore;
   bool follow_symlinks = false;
   bool use_cache = false;  // the server's openFileCache
+  // path.br / path.gz served instead of path when the client accepts the
+  // coding and the sibling is a regular file not older than path.
+  bool precompressed = false;
+  // The server's `compression` option (on-the-fly compression of
+  // compressible types): encodings in preference order, empty when off.
+  std::vector<Coding> encodings;
+  uint64_t compress_threshold = 1024;
+  int compress_level = -1;
+  int brotli_quality = 4;
   StaticHeaderOptions headers;
 };
 
@@ -97,11 +107,17 @@ class StaticLookup {
                StaticPath path, bool head, OpenFileCache* cache,
                PipeBufferPool* pool);
   ~StaticLookup();
-  // Answers from an open file (cache entry, or our own descriptor).
+  // Answers from an open file (cache entry, or our own descriptor);
+  // `coding`: the file is a precompressed sibling in that coding.
   void AnswerFile(CachedFile* entry, int fd, const uv_stat_t& st,
-                  PipeBuffer* first);
+                  PipeBuffer* first, Coding coding);
+  // The cache answers alone (every file it needs is in it): true when
+  // answered.
+  bool AnswerFromCache();
+  // Closes a descriptor we own without file I/O on the loop thread.
+  void CloseAsync(int fd);
   void AnswerStatus(int status);
-  // The BeginOpen'ed cache entry goes uncached.
+  // The BeginOpen'ed cache entries go uncached.
   void DropPending();
   static void Job(uv_work_t* w);                  // threadpool
   static void AfterJob(uv_work_t* w, int status); // loop thread
@@ -110,7 +126,20 @@ class StaticLookup {
   std::shared_ptr<const StaticMount> mount_;
   StaticPath path_;
   std::string file_rel_;   // the file to open, relative to the root
-  std::string full_path_;  // root + "/" + file_rel_ (the cache key)
+  // What may be served: [0] the file itself, then its precompressed
+  // siblings in the client's order of preference.
+  struct Candidate {
+    std::string rel;        // relative to the root
+    std::string full;       // root + "/" + rel (the cache key)
+    Coding coding = Coding::kIdentity;
+    CachedFile* pending = nullptr;  // BeginOpen'ed cache entry
+    int fd = -1;            // opened by the job
+    uv_stat_t st{};
+  };
+  std::vector<Candidate> cands_;
+  size_t chosen_ = 0;       // the job's choice among cands_
+  std::string accept_encoding_;
+  bool has_accept_encoding_ = false;
   bool head_;
   OpenFileCache* cache_;
   PipeBufferPool* pool_;
@@ -122,11 +151,8 @@ class StaticLookup {
   uv_work_t work_;
   bool job_busy_ = false;
   bool cancelled_ = false;
-  CachedFile* pending_ = nullptr;  // BeginOpen'ed cache entry
-  PipeBuffer* job_buf_ = nullptr;  // the first read
-  int job_fd_ = -1;
+  PipeBuffer* job_buf_ = nullptr;  // the first read (of the chosen file)
   int job_err_ = 0;
-  uv_stat_t job_stat_{};
   ssize_t job_read_ = 0;
 };
 
