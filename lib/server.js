@@ -14,6 +14,7 @@ const binding = require('./binding');
 const http1Server = require('./http1_server');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
+const staticFiles = require('./static_files');
 const fileCache = require('./file_cache');
 const prototypeBridge = require('./prototype_bridge');
 const clusterSupport = require('./cluster');
@@ -211,6 +212,15 @@ class Server extends EventEmitter {
     clusterSupport.announceListening(this[kNative].address());
     this._forgetCluster = clusterSupport.closeOnDisconnect(this);
     process.nextTick(() => this.emit('listening'));
+  }
+
+  // Files under `root` answered natively for GET / HEAD requests under
+  // `urlPrefix` (lib/static_files.js, docs/files.md "serveStatic"): those
+  // requests never reach 'request' / 'stream'; misses do. Returns this.
+  serveStatic(urlPrefix, root, options) {
+    staticFiles.serveStatic(this[kNative], urlPrefix, root, options, this._fileCacheCfg !== null,
+      this._compression);
+    return this;
   }
 
   address() {

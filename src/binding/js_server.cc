@@ -79,6 +79,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
       env, "NativeServer",
       {
           InstanceMethod<&JsServer::Listen>("listen"),
+          InstanceMethod<&JsServer::ServeStatic>("serveStatic"),
           InstanceMethod<&JsServer::ListenPipe>("listenPipe"),
           InstanceMethod<&JsServer::Address>("address"),
           InstanceMethod<&JsServer::Close>("close"),
@@ -153,6 +154,8 @@ void JsServer::Teardown() {
   // Copy: detaching changes nothing in the list, but be independent of it.
   std::vector<Connection*> conns = listener_->connections();
   for (Connection* c : conns) DetachConnection(c);
+  // The addon data (and its open-file cache) goes with the environment.
+  if (StaticFiles* sf = listener_->static_files()) sf->set_cache_provider(nullptr);
   listener_->Release();
   listener_ = nullptr;
   if (self_held_) {
@@ -452,6 +455,53 @@ void JsServer::OnServerClosed() {
     self_ref_.Reset();
     callbacks_ref_.Unref();
   }
+}
+
+Napi::Value JsServer::ServeStatic(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return Napi::Number::New(env, UV_EINVAL);
+  auto m = std::make_shared<StaticMount>();
+  if (!NormalizePrefix(info[0].As<Napi::String>().Utf8Value(), &m->prefix)) {
+    return Napi::Number::New(env, UV_EINVAL);
+  }
+  m->root = info[1].As<Napi::String>().Utf8Value();  // absolute, checked in JS
+  while (m->root.size() > 1 && m->root.back() == '/') m->root.pop_back();
+  if (m->root == "/") m->root.clear();  // root + "/" + rel
+  Napi::Object o = info[2].As<Napi::Object>();
+  StaticMountOptions& so = m->options;
+  so.index = o.Get("index").ToBoolean().Value();
+  so.dotfiles = static_cast<StaticMountOptions::Dotfiles>(
+      o.Get("dotfiles").As<Napi::Number>().Int32Value());
+  so.follow_symlinks = o.Get("followSymlinks").ToBoolean().Value();
+  so.use_cache = o.Get("useCache").ToBoolean().Value();
+  so.headers.etag = o.Get("etag").ToBoolean().Value();
+  so.headers.last_modified = o.Get("lastModified").ToBoolean().Value();
+  so.headers.cache_control = o.Get("cacheControl").ToBoolean().Value();
+  so.headers.immutable = o.Get("immutable").ToBoolean().Value();
+  so.headers.accept_ranges = o.Get("acceptRanges").ToBoolean().Value();
+  so.headers.max_age_ms =
+      static_cast<uint64_t>(o.Get("maxAge").As<Napi::Number>().DoubleValue());
+  so.precompressed = o.Get("precompressed").ToBoolean().Value();
+  Napi::Value enc = o.Get("encodings");
+  if (enc.IsArray()) {
+    Napi::Array a = enc.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++) {
+      int c = a.Get(i).As<Napi::Number>().Int32Value();
+      if (c >= 1 && c <= 3) so.encodings.push_back(static_cast<Coding>(c));
+    }
+    so.compress_threshold =
+        static_cast<uint64_t>(o.Get("threshold").As<Napi::Number>().DoubleValue());
+    so.compress_level = o.Get("level").As<Napi::Number>().Int32Value();
+    so.brotli_quality = o.Get("brotliQuality").As<Napi::Number>().Int32Value();
+  }
+  m->id = StaticFiles::NextMountId();
+  StaticFiles& sf = listener_->EnsureStaticFiles();
+  AddonData* data = addon_.get();
+  sf.set_cache_provider([data]() -> OpenFileCache* {
+    return data != nullptr ? data->file_cache.get() : nullptr;
+  });
+  sf.Add(std::move(m));
+  return Napi::Number::New(env, 0);
 }
 
 }  // namespace sluice

@@ -73,6 +73,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // ref(bool): whether the listening socket keeps the loop alive.
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
+  // serveStatic(prefix, root, options) -> 0 or a UV_E* / negative code:
+  // adds a mount answered natively (core/files/static_files.h).
+  Napi::Value ServeStatic(const Napi::CallbackInfo& info);
   // TLS (js_tls.cc builds the contexts): setTls(context,
   // {handshakeTimeout, allowHTTP1, sniCallback}) before listen makes every
   // connection speak TLS; setSecureContext(context) and
