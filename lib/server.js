@@ -196,6 +196,7 @@ class Server extends EventEmitter {
     }
     this._listening = true;
     this._closing = false;
+    if (this._bodyMemory !== null) this._bodyMemory.attach();
     this._fileCache = fileCache.acquire(this._fileCacheCfg);
     clusterSupport.announceListening(this[kNative].address());
     this._forgetCluster = clusterSupport.closeOnDisconnect(this);

@@ -122,6 +122,12 @@ void Connection::Resume(PauseReason why) {
 
 void Connection::ReparseHeldInput() {
   if (closing_) return;
+  if (tls_ && !tls_->handshake_done()) {
+    // An SNICallback answered (SniAnswered).
+    if (!tls_->sni_waiting() && DriveHandshake()) PumpTls();
+    if (!pause_mask_ && !closing_) StartReading();
+    return;
+  }
   session_->ResumeParsing();
   if (tls_ && tls_->handshake_done() && !closing_) PumpTls();
   if (!pause_mask_ && !closing_) StartReading();
@@ -236,16 +242,42 @@ void Connection::OnTlsRead(const char* data, size_t len) {
       FailTls();
       return;
     }
+    // Waiting for the SNICallback: input is only buffered (bounded above).
+    if (tls_->sni_waiting()) return;
+    if (!DriveHandshake()) return;
+  }
+  PumpTls();
+}
+
+bool Connection::DriveHandshake() {
+  for (;;) {
     TlsChannel::Status s = tls_->Handshake();
     if (s == TlsChannel::kError) {
       FailTls();
-      return;
+      return false;
     }
     if (!writer_.wire().empty()) MarkDirty();  // the server's flight
-    if (s == TlsChannel::kWant) return;
-    if (!OnHandshakeDone()) return;
+    if (s == TlsChannel::kWant) return false;
+    if (s == TlsChannel::kSuspended) {
+      // Asked outside OpenSSL's callback, so the embedder may answer at
+      // once (SniAnswered then only records) or later (it schedules us).
+      asking_sni_ = true;
+      listener_->delegate()->OnSniRequest(this, tls_->sni_servername().c_str());
+      asking_sni_ = false;
+      if (closing_ || tls_->sni_waiting()) return false;
+      continue;  // answered synchronously
+    }
+    return OnHandshakeDone();
   }
-  PumpTls();
+}
+
+void Connection::SniAnswered(TlsContext ctx) {
+  if (closing_ || !tls_ || !tls_->sni_waiting()) return;
+  tls_->SetSniAnswer(std::move(ctx));
+  // Inside OnSniRequest DriveHandshake goes on by itself; otherwise the
+  // handshake resumes in the listener's next dispatch, never inside the
+  // embedder's call.
+  if (!asking_sni_) listener_->ScheduleReparse(this);
 }
 
 bool Connection::OnHandshakeDone() {
