@@ -21,7 +21,7 @@ const { kH2State: kState, kConnState } = require('./symbols');
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
   STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
-  RESULT_NO_BODY, VERSION_2_0, H2_DEFAULT_STREAM_WINDOW,
+  RESULT_NO_BODY, VERSION_2_0,
 } = binding.constants;
 
 // ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------

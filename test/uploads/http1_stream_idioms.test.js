@@ -10,22 +10,12 @@
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const stream = require('node:stream');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const common = require('../common');
+const { MiB, BUF, pool, tmpFile, waitInUseZero } = require('./pool_helpers');
 const { assert } = common;
-
-const sluice = common.impl;
-const KiB = 1024;
-const MiB = 1024 * KiB;
-
-function tmpFile(name) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-idioms-'));
-  return path.join(dir, name);
-}
 
 async function post(port, body, p = '/up') {
   const r = await common.httpRequest(port, { method: 'POST', path: p, body, timeout: 20000 });
@@ -33,19 +23,7 @@ async function post(port, body, p = '/up') {
   return r.body.toString();
 }
 
-async function waitInUseZero(pool) {
-  const t0 = Date.now();
-  while (pool.stats().inUse !== 0) {
-    if (Date.now() - t0 > 3000) throw new Error(`pool inUse stuck: ${JSON.stringify(pool.stats())}`);
-    await common.sleep(10);
-  }
-}
-
-// A pool whose buffers an unusual size identifies (chunk.buffer.byteLength).
-const BUF = 64 * KiB + 64;
-function smallPool() {
-  return sluice.createBufferPool({ bufferSize: BUF, maxBuffers: 8 });
-}
+const smallPool = () => pool(8);
 
 describe(`uploads: stream idioms with a buffer pool [${common.implName}]`, function () {
   afterEach(common.cleanup);

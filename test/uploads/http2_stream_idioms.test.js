@@ -11,34 +11,13 @@
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const stream = require('node:stream');
 const common = require('../common');
 const h2 = require('../http2/h2common');
+const { KiB, MiB, BUF, pool, tmpFile, waitInUseZero } = require('./pool_helpers');
 const { assert } = common;
 
-const sluice = common.impl;
-const KiB = 1024;
-const MiB = 1024 * KiB;
-
-const BUF = 64 * KiB + 64;
-function smallPool() {
-  return sluice.createBufferPool({ bufferSize: BUF, maxBuffers: 8 });
-}
-
-function tmpFile(name) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-h2-idioms-'));
-  return path.join(dir, name);
-}
-
-async function waitInUseZero(pool) {
-  const t0 = Date.now();
-  while (pool.stats().inUse !== 0) {
-    if (Date.now() - t0 > 3000) throw new Error(`pool inUse stuck: ${JSON.stringify(pool.stats())}`);
-    await common.sleep(10);
-  }
-}
+const smallPool = () => pool(8);
 
 // A server whose handler gets (body readable, reply(text)) for each
 // request, through the stream API or the compat API.

@@ -15,28 +15,11 @@ const vm = require('node:vm');
 const common = require('../common');
 const h2 = require('../http2/h2common');
 const { fixtures, startSecure } = require('../tls/tls_common');
+const { KiB, MiB, BUF, pool: makePool, waitUntil, waitInUseZero } = require('./pool_helpers');
 const { assert } = common;
 
 const sluice = common.impl;
-const KiB = 1024;
-const MiB = 1024 * KiB;
-
-// A pool whose buffers an unusual size identifies (chunk.buffer.byteLength).
-const BUF = 64 * KiB + 64;
-function pool(maxBuffers = 1024) {
-  return sluice.createBufferPool({ bufferSize: BUF, maxBuffers });
-}
-
-async function waitUntil(pred, ms, what) {
-  const t0 = Date.now();
-  while (!pred()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what()}`);
-    await common.sleep(10);
-  }
-}
-
-const waitInUseZero = (p) => waitUntil(() => p.stats().inUse === 0, 3000,
-  () => `pool inUse to return to 0: ${JSON.stringify(p.stats())}`);
+const pool = (maxBuffers = 1024) => makePool(maxBuffers);
 
 // POST `body` on `session`; resolves the response body as a string.
 async function post(session, body, path = '/up', timeout = 20000) {

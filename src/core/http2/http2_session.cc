@@ -172,6 +172,7 @@ bool Http2Session::KeepsReadBuffer() const {
   // While a request body is arriving the next read likely brings more of
   // it: keep filling the buffer views were cut from rather than pinning a
   // fresh one per read.
+  if (!conn_->read_buffers().holds()) return false;  // no allocator, or none held
   for (const auto& it : streams_) {
     const Stream* st = it.second.get();
     if (st->delivered && !st->remote_ended && !st->body_refused) return true;
