@@ -34,6 +34,7 @@ const kReason = Symbol('sluice.reason');
 // own (Connection; Content-Length / Transfer-Encoding when the user set
 // neither).
 const kRemoved = Symbol('sluice.removedHeaders');
+const kTrailerHeader = Symbol('sluice.trailerHeader');
 const REMOVED_CONNECTION = 1;
 const REMOVED_CONTENT_LENGTH = 2;
 const REMOVED_TRANSFER_ENCODING = 4;
@@ -309,6 +310,8 @@ class ServerResponse extends Stream {
       }
     }
     if (flags & HEAD_USER_CONNECTION_CLOSE) this.shouldKeepAlive = false;
+    // A Trailer header: the body is chunked (node's state.trailer).
+    if (h !== null && h.trailer !== undefined) this[kTrailerHeader] = true;
     // A removed Connection: none added, the connection persists as the
     // request asks (node's _removedConnection).
     if (this[kRemoved] & REMOVED_CONNECTION) flags |= HEAD_USER_CONNECTION;
@@ -473,9 +476,13 @@ class ServerResponse extends Stream {
     // node's implicit writeHead): the handler can still answer.
     // The check comes before the implicit writeHead, which marks the head
     // sent; what a wrapped writeHead adds is checked by _headBlock.
+    // As node, end(body)'s length frames the body only when end() starts
+    // the head: after an explicit writeHead() (node fixes the head there)
+    // the body is chunked, as with a Trailer header (see `whole` below).
+    const explicitHead = this.headersSent;
     if (!this[kHeadOnWire] && !this.destroyed) {
       this._checkHead();
-      if (!this.headersSent) this._implicitHeader();
+      if (!explicitHead) this._implicitHeader();
     }
     this.writableEnded = true;
     if (this.destroyed) return this;
@@ -485,8 +492,12 @@ class ServerResponse extends Stream {
       const coding = this._compressCfg ?
         compression.prepare(this, this._compressCfg, compression.byteLength(body)) : 0;
       const block = this._headBlock();
-      const flags = this[kRemoved] === 0 ? this._headFlags | HEAD_WHOLE_BODY :
-        this._framing(this._headFlags, true);
+      // HTTP/2 ends the stream instead; compressed bodies are framed by
+      // their compressed length.
+      const whole = !(explicitHead || this[kTrailerHeader]) || coding !== 0 ||
+        this.req.httpVersionMajor === 2;
+      const flags = this[kRemoved] !== 0 ? this._framing(this._headFlags, whole) :
+        whole ? this._headFlags | HEAD_WHOLE_BODY : this._headFlags;
       this.headersSent = true;
       this[kHeadOnWire] = true;
       const statusWord = this._statusFlags(flags | HEAD_END);

@@ -380,7 +380,8 @@ OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
     return nullptr;
   }
   r->head_sent = true;
-  r->no_body = r->method == HTTP_HEAD || status == 204 || status == 304 ||
+  r->status_no_body = status == 204 || status == 304;
+  r->no_body = r->method == HTTP_HEAD || r->status_no_body ||
                (status >= 100 && status < 200);
   OutputQueue& q = QueueFor(*r);
   AppendStatusLine(q, status, reason);
@@ -404,6 +405,12 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   if (!(flags & kHeadUserDate)) {
     q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
   }
+  // As node: a 204 / 304 the user framed as chunked gets no chunks and
+  // closes the connection (a proxy could read chunks it never gets).
+  if (r->status_no_body && (flags & kHeadUserChunked)) keep_alive = false;
+  // The framing header the server adds, decided first (it can end
+  // keep-alive) and written after Connection / Keep-Alive, in node's order.
+  enum class Framing { kNone, kLength, kChunked } framing = Framing::kNone;
   if (r->no_body) {
     // No framing: HEAD's length headers are the user's to set.
   } else if (flags & kHeadUserTransferEncoding) {
@@ -412,11 +419,9 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   } else if (flags & kHeadUserContentLength) {
     // The user framed it.
   } else if (flags & kHeadWholeBody) {
-    q.Append("Content-Length: ", 16);
-    AppendDecimal(q, body_len);
-    q.Append("\r\n", 2);
+    framing = Framing::kLength;
   } else if (!r->http10) {
-    q.Append("Transfer-Encoding: chunked\r\n", 28);
+    framing = Framing::kChunked;
     r->chunked = true;
   } else {
     keep_alive = false;  // HTTP/1.0 body of unknown length: ends at close
@@ -437,6 +442,13 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
     } else {
       q.Append("Connection: close\r\n", 19);
     }
+  }
+  if (framing == Framing::kLength) {
+    q.Append("Content-Length: ", 16);
+    AppendDecimal(q, body_len);
+    q.Append("\r\n", 2);
+  } else if (framing == Framing::kChunked) {
+    q.Append("Transfer-Encoding: chunked\r\n", 28);
   }
   q.Append("\r\n", 2);
   r->close_after = !keep_alive;
