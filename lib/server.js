@@ -42,6 +42,13 @@ class Server extends EventEmitter {
     // Limits: the property setters below also reach the native server.
     this[kLimits] = opts.server.limits;
     this.requireHostHeader = opts.server.requireHostHeader;
+    // As node: fixed at construction (accepted sockets get TCP_NODELAY /
+    // keep-alive probes natively); writes to a no-body response throw when
+    // rejectNonStandardBodyWrites is set.
+    this.noDelay = opts.server.noDelay;
+    this.keepAlive = opts.server.keepAlive;
+    this.keepAliveInitialDelay = opts.server.keepAliveInitialDelay;
+    this.rejectNonStandardBodyWrites = opts.server.rejectNonStandardBodyWrites;
     const allocator = opts.server.requestBufferAllocator;
     this.requestBufferAllocator = allocator;
     // Response compression (lib/compression.js): null when off.

@@ -128,6 +128,10 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
+  if (opts.Has("noDelay")) o.no_delay = opts.Get("noDelay").ToBoolean().Value();
+  o.tcp_keep_alive = opts.Get("tcpKeepAlive").ToBoolean().Value();
+  o.tcp_keep_alive_delay_s = static_cast<unsigned int>(
+      OptionMs(opts, "tcpKeepAliveDelay", o.tcp_keep_alive_delay_s));
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
   if (o.body_buffer_size == 0) o.body_buffer_size = 65536;
 #define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
