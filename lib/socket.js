@@ -85,6 +85,9 @@ class SluiceSocket extends EventEmitter {
   get bytesRead() { return this[kConn].stats().bytesRead; }
   get bytesWritten() { return this[kConn].stats().bytesWritten; }
   get writable() { return !this.destroyed; }
+  // As net.Socket's: true once the connection is ending (after a response
+  // that closes it, end(), destroy()).
+  get writableEnded() { return this.destroyed || this[kConn].stats().ending === true; }
   get readable() { return !this.destroyed; }
 
   address() {
