@@ -189,6 +189,8 @@ function listenArgs(args) {
       }
       out.path = o.path;
       if (o.backlog !== undefined) out.backlog = o.backlog;
+      out.readableAll = o.readableAll === true;
+      out.writableAll = o.writableAll === true;
       return out;
     }
     if (o.port !== undefined) out.port = o.port;

@@ -80,6 +80,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
       {
           InstanceMethod<&JsServer::Listen>("listen"),
           InstanceMethod<&JsServer::ListenPipe>("listenPipe"),
+          InstanceMethod<&JsServer::ChmodPipe>("chmodPipe"),
           InstanceMethod<&JsServer::Address>("address"),
           InstanceMethod<&JsServer::Close>("close"),
           InstanceMethod<&JsServer::CloseAllConnections>(
@@ -197,6 +198,13 @@ Napi::Value JsServer::ListenPipe(const Napi::CallbackInfo& info) {
   int r = listener_->ListenPipe(path.c_str(), backlog);
   if (r == 0) HoldSelf();
   return Napi::Number::New(env, r);
+}
+
+Napi::Value JsServer::ChmodPipe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return Napi::Number::New(env, UV_EINVAL);
+  return Napi::Number::New(env, listener_->ChmodPipe(info[0].ToBoolean().Value(),
+                                                     info[1].ToBoolean().Value()));
 }
 
 void JsServer::HoldSelf() {

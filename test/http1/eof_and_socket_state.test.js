@@ -44,3 +44,21 @@ describe(`http1 EOF mid-request and socket state [${common.implName}]`, function
     assert.strictEqual(await common.withTimeout(seen, 5000, 'finish'), true);
   });
 });
+
+describe(`http1 'aborted' on a complete request [${common.implName}]`, function () {
+  afterEach(common.cleanup);
+
+  it("a GET whose response had not finished hears 'aborted' when its connection closes", async function () {
+    let server;
+    const aborted = new Promise((resolve) => {
+      common.startServer((req, res) => {
+        req.on('aborted', () => resolve(req.aborted));
+        res.write('hello', () => server.closeAllConnections());
+      }).then((s) => {
+        server = s.server;
+        return common.rawConnect(s.port);
+      }).then((c) => c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n'));
+    });
+    assert.strictEqual(await common.withTimeout(aborted, 5000, "'aborted'"), true);
+  });
+});
