@@ -9,6 +9,7 @@
 // only: no CR, LF or NUL, and no character above U+00FF, which the latin1
 // encoding of the head would truncate to its low byte (U+010A -> LF).
 
+const { format } = require('util');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
 
 const tokenRegExp = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
@@ -69,8 +70,9 @@ function validateStatusCode(code) {
   const original = code;
   code |= 0;
   if (code < 100 || code > 999) {
+    // As node's message (util.format's %s: objects inspected, '{}').
     throw codedRangeError('ERR_HTTP_INVALID_STATUS_CODE',
-      `Invalid status code: ${original}`);
+      format('Invalid status code: %s', original));
   }
   return code;
 }

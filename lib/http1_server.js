@@ -41,7 +41,24 @@ class ConnState {
     this.upgradeReq = null;  // its request, until the native switch
     this.live = [];       // [req, res] pairs not finished
     this.bodyBuf = null;  // allocator buffer native code reads body bytes into
+    this.socket._onHttpTimeout = () => socketOnTimeout(server, this);
+    // As node: server.timeout (server.setTimeout) is each new socket's.
+    if (server.timeout > 0) this.socket.setTimeout(server.timeout);
   }
+}
+
+// The socket's idle timeout, as node's socketOnTimeout: 'timeout' for the
+// request still receiving its body, for the response in progress (the
+// front one), and for the server; with nobody listening to any of them
+// the socket is destroyed.
+function socketOnTimeout(server, st) {
+  const socket = st.socket;
+  const req = st.current;
+  const reqTimeout = req !== null && !req.complete && req.emit('timeout', socket);
+  const res = st.live.length > 0 ? st.live[1] : null;
+  const resTimeout = res !== null && res.emit('timeout', socket);
+  const serverTimeout = server.emit('timeout', socket);
+  if (!reqTimeout && !resTimeout && !serverTimeout) socket.destroy();
 }
 
 function connState(server, conn) {
@@ -80,10 +97,14 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
   }
   const st = connState(server, conn);
   const version = flags >> REQUEST_VERSION_SHIFT;
-  const req = new IncomingRequest(conn, seq, methods[method], url, rawHeaders,
-    version, st.socket);
+  const req = server._IncomingMessage === null ?
+    new IncomingRequest(conn, seq, methods[method], url, rawHeaders, version, st.socket) :
+    Reflect.construct(IncomingRequest, [conn, seq, methods[method], url, rawHeaders,
+      version, st.socket], server._IncomingMessage);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
-  const res = new ServerResponse(req, conn, seq, st.socket);
+  const res = server._ServerResponse === null ?
+    new ServerResponse(req, conn, seq, st.socket) :
+    Reflect.construct(ServerResponse, [req, conn, seq, st.socket], server._ServerResponse);
   res.shouldKeepAlive = (flags & REQUEST_KEEP_ALIVE) !== 0;
   res._onFinish = onResponseFinish;
   res._st = st;
@@ -149,8 +170,11 @@ function onUpgrade(server, conn, seq, head) {
 // A connection was accepted (only while 'connection' has listeners, see
 // Server#_syncEvents): node's 'connection' event with its socket, the
 // same object req.socket will be on HTTP/1.1.
+// Also reported while server.timeout is set, so an idle connection's
+// timer starts at the accept (connState arms it).
 function onConnection(server, conn) {
-  server.emit('connection', connState(server, conn).socket);
+  const st = connState(server, conn);
+  if (server.listenerCount('connection') > 0) server.emit('connection', st.socket);
 }
 
 // rawPacket / bytesParsed: the input being parsed when a parse error was
@@ -176,6 +200,12 @@ function onClientError(server, conn, status, code, reason, rawPacket, bytesParse
     server.emit('clientError', err, st.socket);
   } else {
     conn.sendError(status);
+    // As node (socketOnError: the default answer, then socket.destroy(err)):
+    // the socket's own 'error' listeners hear the error.
+    const socket = st.socket;
+    process.nextTick(() => {
+      if (socket.listenerCount('error') > 0) socket.emit('error', err);
+    });
   }
 }
 
@@ -251,8 +281,17 @@ function onResponseFinish(res) {
   const live = res._st.live;
   const i = live.indexOf(req);
   if (i !== -1) live.splice(i, 2);
-  // Body left unread: discard it so the connection keeps reading.
-  if (!req.complete && !req._consuming) req._dump();
+  // As node: a request nobody read is dumped (its body discarded so the
+  // connection keeps reading; it ends and closes). A complete one that
+  // nobody listens to has nothing to discard and nobody to tell: skipped,
+  // so a plain GET costs no stream machinery.
+  if (!req._consuming) {
+    if (!req.complete || req.listenerCount('end') > 0 || req.listenerCount('close') > 0) {
+      req._dump();
+    } else {
+      req._dumped = true;  // as dumped: a later req.destroy() leaves the connection
+    }
+  }
 }
 
 function onClose(conn) {

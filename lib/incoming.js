@@ -180,13 +180,17 @@ class IncomingRequest extends Readable {
 
   _destroy(err, cb) {
     releaseQueuedChunks(this);
-    // As node: destroying a request whose body is still arriving destroys
-    // the connection (the rest of the body cannot be skipped safely).
-    if (!this.complete && !this.aborted) {
+    // As node: destroying a request that was not read to its end (nor
+    // dumped after its response) aborts it and destroys the connection
+    // (the rest of the body cannot be skipped safely).
+    if (!this.aborted && !this._dumped && (!this.complete || !this.readableEnded)) {
       this.aborted = true;
+      this.emit('aborted');
       this[kConn].destroy();
     }
-    cb(err);
+    // As node: the error reaches 'error' listeners only; without any it
+    // is dropped (never an uncaught exception).
+    cb(err && this.listenerCount('error') > 0 ? err : undefined);
   }
 }
 

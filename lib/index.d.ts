@@ -222,6 +222,30 @@ export interface SluiceSocket extends EventEmitter {
 /** The fs.Stats-shaped stat `statCheck` receives. */
 export type FileStat = StatsBase<number>;
 
+/** Options of server.serveStatic (docs/files.md, "serveStatic"). */
+export interface ServeStaticOptions {
+  /** `dir/` serves `dir/index.html` (default true). */
+  index?: boolean;
+  /** Paths with a segment starting with '.': 'ignore' falls through to JS (default), 'deny' answers 403, 'allow' serves. */
+  dotfiles?: 'ignore' | 'deny' | 'allow';
+  /** Follow symbolic links out of the root (default false: such links answer 403). */
+  followSymlinks?: boolean;
+  /** `Cache-Control: public, max-age=` this many milliseconds / 1000 (default 0). */
+  maxAge?: number;
+  /** Adds `immutable` to Cache-Control (default false). */
+  immutable?: boolean;
+  /** Send Cache-Control (default true). */
+  cacheControl?: boolean;
+  /** Send ETag (default true). */
+  etag?: boolean;
+  /** Send Last-Modified (default true). */
+  lastModified?: boolean;
+  /** Answer single byte ranges (default true). */
+  acceptRanges?: boolean;
+  /** Serve path.br / path.gz when accepted and not older than path (default false). */
+  precompressed?: boolean;
+}
+
 /** Options of respondWithFile / respondWithFD (docs/files.md), as node:http2's. */
 export interface FileResponseOptions {
   /** First byte to send. */
@@ -428,6 +452,12 @@ export declare class Server extends EventEmitter {
   /** A Unix domain socket (a string that is not a number). */
   listen(path: string, backlog?: number, listeningListener?: () => void): this;
   listen(path: string, listeningListener?: () => void): this;
+  /**
+   * Files under `root` answered natively (no JS per request) for complete,
+   * bodiless GET / HEAD requests whose path lies under `urlPrefix`;
+   * misses reach 'request' / 'stream' unchanged (docs/files.md, "serveStatic").
+   */
+  serveStatic(urlPrefix: string, root: string, options?: ServeStaticOptions): this;
   /** The bound address; a Unix socket's path when listening on one. */
   address(): net.AddressInfo | string | null;
   /** Stops accepting, closes idle connections, lets in-flight requests finish (`Connection: close`, HTTP/2 GOAWAY); `'close'` once the last connection is gone. */

@@ -91,7 +91,7 @@ function http2NativeOptions(options) {
 function serverArgs(options, requestListener) {
   if (typeof options === 'function') return { options: {}, requestListener: options };
   if (options == null) return { options: {}, requestListener };
-  if (typeof options !== 'object') {
+  if (typeof options !== 'object' || Array.isArray(options)) {
     throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
   }
   return { options, requestListener };
@@ -105,8 +105,12 @@ function serverOptions(options) {
   if (!Number.isInteger(maxHeaderSize) || maxHeaderSize <= 0) {
     throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The "options.maxHeaderSize" property must be a positive integer');
   }
-  const headersTimeout = validateTimeout('headersTimeout', options.headersTimeout);
   const requestTimeout = validateTimeout('requestTimeout', options.requestTimeout);
+  // As node: an unset headersTimeout is the lesser of its default and
+  // requestTimeout (so requestTimeout alone may lower it).
+  const headersTimeout = options.headersTimeout === undefined ?
+    Math.min(defaults.headersTimeout, requestTimeout) :
+    validateTimeout('headersTimeout', options.headersTimeout);
   const keepAliveTimeout = validateTimeout('keepAliveTimeout', options.keepAliveTimeout);
   if (requestTimeout > 0 && headersTimeout > 0 && headersTimeout > requestTimeout) {
     // As node: the headers cannot be given longer than the whole request.

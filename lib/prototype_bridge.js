@@ -137,4 +137,38 @@ function adopt(listener) {
   return true;
 }
 
-module.exports = { chain, adopt, hiddenRequest, hiddenResponse, requestData, responseData };
+// createServer's IncomingMessage / ServerResponse options: a class
+// extending node's (class MyReq extends http.IncomingMessage). sluice's
+// objects are then made with the class as new.target (its prototype; the
+// class's constructor does not run: sluice's does), so the base of its
+// chain — the prototype that inherits node's directly — is re-chained
+// onto the bridge: the class's members come first, then sluice's, then
+// node's, and node:http objects of the same class still get node's.
+// Returns the class, or null for node's own class (nothing to do).
+function adoptClass(cls, kind) {
+  const isRequest = kind === 'IncomingMessage';
+  const nodeProto = isRequest ? http.IncomingMessage.prototype : http.ServerResponse.prototype;
+  if (cls === undefined || cls === null || cls.prototype === nodeProto) return null;
+  const { IncomingRequest } = require('./incoming');
+  const { ServerResponse } = require('./response');
+  const own = isRequest ? IncomingRequest : ServerResponse;
+  if (typeof cls !== 'function' || cls.prototype === null || typeof cls.prototype !== 'object' ||
+      !nodeProto.isPrototypeOf(cls.prototype)) {
+    const err = new TypeError(`The "options.${kind}" property must be a class extending http.${kind}`);
+    err.code = 'ERR_INVALID_ARG_TYPE';
+    throw err;
+  }
+  if (own.prototype.isPrototypeOf(cls.prototype) || cls.prototype === own.prototype) return cls;
+  const bridge = isRequest ? getBridges().request : getBridges().response;
+  let base = cls.prototype;
+  for (let p = Object.getPrototypeOf(base); p !== nodeProto; p = Object.getPrototypeOf(p)) {
+    if (p === bridge) return cls;  // adopted already
+    base = p;
+  }
+  Object.setPrototypeOf(base, bridge);
+  return cls;
+}
+
+module.exports = {
+  chain, adopt, adoptClass, hiddenRequest, hiddenResponse, requestData, responseData,
+};

@@ -34,7 +34,6 @@ const kReason = Symbol('sluice.reason');
 // own (Connection; Content-Length / Transfer-Encoding when the user set
 // neither).
 const kRemoved = Symbol('sluice.removedHeaders');
-const kTrailerHeader = Symbol('sluice.trailerHeader');
 // 'finish' was emitted (writableFinished is node's accessor, below).
 const kFinished = Symbol('sluice.finished');
 // destroy(err)'s error (node's res.errored).
@@ -88,6 +87,9 @@ class ServerResponse extends Stream {
     this[kFinished] = false;
     this[kErrored] = null;
     this.destroyed = false;
+    // As node's OutgoingMessage: a plain property that stays true (also
+    // after end() and 'close').
+    this.writable = true;
     this.chunkedEncoding = false;
     this.shouldKeepAlive = true;
     this.strictContentLength = false;
@@ -221,7 +223,9 @@ class ServerResponse extends Stream {
   writeHead(statusCode, reason, headers) {
     if (this.headersSent) throw headersSentError('write');
     if (typeof reason !== 'string') {
-      headers = reason;
+      // As node: writeHead(code, headers), and writeHead(code, undefined,
+      // headers) keeps the third argument.
+      if (headers === undefined || headers === null) headers = reason;
       reason = undefined;
     }
     const code = this.statusCode = validateStatusCode(statusCode);
@@ -234,13 +238,22 @@ class ServerResponse extends Stream {
     if (headers) {
       if (Array.isArray(headers)) {
         // Flat [name, value, ...] or [[name, value], ...], as node takes.
+        let pairs = headers;
         if (headers.length && Array.isArray(headers[0])) {
-          for (const [k, v] of headers) this.appendHeader(k, v);
-        } else {
-          if (headers.length % 2 !== 0) {
-            throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The argument \'headers\' is invalid');
+          pairs = [];
+          for (const [k, v] of headers) pairs.push(k, v);
+        } else if (headers.length % 2 !== 0) {
+          throw codedTypeError('ERR_INVALID_ARG_VALUE', 'The argument \'headers\' is invalid');
+        }
+        // As node: the array's fields replace those set before
+        // (setHeader), duplicates within the array are all sent.
+        if (this[kHeaders] !== null) {
+          for (let i = 0; i < pairs.length; i += 2) {
+            if (pairs[i]) this.removeHeader(pairs[i]);
           }
-          for (let i = 0; i < headers.length; i += 2) this.appendHeader(headers[i], headers[i + 1]);
+        }
+        for (let i = 0; i < pairs.length; i += 2) {
+          if (pairs[i]) this.appendHeader(pairs[i], pairs[i + 1]);
         }
       } else {
         for (const key of Object.keys(headers)) {
@@ -250,11 +263,29 @@ class ServerResponse extends Stream {
       }
     }
     if (onWire) validateStatusMessage(this.statusMessage);
+    if (this[kHeaders] !== null && this[kHeaders].trailer !== undefined) this._checkTrailerHeader(code);
     this[kStatus] = code;
     // The standard phrase is native code's own (no string crosses over).
     this[kReason] = this.statusMessage === STATUS_CODES[code] ? undefined : this.statusMessage;
     this.headersSent = true;
     return this;
+  }
+
+  // As node: a Trailer header announces trailers, which only a chunked
+  // HTTP/1.1 body can carry: with a Content-Length, a Transfer-Encoding
+  // without chunked, or no body at all (HEAD, 1xx, 204, 304, an HTTP/1.0
+  // request) the head is refused. (HTTP/2 carries trailers either way.)
+  _checkTrailerHeader(code) {
+    const req = this.req;
+    if (req.httpVersionMajor === 2) return;
+    const h = this[kHeaders];
+    const te = h['transfer-encoding'];
+    if (h['content-length'] !== undefined ||
+        (te !== undefined && !chunkedRegExp.test(String(te[1]))) ||
+        req.httpVersionMajor < 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor < 1) ||
+        req.method === 'HEAD' || code === 204 || code === 304 || (code >= 100 && code < 200)) {
+      throw codedError('ERR_HTTP_TRAILER_INVALID', 'Trailers are invalid with this transfer encoding');
+    }
   }
 
   // Checks what the head will carry before anything changes state, so
@@ -318,8 +349,6 @@ class ServerResponse extends Stream {
       }
     }
     if (flags & HEAD_USER_CONNECTION_CLOSE) this.shouldKeepAlive = false;
-    // A Trailer header: the body is chunked (node's state.trailer).
-    if (h !== null && h.trailer !== undefined) this[kTrailerHeader] = true;
     // A removed Connection: none added, the connection persists as the
     // request asks (node's _removedConnection).
     if (this[kRemoved] & REMOVED_CONNECTION) flags |= HEAD_USER_CONNECTION;
@@ -506,12 +535,17 @@ class ServerResponse extends Stream {
       const coding = this._compressCfg ?
         compression.prepare(this, this._compressCfg, compression.byteLength(body)) : 0;
       const block = this._headBlock();
-      // HTTP/2 ends the stream instead; compressed bodies are framed by
-      // their compressed length.
-      const whole = !(explicitHead || this[kTrailerHeader]) || coding !== 0 ||
-        this.req.httpVersionMajor === 2;
-      const flags = this[kRemoved] !== 0 ? this._framing(this._headFlags, whole) :
-        whole ? this._headFlags | HEAD_WHOLE_BODY : this._headFlags;
+      // As node: end(body)'s length frames the body only when end() starts
+      // the head and no trailers come (added, or announced by a Trailer
+      // header); after an explicit writeHead() the body is chunked (HTTP/1.x;
+      // HTTP/2 ends the stream instead). User framing headers win; a
+      // compressed body is framed by its compressed length.
+      const whole = (this._headFlags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING)) !== 0 ||
+        (trailers === undefined && (this[kHeaders] === null || this[kHeaders].trailer === undefined) &&
+          (!explicitHead || coding !== 0 || this.req.httpVersionMajor === 2));
+      const flags = this[kRemoved] === 0 ?
+        (whole ? this._headFlags | HEAD_WHOLE_BODY : this._headFlags) :
+        this._framing(this._headFlags, whole);
       this.headersSent = true;
       this[kHeadOnWire] = true;
       const statusWord = this._statusFlags(flags | HEAD_END);
@@ -662,12 +696,6 @@ class ServerResponse extends Stream {
   }
 }
 
-// As node's: a plain property that stays true (node never clears it on a
-// server response); own assignments shadow it.
-Object.defineProperty(ServerResponse.prototype, 'writable', {
-  value: true, writable: true, configurable: true, enumerable: false,
-});
-
 // node's deprecated alias.
 ServerResponse.prototype.writeHeader = ServerResponse.prototype.writeHead;
 
@@ -694,8 +722,15 @@ function writeAfterEnd(res, cb, fromWrite) {
 function emitFinish(res) {
   if (res[kFinished] || res.destroyed) return;
   res[kFinished] = true;
+  // As node: 'close' a tick after 'finish', scheduled before the 'finish'
+  // listeners run (what was scheduled earlier, such as a write-after-end's
+  // 'error', comes first).
+  process.nextTick(emitClose, res);
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
+}
+
+function emitClose(res) {
   // As node: destroyed and closed by the time 'close' is heard.
   res.destroyed = true;
   res[kClosed] = true;

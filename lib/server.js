@@ -14,6 +14,7 @@ const binding = require('./binding');
 const http1Server = require('./http1_server');
 const http2Server = require('./http2_server');
 const compression = require('./compression');
+const staticFiles = require('./static_files');
 const fileCache = require('./file_cache');
 const prototypeBridge = require('./prototype_bridge');
 const clusterSupport = require('./cluster');
@@ -25,6 +26,9 @@ const { codedError } = require('./errors');
 const { TUNNEL_UPGRADE, TUNNEL_CONNECT } = binding.constants;
 
 const { kNative, kLimits } = require('./symbols');
+
+// server.timeout (node's socket idle timeout for new connections).
+const kTimeout = Symbol('sluice.serverTimeout');
 
 // Events whose listeners native code is told about (Server#_syncEvents).
 const syncedEvents = new Set(['upgrade', 'connect', 'connection']);
@@ -38,7 +42,7 @@ class Server extends EventEmitter {
     this.headersTimeout = opts.server.headersTimeout;
     this.requestTimeout = opts.server.requestTimeout;
     this.keepAliveTimeout = opts.server.keepAliveTimeout;
-    this.timeout = 0;
+    this[kTimeout] = 0;
     // Limits: the property setters below also reach the native server.
     this[kLimits] = opts.server.limits;
     this.requireHostHeader = opts.server.requireHostHeader;
@@ -62,15 +66,22 @@ class Server extends EventEmitter {
     // listening (this._fileCache says whether file responses use it).
     this._fileCacheCfg = fileCache.normalize(options.openFileCache);
     this._fileCache = false;
+    // node's IncomingMessage / ServerResponse options (HTTP/1.1 requests):
+    // null when not given (lib/prototype_bridge.js adoptClass).
+    this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
+    this._ServerResponse = prototypeBridge.adoptClass(options.ServerResponse, 'ServerResponse');
     if (requestListener) this.on('request', requestListener);
 
-    this[kNative] = new binding.NativeServer(opts.native, {
+    // Kept here: native code holds the callbacks weakly, strongly only
+    // while listening or serving (so an unused server can be collected).
+    this._nativeCallbacks = {
       ...http1Server.callbacks(this, this._bodyMemory),
       ...http2Server.callbacks(this),
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
       ...this._tlsCallbacks(),
-    });
+    };
+    this[kNative] = new binding.NativeServer(opts.native, this._nativeCallbacks);
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::
@@ -90,7 +101,7 @@ class Server extends EventEmitter {
       this._tunnelEvents = bits;
       this[kNative].setLimit('tunnelEvents', bits);
     }
-    const connection = this.listenerCount('connection') > 0;
+    const connection = this.listenerCount('connection') > 0 || this[kTimeout] > 0;
     if (connection !== this._connectionEvents) {
       this._connectionEvents = connection;
       this[kNative].setLimit('connectionEvents', connection ? 1 : 0);
@@ -227,6 +238,15 @@ class Server extends EventEmitter {
     process.nextTick(() => this.emit('listening'));
   }
 
+  // Files under `root` answered natively for GET / HEAD requests under
+  // `urlPrefix` (lib/static_files.js, docs/files.md "serveStatic"): those
+  // requests never reach 'request' / 'stream'; misses do. Returns this.
+  serveStatic(urlPrefix, root, options) {
+    staticFiles.serveStatic(this[kNative], urlPrefix, root, options, this._fileCacheCfg !== null,
+      this._compression);
+    return this;
+  }
+
   address() {
     if (!this._listening) return null;
     return this[kNative].address();
@@ -257,10 +277,20 @@ class Server extends EventEmitter {
 
   closeIdleConnections() { this[kNative].closeIdleConnections(); }
 
+  // As node: the idle timeout of every connection accepted from now on
+  // (lib/socket.js); 'timeout' (socket) is heard here when neither the
+  // request nor the response listens (lib/http1_server.js).
   setTimeout(ms, cb) {
     this.timeout = ms;
     if (cb) this.on('timeout', cb);
     return this;
+  }
+
+  get timeout() { return this[kTimeout]; }
+
+  set timeout(ms) {
+    this[kTimeout] = ms;
+    this._syncEvents();
   }
 
   // As node: an unref'd server's listening socket does not keep the

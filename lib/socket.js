@@ -9,6 +9,10 @@ const { EventEmitter } = require('events');
 const { X509Certificate } = require('crypto');
 
 const { kConn, kPeer, kLocal, kTlsInfo } = require('./symbols');
+const { codedError, codedTypeError, codedRangeError } = require('./errors');
+
+// The socket's IdleTimer (setTimeout), undefined when none.
+const kIdle = Symbol('sluice.idleTimer');
 
 class SluiceSocket extends EventEmitter {
   // server: the Server that accepted the connection (node's socket.server).
@@ -21,6 +25,9 @@ class SluiceSocket extends EventEmitter {
     this[kTlsInfo] = undefined;
     this.destroyed = false;
     this.timeout = 0;
+    this[kIdle] = undefined;
+    // Set by lib/http1_server.js: node's socketOnTimeout for HTTP/1.1.
+    this._onHttpTimeout = undefined;
   }
 
   // TLS facts (createSecureServer): read once from the native connection
@@ -124,13 +131,39 @@ class SluiceSocket extends EventEmitter {
 
   destroySoon() { return this.end(); }
 
-  // The native session owns timeouts (headersTimeout, requestTimeout,
-  // keepAliveTimeout); per-socket idle timeouts are accepted for
-  // compatibility and recorded only.
+  // As a node:http server's socket: the bytes are HTTP's, not text.
+  setEncoding() {
+    throw codedError('ERR_HTTP_SOCKET_ENCODING',
+      'Changing the socket encoding is not allowed per RFC7230 Section 3.');
+  }
+
+  // As net.Socket: 'timeout' after `ms` without a byte read or written
+  // (0 turns it off). The native session owns the HTTP timeouts
+  // (headersTimeout, requestTimeout, keepAliveTimeout); this idle timer is
+  // JS's and costs nothing until set (see IdleTimer).
   setTimeout(ms, cb) {
+    if (typeof ms !== 'number') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "msecs" argument must be of type number');
+    }
+    if (!(ms >= 0)) {
+      throw codedRangeError('ERR_OUT_OF_RANGE', `The value of "msecs" is out of range. It must be a non-negative finite number. Received ${ms}`);
+    }
     this.timeout = ms;
-    if (cb) this.once('timeout', cb);
+    if (this[kIdle] !== undefined) this[kIdle].stop();
+    this[kIdle] = ms > 0 && ms !== Infinity && !this.destroyed ? new IdleTimer(this, ms) : undefined;
+    if (cb) {
+      if (ms === 0) this.removeListener('timeout', cb);
+      else this.once('timeout', cb);
+    }
     return this;
+  }
+
+  // The idle timer fired: the server's handling (an HTTP connection's
+  // request / response / server 'timeout', see lib/http1_server.js) and
+  // then the socket's own listeners, in node's order.
+  _timedOut() {
+    if (this._onHttpTimeout !== undefined) this._onHttpTimeout();
+    this.emit('timeout');
   }
 
   // Responses are corked into one write each: Nagle is always off.
@@ -150,10 +183,69 @@ class SluiceSocket extends EventEmitter {
 
   // Called by the server when the native connection closed.
   _closed() {
+    if (this[kIdle] !== undefined) {
+      this[kIdle].stop();
+      this[kIdle] = undefined;
+    }
     if (this.destroyed) return;
     this.destroyed = true;
     this.emit('close', false);
   }
+}
+
+// A socket's idle timeout without a native call per read or write: the
+// timer samples the connection's byte counts every quarter of the timeout
+// and fires once the counts have stood still for the whole timeout, so it
+// fires between ms and 1.25 ms after the last byte moved. After firing it
+// waits for the next activity (as net.Socket, one 'timeout' per idle
+// spell). Unref'd: it never keeps the process alive.
+class IdleTimer {
+  constructor(socket, ms) {
+    this.socket = socket;
+    this.ms = ms;
+    this.step = Math.max(1, Math.floor(ms / 4));
+    this.count = activity(socket);
+    this.since = Date.now();
+    this.fired = false;
+    this.timer = null;
+    this.check = this.check.bind(this);
+    this.arm(ms);
+  }
+
+  arm(delay) {
+    this.timer = setTimeout(this.check, delay);
+    this.timer.unref();
+  }
+
+  check() {
+    this.timer = null;
+    const socket = this.socket;
+    if (socket.destroyed || socket[kIdle] !== this) return;
+    const now = Date.now();
+    const count = activity(socket);
+    if (count !== this.count) {
+      this.count = count;
+      this.since = now;
+      this.fired = false;
+    }
+    const idle = now - this.since;
+    if (!this.fired && idle >= this.ms) {
+      this.fired = true;
+      socket._timedOut();
+      if (socket.destroyed || socket[kIdle] !== this) return;
+    }
+    this.arm(this.fired ? this.step : Math.min(this.step, this.ms - idle));
+  }
+
+  stop() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
+function activity(socket) {
+  const st = socket[kConn].stats();
+  return st.bytesRead + st.bytesWritten;
 }
 
 // An 'error' on the socket (destroy(err), or emitted by user code) is

@@ -80,6 +80,9 @@ class TunnelSocket extends Duplex {
   _onEnd() {
     this[kEof] = true;
     this.push(null);
+    // As net.Socket at EOF: 'end' is emitted even when nobody reads,
+    // provided nothing is left unread.
+    this.read(0);
   }
 
   _read() {

@@ -1,11 +1,17 @@
 'use strict';
 // file_server.js <sluice|node> --file-size N --proto h2|h1 [--cache on|off]
+//                [--mode file|static]
 // One file of N random bytes (written to a temp dir at startup, removed at
 // exit), served at /f on every request:
 //   sluice: stream.respondWithFile (h2c) / res.respondWithFile (HTTP/1.1),
 //           with the open-file cache (`openFileCache: true`) when --cache on
 //   node:   node:http2 stream.respondWithFile (h2c) /
 //           node:http fs.createReadStream(path).pipe(res) (HTTP/1.1)
+// --mode static: the directory holding f is served at / instead:
+//   sluice: server.serveStatic('/', dir) with `openFileCache: true` (no
+//           JS per request); the request handler is never reached
+//   node:   the `serve-static` middleware (express.static) on node:http
+//           (HTTP/1.1) or on the node:http2 compat API (h2c)
 // Prints "PORT <n>" when listening.
 
 const fs = require('node:fs');
@@ -14,7 +20,7 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const { loadImpl, parseArgs, serve } = require('../server_harness.js');
 
-const opts = parseArgs(process.argv.slice(2), { fileSize: 1024, proto: 'h2', cache: 'off' });
+const opts = parseArgs(process.argv.slice(2), { fileSize: 1024, proto: 'h2', cache: 'off', mode: 'file' });
 const impl = opts._[0];
 const h2 = opts.proto === 'h2';
 const mod = loadImpl(impl, h2 ? 'node:http2' : 'node:http');
@@ -26,7 +32,18 @@ process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 
 const headers = { 'content-type': 'application/octet-stream' };
 let server;
-if (impl === 'sluice') {
+const fail = (res) => (err) => { res.statusCode = err ? err.status || 500 : 404; res.end(); };
+if (opts.mode === 'static' && impl === 'sluice') {
+  server = mod.createServer({ http2: { maxConcurrentStreams: 256 }, openFileCache: true },
+    (req, res) => { res.statusCode = 404; res.end(); });
+  server.serveStatic('/', dir);
+} else if (opts.mode === 'static') {
+  const serveStatic = require('serve-static');
+  const mw = serveStatic(dir, { fallthrough: false });
+  server = h2 ?
+    mod.createServer({ settings: { maxConcurrentStreams: 256 } }, (req, res) => mw(req, res, fail(res))) :
+    mod.createServer((req, res) => mw(req, res, fail(res)));
+} else if (impl === 'sluice') {
   server = mod.createServer({
     http2: { maxConcurrentStreams: 256 },
     openFileCache: opts.cache === 'on',

@@ -6,8 +6,14 @@
 //   sluice respondWithFile + cache    the same with `openFileCache: true`
 //                                     (fd + stat cached; files <= 64 KiB
 //                                     answered from memory)
+//   sluice serveStatic                `server.serveStatic('/', dir)` with the
+//                                     open-file cache: answered in the core,
+//                                     no JS per request
 //   node:http2 respondWithFile /      node's own (the ratio baseline)
 //   node:http createReadStream().pipe(res)
+//   node serve-static                 the `serve-static` middleware
+//                                     (express.static) on node:http / the
+//                                     node:http2 compat API
 //   nginx                             nginx-light, one process,
 //                                     open_file_cache on, sendfile on
 //   h2o                               one thread (skipped when not
@@ -26,9 +32,11 @@ function variants(proto) {
   return [
     { label: 'sluice respondWithFile', impl: 'sluice', args: ['--cache', 'off'] },
     { label: 'sluice respondWithFile + openFileCache', impl: 'sluice', args: ['--cache', 'on'] },
+    { label: 'sluice serveStatic + openFileCache', impl: 'sluice', args: ['--mode', 'static'] },
     proto === 'h2' ?
       { label: 'node:http2 respondWithFile', impl: 'node', baseline: true } :
       { label: 'node:http createReadStream().pipe(res)', impl: 'node', baseline: true },
+    { label: 'node serve-static', impl: 'node', args: ['--mode', 'static'] },
     { label: 'nginx', impl: 'nginx', script: 'reference_server.js', requires: 'nginx', aptPackage: 'nginx-light' },
     { label: 'h2o', impl: 'h2o', script: 'reference_server.js', requires: 'h2o' },
   ];
@@ -60,7 +68,7 @@ for (const s of SIZES) {
 }
 
 module.exports = {
-  title: 'files/static_files: one static file over h2c and HTTP/1.1 — sluice (with and without the open-file cache), node, nginx, h2o',
+  title: 'files/static_files: one static file over h2c and HTTP/1.1 — sluice (respondWithFile with and without the open-file cache, serveStatic), node (respondWithFile / pipe, serve-static), nginx, h2o',
   columns: ['rps', 'mbps', 'cpuPct', 'loadCpuPct', 'otherCpuPct', 'cpuUsPerReq', 'gcMsPerSec', 'peakRss', 'ratioRps', 'ratioCpu'],
   cases,
 };

@@ -13,6 +13,8 @@
 #include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/common/loop_tracked.h"
+#include "core/files/content_types.h"
+#include "core/files/open_beneath.h"
 #include "core/http2/nghttp2_link.h"
 
 namespace sluice {
@@ -138,6 +140,31 @@ Napi::Object WireConstants(Napi::Env env) {
   return o;
 }
 
+// staticContentTypes() -> [[ext, type], ...]: serveStatic's table (docs).
+Napi::Value StaticContentTypes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  size_t n = 0;
+  const ContentTypeEntry* t = ContentTypeTable(&n);
+  Napi::Array a = Napi::Array::New(env, n);
+  for (size_t i = 0; i < n; i++) {
+    Napi::Array row = Napi::Array::New(env, 3);
+    row.Set(0u, Napi::String::New(env, t[i].ext));
+    row.Set(1u, Napi::String::New(env, t[i].type));
+    row.Set(2u, Napi::Boolean::New(env, t[i].compressible));
+    a.Set(static_cast<uint32_t>(i), row);
+  }
+  return a;
+}
+
+// staticOpenBeneath([forceFallback]) -> "openat2" | "procfs": how
+// serveStatic opens files beneath a root; tests force the fallback.
+Napi::Value StaticOpenBeneath(const Napi::CallbackInfo& info) {
+  if (info.Length() > 0 && info[0].IsBoolean()) {
+    OpenBeneathForceFallback(info[0].As<Napi::Boolean>().Value());
+  }
+  return Napi::String::New(info.Env(), OpenBeneathMechanism());
+}
+
 }  // namespace
 
 Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
@@ -157,6 +184,8 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("errname", Napi::Function::New(env, ErrName));
   exports.Set("strerror", Napi::Function::New(env, StrError));
   exports.Set("counters", Napi::Function::New(env, GetCountersJs));
+  exports.Set("staticContentTypes", Napi::Function::New(env, StaticContentTypes));
+  exports.Set("staticOpenBeneath", Napi::Function::New(env, StaticOpenBeneath));
 #ifdef SLUICE_ASAN_BUILD
   exports.Set("leakForTest", Napi::Function::New(env, LeakForTest));
 #endif

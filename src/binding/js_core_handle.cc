@@ -13,7 +13,12 @@ Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
                                    const char* name) {
   Napi::Value v = callbacks.Get(name);
   if (!v.IsFunction()) return Napi::FunctionReference();
-  return Napi::Persistent(v.As<Napi::Function>());
+  // Weak: a strong reference is a GC root, and the callbacks close over
+  // the JS Server, which holds this native server: a server created and
+  // dropped without listening would never be collected. The callbacks
+  // object stays alive through lib's Server (which keeps it) and, while
+  // the server listens or has connections, through JsServer::HoldSelf.
+  return Napi::Weak(v.As<Napi::Function>());
 }
 
 napi_value CallJs(napi_env env, const Napi::FunctionReference& fn,

@@ -27,7 +27,8 @@ napi_value CallJs(napi_env env, const Napi::FunctionReference& fn,
 // uncaught (napi_fatal_exception). For callers with their own receiver or
 // napi_make_callback.
 void UncaughtIfThrown(napi_env env, napi_status st);
-// The function `callbacks[name]` lib/ passed, or an empty reference.
+// The function `callbacks[name]` lib/ passed, as a weak reference (the
+// callbacks object must be kept alive by its owner), or an empty one.
 Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
                                    const char* name);
 

@@ -79,6 +79,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
       env, "NativeServer",
       {
           InstanceMethod<&JsServer::Listen>("listen"),
+          InstanceMethod<&JsServer::ServeStatic>("serveStatic"),
           InstanceMethod<&JsServer::ListenPipe>("listenPipe"),
           InstanceMethod<&JsServer::ChmodPipe>("chmodPipe"),
           InstanceMethod<&JsServer::Address>("address"),
@@ -138,6 +139,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
 #define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_READ)
 #undef SLUICE_CALLBACK_READ
+  callbacks_ref_ = Napi::Weak(cbs);
 
   Napi::Object resource = Napi::Object::New(env);
   resource_ = Napi::Persistent(resource);
@@ -157,11 +159,14 @@ void JsServer::Teardown() {
   // Copy: detaching changes nothing in the list, but be independent of it.
   std::vector<Connection*> conns = listener_->connections();
   for (Connection* c : conns) DetachConnection(c);
+  // The addon data (and its open-file cache) goes with the environment.
+  if (StaticFiles* sf = listener_->static_files()) sf->set_cache_provider(nullptr);
   listener_->Release();
   listener_ = nullptr;
   if (self_held_) {
     self_held_ = false;
     self_ref_.Reset();
+    callbacks_ref_.Unref();
   }
 }
 
@@ -210,6 +215,7 @@ Napi::Value JsServer::ChmodPipe(const Napi::CallbackInfo& info) {
 void JsServer::HoldSelf() {
   if (self_held_) return;
   self_ref_ = Napi::Persistent(Value());
+  callbacks_ref_.Ref();
   self_held_ = true;
 }
 
@@ -459,7 +465,55 @@ void JsServer::OnServerClosed() {
   if (self_held_) {
     self_held_ = false;
     self_ref_.Reset();
+    callbacks_ref_.Unref();
   }
+}
+
+Napi::Value JsServer::ServeStatic(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return Napi::Number::New(env, UV_EINVAL);
+  auto m = std::make_shared<StaticMount>();
+  if (!NormalizePrefix(info[0].As<Napi::String>().Utf8Value(), &m->prefix)) {
+    return Napi::Number::New(env, UV_EINVAL);
+  }
+  m->root = info[1].As<Napi::String>().Utf8Value();  // absolute, checked in JS
+  while (m->root.size() > 1 && m->root.back() == '/') m->root.pop_back();
+  if (m->root == "/") m->root.clear();  // root + "/" + rel
+  Napi::Object o = info[2].As<Napi::Object>();
+  StaticMountOptions& so = m->options;
+  so.index = o.Get("index").ToBoolean().Value();
+  so.dotfiles = static_cast<StaticMountOptions::Dotfiles>(
+      o.Get("dotfiles").As<Napi::Number>().Int32Value());
+  so.follow_symlinks = o.Get("followSymlinks").ToBoolean().Value();
+  so.use_cache = o.Get("useCache").ToBoolean().Value();
+  so.headers.etag = o.Get("etag").ToBoolean().Value();
+  so.headers.last_modified = o.Get("lastModified").ToBoolean().Value();
+  so.headers.cache_control = o.Get("cacheControl").ToBoolean().Value();
+  so.headers.immutable = o.Get("immutable").ToBoolean().Value();
+  so.headers.accept_ranges = o.Get("acceptRanges").ToBoolean().Value();
+  so.headers.max_age_ms =
+      static_cast<uint64_t>(o.Get("maxAge").As<Napi::Number>().DoubleValue());
+  so.precompressed = o.Get("precompressed").ToBoolean().Value();
+  Napi::Value enc = o.Get("encodings");
+  if (enc.IsArray()) {
+    Napi::Array a = enc.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++) {
+      int c = a.Get(i).As<Napi::Number>().Int32Value();
+      if (c >= 1 && c <= 3) so.encodings.push_back(static_cast<Coding>(c));
+    }
+    so.compress_threshold =
+        static_cast<uint64_t>(o.Get("threshold").As<Napi::Number>().DoubleValue());
+    so.compress_level = o.Get("level").As<Napi::Number>().Int32Value();
+    so.brotli_quality = o.Get("brotliQuality").As<Napi::Number>().Int32Value();
+  }
+  m->id = StaticFiles::NextMountId();
+  StaticFiles& sf = listener_->EnsureStaticFiles();
+  AddonData* data = addon_.get();
+  sf.set_cache_provider([data]() -> OpenFileCache* {
+    return data != nullptr ? data->file_cache.get() : nullptr;
+  });
+  sf.Add(std::move(m));
+  return Napi::Number::New(env, 0);
 }
 
 }  // namespace sluice

@@ -76,6 +76,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // ref(bool): whether the listening socket keeps the loop alive.
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
+  // serveStatic(prefix, root, options) -> 0 or a UV_E* / negative code:
+  // adds a mount answered natively (core/files/static_files.h).
+  Napi::Value ServeStatic(const Napi::CallbackInfo& info);
   // TLS (js_tls.cc builds the contexts): setTls(context,
   // {handshakeTimeout, allowHTTP1, sniCallback}) before listen makes every
   // connection speak TLS; setSecureContext(context) and
@@ -114,6 +117,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // Keeps this object (and through the callbacks, the JS Server) alive
   // while it listens or has connections: users drop the server object.
   Napi::ObjectReference self_ref_;
+  // The callbacks object (weak; strong while self_held_): the callback
+  // references are weak (JsCallback), so holding the server must hold them.
+  Napi::ObjectReference callbacks_ref_;
   bool self_held_ = false;
   // Dispatch scopes: the callback scope runs nextTicks and microtasks when
   // the outermost dispatch ends, as node does after a socket read.

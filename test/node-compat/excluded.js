@@ -27,6 +27,13 @@ module.exports = {
   'test-http-max-header-size-per-stream.js': outOfScope("server.emit('connection', duplex)"),
   'test-http-header-overflow.js': outOfScope('socket.push(bytes): input injected into the socket from JS'),
   'test-http-raw-headers.js': 'documented difference: close() drains, the in-flight response says Connection: close (docs/deployment.md)',
+  'test-http-req-close-robust-from-tampering.js': internals("the http server's own 'close' listeners on the socket (req.client._events.close)"),
+  'test-http-response-cork.js': internals('counts node\'s own response writes through res.socket.write'),
+  'test-http-server-async-dispose.js': internals('server[kConnectionsCheckingInterval] (node\'s Timeout, _destroyed)'),
+  'test-http-server-clear-timer.js': internals('server[kConnectionsCheckingInterval] (node\'s Timeout, _destroyed)'),
+  'test-http-server-close-destroy-timeout.js': internals('server[kConnectionsCheckingInterval] (node\'s Timeout, _destroyed)'),
+  'test-http-server-multiple-client-error.js': "server.emit('connection', netSocket): out of scope (docs/compat.md)",
+  'test-http-server-destroy-socket-on-client-error.js': 'a first line that is neither HTTP/1.x nor the HTTP/2 preface is closed without bytes on a port serving both (docs/http2.md)',
   'test-http-insecure-parser.js': 'insecureHTTPParser: refused (llhttp runs strict; docs/compat.md)',
   'test-http-insecure-parser-per-stream.js': 'insecureHTTPParser: refused (llhttp runs strict; docs/compat.md)',
 };

@@ -84,3 +84,5 @@ void buf;
 sluice.createSecureServer({ allowHTTP1: 'yes' });
 // @ts-expect-error: ALPN offers only the protocols sluice speaks
 sluice.createSecureServer({ ALPNProtocols: ['spdy/3'] });
+// @ts-expect-error: dotfiles is 'ignore' | 'deny' | 'allow'
+sluice.createServer().serveStatic('/', '/srv', { dotfiles: 'hide' });

@@ -277,3 +277,14 @@ void [status, methods, ver, counters, compression];
   const v: string = sluice.versions.openssl;
   void v;
 }
+
+// serveStatic (docs/files.md)
+{
+  const s = sluice.createServer({ openFileCache: true }, (req, res) => res.end());
+  const same: sluice.Server = s.serveStatic('/static', '/srv/www', {
+    index: true, dotfiles: 'deny', followSymlinks: false, maxAge: 86400000,
+    immutable: true, etag: true, lastModified: true, cacheControl: true,
+    acceptRanges: true, precompressed: true,
+  });
+  void same;
+}

@@ -93,6 +93,23 @@ void FileSource::OpenCached(CachedFile* entry, int64_t offset, int64_t length) {
   StartRead();  // the prefetch, while JS runs statCheck
 }
 
+void FileSource::OpenOwned(int fd, const uv_stat_t& st, int64_t offset,
+                           int64_t length, PipeBuffer* first) {
+  fd_ = fd;
+  owns_fd_ = true;
+  offset_ = offset > 0 ? static_cast<uint64_t>(offset) : 0;
+  want_length_ = length;
+  SetRange(static_cast<uint64_t>(st.st_size));
+  if (first != nullptr && offset_ == 0 && first->size > 0 && length_ > 0) {
+    if (first->size > length_) first->size = static_cast<size_t>(length_);
+    ready_ = first;
+    pos_ = first->size;
+    return;
+  }
+  if (first != nullptr) first->Unref();
+  if (length_ > 0) StartRead();
+}
+
 void FileSource::SetRange(uint64_t size) {
   if (offset_ > size) offset_ = size;
   uint64_t len = size - offset_;

@@ -136,6 +136,13 @@ class FileSource final : public PipeSource {
   // open when this returns (no OnFileOpened). The first read starts at
   // once unless the content is cached.
   void OpenCached(CachedFile* entry, int64_t offset, int64_t length);
+  // A descriptor opened and fstat'ed elsewhere (serveStatic's lookup job)
+  // that the source now owns and closes (async). `first` (may be null;
+  // its reference passes to the source) holds the file's bytes from
+  // offset 0 as already read: used when the range starts at 0.
+  // Synchronous like OpenCached.
+  void OpenOwned(int fd, const uv_stat_t& st, int64_t offset, int64_t length,
+                 PipeBuffer* first);
 
   // After OnFileOpened(0): the range actually served, clamped to the file
   // size (for a regular file).

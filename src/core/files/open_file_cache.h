@@ -62,6 +62,11 @@ class CachedFile {
   PipeBuffer* content() const { return content_; }
 
   void Ref() { refs_++; }
+  // Which serveStatic mount's resolution rules opened this entry (0: a
+  // plain open, e.g. respondWithFile): a mount that does not follow
+  // symbolic links out of its root trusts only its own entries.
+  uint64_t beneath_tag() const { return beneath_tag_; }
+  void set_beneath_tag(uint64_t tag) { beneath_tag_ = tag; }
   // The last reference closes the descriptor (async) and frees the entry.
   void Unref();
 
@@ -92,6 +97,7 @@ class CachedFile {
   uint64_t valid_until_ = 0;  // uv_now() ms
   uint32_t refs_ = 1;
   bool changed_ = false;
+  uint64_t beneath_tag_ = 0;
   bool in_map_ = false;
   bool pending_ = true;    // BeginOpen'ed, not yet Complete'd
   FileWatch* watch_ = nullptr;

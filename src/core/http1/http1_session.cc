@@ -24,9 +24,11 @@ Http1Session::Http1Session(Connection* conn)
       parser_(this, &conn->listener()->options(),
               conn->listener()->delegate()->http2() != nullptr &&
                   conn->tls() == nullptr) {
-  // A connection that never sends a byte is cut after headersTimeout.
-  conn_->SetDeadline(kDeadlineHeaders,
-                     conn_->listener()->options().headers_timeout_ms);
+  // A connection that never sends a byte is cut after headersTimeout, and
+  // as node, requestTimeout also counts from the connection's start.
+  const ServerOptions& o = conn_->listener()->options();
+  conn_->SetDeadline(kDeadlineHeaders, o.headers_timeout_ms);
+  conn_->SetDeadline(kDeadlineRequest, o.request_timeout_ms);
 }
 
 Http1Session::~Http1Session() = default;
@@ -40,7 +42,7 @@ ReadBuffers::Want Http1Session::ReadMemory() const {
 
 void Http1Session::OnRead(const char* data, size_t len) {
   if (parse_dead_ || conn_->closing()) return;  // discard
-  if (!unparsed_.empty()) {
+  if (!unparsed_.empty() || static_pending_ > 0) {
     // Reads are stopped while input is held back; keep order regardless.
     unparsed_.append(data, len);
     return;
@@ -118,7 +120,10 @@ void Http1Session::SwitchToTunnel(const char* head, size_t len) {
 }
 
 void Http1Session::ResumeParsing() {
-  if (unparsed_.empty() || parse_dead_ || conn_->closing()) return;
+  if (unparsed_.empty() || parse_dead_ || conn_->closing() ||
+      static_pending_ > 0) {
+    return;
+  }
   std::string input;
   input.swap(unparsed_);
   parser_.Resume();
@@ -160,9 +165,137 @@ void Http1Session::OnHead(RequestHead& head) {
   if (head.complete && head.upgrade && requests_.size() == 1 &&
       UpgradeToHttp2(conn_, head)) {
     requests_.clear();
+    static_pending_ = 0;  // their lookups were cancelled with them
     return;
   }
+  // serveStatic: a complete, bodiless GET / HEAD without Expect or
+  // Upgrade may be answered here, never reaching the embedder. HTTP/1.1
+  // without Host and requests over maxRequestsPerSocket go on to lib/,
+  // which answers them (400 / 503) as node does.
+  if (StaticFiles* sf = conn_->listener()->static_files()) {
+    const uint64_t max_req = conn_->listener()->options().max_requests_per_socket;
+    if (head.complete && !head.upgrade && !head.has_expect &&
+        (head.method == HTTP_GET || head.method == HTTP_HEAD) &&
+        (head.has_host || parser_.http10()) &&
+        (max_req == 0 || static_cast<uint64_t>(head.seq) + 1 <= max_req) &&
+        TryStatic(sf, head)) {
+      return;
+    }
+  }
   delegate()->OnRequest(conn_, head);
+}
+
+bool Http1Session::TryStatic(StaticFiles* files, RequestHead& head) {
+  StaticLookup* raw = files->Match(head.url, head.method == HTTP_HEAD);
+  if (raw == nullptr) return false;
+  StaticLookupPtr lookup(raw);
+  char lower[24];
+  for (const auto& f : head.headers) {
+    // Only the fields StaticConditionals knows (5 to 19 bytes).
+    if (f.first.size() < 5 || f.first.size() > 19) continue;
+    for (size_t i = 0; i < f.first.size(); i++) {
+      char c = f.first[i];
+      lower[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    raw->TakeHeader(std::string_view(lower, f.first.size()), f.second);
+  }
+  switch (raw->Begin(this, head.seq)) {
+    case StaticLookup::kFallThrough:
+      return false;
+    case StaticLookup::kAnswered:
+      return true;
+    case StaticLookup::kPending:
+      break;
+  }
+  Request* r = Find(head.seq);
+  if (r == nullptr) return true;  // the lookup is cancelled with `lookup`
+  auto saved = std::make_unique<Request::SavedHead>();
+  saved->head = head;
+  saved->url.assign(head.url.data(), head.url.size());
+  saved->fields.reserve(head.headers.size());
+  for (const auto& f : head.headers) {
+    saved->fields.emplace_back(std::string(f.first), std::string(f.second));
+  }
+  r->saved_head = std::move(saved);
+  r->static_lookup = std::move(lookup);
+  static_pending_++;
+  return true;
+}
+
+void Http1Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
+  const uint32_t seq = static_cast<uint32_t>(tag);
+  Request* r = Find(seq);
+  // From the lookup's job completion (r holds the lookup) a dispatch is
+  // opened here; inside TryStatic we are in one already.
+  const bool async = r != nullptr && r->static_lookup != nullptr;
+  StaticLookupPtr done;
+  if (async) {
+    done = std::move(r->static_lookup);  // freed when this returns
+    r->saved_head.reset();
+  }
+  Listener* l = conn_->listener();
+  if (async) l->BeginDispatch();
+  int err = kResultOk;
+  OutputQueue* q = nullptr;
+  if (r != nullptr) {
+    if (a.body != nullptr) HoldOutput(seq);
+    q = BeginHead(seq, a.status, std::string_view(), &err);
+  }
+  if (q == nullptr) {
+    if (a.body != nullptr) a.body->Close();
+  } else {
+    for (const auto& h : *a.headers) {
+      q->Append(h.first.data(), h.first.size());
+      q->Append(": ", 2);
+      q->Append(h.second.data(), h.second.size());
+      q->Append("\r\n", 2);
+    }
+    uint32_t flags = 0;
+    if (a.content_length >= 0) {
+      q->Append("Content-Length: ", 16);
+      AppendDecimal(*q, static_cast<uint64_t>(a.content_length));
+      q->Append("\r\n", 2);
+      flags |= kHeadUserContentLength;
+    }
+    FinishHead(seq, flags, 0);
+    if (a.body != nullptr) {
+      StartPipeBody(seq, a.body, nullptr);
+    } else {
+      End(seq, std::string_view());
+    }
+  }
+  if (async) {
+    StaticDone();
+    l->EndDispatch();
+  }
+}
+
+void Http1Session::OnStaticFallThrough(uint64_t tag) {
+  const uint32_t seq = static_cast<uint32_t>(tag);
+  Request* r = Find(seq);
+  if (r == nullptr || r->saved_head == nullptr) return;
+  StaticLookupPtr done = std::move(r->static_lookup);
+  std::unique_ptr<Request::SavedHead> saved = std::move(r->saved_head);
+  RequestHead head = saved->head;
+  head.url = saved->url;
+  head.headers.clear();
+  for (const auto& f : saved->fields) head.headers.emplace_back(f.first, f.second);
+  Listener* l = conn_->listener();
+  l->BeginDispatch();
+  delegate()->OnRequest(conn_, head);
+  if (!conn_->closing()) StaticDone();
+  l->EndDispatch();
+}
+
+void Http1Session::StaticDone() {
+  if (static_pending_ == 0 || --static_pending_ > 0) return;
+  if (parse_dead_ || conn_->closing()) return;
+  // OnMessageDone paused the parser for the lookup: go on with what was
+  // held back (or with new reads).
+  if (unparsed_.empty()) parser_.Resume();
+  if (requests_.size() < conn_->listener()->options().max_pipelined) {
+    conn_->Resume(Connection::kPausePipeline);
+  }
 }
 
 void Http1Session::OnBody(const char* data, size_t len, int64_t offset) {
@@ -184,6 +317,8 @@ void Http1Session::OnTrailers(const Http1Fields& trailers) {
 
 int Http1Session::OnMessageDone() {
   if (parse_dead_) return -1;
+  // A serveStatic lookup is pending: the next request waits for it.
+  if (static_pending_ > 0) return HPE_PAUSED;
   if (requests_.empty() && !conn_->closing()) {
     // Answered synchronously: idle again.
     conn_->SetDeadline(kDeadlineKeepAlive,
@@ -289,10 +424,8 @@ void Http1Session::OnEof() {
     return;
   }
   if (parser_.in_message() && !parser_.Finish()) {
-    // The client ended its side mid-request (head or body): as node, a
-    // client error (400 unless the embedder answers; a request being
-    // received is aborted when the connection closes).
-    ReportClientError(400, "HPE_INVALID_EOF_STATE", "Invalid EOF state", nullptr);
+    // The client went away mid-request: the request is aborted.
+    conn_->Destroy();
     return;
   }
   if (requests_.empty()) {
@@ -349,6 +482,7 @@ void Http1Session::OnServerClosing() {
 
 void Http1Session::OnClose() {
   requests_.clear();  // releases staged external refs
+  static_pending_ = 0;  // their lookups were cancelled with them
   unparsed_.clear();
   parser_.DropBody();
 }
@@ -404,15 +538,13 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   if (max_requests > 0 && static_cast<uint64_t>(r->seq) + 1 >= max_requests) {
     keep_alive = false;
   }
-  if (!(flags & kHeadUserDate)) {
-    q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
-  }
   // As node: a 204 / 304 the user framed as chunked gets no chunks and
   // closes the connection (a proxy could read chunks it never gets).
   if (r->status_no_body && (flags & kHeadUserChunked)) keep_alive = false;
-  // The framing header the server adds, decided first (it can end
-  // keep-alive) and written after Connection / Keep-Alive, in node's order.
-  enum class Framing { kNone, kLength, kChunked } framing = Framing::kNone;
+  // The framing is decided first (it can rule out keep-alive) and written
+  // last: node's order is Date, Connection, Keep-Alive, then the framing
+  // header, which byte-exact clients and tests expect.
+  enum { kFrameNone, kFrameLength, kFrameChunked } frame = kFrameNone;
   if (r->no_body) {
     // No framing: HEAD's length headers are the user's to set.
   } else if (flags & kHeadUserTransferEncoding) {
@@ -421,12 +553,15 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   } else if (flags & kHeadUserContentLength) {
     // The user framed it.
   } else if (flags & kHeadWholeBody) {
-    framing = Framing::kLength;
+    frame = kFrameLength;
   } else if (!r->http10) {
-    framing = Framing::kChunked;
+    frame = kFrameChunked;
     r->chunked = true;
   } else {
     keep_alive = false;  // HTTP/1.0 body of unknown length: ends at close
+  }
+  if (!(flags & kHeadUserDate)) {
+    q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
   }
   if (!(flags & kHeadUserConnection)) {
     if (keep_alive) {
@@ -445,11 +580,11 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
       q.Append("Connection: close\r\n", 19);
     }
   }
-  if (framing == Framing::kLength) {
+  if (frame == kFrameLength) {
     q.Append("Content-Length: ", 16);
     AppendDecimal(q, body_len);
     q.Append("\r\n", 2);
-  } else if (framing == Framing::kChunked) {
+  } else if (frame == kFrameChunked) {
     q.Append("Transfer-Encoding: chunked\r\n", 28);
   }
   q.Append("\r\n", 2);
@@ -566,6 +701,7 @@ void Http1Session::Advance() {
       // Anything pipelined after a closing response is dropped, as node
       // does: the client must retry it on a new connection.
       requests_.clear();
+      static_pending_ = 0;  // their lookups were cancelled with them
       parse_dead_ = true;
       unparsed_.clear();
       conn_->EndGracefully();
@@ -586,7 +722,7 @@ void Http1Session::Advance() {
                          conn_->listener()->options().keep_alive_timeout_ms);
     }
   }
-  if (!unparsed_.empty() &&
+  if (!unparsed_.empty() && static_pending_ == 0 &&
       requests_.size() <= conn_->listener()->options().max_pipelined / 2) {
     conn_->Resume(Connection::kPausePipeline);
   }
@@ -609,6 +745,7 @@ void Http1Session::SendErrorAndClose(int status) {
     return;
   }
   requests_.clear();
+  static_pending_ = 0;  // their lookups were cancelled with them
   parse_dead_ = true;
   OutputQueue& q = conn_->writer().queue();
   AppendStatusLine(q, status, "");

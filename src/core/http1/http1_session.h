@@ -17,6 +17,7 @@
 #include "core/http1/http1_parser.h"
 #include "core/net/output_queue.h"
 #include "core/body/pipe.h"
+#include "core/files/static_files.h"
 #include "core/common/result.h"
 #include "core/net/session.h"
 
@@ -39,7 +40,8 @@ enum ResponseHeadFlags : uint32_t {
   kHeadWholeBody = 1u << 7,           // end(body): the body length is known
 };
 
-class Http1Session final : public Session, private Http1ParserListener {
+class Http1Session final : public Session, private Http1ParserListener,
+                           private StaticLookupClient {
  public:
   explicit Http1Session(Connection* conn);
   ~Http1Session() override;
@@ -130,6 +132,16 @@ class Http1Session final : public Session, private Http1ParserListener {
     // Output stays in `staged` even at the front (HoldOutput): a pipe
     // body's head waits for its first data so both leave in one write.
     bool hold_output = false;
+    // serveStatic: the lookup of this request while its file is opened
+    // on the threadpool, and a copy of its head in case it falls through
+    // to the embedder after all (parsing waits meanwhile: static_pending_).
+    StaticLookupPtr static_lookup;
+    struct SavedHead {
+      RequestHead head;
+      std::string url;
+      std::vector<std::pair<std::string, std::string>> fields;
+    };
+    std::unique_ptr<SavedHead> saved_head;
   };
   friend class Http1PipeBody;
   // Pipe bodies (http1_pipe_body.cc): moves the front response's pipe data
@@ -154,6 +166,16 @@ class Http1Session final : public Session, private Http1ParserListener {
   void OnTrailers(const Http1Fields& trailers) override;
   int OnMessageDone() override;
   bool Stopped() const override;
+
+  // serveStatic (core/files/static_files.h): true when a mount took the
+  // request (answered, or a lookup is pending); false: deliver it.
+  bool TryStatic(StaticFiles* files, RequestHead& head);
+  // StaticLookupClient (tag: the request's seq): the answer is sent here;
+  // a fall-through delivers the saved head. Both end the wait.
+  void OnStaticAnswer(uint64_t tag, StaticAnswer& answer) override;
+  void OnStaticFallThrough(uint64_t tag) override;
+  // A pending lookup finished: parsing goes on.
+  void StaticDone();
 
   // Parses [data, data + len) and acts on how the parser stopped.
   void Execute(const char* data, size_t len);
@@ -196,6 +218,9 @@ class Http1Session final : public Session, private Http1ParserListener {
   int in_pipe_api_ = 0;         // inside StartPipeBody
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
+  // serveStatic lookups waiting for the threadpool: parsing is paused
+  // (later requests must not overtake one that may still fall through).
+  int static_pending_ = 0;
 };
 
 }  // namespace sluice

@@ -558,6 +558,16 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
     }
   }
   int32_t id = st->id;
+  if (end_stream && !too_large && conn_->listener()->static_files() != nullptr &&
+      TryStatic(st, fields)) {
+    if (Stream* s = Find(id)) {
+      s->arena.clear();
+      s->arena.shrink_to_fit();
+      s->fields.clear();
+      s->fields.shrink_to_fit();
+    }
+    return;
+  }
   st->delivered = true;
   Http2Delegate* d = conn_->listener()->delegate()->http2();
   if (d) d->OnStream(this, id, fields, end_stream);
@@ -702,6 +712,102 @@ void Http2Session::Terminate(uint32_t code) {
   fatal_ = true;
   nghttp2_session_terminate_session2(session_, TerminateLastId(), code);
   conn_->MarkDirty();
+}
+
+// ---- serveStatic ------------------------------------------------------------
+
+bool Http2Session::TryStatic(Stream* st, const Http2Fields& fields) {
+  std::string_view method, path;
+  for (const auto& f : fields) {
+    if (f.first == ":method") method = f.second;
+    else if (f.first == ":path") path = f.second;
+  }
+  const bool head = method == "HEAD";
+  if ((!head && method != "GET") || path.empty()) return false;
+  StaticLookup* raw = conn_->listener()->static_files()->Match(path, head);
+  if (raw == nullptr) return false;
+  StaticLookupPtr lookup(raw);
+  for (const auto& f : fields) {
+    if (f.first.empty() || f.first[0] == ':') continue;
+    raw->TakeHeader(f.first, f.second);  // HTTP/2 names are lower case
+  }
+  const int32_t id = st->id;
+  switch (raw->Begin(this, static_cast<uint64_t>(id))) {
+    case StaticLookup::kFallThrough:
+      return false;
+    case StaticLookup::kAnswered:
+      return true;
+    case StaticLookup::kPending:
+      break;
+  }
+  Stream* s = Find(id);
+  if (s == nullptr) return true;
+  s->static_fields.reserve(fields.size());
+  for (const auto& f : fields) {
+    s->static_fields.emplace_back(std::string(f.first), std::string(f.second));
+  }
+  s->static_lookup = std::move(lookup);
+  return true;
+}
+
+void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
+  const int32_t id = static_cast<int32_t>(tag);
+  Stream* st = Find(id);
+  // From the lookup's job completion a dispatch is opened here (the
+  // response is flushed at its end); from TryStatic we are inside one.
+  const bool async = st != nullptr && st->static_lookup != nullptr;
+  StaticLookupPtr done;
+  if (async) {
+    done = std::move(st->static_lookup);  // freed when this returns
+    st->static_fields.clear();
+  }
+  Listener* l = conn_->listener();
+  if (async) l->BeginDispatch();
+  if (st == nullptr || dead()) {
+    if (a.body != nullptr) a.body->Close();
+  } else {
+    Http2HeaderList h;
+    h.AddStatus(a.status);
+    std::string name;
+    for (const auto& f : *a.headers) {
+      name.assign(f.first);
+      for (char& c : name) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+      h.Add(name, f.second);
+    }
+    if (a.content_length >= 0) {
+      h.Add("content-length", std::to_string(a.content_length));
+    }
+    int r = Respond(id, a.status, h,
+                    a.body != nullptr ? 0u : static_cast<uint32_t>(kH2EndStream));
+    if (a.body != nullptr) {
+      if (r == kResultOk) {
+        StartPipeBody(id, a.body, nullptr);
+      } else {
+        a.body->Close();
+      }
+    }
+  }
+  if (async) l->EndDispatch();
+}
+
+void Http2Session::OnStaticFallThrough(uint64_t tag) {
+  const int32_t id = static_cast<int32_t>(tag);
+  Stream* st = Find(id);
+  if (st == nullptr || st->static_lookup == nullptr) return;
+  StaticLookupPtr done = std::move(st->static_lookup);
+  std::vector<std::pair<std::string, std::string>> saved;
+  saved.swap(st->static_fields);
+  Http2Fields fields;
+  fields.reserve(saved.size());
+  for (const auto& f : saved) fields.emplace_back(f.first, f.second);
+  Listener* l = conn_->listener();
+  l->BeginDispatch();
+  st->delivered = true;
+  Http2Delegate* d = l->delegate()->http2();
+  if (d) d->OnStream(this, id, fields, true);
+  l->EndDispatch();
 }
 
 }  // namespace sluice

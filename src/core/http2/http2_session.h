@@ -47,6 +47,7 @@
 
 #include "core/common/result.h"
 #include "core/compress/compress_stream.h"
+#include "core/files/static_files.h"
 #include "core/http2/client_stream_ids.h"
 #include "core/http2/frame_prescan.h"
 #include "core/http2/http2_body_source.h"
@@ -72,7 +73,8 @@ enum Http2RespondFlags : uint32_t {
   kH2WaitForTrailers = 1u << 1,  // OnStreamWantTrailers after the body
 };
 
-class Http2Session final : public Session, private FramePrescan::Sink {
+class Http2Session final : public Session, private FramePrescan::Sink,
+                           private StaticLookupClient {
  public:
   explicit Http2Session(Connection* conn);
   ~Http2Session() override;
@@ -293,6 +295,12 @@ class Http2Session final : public Session, private FramePrescan::Sink {
   // The stream's output backlog calls for backpressure (StreamNeedsDrain).
   bool Backlogged(Stream* st) const;
   void DeliverHeaders(Stream* st, bool end_stream);
+  // serveStatic (core/files/static_files.h): true when a mount took the
+  // stream's request (answered, or a lookup is pending).
+  bool TryStatic(Stream* st, const Http2Fields& fields);
+  // StaticLookupClient (tag: the stream id).
+  void OnStaticAnswer(uint64_t tag, StaticAnswer& answer) override;
+  void OnStaticFallThrough(uint64_t tag) override;
   // The request body of `st` passed maxRequestBodySize: 413 unless the
   // embedder responded, RST_STREAM(NO_ERROR) once the response is complete
   // (OnFrameSendCb), then OnStreamBodyTooLarge.

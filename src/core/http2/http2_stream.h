@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/compress/compress_stream.h"
+#include "core/files/static_files.h"
 #include "core/http2/http2_body_source.h"
 #include "core/http2/http2_delegate.h"
 #include "core/http2/http2_headers.h"
@@ -140,6 +141,11 @@ struct Http2Stream final : public CompressStream::Sink {
   // Request-body flow control.
   bool read_paused = false;
   size_t unacked = 0;
+  // serveStatic: the lookup while the file is opened on the threadpool,
+  // with a copy of the request fields in case it falls through to the
+  // embedder after all (the stream is not `delivered` until then).
+  StaticLookupPtr static_lookup;
+  std::vector<std::pair<std::string, std::string>> static_fields;
 
   Http2Fields Collect() const {
     Http2Fields out;

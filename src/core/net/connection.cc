@@ -66,6 +66,7 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
     // until then no byte reaches it and none of its deadlines runs — the
     // handshake has its own.
     c->ClearDeadline(kDeadlineHeaders);
+    c->ClearDeadline(kDeadlineRequest);
     c->detecting_ = false;
     c->writer_.set_sealer(c->tls_.get());
     c->SetDeadline(kDeadlineHandshake, tls->handshake_timeout_ms);
@@ -301,6 +302,7 @@ bool Connection::OnHandshakeDone() {
     return false;
   } else {
     SetDeadline(kDeadlineHeaders, listener_->options().headers_timeout_ms);
+    SetDeadline(kDeadlineRequest, listener_->options().request_timeout_ms);
   }
   MarkDirty();
   listener_->delegate()->OnSecureConnection(this);

@@ -13,6 +13,7 @@
 #include "core/common/date_cache.h"
 #include "core/common/loop_tracked.h"
 #include "core/common/options.h"
+#include "core/files/static_files.h"
 #include "core/net/server_delegate.h"
 #include "core/net/session_factory.h"
 #include "core/net/tls_context.h"
@@ -86,6 +87,14 @@ class Listener {
   // (createSecureServer); nullptr: cleartext. Set before Listen.
   void set_tls(std::unique_ptr<TlsServer> tls) { tls_ = std::move(tls); }
   TlsServer* tls() const { return tls_.get(); }
+  // serveStatic mounts (core/files/static_files.h); the sessions ask it
+  // about each bodiless GET / HEAD before delivering it. Null until the
+  // first mount.
+  StaticFiles* static_files() const { return static_files_.get(); }
+  StaticFiles& EnsureStaticFiles() {
+    if (!static_files_) static_files_.reset(new StaticFiles(loop_));
+    return *static_files_;
+  }
   const ServerOptions& options() const { return options_; }
   // The limits lib/ lets users change later as server properties
   // (maxHeadersCount, maxRequestsPerSocket, maxConnections...): read at
@@ -135,6 +144,7 @@ class Listener {
   ServerDelegate* delegate_;
   SessionFactory* sessions_;
   ServerOptions options_;
+  std::unique_ptr<StaticFiles> static_files_;
   std::unique_ptr<TlsServer> tls_;  // outlives every connection (SSL app data)
   DateCache date_;
   // The listening socket: TCP, or a Unix socket (pipe_).

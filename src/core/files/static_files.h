@@ -1,0 +1,188 @@
+// serveStatic: answering GET / HEAD requests for files under a root
+// directory in the core, with no call into the embedder (docs/files.md,
+// "serveStatic"). A Listener owns a StaticFiles (its mounts); the
+// protocol sessions (Http1Session, Http2Session) ask it about each
+// complete, bodiless GET / HEAD request before the request is delivered
+// and, when a mount answers, send the answer themselves.
+//
+// One request:
+//   StaticFiles::Match → a StaticLookup (or nothing: not ours)
+//   StaticLookup::Start → kFallThrough (deliver the request as usual),
+//     kAnswered (the client's OnStaticAnswer ran inside Start), or
+//     kPending: a threadpool job opens the file beneath the root
+//     (open_beneath.h) and fstats it; later, on the loop thread, exactly
+//     one of OnStaticAnswer / OnStaticFallThrough follows, unless the
+//     client Cancel()ed first.
+// A hit in the open-file cache (when the mount uses it) answers at once:
+// no threadpool job, no open, and with the small-file cache no read.
+//
+// Ownership: the client owns its StaticLookup through StaticLookupPtr,
+// whose deleter calls Cancel(): a lookup whose job is in flight frees
+// itself when the job returns (its descriptor is closed asynchronously).
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/compress/compressor.h"
+#include "core/files/static_headers.h"
+#include "core/files/static_path.h"
+
+namespace sluice {
+
+class CachedFile;
+class OpenFileCache;
+class PipeBuffer;
+class PipeBufferPool;
+class PipeSource;
+
+struct StaticMountOptions {
+  bool index = true;  // "dir/" serves dir/index.html
+  enum Dotfiles { kIgnore, kDeny, kAllow } dotfiles = kIgnore;
+  bool follow_symlinks = false;
+  bool use_cache = false;  // the server's openFileCache
+  // path.br / path.gz served instead of path when the client accepts the
+  // coding and the sibling is a regular file not older than path.
+  bool precompressed = false;
+  // The server's `compression` option (on-the-fly compression of
+  // compressible types): encodings in preference order, empty when off.
+  std::vector<Coding> encodings;
+  uint64_t compress_threshold = 1024;
+  int compress_level = -1;
+  int brotli_quality = 4;
+  StaticHeaderOptions headers;
+};
+
+struct StaticMount {
+  uint64_t id = 0;      // unique in the process (tags cache entries)
+  std::string prefix;   // NormalizePrefix'ed
+  std::string root;     // absolute, no trailing '/'
+  StaticMountOptions options;
+};
+
+// What the protocol sends (valid during OnStaticAnswer).
+struct StaticAnswer {
+  int status = 200;
+  // Fields in order, without Content-Length / Date / Connection.
+  const std::vector<std::pair<std::string, std::string>>* headers = nullptr;
+  // Content-Length to send (-1: none, a 304).
+  int64_t content_length = -1;
+  // The body (one reference for the client, which must hand it to a
+  // pipe or Close it), or nullptr.
+  PipeSource* body = nullptr;
+};
+
+class StaticLookupClient {
+ public:
+  virtual ~StaticLookupClient() = default;
+  // The answer for request `tag`. Inside Start (kAnswered), or from the
+  // job's completion (loop thread, no dispatch open: the client opens
+  // one). May free the lookup (Cancel) from inside.
+  virtual void OnStaticAnswer(uint64_t tag, StaticAnswer& answer) = 0;
+  // Not ours after all (no such file, a directory...): deliver request
+  // `tag` to the embedder as usual. Only after kPending.
+  virtual void OnStaticFallThrough(uint64_t tag) = 0;
+};
+
+class StaticLookup {
+ public:
+  enum Start { kFallThrough, kAnswered, kPending };
+  // Records the request fields that matter (values copied).
+  void TakeHeader(std::string_view lower_name, std::string_view value);
+  Start Begin(StaticLookupClient* client, uint64_t tag);
+  // The client no longer wants an answer; frees the lookup now or when
+  // its job returns.
+  void Cancel();
+
+ private:
+  friend class StaticFiles;
+  StaticLookup(uv_loop_t* loop, std::shared_ptr<const StaticMount> mount,
+               StaticPath path, bool head, OpenFileCache* cache,
+               PipeBufferPool* pool);
+  ~StaticLookup();
+  // Answers from an open file (cache entry, or our own descriptor);
+  // `coding`: the file is a precompressed sibling in that coding.
+  void AnswerFile(CachedFile* entry, int fd, const uv_stat_t& st,
+                  PipeBuffer* first, Coding coding);
+  // The cache answers alone (every file it needs is in it): true when
+  // answered.
+  bool AnswerFromCache();
+  // Closes a descriptor we own without file I/O on the loop thread.
+  void CloseAsync(int fd);
+  void AnswerStatus(int status);
+  // The BeginOpen'ed cache entries go uncached.
+  void DropPending();
+  static void Job(uv_work_t* w);                  // threadpool
+  static void AfterJob(uv_work_t* w, int status); // loop thread
+
+  uv_loop_t* loop_;
+  std::shared_ptr<const StaticMount> mount_;
+  StaticPath path_;
+  std::string file_rel_;   // the file to open, relative to the root
+  // What may be served: [0] the file itself, then its precompressed
+  // siblings in the client's order of preference.
+  struct Candidate {
+    std::string rel;        // relative to the root
+    std::string full;       // root + "/" + rel (the cache key)
+    Coding coding = Coding::kIdentity;
+    CachedFile* pending = nullptr;  // BeginOpen'ed cache entry
+    int fd = -1;            // opened by the job
+    uv_stat_t st{};
+  };
+  std::vector<Candidate> cands_;
+  size_t chosen_ = 0;       // the job's choice among cands_
+  std::string accept_encoding_;
+  bool has_accept_encoding_ = false;
+  bool head_;
+  OpenFileCache* cache_;
+  PipeBufferPool* pool_;
+  StaticLookupClient* client_ = nullptr;
+  uint64_t tag_ = 0;
+  // Request fields (StaticConditionals::Take names).
+  std::vector<std::pair<std::string, std::string>> fields_;
+  // The job.
+  uv_work_t work_;
+  bool job_busy_ = false;
+  bool cancelled_ = false;
+  PipeBuffer* job_buf_ = nullptr;  // the first read (of the chosen file)
+  int job_err_ = 0;
+  ssize_t job_read_ = 0;
+};
+
+// Deleter: Cancel, never delete.
+struct StaticLookupCancel {
+  void operator()(StaticLookup* l) const { l->Cancel(); }
+};
+using StaticLookupPtr = std::unique_ptr<StaticLookup, StaticLookupCancel>;
+
+class StaticFiles {
+ public:
+  explicit StaticFiles(uv_loop_t* loop) : loop_(loop) {}
+  // Adds a mount (later mounts are tried after earlier ones).
+  void Add(std::shared_ptr<const StaticMount> mount);
+  bool empty() const { return mounts_.empty(); }
+  // Where the open-file cache of this thread is found (it may come and
+  // go); null: no cache.
+  void set_cache_provider(std::function<OpenFileCache*()> p) {
+    cache_provider_ = std::move(p);
+  }
+  // A lookup for a complete, bodiless request (method GET or HEAD, the
+  // caller checked) whose target lies under a mount, or nullptr.
+  StaticLookup* Match(std::string_view target, bool head);
+
+  static uint64_t NextMountId();
+
+ private:
+  uv_loop_t* loop_;
+  std::vector<std::shared_ptr<const StaticMount>> mounts_;
+  std::function<OpenFileCache*()> cache_provider_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,209 @@
+// Unit test of serveStatic's pure parts (no libuv, no N-API): request
+// path decoding and normalisation (src/core/files/static_path.*), the
+// validator / conditional / range decision (static_headers.*) and the
+// content-type table (content_types.*). Built and run by
+// test/unit/static_files.test.js; exits non-zero on the first failures.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/files/content_types.h"
+#include "core/files/static_headers.h"
+#include "core/files/static_path.h"
+
+using namespace sluice;
+
+namespace {
+
+int failures = 0;
+int checks = 0;
+#define CHECK(cond, ...)                                        \
+  do {                                                          \
+    checks++;                                                   \
+    if (!(cond)) {                                              \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                        \
+      std::fprintf(stderr, "\n");                               \
+      if (++failures > 10) std::exit(1);                        \
+    }                                                           \
+  } while (0)
+
+const char* KindName(StaticPath::Kind k) {
+  switch (k) {
+    case StaticPath::kNoMatch: return "nomatch";
+    case StaticPath::kOk: return "ok";
+    case StaticPath::kBadRequest: return "400";
+    case StaticPath::kForbidden: return "403";
+  }
+  return "?";
+}
+
+void Path(const char* target, const char* prefix, StaticPath::Kind kind,
+          const char* rel = nullptr, bool slash = false, bool dot = false) {
+  StaticPath p = ParseStaticPath(target, prefix);
+  CHECK(p.kind == kind, "%s under %s: %s, want %s", target, prefix,
+        KindName(p.kind), KindName(kind));
+  if (p.kind == kind && kind == StaticPath::kOk && rel != nullptr) {
+    CHECK(p.rel == rel, "%s: rel '%s', want '%s'", target, p.rel.c_str(), rel);
+    CHECK(p.trailing_slash == slash, "%s: trailing slash %d", target,
+          p.trailing_slash);
+    CHECK(p.dotfile == dot, "%s: dotfile %d", target, p.dotfile);
+  }
+}
+
+void Paths() {
+  using K = StaticPath::Kind;
+  Path("/a.txt", "/", K::kOk, "a.txt");
+  Path("/static/a.txt", "/static", K::kOk, "a.txt");
+  Path("/static", "/static", K::kOk, "");
+  Path("/static/", "/static", K::kOk, "", true);
+  Path("/staticx/a.txt", "/static", K::kNoMatch);
+  Path("/other/a.txt", "/static", K::kNoMatch);
+  Path("*", "/", K::kNoMatch);
+  Path("example.com:443", "/", K::kNoMatch);
+  Path("/a/b.txt?x=1#f", "/", K::kOk, "a/b.txt");
+  Path("http://h.example/static/a.txt?q", "/static", K::kOk, "a.txt");
+  Path("http://h.example", "/", K::kOk, "", true);
+  Path("//a//b.txt", "/", K::kOk, "a/b.txt");
+  Path("/a/./b.txt", "/", K::kOk, "a/b.txt");
+  Path("/a/../b.txt", "/", K::kOk, "b.txt");
+  Path("/dir/sub/", "/", K::kOk, "dir/sub", true);
+  Path("/a%20b.txt", "/", K::kOk, "a b.txt");
+  Path("/caf%C3%A9.txt", "/", K::kOk, "caf\xC3\xA9.txt");
+  Path("/.env", "/", K::kOk, ".env", false, true);
+  Path("/a/.git/config", "/", K::kOk, "a/.git/config", false, true);
+  Path("/.a/../b", "/", K::kOk, "b", false, false);
+  // traversal, encoded or not
+  Path("/../etc/passwd", "/", K::kForbidden);
+  Path("/static/../secret.txt", "/static", K::kForbidden);
+  Path("/a/../../etc/passwd", "/", K::kForbidden);
+  Path("/%2e%2e/etc/passwd", "/", K::kForbidden);
+  Path("/%2E%2e/etc/passwd", "/", K::kForbidden);
+  Path("/.%2e/etc/passwd", "/", K::kForbidden);
+  Path("/a/%2e%2e/%2e%2e/x", "/", K::kForbidden);
+  Path("/..%2fetc%2fpasswd", "/", K::kForbidden);
+  Path("/a%2fb.txt", "/", K::kForbidden);
+  Path("/a%2Fb.txt", "/", K::kForbidden);
+  Path("/..%5cetc", "/", K::kForbidden);
+  Path("/..\\etc", "/", K::kForbidden);
+  Path("/a\\b.txt", "/", K::kForbidden);
+  Path("/%252e%252e/x", "/", K::kOk, "%2e%2e/x");  // decoded once only
+  Path("/%c0%ae%c0%ae/x", "/", K::kBadRequest);     // overlong '.'
+  Path("/%e0%80%ae/x", "/", K::kBadRequest);        // overlong, 3 bytes
+  Path("/%ed%a0%80", "/", K::kBadRequest);          // surrogate
+  Path("/%f4%90%80%80", "/", K::kBadRequest);       // above U+10FFFF
+  Path("/%ff", "/", K::kBadRequest);
+  Path("/a%00.txt", "/", K::kBadRequest);
+  Path("/a%0", "/", K::kBadRequest);
+  Path("/a%zz", "/", K::kBadRequest);
+  Path("/a%", "/", K::kBadRequest);
+  Path("http://h/../x", "/", K::kForbidden);
+
+  std::string out;
+  CHECK(NormalizePrefix("/static/", &out) && out == "/static", "prefix %s", out.c_str());
+  CHECK(NormalizePrefix("static", &out) && out == "/static", "prefix %s", out.c_str());
+  CHECK(NormalizePrefix("", &out) && out == "/", "prefix %s", out.c_str());
+  CHECK(NormalizePrefix("//a//b/", &out) && out == "/a/b", "prefix %s", out.c_str());
+  CHECK(!NormalizePrefix("/a/../b", &out), "prefix with ..");
+  CHECK(!NormalizePrefix("/a?b", &out), "prefix with ?");
+}
+
+std::string Header(const StaticDecision& d, const char* name) {
+  for (const auto& h : d.headers) {
+    if (h.first == name) return h.second;
+  }
+  return "<none>";
+}
+
+void Decisions() {
+  StaticFileInfo f;
+  f.size = 1000;
+  f.mtime_sec = 1700000000;  // Tue, 14 Nov 2023 22:13:20 GMT
+  f.mtime_nsec = 123456789;
+  StaticHeaderOptions o;
+  const std::string etag = StaticEtag(f);
+  CHECK(etag == "W/\"3e8-18bcfe5687b\"", "etag %s", etag.c_str());
+  CHECK(HttpDate(1700000000) == "Tue, 14 Nov 2023 22:13:20 GMT", "date %s",
+        HttpDate(1700000000).c_str());
+  CHECK(HttpDate(0) == "Thu, 01 Jan 1970 00:00:00 GMT", "epoch");
+  int64_t t = 0;
+  CHECK(ParseHttpDate("Tue, 14 Nov 2023 22:13:20 GMT", &t) && t == 1700000000, "imf");
+  CHECK(ParseHttpDate("Tuesday, 14-Nov-23 22:13:20 GMT", &t) && t == 1700000000, "rfc850");
+  CHECK(ParseHttpDate("Tue Nov 14 22:13:20 2023", &t) && t == 1700000000, "asctime");
+  CHECK(!ParseHttpDate("yesterday", &t), "garbage date");
+
+  auto decide = [&](std::initializer_list<std::pair<const char*, const char*>> h) {
+    StaticConditionals c;
+    for (const auto& kv : h) c.Take(kv.first, kv.second);
+    return DecideStatic(f, "text/plain; charset=utf-8", o, c);
+  };
+  StaticDecision d = decide({});
+  CHECK(d.status == 200 && d.length == 1000 && d.body, "plain %d", d.status);
+  CHECK(Header(d, "Cache-Control") == "public, max-age=0", "cc");
+  CHECK(Header(d, "Last-Modified") == "Tue, 14 Nov 2023 22:13:20 GMT", "lm");
+  CHECK(Header(d, "Content-Type") == "text/plain; charset=utf-8", "ct");
+  CHECK(decide({{"if-none-match", etag.c_str()}}).status == 304, "inm match");
+  CHECK(decide({{"if-none-match", "\"3e8-18bcfe5687b\""}}).status == 304, "inm strong form");
+  CHECK(decide({{"if-none-match", "\"other\", W/\"3e8-18bcfe5687b\""}}).status == 304, "inm list");
+  CHECK(decide({{"if-none-match", "\"other\""}}).status == 200, "inm mismatch");
+  CHECK(decide({{"if-none-match", "*"}}).status == 304, "inm star");
+  CHECK(decide({{"if-modified-since", "Tue, 14 Nov 2023 22:13:20 GMT"}}).status == 304, "ims equal");
+  CHECK(decide({{"if-modified-since", "Tue, 14 Nov 2023 22:13:19 GMT"}}).status == 200, "ims older");
+  CHECK(decide({{"if-modified-since", "Wed, 15 Nov 2023 22:13:20 GMT"}}).status == 304, "ims newer");
+  CHECK(decide({{"if-modified-since", "garbage"}}).status == 200, "ims invalid");
+  CHECK(decide({{"if-none-match", etag.c_str()}, {"cache-control", "no-cache"}}).status == 200, "no-cache");
+  d = decide({{"if-none-match", etag.c_str()}});
+  CHECK(Header(d, "Content-Type") == "<none>" && Header(d, "ETag") == etag, "304 fields");
+  CHECK(decide({{"if-match", "\"nope\""}}).status == 412, "if-match");
+  CHECK(decide({{"if-match", "*"}}).status == 200, "if-match *");
+  CHECK(decide({{"if-unmodified-since", "Mon, 13 Nov 2023 00:00:00 GMT"}}).status == 412, "ius");
+
+  d = decide({{"range", "bytes=0-0"}});
+  CHECK(d.status == 206 && d.offset == 0 && d.length == 1, "0-0");
+  CHECK(Header(d, "Content-Range") == "bytes 0-0/1000", "cr %s", Header(d, "Content-Range").c_str());
+  d = decide({{"range", "bytes=-500"}});
+  CHECK(d.status == 206 && d.offset == 500 && d.length == 500, "-500");
+  d = decide({{"range", "bytes=500-"}});
+  CHECK(d.status == 206 && d.offset == 500 && d.length == 500, "500-");
+  d = decide({{"range", "bytes=900-5000"}});
+  CHECK(d.status == 206 && d.offset == 900 && d.length == 100, "clamped");
+  d = decide({{"range", "bytes=1000-"}});
+  CHECK(d.status == 416 && Header(d, "Content-Range") == "bytes */1000", "416");
+  CHECK(decide({{"range", "bytes=0-1,5-6"}}).status == 200, "multi");
+  d = decide({{"range", "bytes=0-1,2-6"}});
+  CHECK(d.status == 206 && d.length == 7, "adjacent merged");
+  CHECK(decide({{"range", "items=0-1"}}).status == 200, "other unit");
+  CHECK(decide({{"range", "bytes=x-y"}}).status == 416, "garbage range");
+  CHECK(decide({{"range", "bytes=0-0"}, {"if-range", etag.c_str()}}).status == 206, "if-range etag");
+  CHECK(decide({{"range", "bytes=0-0"}, {"if-range", "\"stale\""}}).status == 200, "if-range stale");
+  CHECK(decide({{"range", "bytes=0-0"}, {"if-range", "Tue, 14 Nov 2023 22:13:20 GMT"}}).status == 206, "if-range date");
+  CHECK(decide({{"range", "bytes=0-0"}, {"if-range", "Tue, 14 Nov 2023 22:13:19 GMT"}}).status == 200, "if-range old date");
+  o.max_age_ms = 86400000;
+  o.immutable = true;
+  CHECK(Header(decide({}), "Cache-Control") == "public, max-age=86400, immutable", "immutable");
+}
+
+void Types() {
+  CHECK(std::strcmp(ContentTypeFor("a/b/index.HTML").type, "text/html; charset=utf-8") == 0, "html");
+  CHECK(std::strcmp(ContentTypeFor("x.js").type, "text/javascript; charset=utf-8") == 0, "js");
+  CHECK(std::strcmp(ContentTypeFor("noext").type, "application/octet-stream") == 0, "none");
+  CHECK(std::strcmp(ContentTypeFor("a.unknownext").type, "application/octet-stream") == 0, "unknown");
+  CHECK(std::strcmp(ContentTypeFor("dir.d/file").type, "application/octet-stream") == 0, "dot in dir");
+  size_t n = 0;
+  const ContentTypeEntry* t = ContentTypeTable(&n);
+  for (size_t i = 1; i < n; i++) {
+    CHECK(std::strcmp(t[i - 1].ext, t[i].ext) < 0, "table unsorted at %s", t[i].ext);
+  }
+}
+
+}  // namespace
+
+int main() {
+  Paths();
+  Decisions();
+  Types();
+  if (failures) return 1;
+  std::printf("static_files: %d checks, ok\n", checks);
+  return 0;
+}
