@@ -424,8 +424,10 @@ void Http1Session::OnEof() {
     return;
   }
   if (parser_.in_message() && !parser_.Finish()) {
-    // The client went away mid-request: the request is aborted.
-    conn_->Destroy();
+    // The client ended its side mid-request (head or body): as node, a
+    // client error (400 unless the embedder answers; a request being
+    // received is aborted when the connection closes).
+    ReportClientError(400, "HPE_INVALID_EOF_STATE", "Invalid EOF state", nullptr);
     return;
   }
   if (requests_.empty()) {
