@@ -10,7 +10,7 @@
 // copied here: the user may release it right after write(), and the pool
 // then reads the next request bytes into that memory while it is queued.
 
-const { codedTypeError } = require('./errors');
+const { invalidArgType } = require('./errors');
 const { isPoolMemory } = require('./buffer_pool');
 
 function toChunk(chunk, encoding) {
@@ -24,8 +24,8 @@ function toChunk(chunk, encoding) {
     return isPoolMemory(view) ? Buffer.from(view) : view;
   }
   if (chunk instanceof ArrayBuffer) return Buffer.from(chunk);
-  throw codedTypeError('ERR_INVALID_ARG_TYPE',
-    'The "chunk" argument must be of type string or an instance of Buffer or Uint8Array');
+  throw invalidArgType('"chunk" argument',
+    'of type string or an instance of Buffer or Uint8Array', chunk);
 }
 
 module.exports = { toChunk };

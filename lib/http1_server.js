@@ -110,6 +110,7 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
   res._st = st;
   res._compressCfg = server._compression;
   res._fileCache = server._fileCache;
+  if (server.rejectNonStandardBodyWrites) res._rejectBodyWrites = true;
   st.current = req;
   st.live.push(req, res);
   if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);

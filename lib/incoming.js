@@ -146,9 +146,11 @@ class IncomingRequest extends Readable {
     this.resume();
   }
 
-  // The connection closed before the body was complete.
+  // The connection closed before the response finished. As node's
+  // IncomingMessage: 'aborted' unless the body was received and read to
+  // its end (a complete GET nobody read is aborted too).
   _abort() {
-    if (this.complete || this.aborted) return;
+    if (this.aborted || (this.complete && this.readableEnded)) return;
     this.aborted = true;
     this.emit('aborted');
     const err = codedError('ECONNRESET', 'aborted');

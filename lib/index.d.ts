@@ -148,6 +148,10 @@ export interface ListenOptions {
   exclusive?: boolean;
   /** A Unix domain socket to listen on (without `port`); `address()` is then this path. */
   path?: string;
+  /** With `path`: the socket file readable by all users. */
+  readableAll?: boolean;
+  /** With `path`: the socket file writable by all users. */
+  writableAll?: boolean;
 }
 
 // ---- sockets ----------------------------------------------------------------

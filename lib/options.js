@@ -6,7 +6,7 @@
 // when they are set later (node has the limits and timeouts as
 // properties too).
 
-const { codedError, codedTypeError, codedRangeError } = require('./errors');
+const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('./errors');
 
 // Limits enforced natively (src/core/common/options.h), as createServer options
 // and as server properties: name -> default.
@@ -124,6 +124,11 @@ function serverOptions(options) {
     limits[name] = v;
     nativeLimits[name] = nativeLimit(name, v);
   }
+  for (const name of ['noDelay', 'keepAlive', 'rejectNonStandardBodyWrites']) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') {
+      throw invalidArgType(`"options.${name}" property`, 'of type boolean', options[name]);
+    }
+  }
   const allocator = options.requestBufferAllocator;
   if (allocator !== undefined && allocator !== null && typeof allocator !== 'function') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE',
@@ -139,6 +144,11 @@ function serverOptions(options) {
       // As node (RFC 9112 3.2): an HTTP/1.1 request without Host gets 400.
       requireHostHeader: options.requireHostHeader !== false,
       requestBufferAllocator: allocator || null,
+      // As node's http.Server (net.Server's properties).
+      noDelay: options.noDelay !== false,
+      keepAlive: options.keepAlive === true,
+      keepAliveInitialDelay: Math.max(0, ~~(options.keepAliveInitialDelay / 1000)),
+      rejectNonStandardBodyWrites: options.rejectNonStandardBodyWrites === true,
     },
     native: {
       maxHeaderSize,
@@ -147,6 +157,9 @@ function serverOptions(options) {
       keepAliveTimeout,
       highWaterMark: options.highWaterMark || defaults.highWaterMark,
       bodyAllocator: !!allocator,
+      noDelay: options.noDelay !== false,
+      tcpKeepAlive: options.keepAlive === true,
+      tcpKeepAliveDelay: Math.max(0, ~~(options.keepAliveInitialDelay / 1000)),
       ...nativeLimits,
       ...http2NativeOptions(options),
     },
@@ -180,6 +193,8 @@ function listenArgs(args) {
       }
       out.path = o.path;
       if (o.backlog !== undefined) out.backlog = o.backlog;
+      out.readableAll = o.readableAll === true;
+      out.writableAll = o.writableAll === true;
       return out;
     }
     if (o.port !== undefined) out.port = o.port;

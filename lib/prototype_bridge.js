@@ -33,7 +33,7 @@ const hiddenRequest = ['_addHeaderLines', '_addHeaderLine', '_addHeaderLineDisti
 // accessors (a getter-only accessor would make the assignment throw; a
 // setter would store the value in node's private slots).
 const requestData = ['trailers'];
-const responseData = ['headersSent', 'writableEnded', 'writableFinished'];
+const responseData = ['headersSent', 'writableEnded'];
 
 function shadow(proto, hidden, data) {
   for (const name of hidden) {

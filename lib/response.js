@@ -11,7 +11,7 @@ const {
   validateHeaderName, validateHeaderValue, validateStatusCode, validateStatusMessage,
   validateLinkHeaderValue, wireValue, headersSentError,
 } = require('./headers');
-const { codedError, codedTypeError } = require('./errors');
+const { codedError, codedTypeError, invalidArgType } = require('./errors');
 const fileResponse = require('./file_response');
 const { toChunk } = require('./body');
 const compression = require('./compression');
@@ -34,6 +34,14 @@ const kReason = Symbol('sluice.reason');
 // own (Connection; Content-Length / Transfer-Encoding when the user set
 // neither).
 const kRemoved = Symbol('sluice.removedHeaders');
+// 'finish' was emitted (writableFinished is node's accessor, below).
+const kFinished = Symbol('sluice.finished');
+// destroy(err)'s error (node's res.errored).
+const kErrored = Symbol('sluice.errored');
+// A native file body is (or was) streaming: finished only at its 'finish'.
+const kFileBody = Symbol('sluice.fileBody');
+// Body bytes written so far, counted under strictContentLength only.
+const kBytesWritten = Symbol('sluice.bytesWritten');
 const REMOVED_CONNECTION = 1;
 const REMOVED_CONTENT_LENGTH = 2;
 const REMOVED_TRANSFER_ENCODING = 4;
@@ -76,7 +84,8 @@ class ServerResponse extends Stream {
     this.headersSent = false;
     this[kHeadOnWire] = false;
     this.writableEnded = false;
-    this.writableFinished = false;
+    this[kFinished] = false;
+    this[kErrored] = null;
     this.destroyed = false;
     // As node's OutgoingMessage: a plain property that stays true (also
     // after end() and 'close').
@@ -94,6 +103,12 @@ class ServerResponse extends Stream {
   get socket() { return this[kSocket]; }
   get connection() { return this[kSocket]; }
   get finished() { return this.writableEnded; }
+  // As node's getter: ended and nothing left to hand to the socket (the
+  // native queue is not waiting for 'drain', no file body is streaming).
+  get writableFinished() {
+    return this[kFinished] ||
+      (this.writableEnded && !this[kNeedDrain] && this[kFileBody] === undefined);
+  }
   get writableNeedDrain() { return this[kNeedDrain]; }
   get writableLength() { return 0; }
   get writableHighWaterMark() { return 65536; }
@@ -101,7 +116,7 @@ class ServerResponse extends Stream {
   get _header() { return this.headersSent; }
   // As node: true once 'close' was emitted.
   get closed() { return this[kClosed]; }
-  get errored() { return null; }
+  get errored() { return this[kErrored]; }
   get writableObjectMode() { return false; }
 
   // ---- headers ---------------------------------------------------------
@@ -131,9 +146,7 @@ class ServerResponse extends Stream {
   }
 
   getHeader(name) {
-    if (typeof name !== 'string') {
-      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "name" argument must be of type string');
-    }
+    if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
     const entry = this[kHeaders] && this[kHeaders][name.toLowerCase()];
     return entry ? entry[1] : undefined;
   }
@@ -153,18 +166,14 @@ class ServerResponse extends Stream {
   }
 
   hasHeader(name) {
-    if (typeof name !== 'string') {
-      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "name" argument must be of type string');
-    }
+    if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
     return !!(this[kHeaders] && this[kHeaders][name.toLowerCase()] !== undefined);
   }
 
   // As node: removing a header sluice would otherwise add (Date,
   // Connection, Content-Length, Transfer-Encoding) keeps it out.
   removeHeader(name) {
-    if (typeof name !== 'string') {
-      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "name" argument must be of type string');
-    }
+    if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
     if (this.headersSent) throw headersSentError('remove');
     const key = name.toLowerCase();
     switch (key) {
@@ -425,7 +434,7 @@ class ServerResponse extends Stream {
   // inside <...> and which checks no other hint), every line is checked.
   writeEarlyHints(hints, cb) {
     if (hints === null || typeof hints !== 'object' || Array.isArray(hints)) {
-      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "hints" argument must be of type object');
+      throw invalidArgType('"hints" argument', 'of type object', hints);
     }
     if (hints.link === null || hints.link === undefined) return;
     const link = validateLinkHeaderValue(hints.link);
@@ -470,13 +479,7 @@ class ServerResponse extends Stream {
   write(chunk, encoding, cb) {
     if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
     if (this.writableEnded) {
-      const err = codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end');
-      // As node: the callback hears it; 'error' only while the response
-      // is not yet destroyed (closed responses report to the callback only).
-      process.nextTick(() => {
-        if (cb) cb(err);
-        if (!this.destroyed) this.emit('error', err);
-      });
+      writeAfterEnd(this, cb, true);
       return false;
     }
     if (chunk === null) {
@@ -484,6 +487,7 @@ class ServerResponse extends Stream {
     }
     const body = toChunk(chunk, encoding);
     if (this.destroyed) return false;
+    if (this.strictContentLength || this._rejectBodyWrites) this._checkBodyWrite(body, false);
     if (!this[kHeadOnWire]) this._sendHead();
     const ok = this._result(this._compressor ?
       this._compressor.write(this[kConn], this[kSeq], body, false) :
@@ -496,17 +500,32 @@ class ServerResponse extends Stream {
     if (typeof chunk === 'function') { cb = chunk; chunk = undefined; encoding = undefined; }
     if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
     if (this.writableEnded) {
-      if (cb) process.nextTick(cb);
+      // As node: more body is a write after end; a bare end(cb) waits for
+      // 'finish', or hears that it is past.
+      if (chunk) {
+        writeAfterEnd(this, cb, false);
+      } else if (typeof cb === 'function') {
+        if (!this.writableFinished) this.once('finish', cb);
+        else cb(codedError('ERR_STREAM_ALREADY_FINISHED', 'Cannot call end after a stream was finished'));
+      }
       return this;
     }
     const body = chunk === undefined || chunk === null ? undefined : toChunk(chunk, encoding);
+    if ((this.strictContentLength || (this._rejectBodyWrites && body !== undefined)) &&
+        !this.destroyed) {
+      this._checkBodyWrite(body, true);
+    }
     // A head that cannot be written throws before the response ends (as
     // node's implicit writeHead): the handler can still answer.
     // The check comes before the implicit writeHead, which marks the head
     // sent; what a wrapped writeHead adds is checked by _headBlock.
+    // As node, end(body)'s length frames the body only when end() starts
+    // the head: after an explicit writeHead() (node fixes the head there)
+    // the body is chunked, as with a Trailer header (see `whole` below).
+    const explicitHead = this.headersSent;
     if (!this[kHeadOnWire] && !this.destroyed) {
       this._checkHead();
-      if (!this.headersSent) this._implicitHeader();
+      if (!explicitHead) this._implicitHeader();
     }
     this.writableEnded = true;
     if (this.destroyed) return this;
@@ -516,11 +535,14 @@ class ServerResponse extends Stream {
       const coding = this._compressCfg ?
         compression.prepare(this, this._compressCfg, compression.byteLength(body)) : 0;
       const block = this._headBlock();
-      // Trailers (added, or announced by a Trailer header) need a chunked
-      // body: the whole body then gets no Content-Length.
-      const whole = (trailers === undefined &&
-        (this[kHeaders] === null || this[kHeaders].trailer === undefined)) ||
-        (this._headFlags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING)) !== 0;
+      // As node: end(body)'s length frames the body only when end() starts
+      // the head and no trailers come (added, or announced by a Trailer
+      // header); after an explicit writeHead() the body is chunked (HTTP/1.x;
+      // HTTP/2 ends the stream instead). User framing headers win; a
+      // compressed body is framed by its compressed length.
+      const whole = (this._headFlags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING)) !== 0 ||
+        (trailers === undefined && (this[kHeaders] === null || this[kHeaders].trailer === undefined) &&
+          (!explicitHead || coding !== 0 || this.req.httpVersionMajor === 2));
       const flags = this[kRemoved] === 0 ?
         (whole ? this._headFlags | HEAD_WHOLE_BODY : this._headFlags) :
         this._framing(this._headFlags, whole);
@@ -550,9 +572,10 @@ class ServerResponse extends Stream {
   destroy(err) {
     if (this.destroyed) return this;
     this.destroyed = true;
+    this[kErrored] = err;
     if (this._compressor) this._compressor.close();
     if (this._nativeFile) this._nativeFile.close();
-    if (this.writableFinished) return this;
+    if (this[kFinished]) return this;
     if (this.req.httpVersionMajor === 2) this[kConn].destroy();
     else this[kSocket].destroy(err);
     return this;
@@ -564,6 +587,36 @@ class ServerResponse extends Stream {
     if (this.destroyed) return;
     this.destroy();
     process.nextTick(() => this.emit('error', err));
+  }
+
+  // A body write as node checks it, before anything is sent (a throw leaves
+  // the response as it was): with rejectNonStandardBodyWrites, body for a
+  // HEAD request or a 204 / 304 / 1xx status is ERR_HTTP_BODY_NOT_ALLOWED
+  // (else it is dropped); with strictContentLength and the user's
+  // Content-Length (no Transfer-Encoding), more bytes than it, or at end()
+  // a different total, is ERR_HTTP_CONTENT_LENGTH_MISMATCH.
+  _checkBodyWrite(body, fromEnd) {
+    const status = this[kStatus] || this.statusCode;
+    const noBody = this.req.method === 'HEAD' || status === 204 || status === 304 ||
+      (status >= 100 && status < 200);
+    const len = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    if (noBody) {
+      if (this._rejectBodyWrites && len > 0) {
+        throw codedError('ERR_HTTP_BODY_NOT_ALLOWED',
+          'Adding content for this request method or response status is not allowed.');
+      }
+      return;
+    }
+    if (!this.strictContentLength || (this[kRemoved] & REMOVED_CONTENT_LENGTH)) return;
+    const h = this[kHeaders];
+    if (h === null || h['content-length'] === undefined || h['transfer-encoding'] !== undefined) return;
+    const expected = Number(h['content-length'][1]);
+    const total = (this[kBytesWritten] || 0) + len;
+    if (fromEnd ? total !== expected : total > expected) {
+      throw codedError('ERR_HTTP_CONTENT_LENGTH_MISMATCH',
+        `Response body's content-length of ${total} byte(s) does not match the content-length of ${expected} byte(s) set in header`);
+    }
+    this[kBytesWritten] = total;
   }
 
   // ---- native file bodies (lib/file_response.js) ---------------------------
@@ -592,6 +645,7 @@ class ServerResponse extends Stream {
     this.headersSent = true;
     this[kHeadOnWire] = true;
     this.writableEnded = true;
+    this[kFileBody] = true;
     const conn = this[kConn];
     const done = (status) => {
       if (status === 0) {
@@ -635,7 +689,7 @@ class ServerResponse extends Stream {
     // A native file body that completed: its stream may close before the
     // finish tick (HTTP/2), which must still see 'finish'.
     if (this._nativeFileDone) emitFinish(this);
-    if (this.writableFinished) return;
+    if (this[kFinished]) return;
     this.destroyed = true;
     this[kClosed] = true;
     this.emit('close');
@@ -649,9 +703,25 @@ ServerResponse.prototype.writeHeader = ServerResponse.prototype.writeHead;
 bridge.chain(ServerResponse, http.ServerResponse.prototype, bridge.hiddenResponse,
   bridge.responseData);
 
+// write()/end(body) after end(), as node: while the response is not
+// destroyed the callback hears ERR_STREAM_WRITE_AFTER_END and 'error' is
+// emitted (not when it was destroyed by then other than by finishing);
+// once destroyed, only write()'s callback hears it.
+function writeAfterEnd(res, cb, fromWrite) {
+  const err = codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end');
+  if (!res.destroyed) {
+    process.nextTick(() => {
+      if (typeof cb === 'function') cb(err);
+      if (!res.destroyed || res[kFinished]) res.emit('error', err);
+    });
+  } else if (fromWrite && typeof cb === 'function') {
+    process.nextTick(cb, err);
+  }
+}
+
 function emitFinish(res) {
-  if (res.writableFinished || res.destroyed) return;
-  res.writableFinished = true;
+  if (res[kFinished] || res.destroyed) return;
+  res[kFinished] = true;
   // As node: 'close' a tick after 'finish', scheduled before the 'finish'
   // listeners run (what was scheduled earlier, such as a write-after-end's
   // 'error', comes first).

@@ -46,6 +46,13 @@ class Server extends EventEmitter {
     // Limits: the property setters below also reach the native server.
     this[kLimits] = opts.server.limits;
     this.requireHostHeader = opts.server.requireHostHeader;
+    // As node: fixed at construction (accepted sockets get TCP_NODELAY /
+    // keep-alive probes natively); writes to a no-body response throw when
+    // rejectNonStandardBodyWrites is set.
+    this.noDelay = opts.server.noDelay;
+    this.keepAlive = opts.server.keepAlive;
+    this.keepAliveInitialDelay = opts.server.keepAliveInitialDelay;
+    this.rejectNonStandardBodyWrites = opts.server.rejectNonStandardBodyWrites;
     const allocator = opts.server.requestBufferAllocator;
     this.requestBufferAllocator = allocator;
     // Response compression (lib/compression.js): null when off.
@@ -150,10 +157,27 @@ class Server extends EventEmitter {
   }
 
   listen(...args) {
-    const { port, host, path, backlog, exclusive, cb, reusePort: given } = listenArgs(args);
+    const {
+      port, host, path, backlog, exclusive, cb, reusePort: given, readableAll, writableAll,
+    } = listenArgs(args);
     if (cb) this.once('listening', cb);
     if (path !== undefined) {
-      this._listenResult(this[kNative].listenPipe(path, backlog), path, -1);
+      const native = this[kNative];
+      const r = native.listenPipe(path, backlog);
+      if (r === 0 && (readableAll || writableAll)) {
+        // As net: the socket file's mode is changed after the listen; a
+        // failure closes it and throws.
+        const c = native.chmodPipe(readableAll, writableAll);
+        if (c < 0) {
+          native.close();
+          const err = new Error(`uv_pipe_chmod ${binding.errname(c)}`);
+          err.code = binding.errname(c);
+          err.errno = c;
+          err.syscall = 'uv_pipe_chmod';
+          throw err;
+        }
+      }
+      this._listenResult(r, path, -1);
       return this;
     }
     // In a cluster worker: SO_REUSEPORT by default (lib/cluster.js).

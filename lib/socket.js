@@ -92,6 +92,9 @@ class SluiceSocket extends EventEmitter {
   get bytesRead() { return this[kConn].stats().bytesRead; }
   get bytesWritten() { return this[kConn].stats().bytesWritten; }
   get writable() { return !this.destroyed; }
+  // As net.Socket's: true once the connection is ending (after a response
+  // that closes it, end(), destroy()).
+  get writableEnded() { return this.destroyed || this[kConn].stats().ending === true; }
   get readable() { return !this.destroyed; }
 
   address() {
@@ -245,16 +248,50 @@ function activity(socket) {
   return st.bytesRead + st.bytesWritten;
 }
 
-// As a node server's socket, whose server listens for its 'error'
-// (socketOnError): the error is the server's 'clientError' when someone
-// listens there, the socket's own listeners hear it too, and nobody
-// listening is no uncaught exception.
-function emitError(socket, err) {
+// An 'error' on the socket (destroy(err), or emitted by user code) is
+// handled first as node's server handles its sockets' errors
+// (socketOnError, once per socket): the server's 'clientError' when someone
+// listens there, else an error answer when no response has started on the
+// connection (400; 431 / 413 / 408 for those errors) and the connection
+// closes. Then the socket's own listeners hear it; nobody listening is no
+// uncaught exception (node leaves a no-op listener behind).
+SluiceSocket.prototype.emit = function emit(event, ...args) {
+  if (event === 'error') {
+    if (this[kErrorHandled] === undefined) {
+      this[kErrorHandled] = true;
+      onSocketError(this, args[0]);
+    }
+    if (this.listenerCount('error') === 0) return false;
+  }
+  return EventEmitter.prototype.emit.call(this, event, ...args);
+};
+
+const kErrorHandled = Symbol('sluice.socketErrorHandled');
+
+const errorStatus = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
+function onSocketError(socket, err) {
   const server = socket.server;
   if (server !== null && server.listenerCount('clientError') > 0) {
     server.emit('clientError', err, socket);
+    return;
   }
-  if (socket.listenerCount('error') > 0) socket.emit('error', err);
+  // sendError answers only when no response of this connection has
+  // started (else it just closes); HTTP/2 views have none (the session
+  // just closes).
+  const conn = socket[kConn];
+  if (!socket.destroyed && typeof conn.sendError === 'function') {
+    conn.sendError((err && errorStatus[err.code]) || 400);
+  }
+  socket.destroy();
+}
+
+function emitError(socket, err) {
+  socket.emit('error', err);
 }
 
 module.exports = { SluiceSocket };

@@ -16,6 +16,22 @@ const kPendingWrite = Symbol('sluice.pendingWrite');
 const kTimer = Symbol('sluice.idleTimer');
 const kEof = Symbol('sluice.eof');
 
+function onReadableEnd() {
+  if (!this.allowHalfOpen) this.write = writeAfterFin;
+}
+
+// As net.Socket's writeAfterFIN: EPIPE to the callback and as 'error'.
+function writeAfterFin(chunk, encoding, cb) {
+  if (typeof encoding === 'function') cb = encoding;
+  const err = new Error('This socket has been ended by the other party');
+  err.code = 'EPIPE';
+  process.nextTick(() => {
+    this.destroy(err);
+    if (typeof cb === 'function') cb(err);
+  });
+  return false;
+}
+
 class TunnelSocket extends Duplex {
   // conn: the native connection; info: the connection's SluiceSocket
   // (addresses, computed once per connection).
@@ -33,6 +49,9 @@ class TunnelSocket extends Duplex {
     this.bytesWritten = 0;
     this.encrypted = false;
     this.connecting = false;
+    // As net.Socket, which listens for its own 'end': once the peer has
+    // ended, a socket that does not allow half-open refuses writes.
+    this.on('end', onReadableEnd);
   }
 
   get remoteAddress() { return this[kInfo].remoteAddress; }

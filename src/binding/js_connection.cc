@@ -285,6 +285,8 @@ Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
       env, static_cast<double>(c ? c->bytes_read() : bytes_read_)));
   o.Set("bytesWritten", Napi::Number::New(
       env, static_cast<double>(c ? c->writer().bytes_written() : bytes_written_)));
+  // Ending or closed: no more output will be taken (node's writableEnded).
+  o.Set("ending", Napi::Boolean::New(env, c == nullptr || c->closing()));
   return o;
 }
 

@@ -81,6 +81,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::Listen>("listen"),
           InstanceMethod<&JsServer::ServeStatic>("serveStatic"),
           InstanceMethod<&JsServer::ListenPipe>("listenPipe"),
+          InstanceMethod<&JsServer::ChmodPipe>("chmodPipe"),
           InstanceMethod<&JsServer::Address>("address"),
           InstanceMethod<&JsServer::Close>("close"),
           InstanceMethod<&JsServer::CloseAllConnections>(
@@ -129,6 +130,10 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
+  if (opts.Has("noDelay")) o.no_delay = opts.Get("noDelay").ToBoolean().Value();
+  o.tcp_keep_alive = opts.Get("tcpKeepAlive").ToBoolean().Value();
+  o.tcp_keep_alive_delay_s = static_cast<unsigned int>(
+      OptionMs(opts, "tcpKeepAliveDelay", o.tcp_keep_alive_delay_s));
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
   if (o.body_buffer_size == 0) o.body_buffer_size = 65536;
 #define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
@@ -198,6 +203,13 @@ Napi::Value JsServer::ListenPipe(const Napi::CallbackInfo& info) {
   int r = listener_->ListenPipe(path.c_str(), backlog);
   if (r == 0) HoldSelf();
   return Napi::Number::New(env, r);
+}
+
+Napi::Value JsServer::ChmodPipe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return Napi::Number::New(env, UV_EINVAL);
+  return Napi::Number::New(env, listener_->ChmodPipe(info[0].ToBoolean().Value(),
+                                                     info[1].ToBoolean().Value()));
 }
 
 void JsServer::HoldSelf() {

@@ -62,6 +62,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::Value Listen(const Napi::CallbackInfo& info);
   // listenPipe(path, backlog) -> 0 or a libuv error (a Unix socket).
   Napi::Value ListenPipe(const Napi::CallbackInfo& info);
+  // chmodPipe(readableAll, writableAll) -> 0 or a libuv error: the
+  // listening Unix socket's file readable / writable by everyone.
+  Napi::Value ChmodPipe(const Napi::CallbackInfo& info);
   // Pins this object once listening (see self_ref_).
   void HoldSelf();
   Napi::Value Address(const Napi::CallbackInfo& info);

@@ -61,6 +61,13 @@ struct ServerOptions {
   // OnConnection; node's 'connection' event), only while it listens for
   // them: no call per connection otherwise.
   bool connection_events = false;
+  // TCP_NODELAY on accepted connections (node's noDelay, default on:
+  // responses are corked into one write, Nagle would only add latency).
+  bool no_delay = true;
+  // TCP keep-alive probes on accepted connections (node's keepAlive /
+  // keepAliveInitialDelay; delay 0 keeps the system's idle time).
+  bool tcp_keep_alive = false;
+  unsigned int tcp_keep_alive_delay_s = 0;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

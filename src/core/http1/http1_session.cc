@@ -424,8 +424,10 @@ void Http1Session::OnEof() {
     return;
   }
   if (parser_.in_message() && !parser_.Finish()) {
-    // The client went away mid-request: the request is aborted.
-    conn_->Destroy();
+    // The client ended its side mid-request (head or body): as node, a
+    // client error (400 unless the embedder answers; a request being
+    // received is aborted when the connection closes).
+    ReportClientError(400, "HPE_INVALID_EOF_STATE", "Invalid EOF state", nullptr);
     return;
   }
   if (requests_.empty()) {
@@ -516,7 +518,8 @@ OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
     return nullptr;
   }
   r->head_sent = true;
-  r->no_body = r->method == HTTP_HEAD || status == 204 || status == 304 ||
+  r->status_no_body = status == 204 || status == 304;
+  r->no_body = r->method == HTTP_HEAD || r->status_no_body ||
                (status >= 100 && status < 200);
   OutputQueue& q = QueueFor(*r);
   AppendStatusLine(q, status, reason);
@@ -537,6 +540,9 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   if (max_requests > 0 && static_cast<uint64_t>(r->seq) + 1 >= max_requests) {
     keep_alive = false;
   }
+  // As node: a 204 / 304 the user framed as chunked gets no chunks and
+  // closes the connection (a proxy could read chunks it never gets).
+  if (r->status_no_body && (flags & kHeadUserChunked)) keep_alive = false;
   // The framing is decided first (it can rule out keep-alive) and written
   // last: node's order is Date, Connection, Keep-Alive, then the framing
   // header, which byte-exact clients and tests expect.

@@ -123,6 +123,7 @@ class Http1Session final : public Session, private Http1ParserListener,
     bool body_done = false;    // the request was fully received
     bool head_sent = false;    // BeginHead called
     bool no_body = false;      // HEAD, 1xx, 204, 304: body bytes dropped
+    bool status_no_body = false;  // 204 or 304 (a chunked one closes)
     bool chunked = false;
     bool ended = false;        // End called
     bool close_after = false;  // the connection closes after this response

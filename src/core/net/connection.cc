@@ -45,8 +45,11 @@ Connection* Connection::Open(Listener* listener, uv_stream_t* server,
              [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
     return nullptr;
   }
-  // Responses are corked into one write: Nagle would only add latency.
-  if (!c->pipe_) uv_tcp_nodelay(&c->h_.tcp, 1);
+  if (!c->pipe_) {
+    const ServerOptions& o = listener->options();
+    if (o.no_delay) uv_tcp_nodelay(&c->h_.tcp, 1);
+    if (o.tcp_keep_alive) c->SetKeepAlive(true, o.tcp_keep_alive_delay_s);
+  }
   listener->AddConnection(c);
   TlsServer* tls = listener->tls();
   if (tls != nullptr) {
@@ -493,6 +496,11 @@ void Connection::OnShutdown(uv_shutdown_t* req, int status) {
 void Connection::Destroy() {
   if (closing_) return;
   closing_ = true;
+  // As a node socket destroyed after its writes: what was queued before the
+  // destroy (a response the handler wrote, then destroyed the socket) goes
+  // to the kernel as far as it takes it now; uv_close cancels the rest.
+  // An error here changes nothing: the connection goes either way.
+  (void)writer_.Flush();
   StopReading();
   // The embedder drops its hold on a read buffer in OnConnectionClose.
   read_buffers_.Forget();

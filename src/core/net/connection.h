@@ -79,8 +79,9 @@ class Connection final : private WriterClient {
   // Closes once queued output is written: FIN, then a short linger reading
   // and discarding input, then close.
   void EndGracefully();
-  // Closes now; pending output is dropped. Safe during a dispatch: the
-  // object stays valid until the close callback.
+  // Closes now: queued output is handed to the kernel as far as it takes it
+  // at once (as node's socket.destroy() after writes), the rest is dropped.
+  // Safe during a dispatch: the object stays valid until the close callback.
   void Destroy();
   bool closing() const { return closing_ || ending_; }
   bool destroyed() const { return closing_; }

@@ -131,6 +131,12 @@ int Listener::ListenPipe(const char* path, int backlog) {
   return StartListening(r, backlog);
 }
 
+int Listener::ChmodPipe(bool readable_all, bool writable_all) {
+  if (!listening_ || !pipe_ || !server_) return UV_EBADF;
+  int flags = (readable_all ? UV_READABLE : 0) | (writable_all ? UV_WRITABLE : 0);
+  return uv_pipe_chmod(&server_->pipe, flags);
+}
+
 bool Listener::Reopen() {
   if (listening_ || released_) return false;
   // As net.Server: a closed server may listen again, even while the

@@ -41,6 +41,9 @@ class Listener {
   // Binds a Unix domain socket at `path` and listens (node's listen(path)).
   // libuv removes the socket file when the handle closes. 0 or an error.
   int ListenPipe(const char* path, int backlog);
+  // After ListenPipe: makes the socket file readable and/or writable by
+  // all users (node's listen({ readableAll, writableAll })). 0 or an error.
+  int ChmodPipe(bool readable_all, bool writable_all);
   // Listening on a path: connections are Unix sockets, without addresses.
   bool is_pipe() const { return pipe_; }
   const std::string& pipe_path() const { return pipe_path_; }
