@@ -528,8 +528,8 @@ export declare function createServer(options?: ServerOptions | null, requestList
 
 type TlsContextOption = string | Buffer | Array<string | Buffer>;
 
-/** node's TLS options sluice takes (SNICallback, crl, dhparam,
- * secureOptions, secureProtocol, engines: ERR_SLUICE_TLS_UNSUPPORTED). */
+/** node's TLS options sluice takes (crl, dhparam, secureOptions,
+ * secureProtocol, engines: ERR_SLUICE_TLS_UNSUPPORTED). */
 export interface SecureContextOptions {
   key?: string | Buffer | Array<string | Buffer | { pem: string | Buffer; passphrase?: string }>;
   cert?: TlsContextOption;
@@ -557,6 +557,12 @@ export interface SecureServerOptions extends ServerOptions, SecureContextOptions
   allowHTTP1?: boolean;
   /** ms a handshake may take; then 'tlsClientError' ERR_TLS_HANDSHAKE_TIMEOUT. Default 120000. */
   handshakeTimeout?: number;
+  /** As node's: the handshake waits until `cb` answers (now or later) with
+   * a context from sluice.createSecureContext() (or its `.context`, or TLS
+   * options), nothing (the default certificate) or an error
+   * ('tlsClientError'). node's own tls.createSecureContext() results are
+   * refused ('tlsClientError' ERR_SLUICE_TLS_CONTEXT). Replaces addContext's names. */
+  SNICallback?: (servername: string, cb: (err: Error | null, ctx?: tls.SecureContext | SecureContextOptions | null) => void) => void;
 }
 
 export declare class SecureServer extends Server {
@@ -578,7 +584,7 @@ export declare class SecureServer extends Server {
 
 export declare function createSecureServer(requestListener?: RequestListener): SecureServer;
 export declare function createSecureServer(options?: SecureServerOptions | null, requestListener?: RequestListener): SecureServer;
-/** node's tls.createSecureContext, remembered for SecureServer#addContext. */
+/** node's tls.createSecureContext, remembered for SecureServer#addContext and SNICallback answers. */
 export declare function createSecureContext(options?: SecureContextOptions): tls.SecureContext;
 
 // ---- buffer pools -----------------------------------------------------------

@@ -146,7 +146,7 @@ function pickContextOptions(options) {
 // Options sluice cannot honour with its own SSL_CTX: refused rather than
 // ignored (docs/tls.md lists them).
 const UNSUPPORTED = ['crl', 'dhparam', 'secureOptions', 'secureProtocol', 'privateKeyEngine',
-  'privateKeyIdentifier', 'clientCertEngine', 'SNICallback', 'pskCallback', 'enableTrace'];
+  'privateKeyIdentifier', 'clientCertEngine', 'pskCallback', 'enableTrace'];
 
 function checkSupported(options) {
   for (const k of UNSUPPORTED) {

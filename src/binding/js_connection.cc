@@ -55,6 +55,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::Stats>("stats"),
           InstanceMethod<&JsConnection::SetKeepAlive>("setKeepAlive"),
           InstanceMethod<&JsConnection::Tls>("tls"),
+          InstanceMethod<&JsConnection::SniDone>("sniDone"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
 }
@@ -300,6 +301,22 @@ Napi::Value JsConnection::SetKeepAlive(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::Tls(const Napi::CallbackInfo& info) {
   return TlsInfo(info.Env(), core());
+}
+
+Napi::Value JsConnection::SniDone(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  TlsContext ctx;
+  if (info.Length() > 0 && !info[0].IsNull() && !info[0].IsUndefined()) {
+    ctx = UnwrapContext(env, info[0]);
+    if (!ctx) {
+      Napi::TypeError::New(env, "a native TLS context expected").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
+  // A connection closed meanwhile (handshakeTimeout, the client left)
+  // is detached or closing: the answer is dropped.
+  if (Connection* c = alive()) c->SniAnswered(std::move(ctx));
+  return env.Undefined();
 }
 
 }  // namespace sluice

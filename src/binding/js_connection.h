@@ -67,6 +67,9 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Connection* alive() const;
   // TLS facts (js_tls.h TlsInfo); null on cleartext.
   Napi::Value Tls(const Napi::CallbackInfo& info);
+  // sniDone(context | null): the SNICallback's answer (a native context
+  // from binding.tlsContext*, null for the default).
+  Napi::Value SniDone(const Napi::CallbackInfo& info);
   // The body buffer pool refilled: retry the allocation that came back dry.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
 

@@ -268,32 +268,10 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
                            static_cast<double>(listener_->connection_count()));
 }
 
-namespace {
-
-// A context from lib's normalized options, or a thrown
-// ERR_SLUICE_TLS_CONTEXT (an empty context returned).
-TlsContext ContextOrThrow(const Napi::CallbackInfo& info, size_t index) {
-  Napi::Env env = info.Env();
-  if (info.Length() <= index || !info[index].IsObject()) {
-    Napi::TypeError::New(env, "TLS context options expected").ThrowAsJavaScriptException();
-    return TlsContext();
-  }
-  std::string error;
-  TlsContext ctx = TlsContextFromJs(info[index].As<Napi::Object>(), &error);
-  if (!ctx) {
-    Napi::Error e = Napi::Error::New(env, error);
-    e.Set("code", Napi::String::New(env, "ERR_SLUICE_TLS_CONTEXT"));
-    e.ThrowAsJavaScriptException();
-  }
-  return ctx;
-}
-
-}  // namespace
-
 Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_) return env.Undefined();
-  TlsContext ctx = ContextOrThrow(info, 0);
+  TlsContext ctx = ContextArgOrThrow(info, 0);
   if (!ctx) return env.Undefined();
   std::unique_ptr<TlsServer> tls(new TlsServer(std::move(ctx)));
   if (info.Length() > 1 && info[1].IsObject()) {
@@ -301,6 +279,7 @@ Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
     tls->handshake_timeout_ms =
         OptionMs(o, "handshakeTimeout", tls->handshake_timeout_ms);
     tls->allow_http1 = o.Get("allowHTTP1").ToBoolean().Value();
+    tls->sni_callback = o.Get("sniCallback").ToBoolean().Value();
   }
   listener_->set_tls(std::move(tls));
   return env.Undefined();
@@ -309,7 +288,7 @@ Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
 Napi::Value JsServer::SetSecureContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_ || !listener_->tls()) return env.Undefined();
-  TlsContext ctx = ContextOrThrow(info, 0);
+  TlsContext ctx = ContextArgOrThrow(info, 0);
   if (ctx) listener_->tls()->SetDefault(std::move(ctx));
   return env.Undefined();
 }
@@ -317,7 +296,7 @@ Napi::Value JsServer::SetSecureContext(const Napi::CallbackInfo& info) {
 Napi::Value JsServer::AddContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_ || !listener_->tls() || !info[0].IsString()) return env.Undefined();
-  TlsContext ctx = ContextOrThrow(info, 1);
+  TlsContext ctx = ContextArgOrThrow(info, 1);
   if (ctx) listener_->tls()->AddSni(info[0].As<Napi::String>().Utf8Value(), std::move(ctx));
   return env.Undefined();
 }
@@ -418,6 +397,17 @@ void JsServer::OnSecureConnection(Connection* c) {
   if (on_secure_.IsEmpty()) return;
   napi_value argv[1] = {ConnectionObject(Env(), c)};
   CallJs(Env(), on_secure_, 1, argv);
+}
+
+void JsServer::OnSniRequest(Connection* c, const char* servername) {
+  napi_env env = Env();
+  if (on_sni_.IsEmpty()) {
+    c->SniAnswered(TlsContext());
+    return;
+  }
+  napi_value argv[2] = {ConnectionObject(env, c), nullptr};
+  napi_create_string_utf8(env, servername, NAPI_AUTO_LENGTH, &argv[1]);
+  CallJs(env, on_sni_, 2, argv);
 }
 
 void JsServer::OnTlsClientError(Connection* c, const char* code,

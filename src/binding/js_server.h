@@ -45,6 +45,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnSecureConnection(Connection* c) override;
   void OnTlsClientError(Connection* c, const char* code,
                         const char* message) override;
+  // SNICallback: onSni(connection, servername); lib answers with
+  // connection.sniDone(context) now or later.
+  void OnSniRequest(Connection* c, const char* servername) override;
 
   // Environment teardown (addon.cc; JS can no longer run): detaches the
   // JS connection objects without calling JS, releases the listener (its
@@ -70,14 +73,16 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // ref(bool): whether the listening socket keeps the loop alive.
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
-  // TLS (js_tls.cc builds the contexts): setTls(contextOptions,
-  // {handshakeTimeout, allowHTTP1}) before listen makes every connection
-  // speak TLS; setSecureContext(contextOptions) and addContext(hostname,
-  // contextOptions) apply to connections accepted afterwards. Each throws
-  // ERR_SLUICE_TLS_CONTEXT when OpenSSL refuses the options.
   // serveStatic(prefix, root, options) -> 0 or a UV_E* / negative code:
   // adds a mount answered natively (core/files/static_files.h).
   Napi::Value ServeStatic(const Napi::CallbackInfo& info);
+  // TLS (js_tls.cc builds the contexts): setTls(context,
+  // {handshakeTimeout, allowHTTP1, sniCallback}) before listen makes every
+  // connection speak TLS; setSecureContext(context) and
+  // addContext(hostname, context) apply to connections accepted
+  // afterwards. A context is normalized options or a native context
+  // (binding.tlsContext); options OpenSSL refuses throw
+  // ERR_SLUICE_TLS_CONTEXT.
   Napi::Value SetTls(const Napi::CallbackInfo& info);
   Napi::Value SetSecureContext(const Napi::CallbackInfo& info);
   Napi::Value AddContext(const Napi::CallbackInfo& info);
@@ -101,6 +106,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   V(on_tunnel_end_, "onTunnelEnd")       \
   V(on_secure_, "onSecure")             \
   V(on_tls_error_, "onTlsClientError")  \
+  V(on_sni_, "onSni")                   \
   V(on_connection_, "onConnection")
 #define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)

@@ -35,7 +35,59 @@ std::vector<std::string> ListOf(const Napi::Value& v) {
   return out;
 }
 
+// Marks the Externals WrapContext makes (a random 128-bit tag).
+const napi_type_tag kContextTag = {0x8f1c2a7d5e3b4c61ULL, 0x2d9e7f0a6b1c3e58ULL};
+
+void ThrowContextError(Napi::Env env, const std::string& message) {
+  Napi::Error e = Napi::Error::New(env, message);
+  e.Set("code", Napi::String::New(env, "ERR_SLUICE_TLS_CONTEXT"));
+  e.ThrowAsJavaScriptException();
+}
+
+// tlsContext(options) -> a native context (WrapContext).
+Napi::Value NewContext(const Napi::CallbackInfo& info) {
+  TlsContext ctx = ContextArgOrThrow(info, 0);
+  if (!ctx) return info.Env().Undefined();
+  return WrapContext(info.Env(), std::move(ctx));
+}
+
 }  // namespace
+
+Napi::Value WrapContext(Napi::Env env, TlsContext ctx) {
+  TlsContext* owned = new TlsContext(std::move(ctx));
+  Napi::External<TlsContext> ext = Napi::External<TlsContext>::New(
+      env, owned, [](Napi::Env, TlsContext* c) { delete c; });
+  napi_type_tag_object(env, ext, &kContextTag);
+  return ext;
+}
+
+TlsContext UnwrapContext(napi_env env, napi_value v) {
+  napi_valuetype type = napi_undefined;
+  bool ours = false;
+  void* p = nullptr;
+  if (napi_typeof(env, v, &type) != napi_ok || type != napi_external ||
+      napi_check_object_type_tag(env, v, &kContextTag, &ours) != napi_ok || !ours ||
+      napi_get_value_external(env, v, &p) != napi_ok || p == nullptr) {
+    return TlsContext();
+  }
+  return *static_cast<TlsContext*>(p);  // a new counted reference
+}
+
+TlsContext ContextArgOrThrow(const Napi::CallbackInfo& info, size_t index) {
+  Napi::Env env = info.Env();
+  if (info.Length() > index) {
+    TlsContext ctx = UnwrapContext(env, info[index]);
+    if (ctx) return ctx;
+  }
+  if (info.Length() <= index || !info[index].IsObject()) {
+    Napi::TypeError::New(env, "TLS context options expected").ThrowAsJavaScriptException();
+    return TlsContext();
+  }
+  std::string error;
+  TlsContext ctx = TlsContextFromJs(info[index].As<Napi::Object>(), &error);
+  if (!ctx) ThrowContextError(env, error);
+  return ctx;
+}
 
 TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
   TlsContextOptions t;
@@ -102,6 +154,7 @@ void InitTls(Napi::Env env, Napi::Object exports) {
   info.Set("headerVersion", OPENSSL_VERSION_TEXT);
   info.Set("runtimeVersion", OpenSSL_version(OPENSSL_VERSION));
   exports.Set("opensslInfo", info);
+  exports.Set("tlsContext", Napi::Function::New(env, NewContext, "tlsContext"));
 }
 
 }  // namespace sluice

@@ -16,11 +16,21 @@ class Connection;
 // Builds a context from the plain object lib/tls_options.js prepares
 // (PEM strings, version numbers...). On failure: empty, and *error.
 TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error);
+// A native context handed to JS: an External owning a counted reference
+// to the SSL_CTX, type-tagged so that only sluice's own are taken back.
+Napi::Value WrapContext(Napi::Env env, TlsContext ctx);
+// The context `v` holds when WrapContext made it; empty otherwise.
+TlsContext UnwrapContext(napi_env env, napi_value v);
+// A context from lib's normalized options or a WrapContext value at
+// info[index]; empty with ERR_SLUICE_TLS_CONTEXT thrown when OpenSSL
+// refuses the options (TypeError for anything else).
+TlsContext ContextArgOrThrow(const Napi::CallbackInfo& info, size_t index);
 // { alpnProtocol, servername, protocol, cipher, cipherStandardName,
 //   cipherVersion, verifyError, peerCertificate } of `c`, or null when
 // `c` is gone or speaks cleartext.
 Napi::Value TlsInfo(Napi::Env env, Connection* c);
-// exports.opensslInfo.
+// exports.opensslInfo and tlsContext(options) (a native context for
+// addContext / setSecureContext / the SNICallback's answers).
 void InitTls(Napi::Env env, Napi::Object exports);
 
 }  // namespace sluice

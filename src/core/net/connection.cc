@@ -122,6 +122,12 @@ void Connection::Resume(PauseReason why) {
 
 void Connection::ReparseHeldInput() {
   if (closing_) return;
+  if (tls_ && !tls_->handshake_done()) {
+    // An SNICallback answered (SniAnswered).
+    if (!tls_->sni_waiting() && DriveHandshake()) PumpTls();
+    if (!pause_mask_ && !closing_) StartReading();
+    return;
+  }
   session_->ResumeParsing();
   if (tls_ && tls_->handshake_done() && !closing_) PumpTls();
   if (!pause_mask_ && !closing_) StartReading();
@@ -189,8 +195,7 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     }
     // Whatever of the buffer nothing refers to goes back now.
     if (!c->closing_) {
-      c->read_buffers_.AfterRead(c->session_->ReadMemory() ==
-                                 ReadBuffers::kRequire);
+      c->read_buffers_.AfterRead(c->session_->KeepsReadBuffer());
     }
   } else if (c->tls_ && !c->tls_->handshake_done()) {
     // EOF or a reset before the handshake completed: as node, the client
@@ -237,16 +242,42 @@ void Connection::OnTlsRead(const char* data, size_t len) {
       FailTls();
       return;
     }
+    // Waiting for the SNICallback: input is only buffered (bounded above).
+    if (tls_->sni_waiting()) return;
+    if (!DriveHandshake()) return;
+  }
+  PumpTls();
+}
+
+bool Connection::DriveHandshake() {
+  for (;;) {
     TlsChannel::Status s = tls_->Handshake();
     if (s == TlsChannel::kError) {
       FailTls();
-      return;
+      return false;
     }
     if (!writer_.wire().empty()) MarkDirty();  // the server's flight
-    if (s == TlsChannel::kWant) return;
-    if (!OnHandshakeDone()) return;
+    if (s == TlsChannel::kWant) return false;
+    if (s == TlsChannel::kSuspended) {
+      // Asked outside OpenSSL's callback, so the embedder may answer at
+      // once (SniAnswered then only records) or later (it schedules us).
+      asking_sni_ = true;
+      listener_->delegate()->OnSniRequest(this, tls_->sni_servername().c_str());
+      asking_sni_ = false;
+      if (closing_ || tls_->sni_waiting()) return false;
+      continue;  // answered synchronously
+    }
+    return OnHandshakeDone();
   }
-  PumpTls();
+}
+
+void Connection::SniAnswered(TlsContext ctx) {
+  if (closing_ || !tls_ || !tls_->sni_waiting()) return;
+  tls_->SetSniAnswer(std::move(ctx));
+  // Inside OnSniRequest DriveHandshake goes on by itself; otherwise the
+  // handshake resumes in the listener's next dispatch, never inside the
+  // embedder's call.
+  if (!asking_sni_) listener_->ScheduleReparse(this);
 }
 
 bool Connection::OnHandshakeDone() {
@@ -311,13 +342,13 @@ void Connection::PumpTls() {
       read_buffers_.OnRead(buf.base, n);
       session_->OnRead(buf.base, n);
       if (closing_) return;
-      read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
+      read_buffers_.AfterRead(session_->KeepsReadBuffer());
       if (s == TlsChannel::kOk || s == TlsChannel::kWant) continue;
     } else if (s == TlsChannel::kWant || s == TlsChannel::kOk) {
       // No whole record after all: a fresh hold with nothing in it goes
       // back unless a body is due (the next record lands there).
       if (r == ReadBuffers::kGot) {
-        read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
+        read_buffers_.AfterRead(session_->KeepsReadBuffer());
       }
       break;
     } else if (r == ReadBuffers::kGot) {

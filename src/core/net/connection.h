@@ -48,6 +48,10 @@ class Connection final : private WriterClient {
   ReadBuffers& read_buffers() { return read_buffers_; }
   // The TLS layer under the session; nullptr on a cleartext connection.
   TlsChannel* tls() const { return tls_.get(); }
+  // The embedder's answer to ServerDelegate::OnSniRequest: the context to
+  // serve (empty: the default). Ignored once closed; the handshake goes on
+  // in a later dispatch (or at once when answered inside OnSniRequest).
+  void SniAnswered(TlsContext ctx);
   // The embedder's buffer pool refilled: read again if a dry pool stopped
   // reading (the next alloc callback asks again).
   void RetryReadBuffer() { Resume(kPauseMemory); }
@@ -128,6 +132,10 @@ class Connection final : private WriterClient {
   // TLS (tls_ set): ciphertext read from the socket (inside the read
   // callback's dispatch): drives the handshake, then PumpTls.
   void OnTlsRead(const char* data, size_t len);
+  // Runs the handshake as far as the input goes, asking the embedder when
+  // an SNICallback suspends it. True once it completed (OnHandshakeDone),
+  // false while it needs more or the connection closed.
+  bool DriveHandshake();
   // The handshake completed: the session by ALPN, 'secureConnection'.
   // False when the connection was closed instead.
   bool OnHandshakeDone();
@@ -170,6 +178,7 @@ class Connection final : private WriterClient {
   bool shut_down_ = false;   // FIN sent: discarding input until EOF
   bool eof_ = false;
   bool drain_wanted_ = false;
+  bool asking_sni_ = false;  // inside ServerDelegate::OnSniRequest
   // Until the first bytes decide, input goes to DetectProtocol (only when
   // the embedder speaks HTTP/2).
   bool detecting_ = false;

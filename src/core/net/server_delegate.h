@@ -81,6 +81,15 @@ class ServerDelegate {
   // session was chosen by ALPN (node's 'secureConnection'). The embedder
   // may close the connection here.
   virtual void OnSecureConnection(Connection* c) { (void)c; }
+  // TLS with an SNICallback (TlsServer::sni_callback): the ClientHello
+  // named `servername` and the handshake waits for
+  // Connection::SniAnswered (now or later; meanwhile handshakeTimeout
+  // runs). Not called from inside OpenSSL. The embedder may close the
+  // connection here instead of answering. Only an embedder that sets
+  // sni_callback is asked.
+  virtual void OnSniRequest(Connection* c, const char* servername) {
+    (void)c; (void)servername;
+  }
   // A handshake failed, timed out, or the client left before it completed
   // (node's 'tlsClientError'): code as node names it ("ERR_SSL_...",
   // "ERR_TLS_HANDSHAKE_TIMEOUT", "ECONNRESET"), OpenSSL's message. The

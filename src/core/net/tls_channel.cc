@@ -82,9 +82,11 @@ std::unique_ptr<TlsChannel> TlsChannel::Create(const TlsServer* server,
   BIO_set_data(wbio, wire);
   SSL_set_bio(ssl, rbio, wbio);  // the SSL owns both from here
   SSL_set_accept_state(ssl);
-  // The SNI callback finds the listener's contexts through this.
-  SSL_set_app_data(ssl, const_cast<TlsServer*>(server));
-  return std::unique_ptr<TlsChannel>(new TlsChannel(ssl, rbio));
+  std::unique_ptr<TlsChannel> channel(new TlsChannel(server, ssl, rbio));
+  // The servername and certificate callbacks find the channel (and its
+  // listener's contexts) through this; the SSL dies with the channel.
+  SSL_set_app_data(ssl, channel.get());
+  return channel;
 }
 
 TlsChannel::~TlsChannel() { SSL_free(ssl_); }
@@ -106,8 +108,48 @@ TlsChannel::Status TlsChannel::Handshake() {
   }
   int e = SSL_get_error(ssl_, r);
   if (e == SSL_ERROR_WANT_READ) return kWant;
+  if (e == SSL_ERROR_WANT_X509_LOOKUP && sni_ == kSniAsked) return kSuspended;
   TakeError(e);
   return kError;
+}
+
+int TlsChannel::OnCertCb(SSL* ssl, void* arg) {
+  (void)arg;
+  TlsChannel* self = static_cast<TlsChannel*>(SSL_get_app_data(ssl));
+  if (self == nullptr || !self->server_->sni_callback) return 1;
+  switch (self->sni_) {
+    case kSniNone: {
+      // As node: no server name, no callback.
+      const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+      if (name == nullptr || *name == '\0') {
+        self->sni_ = kSniDone;
+        return 1;
+      }
+      self->sni_name_ = name;
+      self->sni_ = kSniAsked;
+      return -1;
+    }
+    case kSniAsked:
+      return -1;
+    case kSniAnswered:
+      // The certificate is chosen after this callback returns, from the
+      // context in place now (SSL_set_SSL_CTX takes its own reference).
+      if (self->sni_ctx_ && SSL_set_SSL_CTX(ssl, self->sni_ctx_.get()) == nullptr) {
+        return 0;  // fatal: internal_error alert
+      }
+      self->sni_ctx_ = TlsContext();
+      self->sni_ = kSniDone;
+      return 1;
+    case kSniDone:
+      return 1;  // a second ClientHello (HelloRetryRequest)
+  }
+  return 1;
+}
+
+void TlsChannel::SetSniAnswer(TlsContext ctx) {
+  if (sni_ != kSniAsked) return;
+  sni_ctx_ = std::move(ctx);
+  sni_ = kSniAnswered;
 }
 
 TlsChannel::Status TlsChannel::Read(char* buf, size_t cap, size_t* n) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/net/output_queue.h"
+#include "core/net/tls_context.h"
 #include "core/net/writer.h"
 
 namespace sluice {
@@ -37,12 +38,29 @@ class TlsChannel final : public Sealer {
     kWant,     // needs more ciphertext
     kClosed,   // the peer sent close_notify
     kError,    // protocol error: error_code()/error_message() say which
+    kSuspended,  // SNICallback: waiting for SetSniAnswer (sni_servername())
   };
 
   // Ciphertext from the socket. Copied into OpenSSL's input BIO.
   void Feed(const char* data, size_t len);
-  // Drives the handshake with what was fed.
+  // Drives the handshake with what was fed. Not to be called while
+  // sni_waiting(): it would only suspend again.
   Status Handshake();
+
+  // SNICallback (TlsServer::sni_callback). The handshake suspends at the
+  // certificate callback, after the ClientHello was parsed; the embedder
+  // asks its callback for sni_servername() and answers with SetSniAnswer
+  // (an empty context keeps the default), then runs Handshake again.
+  bool sni_waiting() const { return sni_ == kSniAsked; }
+  const std::string& sni_servername() const { return sni_name_; }
+  void SetSniAnswer(TlsContext ctx);
+  // OpenSSL's certificate callback on every sluice SSL_CTX (installed by
+  // TlsContext::Create): called inside SSL_do_handshake with the SSL whose
+  // app data is its TlsChannel; 1 = go on, -1 = suspend (SSL_do_handshake
+  // returns SSL_ERROR_WANT_X509_LOOKUP and calls it again when re-run).
+  // It runs no embedder code (the embedder is asked after it returns).
+  static int OnCertCb(SSL* ssl, void* arg);
+  const TlsServer* server() const { return server_; }
   bool handshake_done() const { return handshake_done_; }
   // Decrypts up to `cap` bytes into `buf`; *n is set on kOk.
   Status Read(char* buf, size_t cap, size_t* n);
@@ -83,16 +101,22 @@ class TlsChannel final : public Sealer {
   SSL* ssl() const { return ssl_; }
 
  private:
-  TlsChannel(SSL* ssl, BIO* rbio) : ssl_(ssl), rbio_(rbio) {}
+  TlsChannel(const TlsServer* server, SSL* ssl, BIO* rbio)
+      : server_(server), ssl_(ssl), rbio_(rbio) {}
   // Fills error_code_/error_message_ from OpenSSL's error queue.
   void TakeError(int ssl_error);
   int WriteRecord(const char* p, size_t n);
 
+  enum SniState { kSniNone, kSniAsked, kSniAnswered, kSniDone };
+  const TlsServer* server_;  // the listener's; outlives every connection
   SSL* ssl_;   // owns both BIOs
   BIO* rbio_;  // memory BIO: ciphertext fed and not yet consumed
   bool handshake_done_ = false;
   bool close_notify_sent_ = false;
   size_t handshake_bytes_ = 0;
+  SniState sni_ = kSniNone;
+  std::string sni_name_;
+  TlsContext sni_ctx_;  // the answer, until the certificate callback takes it
   std::unique_ptr<char[]> stage_;  // gathers small segments into a record
   std::string error_code_;
   std::string error_message_;

@@ -1,5 +1,6 @@
 #include "core/net/tls_context.h"
 
+#include "core/net/tls_channel.h"
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
@@ -53,13 +54,17 @@ int SelectAlpn(SSL* ssl, const unsigned char** out, unsigned char* outlen,
 }
 
 // SNI: switch the connection to the context addContext gave for the name
-// (the SSL's app data is its listener's TlsServer, see TlsChannel).
+// (the SSL's app data is its TlsChannel, see TlsChannel::Create). With an
+// SNICallback the names are the callback's business (TlsChannel::OnCertCb).
 int OnServerName(SSL* ssl, int* alert, void* arg) {
   (void)alert;
   (void)arg;
   const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-  const TlsServer* server = static_cast<const TlsServer*>(SSL_get_app_data(ssl));
-  if (name == nullptr || server == nullptr) return SSL_TLSEXT_ERR_OK;
+  const TlsChannel* channel = static_cast<const TlsChannel*>(SSL_get_app_data(ssl));
+  const TlsServer* server = channel != nullptr ? channel->server() : nullptr;
+  if (name == nullptr || server == nullptr || server->sni_callback) {
+    return SSL_TLSEXT_ERR_OK;
+  }
   SSL_CTX* ctx = server->ForServerName(name);
   if (ctx != nullptr && ctx != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, ctx);
   return SSL_TLSEXT_ERR_OK;
@@ -317,6 +322,7 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   SSL_CTX_set_alpn_select_cb(c, SelectAlpn,
                              const_cast<std::string*>(&kAlpnWire[o.alpn]));
   SSL_CTX_set_tlsext_servername_callback(c, OnServerName);
+  SSL_CTX_set_cert_cb(c, TlsChannel::OnCertCb, nullptr);
   return TlsContext(ctx.release());
 }
 

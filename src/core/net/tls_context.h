@@ -102,6 +102,10 @@ class TlsServer {
   // allowHTTP1: a connection that did not negotiate "h2" is served as
   // HTTP/1.1 (false: it is closed, as node's 'unknownProtocol' default).
   bool allow_http1 = true;
+  // SNICallback: a ClientHello with a server name suspends the handshake
+  // until the embedder answers with a context (TlsChannel::SetSniAnswer);
+  // the addContext names are not consulted then (as node).
+  bool sni_callback = false;
 
  private:
   TlsContext default_;
