@@ -212,7 +212,7 @@ async function runCase(spec, c, opts) {
     for (let i = 0; i < variants.length; i++) {
       const v = variants[i];
       const r = vres[i];
-      if (v.requires && !common.hasTool(v.requires)) {
+      if (v.requires && !hasTool(v.requires)) {
         // A reference server (files/reference_server.js) that is not installed.
         r.skipped = `${v.requires} not installed (apt-get install -y ${v.aptPackage || v.requires})`;
         log(`${tag} ${r.label}: ${r.skipped}`);

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/loop_tracked.h"
 #include "core/compress/compressor.h"
 #include "core/files/static_headers.h"
 #include "core/files/static_path.h"
@@ -152,6 +153,7 @@ class StaticLookup {
   bool job_busy_ = false;
   bool cancelled_ = false;
   PipeBuffer* job_buf_ = nullptr;  // the first read (of the chosen file)
+  LoopTracked tracked_;  // freed only once no job is in flight
   int job_err_ = 0;
   ssize_t job_read_ = 0;
 };
