@@ -61,6 +61,11 @@ struct ServerOptions {
   // OnConnection; node's 'connection' event), only while it listens for
   // them: no call per connection otherwise.
   bool connection_events = false;
+  // An expired keep-alive timeout is reported (Http1Delegate::
+  // OnKeepAliveTimeout) instead of closing the connection: node's
+  // server.on('timeout') hears idle keep-alive sockets. Only while the
+  // embedder listens.
+  bool keep_alive_timeout_events = false;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than
