@@ -177,6 +177,16 @@ function onConnection(server, conn) {
   if (server.listenerCount('connection') > 0) server.emit('connection', st.socket);
 }
 
+// An idle keep-alive connection's keepAliveTimeout expired while the
+// server listens for 'timeout' (native code reports it only then, see
+// Server#_syncEvents): as node, whose keep-alive timeout is the socket's
+// timeout then, the server's 'timeout' hears the socket and it stays open
+// for the listener to close.
+function onKeepAliveTimeout(server, conn) {
+  const st = connState(server, conn);
+  if (!server.emit('timeout', st.socket)) st.socket.destroy();
+}
+
 // rawPacket / bytesParsed: the input being parsed when a parse error was
 // found and how far into it the parser got (undefined for timeouts), as
 // node's parse errors carry them.
@@ -391,6 +401,7 @@ function callbacks(server, memory) {
     onClientError: (conn, status, code, reason, rawPacket, bytesParsed) =>
       onClientError(server, conn, status, code, reason, rawPacket, bytesParsed),
     onConnection: (conn) => onConnection(server, conn),
+    onKeepAliveTimeout: (conn) => onKeepAliveTimeout(server, conn),
     onClose,
     onAlloc: (conn, size) => memory.alloc(conn, size),
     onReleaseBody,

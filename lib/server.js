@@ -31,7 +31,7 @@ const { kNative, kLimits } = require('./symbols');
 const kTimeout = Symbol('sluice.serverTimeout');
 
 // Events whose listeners native code is told about (Server#_syncEvents).
-const syncedEvents = new Set(['upgrade', 'connect', 'connection']);
+const syncedEvents = new Set(['upgrade', 'connect', 'connection', 'timeout']);
 
 class Server extends EventEmitter {
   constructor(options, requestListener) {
@@ -90,6 +90,9 @@ class Server extends EventEmitter {
     // methods below.
     this._tunnelEvents = 0;
     this._connectionEvents = false;
+    // Whether 'timeout' has listeners (keep_alive_timeout_events: an
+    // expired keep-alive is reported instead of closed).
+    this._keepAliveTimeoutEvents = false;
     this._syncEvents();
   }
 
@@ -105,6 +108,11 @@ class Server extends EventEmitter {
     if (connection !== this._connectionEvents) {
       this._connectionEvents = connection;
       this[kNative].setLimit('connectionEvents', connection ? 1 : 0);
+    }
+    const timeout = this.listenerCount('timeout') > 0;
+    if (timeout !== this._keepAliveTimeoutEvents) {
+      this._keepAliveTimeoutEvents = timeout;
+      this[kNative].setLimit('keepAliveTimeoutEvents', timeout ? 1 : 0);
     }
   }
 

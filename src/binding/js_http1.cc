@@ -108,4 +108,11 @@ void JsHttp1::OnClientError(Connection* c, const ClientError& err) {
   CallJs(env_, on_client_error_, 6, argv);
 }
 
+bool JsHttp1::OnKeepAliveTimeout(Connection* c) {
+  if (on_keep_alive_timeout_.IsEmpty()) return false;
+  napi_value argv[1] = {ConnectionObject(env_, c)};
+  CallJs(env_, on_keep_alive_timeout_, 1, argv);
+  return true;
+}
+
 }  // namespace sluice

@@ -28,6 +28,7 @@ class JsHttp1 final : public Http1Delegate {
   void OnClientError(Connection* c, const ClientError& err) override;
   void OnUpgrade(Connection* c, uint32_t seq, const char* head,
                  size_t len) override;
+  bool OnKeepAliveTimeout(Connection* c) override;
 
  private:
   napi_env env_;
@@ -37,7 +38,8 @@ class JsHttp1 final : public Http1Delegate {
   V(on_body_, "onBody")                 \
   V(on_end_, "onEnd")                   \
   V(on_client_error_, "onClientError")  \
-  V(on_upgrade_, "onUpgrade")
+  V(on_upgrade_, "onUpgrade")           \
+  V(on_keep_alive_timeout_, "onKeepAliveTimeout")
 #define SLUICE_H1_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_HTTP1_CALLBACKS(SLUICE_H1_CALLBACK_MEMBER)
 #undef SLUICE_H1_CALLBACK_MEMBER

@@ -54,6 +54,8 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
     o->tunnel_events = finite ? static_cast<int>(d) : 0;
   } else if (name == "connectionEvents") {
     o->connection_events = finite && d > 0;
+  } else if (name == "keepAliveTimeoutEvents") {
+    o->keep_alive_timeout_events = finite && d > 0;
   } else {
     return false;
   }

@@ -35,6 +35,33 @@ describe(`http1 socket idle timeouts [${common.implName}]`, function () {
     await c.waitClose();
   });
 
+  it('an expired keepAliveTimeout goes to the server\'s \'timeout\' listeners, the socket left open', async function () {
+    const timedOut = deferred();
+    const { server, port } = await common.startServer({ keepAliveTimeout: 100 }, (req, res) => res.end('ok'));
+    server.on('timeout', (socket) => timedOut.resolve(socket));
+    const c = await common.rawConnect(port);
+    const t0 = Date.now();
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+    await c.responses(1);
+    const socket = await common.withTimeout(timedOut.promise, 3000, 'server timeout');
+    assert.ok(Date.now() - t0 >= 90, `fired after ${Date.now() - t0} ms`);
+    await common.sleep(50);
+    assert.strictEqual(c.closed, false, 'a listener was there: the socket is left open');
+    c.socket.write('GET /again HTTP/1.1\r\nHost: h\r\n\r\n');
+    const [, again] = await c.responses(2);
+    assert.strictEqual(again.body.toString(), 'ok');
+    socket.destroy();
+    await c.waitClose();
+  });
+
+  it('without a \'timeout\' listener an expired keepAliveTimeout closes the connection', async function () {
+    const { port } = await common.startServer({ keepAliveTimeout: 100 }, (req, res) => res.end('ok'));
+    const c = await common.rawConnect(port);
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+    await c.responses(1);
+    await c.waitClose(3000);
+  });
+
   it('a connection idle before its first request times out too', async function () {
     const timedOut = deferred();
     const { server, port } = await common.startServer((req, res) => res.end('ok'));

@@ -68,6 +68,11 @@ struct ServerOptions {
   // keepAliveInitialDelay; delay 0 keeps the system's idle time).
   bool tcp_keep_alive = false;
   unsigned int tcp_keep_alive_delay_s = 0;
+  // An expired keep-alive timeout is reported (Http1Delegate::
+  // OnKeepAliveTimeout) instead of closing the connection: node's
+  // server.on('timeout') hears idle keep-alive sockets. Only while the
+  // embedder listens.
+  bool keep_alive_timeout_events = false;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

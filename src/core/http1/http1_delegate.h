@@ -87,6 +87,15 @@ class Http1Delegate {
                          size_t len) {
     (void)c; (void)seq; (void)head; (void)len;
   }
+  // The keep-alive timeout expired on an idle connection while
+  // ServerOptions::keep_alive_timeout_events is set (node hands such a
+  // socket to the server's 'timeout' listeners): the connection stays open
+  // and is the embedder's to close. Returns false to have it closed as
+  // usual (the default).
+  virtual bool OnKeepAliveTimeout(Connection* c) {
+    (void)c;
+    return false;
+  }
 };
 
 }  // namespace sluice

@@ -438,7 +438,12 @@ void Http1Session::OnEof() {
 
 void Http1Session::OnTimeout(int kind) {
   if (kind == kDeadlineKeepAlive) {
-    if (IsIdle()) conn_->Destroy();
+    if (!IsIdle()) return;
+    if (conn_->listener()->options().keep_alive_timeout_events &&
+        delegate()->OnKeepAliveTimeout(conn_)) {
+      return;
+    }
+    conn_->Destroy();
     return;
   }
   if (kind == kDeadlineLinger) {
