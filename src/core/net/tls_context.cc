@@ -196,7 +196,8 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   // the client and useless to HTTP; node limits it, sluice forbids it).
   uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION;
   if (o.honor_cipher_order) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
-  SSL_CTX_set_options(c, opts);
+  // secureOptions adds to these, as node's setOptions does to its own.
+  SSL_CTX_set_options(c, opts | o.secure_options);
   // Idle connections give their record buffers back (as node).
   SSL_CTX_set_mode(c, SSL_MODE_RELEASE_BUFFERS);
 
@@ -271,6 +272,17 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
       return TlsContext();
     }
   }
+  if (o.dhparam == "auto") {
+    SSL_CTX_set_dh_auto(c, 1);
+  } else if (!o.dhparam.empty()) {
+    // As node (documented there): parameters that do not parse are
+    // discarded and DHE suites stay unavailable; node has already refused
+    // ones that are too small.
+    UniqueBio bio = MemBio(o.dhparam);
+    EVP_PKEY* dh = bio ? PEM_read_bio_Parameters(bio.get(), nullptr) : nullptr;
+    if (dh != nullptr && SSL_CTX_set0_tmp_dh_pkey(c, dh) != 1) EVP_PKEY_free(dh);
+    ERR_clear_error();
+  }
   if ((!o.keys.empty() || !o.pfx.empty()) && SSL_CTX_check_private_key(c) != 1) {
     *error = LastError("key does not match certificate");
     return TlsContext();
@@ -288,6 +300,30 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
       }
     }
   }
+  for (const std::string& pem : o.crls) {
+    // As node's addCRL: every CRL joins the trust store and client
+    // certificates (and their issuers) are checked against them.
+    UniqueBio bio = MemBio(pem);
+    X509_STORE* store = SSL_CTX_get_cert_store(c);
+    int added = 0;
+    for (;;) {
+      X509_CRL* crl = bio ? PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr) : nullptr;
+      if (crl == nullptr) break;
+      int r = X509_STORE_add_crl(store, crl);
+      X509_CRL_free(crl);  // the store holds its own reference
+      if (r != 1) {
+        *error = LastError("crl");
+        return TlsContext();
+      }
+      added++;
+    }
+    ERR_clear_error();
+    if (added == 0) {
+      *error = "crl: no CRL in the PEM data";
+      return TlsContext();
+    }
+    X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
+  }
   if (o.request_cert) {
     int mode = SSL_VERIFY_PEER;
     if (o.reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
@@ -296,7 +332,17 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   // Sessions resume only in the context that made them (required by
   // OpenSSL once client certificates are verified).
   static const unsigned char kSidCtx[] = "sluice";
-  SSL_CTX_set_session_id_context(c, kSidCtx, sizeof(kSidCtx) - 1);
+  if (o.session_id_context.empty()) {
+    SSL_CTX_set_session_id_context(c, kSidCtx, sizeof(kSidCtx) - 1);
+  } else {
+    // At most SSL_MAX_SID_CTX_LENGTH (32) bytes, taken as given (node).
+    if (SSL_CTX_set_session_id_context(
+            c, reinterpret_cast<const unsigned char*>(o.session_id_context.data()),
+            static_cast<unsigned int>(o.session_id_context.size())) != 1) {
+      *error = LastError("sessionIdContext");
+      return TlsContext();
+    }
+  }
   SSL_CTX_set_timeout(c, o.session_timeout);
   if (!o.ticket_keys.empty()) {
     // OpenSSL's own ticket keys are 80 bytes: name 16, HMAC 32, AES 32.

@@ -13,6 +13,7 @@
 
 #include <openssl/ssl.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct TlsContextOptions {
   bool reject_unauthorized = true;
   long session_timeout = 300;      // seconds
   std::string ticket_keys;         // 48 bytes (node's layout) or empty
+  uint64_t secure_options = 0;     // secureOptions: SSL_OP_* added as given
+  std::string dhparam;             // "auto", PEM DH parameters, or empty
+  std::vector<std::string> crls;   // PEM CRLs: client certificates checked
+  std::string session_id_context;  // sessionIdContext; empty: sluice's
   AlpnSet alpn = kAlpnH2Http1;
 };
 
