@@ -153,7 +153,8 @@ function nativeContextOptions(options) {
     requestCert: !!options.requestCert,
     rejectUnauthorized: options.rejectUnauthorized !== false,
     sessionTimeout: options.sessionTimeout === undefined ? 300 : options.sessionTimeout,
-    ticketKeys: options.ticketKeys,
+    ticketKeys: options.ticketKeys === undefined ? undefined
+      : Buffer.from(options.ticketKeys.buffer, options.ticketKeys.byteOffset, options.ticketKeys.byteLength),
     alpn: alpnSetOf(options),
   };
 }

@@ -111,7 +111,6 @@ TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
   t.reject_unauthorized = o.Get("rejectUnauthorized").ToBoolean().Value();
   v = o.Get("sessionTimeout");
   if (v.IsNumber()) t.session_timeout = v.As<Napi::Number>().Int64Value();
-  t.ticket_keys = BytesOf(o.Get("ticketKeys"));
   v = o.Get("secureOptions");
   if (v.IsNumber()) t.secure_options = static_cast<uint64_t>(v.As<Napi::Number>().Int64Value());
   t.dhparam = BytesOf(o.Get("dhparam"));

@@ -157,4 +157,76 @@ describe('TLS socket methods', function () {
     const reused = (out.match(/^Reused,/mg) || []).length;
     assert.ok(reused >= 4, `${reused} of 5 reconnects resumed`);
   });
+
+  // A session from a first connection to `port` (TLS 1.2 or 1.3).
+  async function sessionFrom(port, opts = {}) {
+    const sessions = [];
+    const s = await connect(port, opts, sessions);
+    await getFacts(s);
+    await common.withTimeout((async () => { while (sessions.length === 0) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'session');
+    s.destroy();
+    return sessions[sessions.length - 1];
+  }
+
+  async function resumes(port, session, opts = {}) {
+    const s = await connect(port, { ...opts, session });
+    const reused = s.isSessionReused();
+    s.destroy();
+    return reused;
+  }
+
+  it('getTicketKeys / setTicketKeys: 48 bytes; new keys end old tickets, keys moved to another server resume there', async function () {
+    const a = await startSecure({ sessionIdContext: 'tickets' }, tlsFacts);
+    const b = await startSecure({ sessionIdContext: 'tickets' }, tlsFacts);
+    const keys = a.server.getTicketKeys();
+    assert.ok(Buffer.isBuffer(keys) && keys.length === 48);
+    assert.notDeepStrictEqual(b.server.getTicketKeys(), keys);
+    for (const version of ['TLSv1.3', 'TLSv1.2']) {
+      const opts = { maxVersion: version };
+      const session = await sessionFrom(a.port, opts);
+      assert.strictEqual(await resumes(a.port, session, opts), true, version);
+      assert.strictEqual(await resumes(b.port, session, opts), false, version);
+      b.server.setTicketKeys(keys);
+      assert.deepStrictEqual(b.server.getTicketKeys(), keys);
+      assert.strictEqual(await resumes(b.port, session, opts), true, `${version} after setTicketKeys`);
+      b.server.setTicketKeys(crypto.randomBytes(48));
+    }
+    a.server.setTicketKeys(crypto.randomBytes(48));
+    const session = await sessionFrom(b.port);
+    assert.strictEqual(await resumes(a.port, session), false);
+  });
+
+  common.sluiceOnly('ticket keys interoperate with node: a node server resumes sluice\'s tickets and sluice resumes node\'s', async function () {
+    const f = fixtures();
+    const nodeServer = http2.createSecureServer({ key: f.localhost.key, cert: f.localhost.cert, allowHTTP1: true, sessionIdContext: 'tickets' },
+      (req, res) => res.end('node'));
+    const nodePort = await common.listenLocal(nodeServer);
+    after(() => nodeServer.close());
+    const sluice = await startSecure({ sessionIdContext: 'tickets' }, tlsFacts);
+    nodeServer.setTicketKeys(sluice.server.getTicketKeys());
+    for (const version of ['TLSv1.3', 'TLSv1.2']) {
+      const opts = { maxVersion: version };
+      assert.strictEqual(await resumes(nodePort, await sessionFrom(sluice.port, opts), opts), true, `${version} sluice -> node`);
+    }
+    sluice.server.setTicketKeys(crypto.randomBytes(48));
+    nodeServer.setTicketKeys(crypto.randomBytes(48));
+    sluice.server.setTicketKeys(nodeServer.getTicketKeys());
+    for (const version of ['TLSv1.3', 'TLSv1.2']) {
+      const opts = { maxVersion: version };
+      const sessions = [];
+      const s = await connect(nodePort, opts, sessions);
+      s.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await common.withTimeout((async () => { while (sessions.length === 0) await new Promise((r) => setTimeout(r, 5)); })(), 5000, 'node session');
+      s.destroy();
+      assert.strictEqual(await resumes(sluice.port, sessions[sessions.length - 1], opts), true, `${version} node -> sluice`);
+    }
+  });
+
+  common.sluiceOnly('setTicketKeys takes 48 bytes only', async function () {
+    const { server } = await startSecure({}, tlsFacts);
+    assert.throws(() => server.setTicketKeys(Buffer.alloc(47)), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => server.setTicketKeys('x'.repeat(48)), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => common.impl.createSecureServer({ key: fixtures().localhost.key, cert: fixtures().localhost.cert, ticketKeys: Buffer.alloc(16) }),
+      { code: 'ERR_INVALID_ARG_VALUE' });
+  });
 });
