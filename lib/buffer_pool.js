@@ -43,7 +43,8 @@ class MemoryStamp extends Stamp {
 
 // Stamped on each view object that carries a reference: the alloc result's
 // hold carries its Slot, a retained chunk the Lease it was cut under (see
-// below); null once it was released.
+// below; a SettledChunk around it when retained with a settlement); null
+// once it was released.
 class RefStamp extends Stamp {
   #ref;
   constructor(view, ref) {
@@ -59,9 +60,14 @@ class RefStamp extends Stamp {
   // undefined (never carried one; also for anything not an object).
   static take(view) {
     if (typeof view !== 'object' || view === null || !(#ref in view)) return undefined;
-    const ref = view.#ref;
+    let ref = view.#ref;
     if (ref === null) return null;
     view.#ref = null;
+    if (ref instanceof SettledChunk) {
+      // A chunk whose release someone waits for (HTTP/2 window credit).
+      ref.settlement.settle();
+      ref = ref.lease;
+    }
     if (ref instanceof Lease) {
       // A chunk: no longer outstanding.
       ref.count.unreleased--;
@@ -90,12 +96,25 @@ class LeaseCount {
   constructor(slot) {
     this.slot = slot;
     this.unreleased = 0;
+    // Settlements of chunks cut under this lease (retainChunk's second
+    // argument), settled when the chunks are collected unreleased; null
+    // while none was given.
+    this.settlements = null;
   }
 }
 
 class Lease {
   constructor(slot) {
     this.count = new LeaseCount(slot);
+  }
+}
+
+// The reference of a chunk retained with a settlement: its Lease (as any
+// chunk's) and the settlement, settled once when the reference is dropped.
+class SettledChunk {
+  constructor(lease, settlement) {
+    this.lease = lease;
+    this.settlement = settlement;
   }
 }
 
@@ -127,6 +146,12 @@ const reclaimer = new FinalizationRegistry((count) => {
   const n = count.unreleased;
   if (n === 0) return;
   count.unreleased = 0;
+  // settle() is idempotent: those of released chunks did their work.
+  const settlements = count.settlements;
+  if (settlements !== null) {
+    count.settlements = null;
+    for (let i = 0; i < settlements.length; i++) settlements[i].settle();
+  }
   const slot = count.slot;
   const state = slot.state;
   state.reclaimed += n;
@@ -297,7 +322,11 @@ function createBufferPool(options) {
 
 // ─── server-internal ────────────────────────────────────────────────────────
 
-function retainChunk(chunk) {
+// settlement (optional): an object whose settle() is called once when
+// the chunk's reference is dropped — released, or collected unreleased
+// (from the FinalizationRegistry's callback). It must not reference the
+// chunk. HTTP/2 credits flow-control windows this way.
+function retainChunk(chunk, settlement) {
   if (!ArrayBuffer.isView(chunk)) throw invalidArgType('chunk', 'a Buffer or TypedArray', chunk);
   const slot = MemoryStamp.slotOf(chunk.buffer);
   if (slot === undefined) return false;
@@ -311,7 +340,14 @@ function retainChunk(chunk) {
                          'retain a new view object for every chunk');
   }
   const lease = slot.currentLease();
-  new RefStamp(chunk, lease);  // eslint-disable-line no-new
+  if (settlement === undefined) {
+    new RefStamp(chunk, lease);  // eslint-disable-line no-new
+  } else {
+    new RefStamp(chunk, new SettledChunk(lease, settlement));  // eslint-disable-line no-new
+    const count = lease.count;
+    if (count.settlements === null) count.settlements = [];
+    count.settlements.push(settlement);
+  }
   lease.count.unreleased++;
   slot.refs++;
   slot.state.outstanding++;

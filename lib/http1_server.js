@@ -285,7 +285,14 @@ class BodyMemory {
     this._pool = isPoolAllocator(allocator);
     this._waiting = new Set();
     this._onAvailable = this._retryWaiting.bind(this);
-    if (this._pool) onBufferAvailable(allocator, this._onAvailable);
+    this._attached = false;
+    this.attach();
+  }
+
+  // The server listens (again, after a close): pool refills retry.
+  attach() {
+    if (this._pool && !this._attached) onBufferAvailable(this._allocator, this._onAvailable);
+    this._attached = true;
   }
 
   // Native code needs memory for the next body read of `conn`.
@@ -326,7 +333,8 @@ class BodyMemory {
 
   // The server closed: no more retries.
   detach() {
-    if (this._pool) offBufferAvailable(this._allocator, this._onAvailable);
+    if (this._pool && this._attached) offBufferAvailable(this._allocator, this._onAvailable);
+    this._attached = false;
     this._waiting.clear();
   }
 }

@@ -7,7 +7,8 @@
 // adapter that speaks the native connection's method names).
 
 const binding = require('./binding');
-const { IncomingRequest } = require('./incoming');
+const { IncomingRequest, kPoolBacked } = require('./incoming');
+const { retainChunk, releaseHold } = require('./buffer_pool');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
 const { headersObject } = require('./headers');
@@ -15,12 +16,12 @@ const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_st
 const { toChunk } = require('./body');
 const { codedError } = require('./errors');
 
-const { kH2State: kState } = require('./symbols');
+const { kH2State: kState, kConnState } = require('./symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
   STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
-  RESULT_NO_BODY, VERSION_2_0,
+  RESULT_NO_BODY, VERSION_2_0, H2_DEFAULT_STREAM_WINDOW,
 } = binding.constants;
 
 // ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------
@@ -193,13 +194,131 @@ function onCompatFinish(res) {
   if (!req.complete && !req._consuming) req._dump();
 }
 
+// ---- request bodies in allocator memory ----------------------------------------
+
+// With a requestBufferAllocator the session reads into the allocator's
+// memory and a DATA payload there arrives as (offset, len) into the
+// connection's current read buffer (its ConnState's bodyBuf, set by
+// BodyMemory.alloc in lib/http1_server.js). It is handed out as a view
+// retained with a WindowCredit: when the view's reference is dropped —
+// releaseBuffer, a pipe destination's write callback (lib/incoming.js), or
+// the view collected unreleased — the session credits the stream's and the
+// connection's flow-control windows (native consume). So a consumer that
+// keeps its chunks holds back its client (the window shuts), not the pool.
+
+// A stream's window held shut this long by unreleased chunks, with no
+// data and no release meanwhile, warns (once per stream), as a dry pool
+// does (lib/buffer_pool.js): a silent stall is the likely result of a
+// handler that never releases.
+const WINDOW_HELD_WARNING_MS = 500;
+
+// Per stream: the bytes of its views not yet given back.
+class StreamWindow {
+  constructor(native, id, threshold) {
+    this.native = native;
+    this.id = id;
+    this.threshold = threshold;  // half the window: past it the client may stop
+    this.held = 0;
+    this.activity = 0;           // views cut + given back, for the stall check
+    this.timer = null;
+    this.done = false;           // the body ended or the stream closed
+  }
+
+  take(n) {
+    this.held += n;
+    this.activity++;
+    if (this.held >= this.threshold && this.timer === null && !this.done) this.arm();
+  }
+
+  give(n) {
+    this.held -= n;
+    this.activity++;
+    this.native.consume(this.id, n);
+  }
+
+  arm() {
+    this.timer = setTimeout(checkWindowHeld, WINDOW_HELD_WARNING_MS, this, this.activity);
+    this.timer.unref();
+  }
+
+  // No stall can follow: nothing more is due on this stream.
+  finish() {
+    this.done = true;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+}
+
+function checkWindowHeld(w, activity) {
+  w.timer = null;
+  if (w.done || w.held < w.threshold) return;
+  if (w.activity !== activity) {
+    w.arm();
+    return;
+  }
+  w.done = true;  // once per stream
+  process.emitWarning(
+    `sluice: HTTP/2 stream ${w.id} holds ${w.held} bytes of request body chunks that were ` +
+    `not released for ${WINDOW_HELD_WARNING_MS} ms: its flow-control window is credited only ` +
+    `when chunks are released, so the client is stalled. Call sluice.releaseBuffer(chunk) ` +
+    `once done with each 'data' chunk, or consume the body with stream.pipe(writable), ` +
+    `stream.pipeline() or for await, which release for you (see docs/uploads.md).`,
+    { code: 'SLUICE_H2_WINDOW_HELD' });
+}
+
+// One view's share of its stream's window: settled once by the pool
+// (lib/buffer_pool.js retainChunk) when the view's reference is dropped.
+// References neither the view nor its memory.
+class WindowCredit {
+  constructor(window, n) {
+    this.window = window;
+    this.n = n;
+  }
+
+  settle() {
+    const n = this.n;
+    if (n === 0) return;
+    this.n = 0;
+    this.window.give(n);
+  }
+}
+
+// The view of stream `id`'s DATA payload at `offset` in the connection's
+// read buffer, retained so that its release credits the windows. Memory
+// of an allocator that is not a pool carries no reference: credited now.
+function bodyView(server, st, native, id, conn, offset, len) {
+  const view = conn[kConnState].bodyBuf.subarray(offset, offset + len);
+  let w = st.windows.get(id);
+  if (w === undefined) {
+    w = new StreamWindow(native, id, Math.max(1, Math.floor(server._h2StreamWindow / 2)));
+    st.windows.set(id, w);
+  }
+  if (retainChunk(view, new WindowCredit(w, len))) w.take(len);
+  else native.consume(id, len);
+  return view;
+}
+
+function finishWindow(st, id) {
+  const w = st.windows.get(id);
+  if (w === undefined) return;
+  st.windows.delete(id);
+  w.finish();
+}
+
 // ---- native callbacks ------------------------------------------------------------
 
 function sessionState(server, native) {
   let st = native[kState];
   if (st === undefined) {
     const socket = new SluiceSocket(socketConn(native), server);
-    st = { streams: new Map(), socket, handle: new Http2SessionHandle(native, socket) };
+    st = {
+      streams: new Map(),
+      windows: new Map(),  // stream id → StreamWindow, while the stream lives
+      socket,
+      handle: new Http2SessionHandle(native, socket),
+    };
     native[kState] = st;
     server.emit('session', st.handle);
   }
@@ -213,6 +332,7 @@ function callbacks(server) {
       if (server.listenerCount('stream') > 0) {
         const headers = headersObject(raw);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
+        if (server.requestBufferAllocator !== null) stream[kPoolBacked] = true;
         stream._compressCfg = server._compression;
         stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
@@ -226,12 +346,19 @@ function callbacks(server) {
         native.rstStream(id, constants.NGHTTP2_REFUSED_STREAM);
       }
     },
-    onStreamData(native, id, chunk) {
-      const e = native[kState].streams.get(id);
+    // (native, id, chunk) with a copy; (native, id, offset, len, conn)
+    // for a payload in the allocator's read buffer.
+    onStreamData(native, id, chunk, len, conn) {
+      const st = native[kState];
+      if (typeof chunk === 'number') chunk = bodyView(server, st, native, id, conn, chunk, len);
+      const e = st.streams.get(id);
       if (e !== undefined) e._onData(chunk);
+      else releaseHold(chunk);
     },
     onStreamEnd(native, id, rawTrailers) {
-      const e = native[kState].streams.get(id);
+      const st = native[kState];
+      finishWindow(st, id);
+      const e = st.streams.get(id);
       if (e !== undefined) e._onEnd(rawTrailers);
     },
     onStreamDrain(native, id) {
@@ -253,6 +380,7 @@ function callbacks(server) {
     onStreamClose(native, id, code) {
       const st = native[kState];
       if (st === undefined) return;
+      finishWindow(st, id);
       const e = st.streams.get(id);
       if (e === undefined) return;
       st.streams.delete(id);
@@ -265,6 +393,8 @@ function callbacks(server) {
     onSessionClose(native) {
       const st = native[kState];
       if (st === undefined) return;
+      for (const w of st.windows.values()) w.finish();
+      st.windows.clear();
       const entries = [...st.streams.values()];
       st.streams.clear();
       for (const e of entries) e._onClose(constants.NGHTTP2_CANCEL);
@@ -293,6 +423,7 @@ function emitCompat(server, st, native, id, raw, endStream) {
   if (authority !== undefined && !rawHeaders.includes('host')) rawHeaders.push('host', authority);
   const conn = new StreamConn(native, id);
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
+  if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;

@@ -2,10 +2,14 @@
 
 // ServerHttp2Stream: node:http2's ServerHttp2Stream for sluice, a Duplex
 // over one stream of a native HTTP/2 session. The readable side is the
-// request body (DATA frames, copied for now); the writable side is the
-// response body. Backpressure both ways: a full readable buffer pauses the
-// stream natively (its window is then not replenished, so the client
-// stops); a full native queue holds the write callback until 'drain'.
+// request body (DATA payloads: copies, or with a requestBufferAllocator
+// views of its memory whose release credits the flow-control windows, see
+// lib/http2_server.js); the writable side is the response body.
+// Backpressure both ways: a full readable buffer pauses the stream
+// natively (its window is then not replenished, so the client stops); a
+// full native queue holds the write callback until 'drain'. The stream
+// idioms with pool memory (pipe, pipeline, for await) are IncomingRequest's
+// (lib/incoming.js).
 
 const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
@@ -16,6 +20,8 @@ const fileResponse = require('./file_response');
 const h2compress = require('./http2_compress');
 const { byteLength } = require('./compression');
 const binding = require('./binding');
+const { withPoolIdioms, pushChunk, releaseQueuedChunks } = require('./incoming');
+const { releaseHold } = require('./buffer_pool');
 
 // NGHTTP2 error codes (RFC 9113 7).
 const constants = Object.freeze({
@@ -374,6 +380,7 @@ class ServerHttp2Stream extends Duplex {
   }
 
   _destroy(err, cb) {
+    releaseQueuedChunks(this);
     this._deferredHead = null;
     if (this._nativeFile) {
       this._nativeFile.close();
@@ -395,8 +402,11 @@ class ServerHttp2Stream extends Duplex {
 
   // ---- native events (lib/http2_server.js) -----------------------------------
   _onData(chunk) {
-    if (this.destroyed) return;
-    if (!this.push(chunk) && !this._readPaused) {
+    if (this.destroyed) {
+      releaseHold(chunk);
+      return;
+    }
+    if (!pushChunk(this, chunk) && !this._readPaused) {
       this._readPaused = true;
       this._native.pauseStream(this._id);
     }
@@ -452,6 +462,8 @@ class ServerHttp2Stream extends Duplex {
     this.destroy(err);
   }
 }
+
+withPoolIdioms(ServerHttp2Stream);
 
 // fileResponse.serveFile's target for a ServerHttp2Stream: the headers
 // object given to respondWithFile, node:http2's answers.

@@ -6,6 +6,7 @@
 // reading its socket (uv_read_stop); _read() restarts it.
 
 const { Readable, Writable, Duplex } = require('stream');
+const { EventEmitter } = require('events');
 const http = require('http');
 const bridge = require('./prototype_bridge');
 const { headersObject, headersDistinct } = require('./headers');
@@ -84,38 +85,6 @@ class IncomingRequest extends Readable {
     return super.read(n);
   }
 
-  // With a pool, chunks piped on are released for the user (no hang, see
-  // docs/uploads.md): a plain Writable releases its chunk when its write
-  // calls back (it is done with it then: fs, net and http writes call back
-  // once the bytes are out); any other destination — a Transform or Duplex
-  // that may pass the chunk on or keep it, a legacy stream such as a
-  // response — gets a copy and the chunk is released at once.
-  // Stream.pipeline uses pipe() for streams, so it is covered too.
-  pipe(dest, options) {
-    if (this[kPoolBacked] && dest && typeof dest.write === 'function' && !dest[kOrigWrite]) {
-      hookPipeDestination(dest);
-    }
-    return super.pipe(dest, options);
-  }
-
-  // Async iteration with a pool yields copies: each chunk is copied and
-  // released as it arrives, so `for await (const c of req) chunks.push(c)`
-  // is correct (a chunk kept past the next step stays valid) and nothing
-  // can keep the pool dry. (Copying at push time, not per step: read()
-  // may join queued chunks into a new Buffer, dropping the originals.)
-  // Zero copy: consume 'data' events and release, or pipe().
-  iterator(options) {
-    if (this[kPoolBacked] && !this[kCopyOnPush]) {
-      this[kCopyOnPush] = true;
-      forEachQueued(this._readableState, copyOut);
-    }
-    return super.iterator(options);
-  }
-
-  [Symbol.asyncIterator]() {
-    return this.iterator();
-  }
-
   _read() {
     if (this[kEofPending]) {
       this[kEofPending] = false;
@@ -137,11 +106,7 @@ class IncomingRequest extends Readable {
       releaseHold(chunk);
       return;
     }
-    if (this[kCopyOnPush]) chunk = copyOut(chunk);
-    const decoding = this._readableState.decoder !== null;
-    const more = this.push(chunk);
-    if (decoding) releaseHold(chunk);
-    if (!more && !this[kSocketPaused]) {
+    if (!pushChunk(this, chunk) && !this[kSocketPaused]) {
       this[kSocketPaused] = true;
       this[kConn].pause();
     }
@@ -212,9 +177,7 @@ class IncomingRequest extends Readable {
   }
 
   _destroy(err, cb) {
-    // Chunks still queued in the stream were never handed out: give their
-    // pool references back.
-    if (this._readableState.length > 0) forEachQueued(this._readableState, releaseQueued);
+    releaseQueuedChunks(this);
     // As node: destroying a request whose body is still arriving destroys
     // the connection (the rest of the body cannot be skipped safely).
     if (!this.complete && !this.aborted) {
@@ -223,6 +186,86 @@ class IncomingRequest extends Readable {
     }
     cb(err);
   }
+}
+
+// ---- the stream idioms with pool memory (docs/uploads.md) ---------------------
+// Shared by the Readables sluice delivers request bodies through:
+// IncomingRequest (both protocols) and ServerHttp2Stream (lib/http2_stream.js).
+// Each sets kPoolBacked when its chunks may carry pool references, pushes
+// through pushChunk and gives queued chunks back in _destroy
+// (releaseQueuedChunks).
+const poolIdioms = {
+  // With a pool, chunks piped on are released for the user (no hang, see
+  // docs/uploads.md): a plain Writable releases its chunk when its write
+  // calls back (it is done with it then: fs, net and http writes call back
+  // once the bytes are out); any other destination — a Transform or Duplex
+  // that may pass the chunk on or keep it, a legacy stream such as a
+  // response — gets a copy and the chunk is released at once.
+  // Stream.pipeline uses pipe() for streams, so it is covered too.
+  pipe(dest, options) {
+    if (this[kPoolBacked] && dest && typeof dest.write === 'function' && !dest[kOrigWrite]) {
+      hookPipeDestination(dest);
+    }
+    return Readable.prototype.pipe.call(this, dest, options);
+  },
+
+  // Async iteration with a pool yields copies: each chunk is copied and
+  // released as it arrives, so `for await (const c of req) chunks.push(c)`
+  // is correct (a chunk kept past the next step stays valid) and nothing
+  // can keep the pool dry (or, on HTTP/2, the window shut). (Copying at
+  // push time, not per step: read() may join queued chunks into a new
+  // Buffer, dropping the originals.) Zero copy: consume 'data' events and
+  // release, or pipe().
+  iterator(options) {
+    if (this[kPoolBacked] && !this[kCopyOnPush]) {
+      this[kCopyOnPush] = true;
+      forEachQueued(this._readableState, copyOut);
+    }
+    return Readable.prototype.iterator.call(this, options);
+  },
+
+  [Symbol.asyncIterator]() {
+    return this.iterator();
+  },
+
+  // A chunk a flowing stream emits to no 'data' listener is dropped — the
+  // discard idiom, req.resume() / stream.resume() without a listener: its
+  // pool reference goes back at once rather than at the next collection
+  // (on HTTP/2 the window would stay shut until then). Only in flowing
+  // mode: in paused mode read() emits 'data' and also returns the chunk.
+  emit(event, chunk) {
+    const heard = EventEmitter.prototype.emit.apply(this, arguments);
+    if (!heard && event === 'data' && this._readableState.flowing === true) releaseHold(chunk);
+    return heard;
+  },
+};
+
+// Installs poolIdioms on a Readable subclass (non-enumerable, as class
+// methods).
+function withPoolIdioms(cls) {
+  for (const key of Reflect.ownKeys(poolIdioms)) {
+    Object.defineProperty(cls.prototype, key, {
+      value: poolIdioms[key], writable: true, configurable: true, enumerable: false,
+    });
+  }
+}
+
+// Pushes a body chunk into `readable` → push()'s answer. A copy once async
+// iteration started; with a decoder (setEncoding) the chunk is turned into
+// a string by push, so its pool reference goes back at once.
+function pushChunk(readable, chunk) {
+  if (readable[kCopyOnPush]) chunk = copyOut(chunk);
+  const decoding = readable._readableState.decoder !== null;
+  const more = readable.push(chunk);
+  if (decoding) releaseHold(chunk);
+  return more;
+}
+
+// From _destroy: chunks still queued in the stream were never handed out;
+// their pool references go back.
+function releaseQueuedChunks(readable) {
+  const state = readable._readableState;
+  if (state.length > 0 || state.fastChunk != null) forEachQueued(state, releaseQueued);
 }
 
 function isPlainWritable(dest) {
@@ -328,8 +371,12 @@ function forEachQueued(state, fn) {
   }
 }
 
+withPoolIdioms(IncomingRequest);
+
 // instanceof http.IncomingMessage (lib/prototype_bridge.js).
 bridge.chain(IncomingRequest, http.IncomingMessage.prototype, bridge.hiddenRequest,
   bridge.requestData);
 
-module.exports = { IncomingRequest, kSeq, kConn, kPoolBacked };
+module.exports = {
+  IncomingRequest, kSeq, kConn, kPoolBacked, withPoolIdioms, pushChunk, releaseQueuedChunks,
+};

@@ -47,6 +47,10 @@ class Server extends EventEmitter {
     // Response compression (lib/compression.js): null when off.
     this._compression = compression.normalize(options.compression);
     this._bodyMemory = allocator === null ? null : new http1Server.BodyMemory(this, allocator);
+    // The HTTP/2 stream window we advertise (lib/http2_server.js: how many
+    // unreleased body bytes can stall a client).
+    const h2Window = opts.native.http2StreamWindow;
+    this._h2StreamWindow = h2Window === undefined ? binding.constants.H2_DEFAULT_STREAM_WINDOW : h2Window;
     // The open-file cache (lib/file_cache.js): null when off; on while
     // listening (this._fileCache says whether file responses use it).
     this._fileCacheCfg = fileCache.normalize(options.openFileCache);
@@ -192,6 +196,7 @@ class Server extends EventEmitter {
     }
     this._listening = true;
     this._closing = false;
+    if (this._bodyMemory !== null) this._bodyMemory.attach();
     this._fileCache = fileCache.acquire(this._fileCacheCfg);
     clusterSupport.announceListening(this[kNative].address());
     this._forgetCluster = clusterSupport.closeOnDisconnect(this);

@@ -331,7 +331,8 @@ function findCRLFCRLF(buf, from) {
 function parseHeaderBlock(text) {
   const lines = text.split('\r\n');
   const rawHeaders = [];
-  const headers = {};
+  // No prototype: a `constructor` or `__proto__` header is a plain key.
+  const headers = Object.create(null);
   for (const line of lines) {
     if (line === '') continue;
     const i = line.indexOf(':');

@@ -1,6 +1,7 @@
 #include "binding/js_http2.h"
 
 #include "binding/addon_data.h"
+#include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
 #include "binding/js_http2_session.h"
 #include "binding/js_values.h"
@@ -52,7 +53,17 @@ void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
 }
 
 void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
-                           size_t len) {
+                           size_t len, int64_t user_offset) {
+  if (user_offset >= 0) {
+    // No copy: the buffer is the connection's (JsServer::AcquireBodyBuffer
+    // gave it to the core), lib/ knows it by the connection object.
+    napi_value argv[5] = {SessionObject(s), Int(env_, id),
+                          Int(env_, user_offset),
+                          Int(env_, static_cast<int64_t>(len)),
+                          ConnectionObject(env_, s->connection())};
+    CallJs(env_, on_data_, 5, argv);
+    return;
+  }
   napi_value buf = nullptr;  // stays null when the environment is stopping
   void* out;
   napi_create_buffer_copy(env_, len, data, &out, &buf);

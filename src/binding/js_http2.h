@@ -32,8 +32,12 @@ class JsHttp2 final : public Http2Delegate {
   // Http2Delegate
   void OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                 bool end_stream) override;
+  // onStreamData(session, id, chunk) with a copy, or, for bytes in the
+  // allocator's read buffer, onStreamData(session, id, offset, len,
+  // connection): lib/ cuts a view of the connection's current buffer and
+  // calls session.consume(id, len) once it is given back.
   void OnStreamData(Http2Session* s, int32_t id, const char* data,
-                    size_t len) override;
+                    size_t len, int64_t user_offset) override;
   void OnStreamEnd(Http2Session* s, int32_t id,
                    const Http2Fields& trailers) override;
   void OnStreamDrain(Http2Session* s, int32_t id) override;

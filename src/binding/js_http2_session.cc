@@ -127,6 +127,7 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::RstStream>>("rstStream"),
           InstanceMethod<&JsHttp2Session::PauseStream>("pauseStream"),
           InstanceMethod<&JsHttp2Session::ResumeStream>("resumeStream"),
+          InstanceMethod<&JsHttp2Session::Consume>("consume"),
           InstanceMethod<&JsHttp2Session::RespondFile>("respondFile"),
           InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::Compress>>("compress"),
           InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::RespondCompressed>>(
@@ -305,6 +306,17 @@ Napi::Value JsHttp2Session::PauseStream(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp2Session::ResumeStream(const Napi::CallbackInfo& info) {
   if (Http2Session* s = live()) {
     s->ResumeStream(info[0].As<Napi::Number>().Int32Value());
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp2Session::Consume(const Napi::CallbackInfo& info) {
+  if (Http2Session* s = live()) {
+    int64_t n = info[1].As<Napi::Number>().Int64Value();
+    if (n > 0) {
+      s->Consume(info[0].As<Napi::Number>().Int32Value(),
+                 static_cast<size_t>(n));
+    }
   }
   return info.Env().Undefined();
 }

@@ -46,6 +46,9 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   int RstStream(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   Napi::Value PauseStream(const Napi::CallbackInfo& info);
   Napi::Value ResumeStream(const Napi::CallbackInfo& info);
+  // consume(id, n): n bytes delivered as a view were given back
+  // (Http2Session::Consume); a no-op once the session is gone.
+  Napi::Value Consume(const Napi::CallbackInfo& info);
   // respondFile(id, nativeFile, onDone(status)) after respond(): the body
   // comes from the NativeFile's opened source through the native pipe
   // (Http2PipeBody). -> 0 (running; onDone follows once), 1 (no body:

@@ -69,6 +69,9 @@ SLUICE_WIRE_BINDING_LIST(SLUICE_WIRE_CONSTEXPR)
   /* TunnelEvents (options.h): which of 'upgrade' / 'connect' is heard */ \
   V(TUNNEL_UPGRADE, kTunnelUpgrade)                                      \
   V(TUNNEL_CONNECT, kTunnelConnect)                                      \
+  /* ServerOptions (options.h): the HTTP/2 stream window's default */   \
+  V(H2_DEFAULT_STREAM_WINDOW,                                            \
+    static_cast<double>(ServerOptions{}.http2_stream_window))            \
   /* Coding (compressor.h) */                                            \
   V(CODING_GZIP, static_cast<int>(Coding::kGzip))                        \
   V(CODING_DEFLATE, static_cast<int>(Coding::kDeflate))                  \

@@ -288,11 +288,11 @@ maybe(`http1 respondWithFile [${common.implName}]`, function () {
         res.setHeader('x-i', arg);
         res.respondWithFile(small);
       } else {
-        // Normal responses finish out of order.
+        // Normal responses finish out of order (later ones first; i < 24).
         common.setTimer(() => {
           res.setHeader('x-i', arg);
           res.end(`text ${arg}`);
-        }, (7 - Number(arg)) * 5);
+        }, (24 - Number(arg)) * 3);
       }
     });
     const reqs = [];

@@ -115,4 +115,19 @@ describe(`http1: one answer per clientError [${common.implName}]`, function () {
     assert.strictEqual(c.len, 0, `received ${JSON.stringify(c.text)}`);
     expectCodes(s.codes, [/^HPE_/], [/^HPE_/, TIMEOUT]);
   });
+  it('a request that closes the connection is no client error', async function () {
+    // HTTP/1.0, HTTP/0.9 and Connection: close, answered synchronously: the
+    // connection ends after the response, and nothing is wrong with the
+    // input (sluice once reported HPE_CB_MESSAGE_COMPLETE for each).
+    const s = await serverWith({}, (err, socket) => socket.destroy(),
+                               (req, res) => res.end('ok'));
+    for (const input of ['GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n',
+                         'GET / HTTP/1.0\r\n\r\n', 'GET /\r\n\r\n']) {
+      const c = await common.rawConnect(s.port);
+      c.socket.write(input);
+      const data = await c.waitClose(2000);
+      assert.match(data.toString('latin1'), /^HTTP\/1\.1 200 [^]*ok$/);
+    }
+    expectCodes(s.codes, []);
+  });
 });

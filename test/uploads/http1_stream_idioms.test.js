@@ -103,6 +103,18 @@ describe(`uploads: stream idioms with a buffer pool [${common.implName}]`, funct
     await waitInUseZero(pool);
   });
 
+  common.sluiceOnly('req.resume() without a \'data\' listener discards a 4 MiB POST: each chunk goes back as it is dropped (none left to the collector)', async function () {
+    const pool = smallPool();
+    const { port } = await common.startServer({ requestBufferAllocator: pool.alloc }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.end('discarded'));
+    });
+    const body = crypto.randomBytes(4 * MiB);
+    assert.strictEqual(await post(port, body), 'discarded');
+    assert.strictEqual(pool.stats().reclaimed, 0);
+    await waitInUseZero(pool);
+  });
+
   common.sluiceOnly('for await (const chunk of req): a 4 MiB POST completes; collected chunks stay intact', async function () {
     const pool = smallPool();
     const { port } = await common.startServer({ requestBufferAllocator: pool.alloc }, async (req, res) => {

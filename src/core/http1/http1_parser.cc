@@ -116,6 +116,7 @@ Http1Parser::Status Http1Parser::Execute(const char* data, size_t len,
   exec_end_ = end;
   exec_gen_++;
   ubuf_base_ = ubuf_base;
+  done_refused_ = false;
   fold_.BeginRead(data);
   if (cr_due_ && len > 0) {
     // The previous read ended right after the request line's version.
@@ -141,7 +142,7 @@ Http1Parser::Status Http1Parser::Execute(const char* data, size_t len,
     }
     return Status::kOk;
   }
-  if (listener_->Stopped()) return Status::kStopped;
+  if (listener_->Stopped() || done_refused_) return Status::kStopped;
   pos_ = llhttp_get_error_pos(&parser_);
   if (err == HPE_PAUSED) return Status::kPaused;
   if (err == HPE_PAUSED_UPGRADE) return Status::kUpgrade;
@@ -606,7 +607,12 @@ int Http1Parser::OnMessageComplete() {
     listener_->OnTrailers(trailers_);
   }
   if (listener_->Stopped()) return -1;
-  return listener_->OnMessageDone();
+  int r = listener_->OnMessageDone();
+  // llhttp names any refusal from this callback HPE_CB_MESSAGE_COMPLETE;
+  // the listener's -1 means "no more input" (e.g. the response closed the
+  // connection), which is not the client's fault.
+  if (r == -1) done_refused_ = true;
+  return r;
 }
 
 }  // namespace sluice

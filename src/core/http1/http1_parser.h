@@ -207,6 +207,7 @@ class Http1Parser {
   size_t trailer_start_ = 0;    // fields_ index where trailers begin
   bool in_trailers_ = false;
   bool message_in_progress_ = false;
+  bool done_refused_ = false;   // OnMessageDone returned -1 in this Execute
   bool head_pending_ = false;   // headers complete, not yet delivered
   size_t header_bytes_ = 0;
   RequestHead head_;            // reused to avoid per-request allocation

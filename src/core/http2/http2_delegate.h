@@ -35,10 +35,15 @@ class Http2Delegate {
   // valid only during the call.
   virtual void OnStream(Http2Session* s, int32_t id,
                         const Http2Fields& headers, bool end_stream) = 0;
-  // Request body bytes, valid only during the call. The stream window is
-  // replenished as the embedder consumes (see Http2Session::PauseStream).
+  // Request body bytes, valid only during the call. user_offset -1: a
+  // copy is due; the stream window is replenished as the embedder consumes
+  // (see Http2Session::PauseStream). user_offset >= 0: the bytes lie in
+  // the read buffer the embedder gave (ServerDelegate::AcquireBodyBuffer)
+  // at that offset, so it can hand out a view; neither window is credited
+  // for them until the embedder calls Http2Session::Consume(id, len)
+  // (exactly once per such call, also after the stream closed).
   virtual void OnStreamData(Http2Session* s, int32_t id, const char* data,
-                            size_t len) = 0;
+                            size_t len, int64_t user_offset) = 0;
   // The request body ended (trailers may be empty).
   virtual void OnStreamEnd(Http2Session* s, int32_t id,
                            const Http2Fields& trailers) = 0;

@@ -202,6 +202,18 @@ void Http2Session::ResumeStream(int32_t id) {
   }
 }
 
+void Http2Session::Consume(int32_t id, size_t n) {
+  if (dead() || n == 0) return;
+  nghttp2_session_consume_connection(session_, n);
+  Stream* st = Find(id);
+  if (st && st->read_paused) {
+    st->unacked += n;
+  } else if (st) {
+    nghttp2_session_consume_stream(session_, id, n);
+  }
+  conn_->MarkDirty();  // a WINDOW_UPDATE may be due
+}
+
 bool Http2Session::StreamNeedsDrain(int32_t id) {
   Stream* st = Find(id);
   if (!st || !Backlogged(st)) return false;

@@ -161,6 +161,24 @@ void Http2Session::UpdateIdleDeadline() {
 
 // ---- Session ---------------------------------------------------------------------
 
+ReadBuffers::Want Http2Session::ReadMemory() const {
+  if (dead() || fatal_ || !conn_->listener()->options().body_allocator) {
+    return ReadBuffers::kNone;
+  }
+  return ReadBuffers::kPrefer;
+}
+
+bool Http2Session::KeepsReadBuffer() const {
+  // While a request body is arriving the next read likely brings more of
+  // it: keep filling the buffer views were cut from rather than pinning a
+  // fresh one per read.
+  for (const auto& it : streams_) {
+    const Stream* st = it.second.get();
+    if (st->delivered && !st->remote_ended && !st->body_refused) return true;
+  }
+  return false;
+}
+
 void Http2Session::OnRead(const char* data, size_t len) {
   if (dead() || fatal_) return;
   // After Shutdown: its GOAWAY goes into the corked output before more
@@ -565,25 +583,42 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
                                     int32_t id, const uint8_t* data,
                                     size_t len, void* user) {
   Http2Session* self = From(user);
-  // The connection window follows arrival: one paused stream must not
-  // stall the others. The stream window follows consumption.
-  nghttp2_session_consume_connection(session, len);
   Stream* st = self->Find(id);
   if (!st || !st->delivered || st->body_refused) {
-    nghttp2_session_consume_stream(session, id, len);
+    nghttp2_session_consume(session, id, len);  // nobody's: both windows
     return 0;
   }
   st->body_bytes += len;
   if (st->body_bytes >
       self->conn_->listener()->options().max_request_body_size) {
     // None of this chunk is delivered (as HTTP/1.1's chunked bodies).
-    nghttp2_session_consume_stream(session, id, len);
+    nghttp2_session_consume(session, id, len);
     self->RefuseBody(st);
     return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
   }
+  // Bytes in the embedder's read buffer are handed out as a view; their
+  // windows are credited when the embedder gives them back (Consume). The
+  // prescan's carry-over and the shared buffer are copied: the connection
+  // window follows their arrival (one paused stream must not stall the
+  // others), the stream window their consumption.
+  const char* p = reinterpret_cast<const char*>(data);
+  ReadBuffers& rb = self->conn_->read_buffers();
+  int64_t offset = -1;
+  if (rb.Contains(p, len)) {
+    offset = p - rb.base();
+    rb.NoteViewCut();
+  } else {
+    nghttp2_session_consume_connection(session, len);
+  }
   Http2Delegate* d = self->conn_->listener()->delegate()->http2();
-  if (d) d->OnStreamData(self, id, reinterpret_cast<const char*>(data), len);
+  if (d) {
+    d->OnStreamData(self, id, p, len, offset);
+  } else if (offset >= 0) {
+    nghttp2_session_consume_connection(session, len);
+    offset = -1;
+  }
   if (self->conn_->destroyed()) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  if (offset >= 0) return 0;
   st = self->Find(id);
   if (st && st->read_paused) {
     st->unacked += len;

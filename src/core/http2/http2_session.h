@@ -16,9 +16,16 @@
 // only while the writer's backlog is under a bound; the writer's completion
 // restarts them (OnWritesDone).
 //
-// Flow control follows consumption: the connection window is replenished as
-// DATA arrives, each stream's window only when the embedder has consumed the
-// stream's data (a paused stream backpressures its sender).
+// Flow control follows consumption. Without embedder read memory the
+// connection window is replenished as DATA arrives, each stream's window
+// when the embedder has consumed the stream's data (a paused stream
+// backpressures its sender). With it (options.body_allocator), reads land
+// in the embedder's buffers (ReadBuffers, kPrefer: a dry pool copies
+// rather than stopping the connection's control frames), DATA payloads
+// there are delivered as offsets into them, and both windows are credited
+// only when the embedder gives those bytes back (Consume): a consumer that
+// keeps its chunks holds back the peer, so the memory one session can pin
+// is bounded by its connection window.
 //
 // Files, one concern each: http2_session.cc (lifecycle, input and output,
 // nghttp2 callbacks, events), http2_frame_rules.cc (OnFrame: RFC 9113
@@ -79,6 +86,8 @@ class Http2Session final : public Session, private FramePrescan::Sink {
                    const Http2Fields& request_headers);
 
   // Session
+  ReadBuffers::Want ReadMemory() const override;
+  bool KeepsReadBuffer() const override;
   void OnRead(const char* data, size_t len) override;
   void OnEof() override;
   void OnWritesDone() override;
@@ -136,6 +145,12 @@ class Http2Session final : public Session, private FramePrescan::Sink {
   // fit) and the rest as it arrives.
   void PauseStream(int32_t id);
   void ResumeStream(int32_t id);
+  // `n` bytes of stream `id` delivered as a view of read memory
+  // (OnStreamData with an offset) were given back by the embedder: credits
+  // the connection window, and the stream's (held back while the stream
+  // is paused, as ResumeStream) if it is still open. From JS at any time
+  // (a release, a collected chunk), also after the stream closed.
+  void Consume(int32_t id, size_t n);
   // Queued output of the stream at or above the high-water mark, or its
   // compressor's pending input over CompressStream::kHighWater: the
   // embedder waits for OnStreamDrain (requested by calling this).
@@ -231,8 +246,10 @@ class Http2Session final : public Session, private FramePrescan::Sink {
   static int OnFrameRecvCb(nghttp2_session*, const nghttp2_frame* frame,
                            void* user);
   // DATA payload bytes of stream `id`, pointing into the input given to
-  // mem_recv (valid during the call): delivered (OnStreamData) and the
-  // windows credited as flow control says (see PauseStream).
+  // mem_recv (valid during the call): delivered (OnStreamData; as an
+  // offset when they lie in the embedder's read buffer, which then stays
+  // held, ReadBuffers::NoteViewCut) and the windows credited as flow
+  // control says (PauseStream; Consume for views).
   static int OnDataChunkRecvCb(nghttp2_session*, uint8_t flags, int32_t id,
                                const uint8_t* data, size_t len, void* user);
   // nghttp2 closed stream `id` (either side, or the session ended): the

@@ -195,8 +195,7 @@ void Connection::OnReadCb(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
     }
     // Whatever of the buffer nothing refers to goes back now.
     if (!c->closing_) {
-      c->read_buffers_.AfterRead(c->session_->ReadMemory() ==
-                                 ReadBuffers::kRequire);
+      c->read_buffers_.AfterRead(c->session_->KeepsReadBuffer());
     }
   } else if (c->tls_ && !c->tls_->handshake_done()) {
     // EOF or a reset before the handshake completed: as node, the client
@@ -343,13 +342,13 @@ void Connection::PumpTls() {
       read_buffers_.OnRead(buf.base, n);
       session_->OnRead(buf.base, n);
       if (closing_) return;
-      read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
+      read_buffers_.AfterRead(session_->KeepsReadBuffer());
       if (s == TlsChannel::kOk || s == TlsChannel::kWant) continue;
     } else if (s == TlsChannel::kWant || s == TlsChannel::kOk) {
       // No whole record after all: a fresh hold with nothing in it goes
       // back unless a body is due (the next record lands there).
       if (r == ReadBuffers::kGot) {
-        read_buffers_.AfterRead(session_->ReadMemory() == ReadBuffers::kRequire);
+        read_buffers_.AfterRead(session_->KeepsReadBuffer());
       }
       break;
     } else if (r == ReadBuffers::kGot) {

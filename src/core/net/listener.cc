@@ -102,7 +102,7 @@ uint64_t Listener::SweepInterval() const {
 }
 
 int Listener::Listen(const char* host, int port, int backlog, bool reuse_port) {
-  if (listening_ || closing_) return UV_EINVAL;
+  if (!Reopen()) return UV_EINVAL;
   struct sockaddr_storage addr;
   int r;
   const bool v6 = strchr(host, ':') != nullptr;
@@ -123,12 +123,23 @@ int Listener::Listen(const char* host, int port, int backlog, bool reuse_port) {
 }
 
 int Listener::ListenPipe(const char* path, int backlog) {
-  if (listening_ || closing_) return UV_EINVAL;
+  if (!Reopen()) return UV_EINVAL;
   int r = NewServerHandle(true, 0);
   if (r != 0) return r;
   r = uv_pipe_bind(&server_->pipe, path);
   if (r == 0) pipe_path_ = path;
   return StartListening(r, backlog);
+}
+
+bool Listener::Reopen() {
+  if (listening_ || released_) return false;
+  // As net.Server: a closed server may listen again, even while the
+  // connections of its earlier life are still finishing (they keep their
+  // Connection: close). The close that was pending is not reported then
+  // (node emits 'close' only once no handle and no connection is left).
+  closing_ = false;
+  server_closed_reported_ = false;
+  return true;
 }
 
 int Listener::NewServerHandle(bool pipe, int tcp_family) {

@@ -34,6 +34,8 @@ class Listener {
   // reuse_port: SO_REUSEPORT is set before bind, so that other sockets
   // (other servers, threads or processes of the same user) can bind the same
   // address and port and the kernel spreads new connections across them.
+  // A closed listener may listen again (node's server.listen() after
+  // close()).
   int Listen(const char* host, int port, int backlog, bool reuse_port = false);
   // Binds a Unix domain socket at `path` and listens (node's listen(path)).
   // libuv removes the socket file when the handle closes. 0 or an error.
@@ -137,6 +139,9 @@ class Listener {
     uv_tcp_t tcp;
     uv_pipe_t pipe;
   };
+  // Before a listen: false while listening (or released); otherwise leaves
+  // the closing state of an earlier close().
+  bool Reopen();
   // Creates server_ for a bind that follows (0 or an error).
   int NewServerHandle(bool pipe, int tcp_family);
   int StartListening(int bind_result, int backlog);

@@ -22,6 +22,15 @@ class Session {
   // (a dry pool stops reading), which also keeps a buffer with views cut
   // from it held for the next read.
   virtual ReadBuffers::Want ReadMemory() const { return ReadBuffers::kNone; }
+  // Called by Connection after each read was parsed: whether the read
+  // buffer stays held for the next read when views were cut from it and
+  // room is left (ReadBuffers::AfterRead). Default: while body bytes are
+  // due (kRequire). HTTP/2 reads embedder memory with kPrefer (a dry pool
+  // must not stop its control frames) but keeps the buffer while a
+  // request body is arriving.
+  virtual bool KeepsReadBuffer() const {
+    return ReadMemory() == ReadBuffers::kRequire;
+  }
   // Called once by whoever installs the session, before any input (the
   // session may queue output, e.g. HTTP/2's SETTINGS). Non-zero: the
   // connection is to be destroyed.
