@@ -142,6 +142,7 @@ function socketConn(native) {
     peer: () => native.peer(),
     local: () => native.local(),
     tls: () => native.tls(),
+    tlsQuery: (...args) => native.tlsQuery(...args),
     destroy: () => native.destroy(),
     writeRaw: () => false,
     endRaw: () => native.goaway(0),

@@ -199,6 +199,18 @@ export interface SluiceSocket extends EventEmitter {
   getProtocol(): string | null;
   getCipher(): tls.CipherNameAndProtocol | undefined;
   getPeerCertificate(): tls.PeerCertificate | {} | null;
+  /** The certificate served (TLS), as getPeerCertificate. */
+  getCertificate(): tls.PeerCertificate | {} | null;
+  getX509Certificate(): import('crypto').X509Certificate | undefined;
+  getPeerX509Certificate(): import('crypto').X509Certificate | undefined;
+  /** The session in DER (a node client's `session` option). */
+  getSession(): Buffer | undefined;
+  getTLSTicket(): Buffer | undefined;
+  isSessionReused(): boolean;
+  getSharedSigalgs(): string[];
+  /** null on a server socket, as node. */
+  getEphemeralKeyInfo(): null;
+  exportKeyingMaterial(length: number, label: string, context?: Buffer): Buffer;
   timeout: number;
   address(): net.AddressInfo | {};
   write(data: string | Uint8Array, cb?: (err?: Error | null) => void): boolean;
@@ -532,8 +544,8 @@ export declare function createServer(options?: ServerOptions | null, requestList
 
 type TlsContextOption = string | Buffer | Array<string | Buffer>;
 
-/** node's TLS options sluice takes (crl, dhparam, secureOptions,
- * secureProtocol, engines: ERR_SLUICE_TLS_UNSUPPORTED). */
+/** node's TLS options sluice takes (engines, pskCallback, enableTrace:
+ * ERR_SLUICE_TLS_UNSUPPORTED). */
 export interface SecureContextOptions {
   key?: string | Buffer | Array<string | Buffer | { pem: string | Buffer; passphrase?: string }>;
   cert?: TlsContextOption;
@@ -550,8 +562,18 @@ export interface SecureContextOptions {
   rejectUnauthorized?: boolean;
   /** Seconds. Default 300. */
   sessionTimeout?: number;
-  /** 48 bytes. */
+  /** 48 bytes, node's layout and ticket format. */
   ticketKeys?: Buffer;
+  /** Up to 32 bytes; sessions resume only where it matches. Default 'sluice'. */
+  sessionIdContext?: string;
+  /** SSL_OP_* bits (crypto.constants). */
+  secureOptions?: number;
+  /** An OpenSSL server method name ('TLSv1_2_method'...): fixes the versions as node does. */
+  secureProtocol?: string;
+  /** 'auto' or PEM DH parameters: enables DHE suites. */
+  dhparam?: string | Buffer;
+  /** PEM CRL(s): client certificates are checked for revocation. */
+  crl?: TlsContextOption;
   /** The protocols offered, in the server's order: 'h2' and/or 'http/1.1'. */
   ALPNProtocols?: Array<'h2' | 'http/1.1'> | Uint8Array;
 }
@@ -575,6 +597,10 @@ export declare class SecureServer extends Server {
   readonly allowHTTP1: boolean;
   /** New connections use the new certificates; open ones keep theirs. */
   setSecureContext(options: SecureContextOptions): void;
+  /** The session ticket keys (48 bytes). */
+  getTicketKeys(): Buffer;
+  /** New ticket keys for every context of this server. */
+  setTicketKeys(keys: Buffer): void;
   /** SNI: a ClientHello naming `hostname` ('*' = one label) gets `context`. */
   addContext(hostname: string, context: SecureContextOptions | tls.SecureContext): void;
 

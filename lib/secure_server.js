@@ -9,7 +9,7 @@ const binding = require('./binding');
 const { Server } = require('./server');
 const { connState } = require('./http1_server');
 const { kNative } = require('./symbols');
-const { codedError, codedTypeError } = require('./errors');
+const { codedError, codedTypeError, codedRangeError } = require('./errors');
 const { nativeContextOptions, pickContextOptions, checkSupported } = require('./tls_options');
 
 // Contexts made by sluice.createSecureContext: their options, so that
@@ -33,6 +33,15 @@ function createSecureContext(options = {}) {
   contextOptions.set(ctx, opts);
   contextOptions.set(ctx.context, opts);
   return ctx;
+}
+
+function validateTicketKeys(keys) {
+  if (!ArrayBuffer.isView(keys)) {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "keys" argument must be an instance of Buffer, TypedArray, or DataView');
+  }
+  if (keys.byteLength !== 48) {
+    throw codedRangeError('ERR_INVALID_ARG_VALUE', 'Session ticket keys must be a 48-byte buffer');
+  }
 }
 
 function validateTimeout(v) {
@@ -59,6 +68,7 @@ class SecureServer extends Server {
       throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
     }
     checkSupported(options);
+    if (options.ticketKeys !== undefined) validateTicketKeys(options.ticketKeys);
     const allowHTTP1 = options.allowHTTP1 !== false;
     const handshakeTimeout = validateTimeout(options.handshakeTimeout);
     const sni = options.SNICallback;
@@ -168,9 +178,24 @@ class SecureServer extends Server {
     }
     checkSupported(options);
     const merged = { ...this._tlsOptions, ...pickContextOptions(options) };
-    this[kNative].setSecureContext(nativeContextOptions(merged));
+    const native = nativeContextOptions(merged);
+    // Ticket keys are the server's (setTicketKeys may have changed them):
+    // replaced only when these options name new ones.
+    if (options.ticketKeys === undefined) delete native.ticketKeys;
+    else validateTicketKeys(options.ticketKeys);
+    this[kNative].setSecureContext(native);
     this._tlsOptions = merged;
     this._sniContexts = new WeakMap();
+  }
+
+  // Session ticket keys (48 bytes, node's layout and ticket format: a
+  // node server given the same keys and sessionIdContext resumes sluice's
+  // tickets and the other way round).
+  getTicketKeys() { return this[kNative].ticketKeys(); }
+
+  setTicketKeys(keys) {
+    validateTicketKeys(keys);
+    this[kNative].setTicketKeys(Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength));
   }
 
   // SNI: a ClientHello naming `hostname` ('*' matches one label) gets

@@ -70,6 +70,60 @@ class SluiceSocket extends EventEmitter {
     return new X509Certificate(t.peerCertificate).toLegacyObject();
   }
 
+  // node's TLSSocket methods. The native connection answers on demand
+  // (src/binding/js_tls.cc TlsQuery); null on cleartext or once closed.
+  _tlsQuery(what, ...args) {
+    const conn = this[kConn];
+    if (typeof conn.tlsQuery !== 'function' || this._tls() === null) return null;
+    return conn.tlsQuery(what, ...args);
+  }
+
+  // The session (DER, as node's) for a client's `session` option.
+  getSession() { return this._tlsQuery('session') || undefined; }
+
+  getTLSTicket() { return this._tlsQuery('ticket') || undefined; }
+
+  isSessionReused() { return this._tlsQuery('reused') === true; }
+
+  // The certificate this server presented, in getPeerCertificate's shape.
+  getCertificate() {
+    if (this._tls() === null) return null;
+    const der = this._tlsQuery('cert');
+    return der ? new X509Certificate(der).toLegacyObject() : {};
+  }
+
+  getX509Certificate() {
+    const der = this._tlsQuery('cert');
+    return der ? new X509Certificate(der) : undefined;
+  }
+
+  getPeerX509Certificate() {
+    const t = this._tls();
+    return t && t.peerCertificate ? new X509Certificate(t.peerCertificate) : undefined;
+  }
+
+  // As node on a server socket: ephemeral key facts are a client's.
+  getEphemeralKeyInfo() { return null; }
+
+  getSharedSigalgs() { return this._tlsQuery('sigalgs') || []; }
+
+  // RFC 5705 keying material, node's argument checks.
+  exportKeyingMaterial(length, label, context) {
+    if (!Number.isInteger(length) || length < 0 || length > 0xffffffff) {
+      throw codedRangeError('ERR_OUT_OF_RANGE', `The value of "length" is out of range. Received ${length}`);
+    }
+    if (typeof label !== 'string') {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "label" argument must be of type string');
+    }
+    if (context !== undefined && !ArrayBuffer.isView(context)) {
+      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "context" argument must be an instance of Buffer, TypedArray, or DataView');
+    }
+    const ctx = context === undefined ? undefined : Buffer.from(context.buffer, context.byteOffset, context.byteLength);
+    const out = ctx === undefined ? this._tlsQuery('ekm', length, label) : this._tlsQuery('ekm', length, label, ctx);
+    if (out === null) throw codedError('ERR_SOCKET_CLOSED', 'Socket is closed');
+    return out;
+  }
+
   _peer() {
     if (this[kPeer] === undefined) this[kPeer] = this[kConn].peer() || null;
     return this[kPeer];

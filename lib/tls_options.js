@@ -100,9 +100,33 @@ function version(name, v, def) {
   return VERSIONS[v];
 }
 
+// secureProtocol (an OpenSSL method name): the versions node's own
+// context chose for it (node maps the names; sluice reads the result back
+// from node's context, so the table is node's). A client method cannot
+// serve: node would fail every handshake, sluice refuses it up front.
+function protocolRange(options, nodeCtx) {
+  const p = options.secureProtocol;
+  if (/_client_method$/.test(p)) {
+    throw codedTypeError('ERR_TLS_INVALID_PROTOCOL_METHOD', `${p} is a client method; a server needs a server one`);
+  }
+  const native = nodeCtx.context;
+  if (typeof native.getMinProto !== 'function') {
+    throw codedError('ERR_SLUICE_TLS_UNSUPPORTED', 'secureProtocol needs node\'s SecureContext#getMinProto');
+  }
+  return { min: native.getMinProto(), max: native.getMaxProto() };
+}
+
+function crlsOf(options) {
+  return asList(options.crl).map(pemOf);
+}
+
 // The native context options for `options` (validated by node first).
 function nativeContextOptions(options) {
-  tls.createSecureContext(options);  // throws node's errors
+  const nodeCtx = tls.createSecureContext(options);  // throws node's errors
+  const range = options.secureProtocol !== undefined ? protocolRange(options, nodeCtx) : {
+    min: version('minVersion', options.minVersion, tls.DEFAULT_MIN_VERSION),
+    max: version('maxVersion', options.maxVersion, tls.DEFAULT_MAX_VERSION),
+  };
   const { pfx, passphrase } = pfxOf(options);
   let cas = asList(options.ca).map(pemOf);
   if (cas.length === 0 && options.requestCert) {
@@ -119,13 +143,18 @@ function nativeContextOptions(options) {
     ciphers: options.ciphers || tls.DEFAULT_CIPHERS,
     ecdhCurve: options.ecdhCurve || tls.DEFAULT_ECDH_CURVE,
     sigalgs: options.sigalgs || '',
-    minVersion: version('minVersion', options.minVersion, tls.DEFAULT_MIN_VERSION),
-    maxVersion: version('maxVersion', options.maxVersion, tls.DEFAULT_MAX_VERSION),
+    minVersion: range.min,
+    maxVersion: range.max,
+    secureOptions: options.secureOptions === undefined ? 0 : options.secureOptions,
+    dhparam: options.dhparam === undefined ? '' : (typeof options.dhparam === 'string' ? options.dhparam : pemOf(options.dhparam)),
+    crls: crlsOf(options),
+    sessionIdContext: options.sessionIdContext === undefined ? '' : String(options.sessionIdContext),
     honorCipherOrder: !!options.honorCipherOrder,
     requestCert: !!options.requestCert,
     rejectUnauthorized: options.rejectUnauthorized !== false,
     sessionTimeout: options.sessionTimeout === undefined ? 300 : options.sessionTimeout,
-    ticketKeys: options.ticketKeys,
+    ticketKeys: options.ticketKeys === undefined ? undefined
+      : Buffer.from(options.ticketKeys.buffer, options.ticketKeys.byteOffset, options.ticketKeys.byteLength),
     alpn: alpnSetOf(options),
   };
 }
@@ -145,8 +174,8 @@ function pickContextOptions(options) {
 
 // Options sluice cannot honour with its own SSL_CTX: refused rather than
 // ignored (docs/tls.md lists them).
-const UNSUPPORTED = ['crl', 'dhparam', 'secureOptions', 'secureProtocol', 'privateKeyEngine',
-  'privateKeyIdentifier', 'clientCertEngine', 'pskCallback', 'enableTrace'];
+const UNSUPPORTED = ['privateKeyEngine', 'privateKeyIdentifier', 'clientCertEngine',
+  'pskCallback', 'enableTrace'];
 
 function checkSupported(options) {
   for (const k of UNSUPPORTED) {

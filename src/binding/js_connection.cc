@@ -56,6 +56,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::SetKeepAlive>("setKeepAlive"),
           InstanceMethod<&JsConnection::Tls>("tls"),
           InstanceMethod<&JsConnection::SniDone>("sniDone"),
+          InstanceMethod<&JsConnection::TlsQueryMethod>("tlsQuery"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
       });
 }
@@ -303,6 +304,10 @@ Napi::Value JsConnection::SetKeepAlive(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::Tls(const Napi::CallbackInfo& info) {
   return TlsInfo(info.Env(), core());
+}
+
+Napi::Value JsConnection::TlsQueryMethod(const Napi::CallbackInfo& info) {
+  return TlsQuery(info, core());
 }
 
 Napi::Value JsConnection::SniDone(const Napi::CallbackInfo& info) {

@@ -67,6 +67,8 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Connection* alive() const;
   // TLS facts (js_tls.h TlsInfo); null on cleartext.
   Napi::Value Tls(const Napi::CallbackInfo& info);
+  // tlsQuery(what, ...): js_tls.h TlsQuery.
+  Napi::Value TlsQueryMethod(const Napi::CallbackInfo& info);
   // sniDone(context | null): the SNICallback's answer (a native context
   // from binding.tlsContext*, null for the default).
   Napi::Value SniDone(const Napi::CallbackInfo& info);

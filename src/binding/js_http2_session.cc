@@ -137,6 +137,7 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::Peer>("peer"),
           InstanceMethod<&JsHttp2Session::Local>("local"),
           InstanceMethod<&JsHttp2Session::Tls>("tls"),
+          InstanceMethod<&JsHttp2Session::TlsQueryMethod>("tlsQuery"),
       });
 }
 
@@ -368,6 +369,11 @@ Napi::Value JsHttp2Session::Peer(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp2Session::Tls(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
   return TlsInfo(info.Env(), s ? s->connection() : nullptr);
+}
+
+Napi::Value JsHttp2Session::TlsQueryMethod(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  return TlsQuery(info, s ? s->connection() : nullptr);
 }
 
 Napi::Value JsHttp2Session::Local(const Napi::CallbackInfo& info) {

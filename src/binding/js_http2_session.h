@@ -70,6 +70,8 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   Napi::Value Local(const Napi::CallbackInfo& info);
   // TLS facts of the connection (js_tls.h TlsInfo); null on cleartext.
   Napi::Value Tls(const Napi::CallbackInfo& info);
+  // tlsQuery(what, ...): js_tls.h TlsQuery.
+  Napi::Value TlsQueryMethod(const Napi::CallbackInfo& info);
 
   int WriteChunk(int32_t id, napi_value chunk);
   // Ends stream `id`, sending `trailers` (a header block, or null) first.

@@ -97,6 +97,8 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::SetTls>("setTls"),
           InstanceMethod<&JsServer::SetSecureContext>("setSecureContext"),
           InstanceMethod<&JsServer::AddContext>("addContext"),
+          InstanceMethod<&JsServer::TicketKeys>("ticketKeys"),
+          InstanceMethod<&JsServer::SetTicketKeys>("setTicketKeys"),
       });
 }
 
@@ -285,6 +287,15 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
                            static_cast<double>(listener_->connection_count()));
 }
 
+namespace {
+
+bool SetKeys(TlsServer* tls, const Napi::Value& v) {
+  Napi::Buffer<char> b = v.As<Napi::Buffer<char>>();
+  return tls->SetTicketKeys(std::string(b.Data(), b.Length()));
+}
+
+}  // namespace
+
 Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_) return env.Undefined();
@@ -298,6 +309,11 @@ Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
     tls->allow_http1 = o.Get("allowHTTP1").ToBoolean().Value();
     tls->sni_callback = o.Get("sniCallback").ToBoolean().Value();
   }
+  Napi::Object opts = info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object::New(env);
+  if (opts.Get("ticketKeys").IsBuffer() && !SetKeys(tls.get(), opts.Get("ticketKeys"))) {
+    Napi::RangeError::New(env, "ticketKeys must be 48 bytes").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
   listener_->set_tls(std::move(tls));
   return env.Undefined();
 }
@@ -306,7 +322,26 @@ Napi::Value JsServer::SetSecureContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!listener_ || !listener_->tls()) return env.Undefined();
   TlsContext ctx = ContextArgOrThrow(info, 0);
-  if (ctx) listener_->tls()->SetDefault(std::move(ctx));
+  if (!ctx) return env.Undefined();
+  listener_->tls()->SetDefault(std::move(ctx));
+  Napi::Value keys = info[0].IsObject() ? info[0].As<Napi::Object>().Get("ticketKeys") : env.Undefined();
+  if (keys.IsBuffer()) SetKeys(listener_->tls(), keys);
+  return env.Undefined();
+}
+
+Napi::Value JsServer::TicketKeys(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || !listener_->tls()) return env.Undefined();
+  std::string keys = listener_->tls()->ticket_keys_bytes();
+  return Napi::Buffer<char>::Copy(env, keys.data(), keys.size());
+}
+
+Napi::Value JsServer::SetTicketKeys(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || !listener_->tls() || info.Length() < 1 || !info[0].IsBuffer() ||
+      !SetKeys(listener_->tls(), info[0])) {
+    Napi::RangeError::New(env, "ticketKeys must be 48 bytes").ThrowAsJavaScriptException();
+  }
   return env.Undefined();
 }
 

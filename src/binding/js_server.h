@@ -89,6 +89,10 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::Value SetTls(const Napi::CallbackInfo& info);
   Napi::Value SetSecureContext(const Napi::CallbackInfo& info);
   Napi::Value AddContext(const Napi::CallbackInfo& info);
+  // ticketKeys() -> the 48 bytes; setTicketKeys(buffer) (RangeError
+  // unless 48 bytes). setTls/setSecureContext take options.ticketKeys.
+  Napi::Value TicketKeys(const Napi::CallbackInfo& info);
+  Napi::Value SetTicketKeys(const Napi::CallbackInfo& info);
 
   // Null after Teardown: every JS method is then a no-op.
   Listener* listener_ = nullptr;

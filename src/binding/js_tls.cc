@@ -1,6 +1,9 @@
 #include "binding/js_tls.h"
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
 #include <openssl/opensslv.h>
 #include <openssl/x509.h>
 
@@ -108,7 +111,11 @@ TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
   t.reject_unauthorized = o.Get("rejectUnauthorized").ToBoolean().Value();
   v = o.Get("sessionTimeout");
   if (v.IsNumber()) t.session_timeout = v.As<Napi::Number>().Int64Value();
-  t.ticket_keys = BytesOf(o.Get("ticketKeys"));
+  v = o.Get("secureOptions");
+  if (v.IsNumber()) t.secure_options = static_cast<uint64_t>(v.As<Napi::Number>().Int64Value());
+  t.dhparam = BytesOf(o.Get("dhparam"));
+  t.crls = ListOf(o.Get("crls"));
+  t.session_id_context = BytesOf(o.Get("sessionIdContext"));
   v = o.Get("alpn");
   int alpn = v.IsNumber() ? v.As<Napi::Number>().Int32Value() : 0;
   if (alpn < 0 || alpn >= kAlpnSetCount) alpn = 0;
@@ -142,6 +149,99 @@ Napi::Value TlsInfo(Napi::Env env, Connection* c) {
     if (vr != X509_V_OK) o.Set("verifyError", X509_verify_cert_error_string(vr));
   }
   return o;
+}
+
+namespace {
+
+Napi::Value DerOf(Napi::Env env, int (*i2d)(const void*, unsigned char**), const void* obj) {
+  int n = obj != nullptr ? i2d(obj, nullptr) : 0;
+  if (n <= 0) return env.Undefined();
+  Napi::Buffer<unsigned char> b = Napi::Buffer<unsigned char>::New(env, static_cast<size_t>(n));
+  unsigned char* p = b.Data();
+  i2d(obj, &p);
+  return b;
+}
+
+int SessionDer(const void* s, unsigned char** p) {
+  return i2d_SSL_SESSION(static_cast<SSL_SESSION*>(const_cast<void*>(s)), p);
+}
+
+int CertDer(const void* x, unsigned char** p) {
+  return i2d_X509(static_cast<X509*>(const_cast<void*>(x)), p);
+}
+
+// node's names for a shared signature algorithm: "<sign>+<hash>".
+std::string SigalgName(int sign_nid, int hash_nid) {
+  std::string name;
+  switch (sign_nid) {
+    case EVP_PKEY_RSA: name = "RSA+"; break;
+    case EVP_PKEY_RSA_PSS: name = "RSA-PSS+"; break;
+    case EVP_PKEY_DSA: name = "DSA+"; break;
+    case EVP_PKEY_ED25519: name = "Ed25519+"; break;
+    case EVP_PKEY_ED448: name = "Ed448+"; break;
+    case EVP_PKEY_EC: name = "ECDSA+"; break;
+    default: {
+      const char* sn = OBJ_nid2sn(sign_nid);
+      name = std::string(sn != nullptr ? sn : "UNDEF") + "+";
+    }
+  }
+  const char* hash = hash_nid != NID_undef ? OBJ_nid2sn(hash_nid) : nullptr;
+  name += hash != nullptr ? hash : "UNDEF";
+  return name;
+}
+
+}  // namespace
+
+Napi::Value TlsQuery(const Napi::CallbackInfo& info, Connection* c) {
+  Napi::Env env = info.Env();
+  TlsChannel* tls = c != nullptr && !c->destroyed() ? c->tls() : nullptr;
+  if (tls == nullptr || !tls->handshake_done() || info.Length() < 1 || !info[0].IsString()) {
+    return env.Null();
+  }
+  SSL* ssl = tls->ssl();
+  std::string what = info[0].As<Napi::String>().Utf8Value();
+  if (what == "reused") return Napi::Boolean::New(env, SSL_session_reused(ssl) == 1);
+  if (what == "session") return DerOf(env, SessionDer, SSL_get_session(ssl));
+  if (what == "ticket") {
+    SSL_SESSION* sess = SSL_get_session(ssl);
+    const unsigned char* tick = nullptr;
+    size_t len = 0;
+    if (sess != nullptr) SSL_SESSION_get0_ticket(sess, &tick, &len);
+    if (tick == nullptr || len == 0) return env.Undefined();
+    return Napi::Buffer<unsigned char>::Copy(env, tick, len);
+  }
+  if (what == "cert") return DerOf(env, CertDer, SSL_get_certificate(ssl));
+  if (what == "sigalgs") {
+    Napi::Array out = Napi::Array::New(env);
+    int n = SSL_get_shared_sigalgs(ssl, 0, nullptr, nullptr, nullptr, nullptr, nullptr);
+    for (int i = 0; i < n; i++) {
+      int sign = NID_undef, hash = NID_undef;
+      SSL_get_shared_sigalgs(ssl, i, &sign, &hash, nullptr, nullptr, nullptr);
+      out.Set(static_cast<uint32_t>(i), SigalgName(sign, hash));
+    }
+    return out;
+  }
+  if (what == "ekm" && info.Length() >= 3 && info[1].IsNumber() && info[2].IsString()) {
+    uint32_t len = info[1].As<Napi::Number>().Uint32Value();
+    std::string label = info[2].As<Napi::String>().Utf8Value();
+    bool has_context = info.Length() > 3 && info[3].IsBuffer();
+    Napi::Buffer<unsigned char> context;
+    if (has_context) context = info[3].As<Napi::Buffer<unsigned char>>();
+    Napi::Buffer<unsigned char> out = Napi::Buffer<unsigned char>::New(env, len);
+    ERR_clear_error();
+    if (SSL_export_keying_material(ssl, out.Data(), len, label.data(), label.size(),
+                                   has_context ? context.Data() : nullptr,
+                                   has_context ? context.Length() : 0,
+                                   has_context ? 1 : 0) != 1) {
+      ERR_clear_error();
+      Napi::Error e = Napi::Error::New(env, "Key extraction failed");
+      e.Set("code", Napi::String::New(env, "ERR_CRYPTO_OPERATION_FAILED"));
+      e.ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    return out;
+  }
+  return env.Undefined();
 }
 
 void InitTls(Napi::Env env, Napi::Object exports) {

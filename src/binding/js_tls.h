@@ -29,6 +29,13 @@ TlsContext ContextArgOrThrow(const Napi::CallbackInfo& info, size_t index);
 //   cipherVersion, verifyError, peerCertificate } of `c`, or null when
 // `c` is gone or speaks cleartext.
 Napi::Value TlsInfo(Napi::Env env, Connection* c);
+// tlsQuery(what, ...args) of a connection's JS object (null on cleartext
+// or once closed): "session" (DER of the SSL_SESSION: node's getSession),
+// "ticket" (its ticket, getTLSTicket), "reused" (isSessionReused),
+// "cert" (DER of the certificate served: getCertificate), "sigalgs"
+// (getSharedSigalgs), "ekm" (length, label, context?:
+// exportKeyingMaterial; throws on failure).
+Napi::Value TlsQuery(const Napi::CallbackInfo& info, Connection* c);
 // exports.opensslInfo and tlsContext(options) (a native context for
 // addContext / setSecureContext / the SNICallback's answers).
 void InitTls(Napi::Env env, Napi::Object exports);

@@ -263,13 +263,20 @@ void [status, methods, ver, counters, compression];
     key: 'PEM', cert: Buffer.from('PEM'), ca: ['PEM'], minVersion: 'TLSv1.2',
     allowHTTP1: true, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: 10000,
     requestBufferAllocator: pool.alloc, compression: true,
+    secureOptions: 0, dhparam: 'auto', crl: ['PEM'], sessionIdContext: 'app',
+    SNICallback: (name, cb) => cb(null, sluice.createSecureContext({ key: 'PEM', cert: 'PEM' })),
   }, (req, res) => {
     res.end(req.httpVersion);
   });
+  const keys: Buffer = s.getTicketKeys();
+  s.setTicketKeys(keys);
   s.on('secureConnection', (socket) => {
     const alpn: string | false | undefined = socket.alpnProtocol;
     const proto: string | null = socket.getProtocol();
     void [alpn, proto, socket.getCipher(), socket.getPeerCertificate()];
+    const ekm: Buffer = socket.exportKeyingMaterial(32, 'EXPORTER-x');
+    const reused: boolean = socket.isSessionReused();
+    void [ekm, reused, socket.getSession(), socket.getX509Certificate(), socket.getSharedSigalgs()];
   });
   s.on('tlsClientError', (err) => { const c: string = err.code; void c; });
   s.setSecureContext({ key: 'PEM', cert: 'PEM' });

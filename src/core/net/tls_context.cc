@@ -1,7 +1,11 @@
 #include "core/net/tls_context.h"
 
 #include "core/net/tls_channel.h"
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
@@ -68,6 +72,42 @@ int OnServerName(SSL* ssl, int* alert, void* arg) {
   SSL_CTX* ctx = server->ForServerName(name);
   if (ctx != nullptr && ctx != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, ctx);
   return SSL_TLSEXT_ERR_OK;
+}
+
+// Session tickets as node makes them (its TicketCompatibilityCallback):
+// the 16-byte key name, AES-128-CBC with the 16-byte AES key, HMAC-SHA256
+// with the 16-byte HMAC key, around OpenSSL's own ticket layout. So a
+// ticket from a node server resumes on a sluice server with the same
+// ticketKeys and sessionIdContext, and the other way round. Called by
+// OpenSSL inside a handshake; the keys are the listener's (the SSL's app
+// data is its TlsChannel). 1: keys set; 0: unknown key name (decrypting:
+// a full handshake); -1: failure.
+int TicketKeyCb(SSL* ssl, unsigned char* name, unsigned char* iv,
+                EVP_CIPHER_CTX* ectx, EVP_MAC_CTX* hctx, int enc) {
+  const TlsChannel* channel = static_cast<const TlsChannel*>(SSL_get_app_data(ssl));
+  if (channel == nullptr) return enc ? -1 : 0;
+  const TicketKeys& k = channel->server()->ticket_keys();
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY,
+                                        const_cast<unsigned char*>(k.hmac), sizeof(k.hmac)),
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
+      OSSL_PARAM_construct_end(),
+  };
+  if (enc) {
+    memcpy(name, k.name, sizeof(k.name));
+    if (RAND_bytes(iv, 16) != 1 ||
+        EVP_EncryptInit_ex(ectx, EVP_aes_128_cbc(), nullptr, k.aes, iv) != 1 ||
+        EVP_MAC_CTX_set_params(hctx, params) != 1) {
+      return -1;
+    }
+    return 1;
+  }
+  if (memcmp(name, k.name, sizeof(k.name)) != 0) return 0;
+  if (EVP_DecryptInit_ex(ectx, EVP_aes_128_cbc(), nullptr, k.aes, iv) != 1 ||
+      EVP_MAC_CTX_set_params(hctx, params) != 1) {
+    return -1;
+  }
+  return 1;
 }
 
 // requestCert without rejectUnauthorized: the handshake goes on whatever
@@ -196,7 +236,8 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   // the client and useless to HTTP; node limits it, sluice forbids it).
   uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION;
   if (o.honor_cipher_order) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
-  SSL_CTX_set_options(c, opts);
+  // secureOptions adds to these, as node's setOptions does to its own.
+  SSL_CTX_set_options(c, opts | o.secure_options);
   // Idle connections give their record buffers back (as node).
   SSL_CTX_set_mode(c, SSL_MODE_RELEASE_BUFFERS);
 
@@ -271,6 +312,17 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
       return TlsContext();
     }
   }
+  if (o.dhparam == "auto") {
+    SSL_CTX_set_dh_auto(c, 1);
+  } else if (!o.dhparam.empty()) {
+    // As node (documented there): parameters that do not parse are
+    // discarded and DHE suites stay unavailable; node has already refused
+    // ones that are too small.
+    UniqueBio bio = MemBio(o.dhparam);
+    EVP_PKEY* dh = bio ? PEM_read_bio_Parameters(bio.get(), nullptr) : nullptr;
+    if (dh != nullptr && SSL_CTX_set0_tmp_dh_pkey(c, dh) != 1) EVP_PKEY_free(dh);
+    ERR_clear_error();
+  }
   if ((!o.keys.empty() || !o.pfx.empty()) && SSL_CTX_check_private_key(c) != 1) {
     *error = LastError("key does not match certificate");
     return TlsContext();
@@ -288,6 +340,30 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
       }
     }
   }
+  for (const std::string& pem : o.crls) {
+    // As node's addCRL: every CRL joins the trust store and client
+    // certificates (and their issuers) are checked against them.
+    UniqueBio bio = MemBio(pem);
+    X509_STORE* store = SSL_CTX_get_cert_store(c);
+    int added = 0;
+    for (;;) {
+      X509_CRL* crl = bio ? PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr) : nullptr;
+      if (crl == nullptr) break;
+      int r = X509_STORE_add_crl(store, crl);
+      X509_CRL_free(crl);  // the store holds its own reference
+      if (r != 1) {
+        *error = LastError("crl");
+        return TlsContext();
+      }
+      added++;
+    }
+    ERR_clear_error();
+    if (added == 0) {
+      *error = "crl: no CRL in the PEM data";
+      return TlsContext();
+    }
+    X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
+  }
   if (o.request_cert) {
     int mode = SSL_VERIFY_PEER;
     if (o.reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
@@ -296,34 +372,45 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   // Sessions resume only in the context that made them (required by
   // OpenSSL once client certificates are verified).
   static const unsigned char kSidCtx[] = "sluice";
-  SSL_CTX_set_session_id_context(c, kSidCtx, sizeof(kSidCtx) - 1);
-  SSL_CTX_set_timeout(c, o.session_timeout);
-  if (!o.ticket_keys.empty()) {
-    // OpenSSL's own ticket keys are 80 bytes: name 16, HMAC 32, AES 32.
-    // node's 48-byte layout (name 16, HMAC 16, AES 16) is widened by
-    // repeating each key half; the format of tickets differs from node's
-    // anyway (docs/tls.md), only the rotation semantics carry over.
-    if (o.ticket_keys.size() != 48) {
-      *error = "ticketKeys must be 48 bytes";
-      return TlsContext();
-    }
-    unsigned char keys[80];
-    const unsigned char* k = reinterpret_cast<const unsigned char*>(o.ticket_keys.data());
-    memcpy(keys, k, 16);
-    memcpy(keys + 16, k + 16, 16);
-    memcpy(keys + 32, k + 16, 16);
-    memcpy(keys + 48, k + 32, 16);
-    memcpy(keys + 64, k + 32, 16);
-    if (SSL_CTX_set_tlsext_ticket_keys(c, keys, sizeof(keys)) != 1) {
-      *error = LastError("ticketKeys");
+  if (o.session_id_context.empty()) {
+    SSL_CTX_set_session_id_context(c, kSidCtx, sizeof(kSidCtx) - 1);
+  } else {
+    // At most SSL_MAX_SID_CTX_LENGTH (32) bytes, taken as given (node).
+    if (SSL_CTX_set_session_id_context(
+            c, reinterpret_cast<const unsigned char*>(o.session_id_context.data()),
+            static_cast<unsigned int>(o.session_id_context.size())) != 1) {
+      *error = LastError("sessionIdContext");
       return TlsContext();
     }
   }
+  SSL_CTX_set_timeout(c, o.session_timeout);
+  // Session tickets in node's format with the listener's keys (the
+  // callback of the context a connection started with is the one used).
+  SSL_CTX_set_tlsext_ticket_key_evp_cb(c, TicketKeyCb);
   SSL_CTX_set_alpn_select_cb(c, SelectAlpn,
                              const_cast<std::string*>(&kAlpnWire[o.alpn]));
   SSL_CTX_set_tlsext_servername_callback(c, OnServerName);
   SSL_CTX_set_cert_cb(c, TlsChannel::OnCertCb, nullptr);
   return TlsContext(ctx.release());
+}
+
+TlsServer::TlsServer(TlsContext ctx) : default_(std::move(ctx)) {
+  // Random keys until the embedder sets some (as node's contexts).
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&ticket_keys_), sizeof(ticket_keys_)) != 1) {
+    ERR_clear_error();
+  }
+}
+
+TlsServer::~TlsServer() { OPENSSL_cleanse(&ticket_keys_, sizeof(ticket_keys_)); }
+
+bool TlsServer::SetTicketKeys(const std::string& keys) {
+  if (keys.size() != sizeof(ticket_keys_)) return false;
+  memcpy(&ticket_keys_, keys.data(), sizeof(ticket_keys_));
+  return true;
+}
+
+std::string TlsServer::ticket_keys_bytes() const {
+  return std::string(reinterpret_cast<const char*>(&ticket_keys_), sizeof(ticket_keys_));
 }
 
 void TlsServer::AddSni(const std::string& hostname, TlsContext ctx) {

@@ -13,6 +13,7 @@
 
 #include <openssl/ssl.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,10 @@ struct TlsContextOptions {
   bool request_cert = false;
   bool reject_unauthorized = true;
   long session_timeout = 300;      // seconds
-  std::string ticket_keys;         // 48 bytes (node's layout) or empty
+  uint64_t secure_options = 0;     // secureOptions: SSL_OP_* added as given
+  std::string dhparam;             // "auto", PEM DH parameters, or empty
+  std::vector<std::string> crls;   // PEM CRLs: client certificates checked
+  std::string session_id_context;  // sessionIdContext; empty: sluice's
   AlpnSet alpn = kAlpnH2Http1;
 };
 
@@ -78,10 +82,30 @@ class TlsContext {
   SSL_CTX* ctx_ = nullptr;
 };
 
+// Session ticket keys in node's 48-byte layout (ticketKeys,
+// getTicketKeys): key name, HMAC-SHA256 key, AES-128 key.
+struct TicketKeys {
+  unsigned char name[16];
+  unsigned char hmac[16];
+  unsigned char aes[16];
+};
+
 // What a listener serves TLS with. Loop thread only.
 class TlsServer {
  public:
-  explicit TlsServer(TlsContext ctx) : default_(std::move(ctx)) {}
+  // Ticket keys start random.
+  explicit TlsServer(TlsContext ctx);
+  ~TlsServer();
+  TlsServer(const TlsServer&) = delete;
+  TlsServer& operator=(const TlsServer&) = delete;
+
+  // ticketKeys / setTicketKeys: the keys every context of this listener
+  // seals and opens session tickets with (node's format, see
+  // tls_context.cc TicketKeyCb); tickets issued under other keys then
+  // fall back to a full handshake. False unless `keys` is 48 bytes.
+  bool SetTicketKeys(const std::string& keys);
+  const TicketKeys& ticket_keys() const { return ticket_keys_; }
+  std::string ticket_keys_bytes() const;
 
   // setSecureContext: connections accepted from now on use `ctx`; open
   // ones keep theirs.
@@ -110,6 +134,7 @@ class TlsServer {
  private:
   TlsContext default_;
   std::vector<std::pair<std::string, TlsContext>> sni_;
+  TicketKeys ticket_keys_;
 };
 
 }  // namespace sluice
