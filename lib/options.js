@@ -124,10 +124,16 @@ function serverOptions(options) {
     limits[name] = v;
     nativeLimits[name] = nativeLimit(name, v);
   }
-  for (const name of ['noDelay', 'keepAlive', 'rejectNonStandardBodyWrites']) {
+  for (const name of ['noDelay', 'keepAlive', 'rejectNonStandardBodyWrites', 'insecureHTTPParser']) {
     if (options[name] !== undefined && typeof options[name] !== 'boolean') {
       throw invalidArgType(`"options.${name}" property`, 'of type boolean', options[name]);
     }
+  }
+  if (options.insecureHTTPParser === true) {
+    // Refused rather than ignored: a server that asked for lenient parsing
+    // and silently got strict parsing would fail its clients at run time.
+    throw codedError('ERR_SLUICE_UNSUPPORTED',
+      'sluice does not support insecureHTTPParser: its HTTP/1.1 parser always runs strict (docs/compat.md)');
   }
   const allocator = options.requestBufferAllocator;
   if (allocator !== undefined && allocator !== null && typeof allocator !== 'function') {
