@@ -10,7 +10,7 @@
 
 const { constants: { MAX_LENGTH } } = require('buffer');
 const { inspect } = require('util');
-const { codedError, codedTypeError, codedRangeError } = require('./errors');
+const { codedError, codedTypeError, codedRangeError, received } = require('./errors');
 
 const POISON_BYTE = 0xdb;
 
@@ -401,25 +401,11 @@ function offBufferAvailable(poolOrAlloc, listener) {
 
 // ─── validation, Node-style messages ────────────────────────────────────────
 
-function describeReceived(value) {
-  if (value == null) return ` Received ${value}`;
-  if (typeof value === 'function') return ` Received function ${value.name || '<anonymous>'}`;
-  if (typeof value === 'object') {
-    if (value.constructor && value.constructor.name) {
-      return ` Received an instance of ${value.constructor.name}`;
-    }
-    return ` Received ${inspect(value, { depth: -1 })}`;
-  }
-  let shown = inspect(value, { colors: false });
-  if (shown.length > 28) shown = `${shown.slice(0, 25)}...`;
-  return ` Received type ${typeof value} (${shown})`;
-}
-
 function invalidArgType(name, expected, value) {
   const kind = name.includes('.') ? 'property' : 'argument';
   const what = /^[a-z]+$/.test(expected) ? `of type ${expected}` : expected;
   return codedTypeError('ERR_INVALID_ARG_TYPE',
-                        `The "${name}" ${kind} must be ${what}.${describeReceived(value)}`);
+                        `The "${name}" ${kind} must be ${what}.${received(value)}`);
 }
 
 function validateObject(value, name) {

@@ -47,4 +47,4 @@ function received(value) {
   return ` Received type ${typeof value} (${shown})`;
 }
 
-module.exports = { codedError, codedTypeError, codedRangeError, invalidArgType };
+module.exports = { codedError, codedTypeError, codedRangeError, invalidArgType, received };
