@@ -1,5 +1,6 @@
 #include "core/files/static_headers.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -186,9 +187,18 @@ void StaticConditionals::Take(std::string_view name, std::string_view value) {
   }
 }
 
+int64_t StaticMtimeMs(const StaticFileInfo& f) {
+  // node's stat.mtime is new Date(Math.round(sec * 1e3 + nsec / 1e6)): the
+  // same double arithmetic, rounded half up, so an mtime of .0006 ms past a
+  // millisecond gives send's ETag the next millisecond, and .9996 s moves
+  // Last-Modified to the next second.
+  const double ms = static_cast<double>(f.mtime_sec) * 1e3 +
+                    static_cast<double>(f.mtime_nsec) / 1e6;
+  return static_cast<int64_t>(std::floor(ms + 0.5));
+}
+
 std::string StaticEtag(const StaticFileInfo& f) {
-  // mtime.getTime(): whole milliseconds, truncated.
-  int64_t ms = f.mtime_sec * 1000 + f.mtime_nsec / 1000000;
+  const int64_t ms = StaticMtimeMs(f);
   char buf[64];
   std::snprintf(buf, sizeof(buf), "W/\"%llx-%llx\"",
                 static_cast<unsigned long long>(f.size),
@@ -270,8 +280,13 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
                             const StaticConditionals& req) {
   StaticDecision d;
   std::string etag = o.etag ? StaticEtag(file) : std::string();
+  const int64_t mtime_ms = StaticMtimeMs(file);
+  // Last-Modified is stat.mtime.toUTCString(): the rounded milliseconds,
+  // floored to the second.
+  const int64_t lm_sec =
+      mtime_ms >= 0 ? mtime_ms / 1000 : (mtime_ms - 999) / 1000;
   std::string last_modified =
-      o.last_modified ? HttpDate(file.mtime_sec) : std::string();
+      o.last_modified ? HttpDate(lm_sec) : std::string();
   if (o.accept_ranges) d.headers.emplace_back("Accept-Ranges", "bytes");
   if (o.cache_control) {
     std::string cc = "public, max-age=" + std::to_string(o.max_age_ms / 1000);
@@ -281,7 +296,6 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
   if (o.last_modified) d.headers.emplace_back("Last-Modified", last_modified);
   if (o.etag) d.headers.emplace_back("ETag", etag);
 
-  const int64_t lm_sec = file.mtime_sec;
   if (req.has_if_match || req.has_if_unmodified_since ||
       req.has_if_none_match || req.has_if_modified_since) {
     // Preconditions (send's isPreconditionFailure).

@@ -68,6 +68,10 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
                             const StaticHeaderOptions& options,
                             const StaticConditionals& req);
 
+// The mtime in whole milliseconds as node's stat.mtime.getTime() has it
+// (rounded, not truncated).
+int64_t StaticMtimeMs(const StaticFileInfo& file);
+
 // The ETag `send` gives a file of this size and mtime.
 std::string StaticEtag(const StaticFileInfo& file);
 // IMF-fixdate of a Unix time in seconds ("Thu, 01 Jan 1970 00:00:00 GMT").

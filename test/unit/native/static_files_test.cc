@@ -124,6 +124,28 @@ void Decisions() {
   StaticHeaderOptions o;
   const std::string etag = StaticEtag(f);
   CHECK(etag == "W/\"3e8-18bcfe5687b\"", "etag %s", etag.c_str());
+  {
+    // Rounded as node's Date: .5 ms and up goes to the next millisecond,
+    // and a Last-Modified second can move with it.
+    StaticFileInfo r = f;
+    r.mtime_nsec = 600000;
+    CHECK(StaticMtimeMs(r) == 1700000000001, "round up %lld",
+          static_cast<long long>(StaticMtimeMs(r)));
+    r.mtime_nsec = 400000;
+    CHECK(StaticMtimeMs(r) == 1700000000000, "round down");
+    r.mtime_nsec = 999600000;
+    CHECK(StaticMtimeMs(r) == 1700000001000, "round to next second");
+    StaticConditionals none;
+    StaticDecision rd = DecideStatic(r, "text/plain", o, none);
+    bool saw = false;
+    for (const auto& h : rd.headers) {
+      if (h.first == "Last-Modified") {
+        saw = true;
+        CHECK(h.second == "Tue, 14 Nov 2023 22:13:21 GMT", "lm %s", h.second.c_str());
+      }
+    }
+    CHECK(saw, "Last-Modified present");
+  }
   CHECK(HttpDate(1700000000) == "Tue, 14 Nov 2023 22:13:20 GMT", "date %s",
         HttpDate(1700000000).c_str());
   CHECK(HttpDate(0) == "Thu, 01 Jan 1970 00:00:00 GMT", "epoch");
