@@ -61,6 +61,7 @@
         "src/binding/js_http2.cc",
         "src/binding/js_http2_session.cc",
         "src/binding/js_file.cc",
+        "src/binding/js_static_mount.cc",
         "src/binding/js_compress.cc",
         "src/binding/js_tls.cc"
       ],

@@ -260,6 +260,20 @@ export interface ServeStaticOptions {
   precompressed?: boolean;
 }
 
+/** Options of the sluice.serveStatic middleware (docs/files.md, "The serveStatic middleware"). */
+export interface ServeStaticMiddlewareOptions extends ServeStaticOptions {
+  /** A miss, a refusal (400 / 403 / 412 / 416) and other methods call `next()` (default true); false: `next(err)` with err.status, and 405 for other methods, as serve-static. */
+  fallthrough?: boolean;
+  /** A directory asked for without its trailing slash answers 301 to the path with it (default true). */
+  redirect?: boolean;
+}
+
+/** The error `next` gets when the middleware cannot serve (err.status / err.statusCode as http-errors'; `code` for sluice's own). */
+export type StaticNextFunction = (err?: unknown) => void;
+
+/** A Connect / Express middleware. */
+export type StaticMiddleware = (req: http.IncomingMessage, res: http.ServerResponse, next: StaticNextFunction) => void;
+
 /** Options of respondWithFile / respondWithFD (docs/files.md), as node:http2's. */
 export interface FileResponseOptions {
   /** First byte to send. */
@@ -681,3 +695,16 @@ export declare function _counters(): Record<string, number>;
 
 /** Counters of this thread's open-file cache (docs/files.md). */
 export declare function openFileCacheStats(): OpenFileCacheStats;
+
+/**
+ * Files under `root` as a Connect / Express middleware, answered by the
+ * native static machinery for requests of a sluice server (HTTP/1.1 and
+ * the HTTP/2 compat API); a miss calls `next()`. A request of another
+ * server gets `next(err)` with err.code 'ERR_SLUICE_STATIC_NOT_SLUICE'.
+ * docs/files.md, "The serveStatic middleware".
+ */
+export declare function serveStatic(root: string, options?: ServeStaticMiddlewareOptions): StaticMiddleware;
+
+/** The same for Koa: `app.use(sluice.koaServeStatic(root))`. */
+export declare function koaServeStatic(root: string, options?: ServeStaticMiddlewareOptions):
+  (ctx: { req: http.IncomingMessage; res: http.ServerResponse; respond?: boolean }, next: () => Promise<unknown>) => Promise<unknown>;

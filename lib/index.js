@@ -10,6 +10,7 @@ const { ServerResponse } = require('./response');
 const { createBufferPool, releaseBuffer, BufferPool } = require('./buffer_pool');
 const { STATUS_CODES, METHODS } = require('http');
 const fileCache = require('./file_cache');
+const { serveStaticMiddleware, koaServeStatic } = require('./static_middleware');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
@@ -41,6 +42,9 @@ module.exports = {
   STATUS_CODES,
   METHODS,
   versions,
+  // Static files as a middleware (docs/files.md).
+  serveStatic: serveStaticMiddleware,
+  koaServeStatic,
   // Debug counters of the native output path (tests, benchmarks).
   _counters: binding.counters,
   // The open-file cache's counters (docs/files.md).

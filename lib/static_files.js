@@ -23,20 +23,24 @@ const BOOLEAN_OPTIONS = {
   acceptRanges: true,
 };
 
-function normalizeOptions(options) {
+// `extra`: more boolean options the caller takes ({ name: default }),
+// returned with the rest (the middleware's fallthrough and redirect).
+function normalizeOptions(options, extra) {
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
   }
   const out = {};
   for (const key of Object.keys(options)) {
-    if (!(key in BOOLEAN_OPTIONS) && key !== 'dotfiles' && key !== 'maxAge') {
+    if (!(key in BOOLEAN_OPTIONS) && key !== 'dotfiles' && key !== 'maxAge' &&
+        !(extra !== undefined && key in extra)) {
       throw codedTypeError('ERR_INVALID_ARG_VALUE', `The option 'options.${key}' is not supported by serveStatic`);
     }
   }
-  for (const key of Object.keys(BOOLEAN_OPTIONS)) {
+  const booleans = extra === undefined ? BOOLEAN_OPTIONS : { ...BOOLEAN_OPTIONS, ...extra };
+  for (const key of Object.keys(booleans)) {
     const v = options[key];
-    if (v === undefined) out[key] = BOOLEAN_OPTIONS[key];
+    if (v === undefined) out[key] = booleans[key];
     else if (typeof v !== 'boolean') {
       throw codedTypeError('ERR_INVALID_ARG_TYPE', `The "options.${key}" property must be of type boolean`);
     } else out[key] = v;
@@ -75,6 +79,16 @@ function serveStatic(native, urlPrefix, root, options, useCache, compression) {
     opts.level = compression.level;
     opts.brotliQuality = compression.brotliQuality;
   }
+  const abs = resolveRoot(root);
+  const r = native.serveStatic(urlPrefix, abs, opts);
+  if (r !== 0) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE',
+      `The "urlPrefix" argument '${urlPrefix}' is not a usable path prefix`);
+  }
+}
+
+// The absolute root; it must be a directory now (ERR_SLUICE_STATIC_ROOT).
+function resolveRoot(root) {
   const abs = path.resolve(root);
   let st;
   try {
@@ -85,11 +99,7 @@ function serveStatic(native, urlPrefix, root, options, useCache, compression) {
   if (!st.isDirectory()) {
     throw codedError('ERR_SLUICE_STATIC_ROOT', `serveStatic root '${abs}' is not a directory`);
   }
-  const r = native.serveStatic(urlPrefix, abs, opts);
-  if (r !== 0) {
-    throw codedTypeError('ERR_INVALID_ARG_VALUE',
-      `The "urlPrefix" argument '${urlPrefix}' is not a usable path prefix`);
-  }
+  return abs;
 }
 
-module.exports = { serveStatic, normalizeOptions };
+module.exports = { serveStatic, normalizeOptions, resolveRoot };

@@ -1,6 +1,6 @@
 'use strict';
 // file_server.js <sluice|node> --file-size N --proto h2|h1 [--cache on|off]
-//                [--mode file|static]
+//                [--mode file|static|express]
 // One file of N random bytes (written to a temp dir at startup, removed at
 // exit), served at /f on every request:
 //   sluice: stream.respondWithFile (h2c) / res.respondWithFile (HTTP/1.1),
@@ -12,6 +12,12 @@
 //           JS per request); the request handler is never reached
 //   node:   the `serve-static` middleware (express.static) on node:http
 //           (HTTP/1.1) or on the node:http2 compat API (h2c)
+// --mode express: the same directory through an Express 5 app's static
+// middleware, mounted at /:
+//   sluice: sluice.serveStatic(dir) (a native lookup per request, the
+//           answer sent as a respondWithFile body) with `openFileCache: true`
+//   node:   express.static(dir) on node:http (HTTP/1.1 only: Express does
+//           not run on the node:http2 compat API)
 // Prints "PORT <n>" when listening.
 
 const fs = require('node:fs');
@@ -33,7 +39,14 @@ process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 const headers = { 'content-type': 'application/octet-stream' };
 let server;
 const fail = (res) => (err) => { res.statusCode = err ? err.status || 500 : 404; res.end(); };
-if (opts.mode === 'static' && impl === 'sluice') {
+if (opts.mode === 'express') {
+  const express = require('express5');
+  const app = express();
+  app.use(impl === 'sluice' ? mod.serveStatic(dir) : express.static(dir));
+  server = impl === 'sluice' ?
+    mod.createServer({ http2: { maxConcurrentStreams: 256 }, openFileCache: true }, app) :
+    mod.createServer(app);
+} else if (opts.mode === 'static' && impl === 'sluice') {
   server = mod.createServer({ http2: { maxConcurrentStreams: 256 }, openFileCache: true },
     (req, res) => { res.statusCode = 404; res.end(); });
   server.serveStatic('/', dir);

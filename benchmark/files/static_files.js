@@ -9,11 +9,18 @@
 //   sluice serveStatic                `server.serveStatic('/', dir)` with the
 //                                     open-file cache: answered in the core,
 //                                     no JS per request
+//   sluice serveStatic middleware     `sluice.serveStatic(dir)` in an
+//     (Express)                       Express 5 app, openFileCache on: a
+//                                     native lookup per request after
+//                                     Express's routing
 //   node:http2 respondWithFile /      node's own (the ratio baseline)
 //   node:http createReadStream().pipe(res)
 //   node serve-static                 the `serve-static` middleware
 //                                     (express.static) on node:http / the
 //                                     node:http2 compat API
+//   node express.static (Express)     the same Express 5 app with
+//                                     express.static on node:http
+//                                     (HTTP/1.1 only)
 //   nginx                             nginx-light, one process,
 //                                     open_file_cache on, sendfile on
 //   h2o                               one thread (skipped when not
@@ -33,10 +40,13 @@ function variants(proto) {
     { label: 'sluice respondWithFile', impl: 'sluice', args: ['--cache', 'off'] },
     { label: 'sluice respondWithFile + openFileCache', impl: 'sluice', args: ['--cache', 'on'] },
     { label: 'sluice serveStatic + openFileCache', impl: 'sluice', args: ['--mode', 'static'] },
+    { label: 'sluice serveStatic middleware (Express)', impl: 'sluice', args: ['--mode', 'express'] },
     proto === 'h2' ?
       { label: 'node:http2 respondWithFile', impl: 'node', baseline: true } :
       { label: 'node:http createReadStream().pipe(res)', impl: 'node', baseline: true },
     { label: 'node serve-static', impl: 'node', args: ['--mode', 'static'] },
+    ...(proto === 'h2' ? [] :
+      [{ label: 'node express.static (Express)', impl: 'node', args: ['--mode', 'express'] }]),
     { label: 'nginx', impl: 'nginx', script: 'reference_server.js', requires: 'nginx', aptPackage: 'nginx-light' },
     { label: 'h2o', impl: 'h2o', script: 'reference_server.js', requires: 'h2o' },
   ];

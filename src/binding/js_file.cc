@@ -6,6 +6,7 @@
 #include "binding/addon_data.h"
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
+#include "binding/js_static_mount.h"
 #include "core/http1/http1_session.h"
 
 namespace sluice {
@@ -48,6 +49,9 @@ Napi::Function JsFile::Init(Napi::Env env) {
                          InstanceMethod<&JsFile::HoldHttp1>("holdHttp1"),
                          InstanceMethod<&JsFile::RespondHttp1>("respondHttp1"),
                          InstanceMethod<&JsFile::Close>("close"),
+                         InstanceMethod<&JsFile::LookupStatic>("lookupStatic"),
+                         InstanceMethod<&JsFile::StaticAnswerJs>("staticAnswer"),
+                         StaticMethod("staticMount", NewMiddlewareMount),
                          StaticMethod<&JsFile::Stats>("stats"),
                          StaticMethod<&JsFile::SetStatArray>("setStatArray"),
                          StaticMethod<&JsFile::ConfigureCache>("configureCache"),
@@ -276,10 +280,111 @@ void JsFile::CloseSource() {
     source_->Close();  // no OnFileOpened after this
     source_ = nullptr;
   }
+  if (lookup_) {
+    lookup_.reset();  // cancelled: no OnStatic* after this
+    if (!on_static_.IsEmpty()) {
+      on_static_.Reset();
+      Unhold();
+    }
+  }
   if (!on_open_.IsEmpty()) {
     on_open_.Reset();
     Unhold();
   }
+}
+
+Napi::Value JsFile::LookupStatic(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::shared_ptr<const StaticMount> mount = MiddlewareMountOf(info[0]);
+  if (!mount || source_ || lookup_ || !on_open_.IsEmpty() || !info[1].IsString() ||
+      !info[3].IsArray() || !info[5].IsFunction()) {
+    return Napi::Number::New(env, -1);
+  }
+  std::string target = info[1].As<Napi::String>().Utf8Value();
+  AddonData* addon = addon_.get();
+  OpenFileCache* cache = nullptr;
+  if (addon != nullptr && mount->options.use_cache && info[4].ToBoolean().Value()) {
+    cache = addon->file_cache.get();
+  }
+  StaticLookup* raw = StaticFiles::LookupFor(LoopOf(env), mount, target,
+                                             info[2].ToBoolean().Value(), cache);
+  if (raw == nullptr) return Napi::Number::New(env, 0);
+  lookup_.reset(raw);
+  Napi::Array fields = info[3].As<Napi::Array>();
+  for (uint32_t i = 0; i + 1 < fields.Length(); i += 2) {
+    raw->TakeHeader(fields.Get(i).As<Napi::String>().Utf8Value(),
+                    fields.Get(i + 1).As<Napi::String>().Utf8Value());
+  }
+  in_lookup_ = true;
+  StaticLookup::Start r = raw->Begin(this, 0);
+  in_lookup_ = false;
+  switch (r) {
+    case StaticLookup::kFallThrough:
+      lookup_.reset();
+      return Napi::Number::New(env, 0);
+    case StaticLookup::kAnswered:
+      lookup_.reset();
+      return Napi::Number::New(env, 1);
+    case StaticLookup::kPending:
+      break;
+  }
+  if (async_context_.get() == nullptr) {
+    async_context_.Init(env, info.This(), "sluice.StaticLookup");
+  }
+  on_static_ = Napi::Persistent(info[5].As<Napi::Function>());
+  Hold();  // until the lookup reports (or close())
+  return Napi::Number::New(env, 2);
+}
+
+void JsFile::OnStaticAnswer(uint64_t, StaticAnswer& a) {
+  answer_status_ = a.status;
+  answer_length_ = a.content_length;
+  answer_headers_ = *a.headers;
+  if (a.body != nullptr) {
+    if (a.file != nullptr && source_ == nullptr) {
+      source_ = a.file;  // ours now, as an opened respondWithFile source
+    } else {
+      a.body->Close();  // not expected: middleware mounts never compress
+      answer_status_ = 500;
+      answer_length_ = 0;
+      answer_headers_.clear();
+    }
+  }
+  if (!in_lookup_) StaticDoneAsync(1);
+}
+
+void JsFile::OnStaticFallThrough(uint64_t) {
+  StaticDoneAsync(lookup_ && lookup_->found_directory() ? 3 : 0);
+}
+
+void JsFile::StaticDoneAsync(int kind) {
+  // The lookup is freed when this returns (its AnswerFile / AfterJob touch
+  // nothing after calling us).
+  StaticLookupPtr done = std::move(lookup_);
+  Napi::FunctionReference fn = std::move(on_static_);
+  if (!fn.IsEmpty() && addon_.get() != nullptr) {
+    napi_env env = Env();
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    napi_value arg;
+    napi_create_int32(env, kind, &arg);
+    CallJs(fn, 1, &arg, true);
+    napi_close_handle_scope(env, scope);
+  }
+  Unhold();
+}
+
+Napi::Value JsFile::StaticAnswerJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array a = Napi::Array::New(env, 2 + answer_headers_.size() * 2);
+  a.Set(0u, Napi::Number::New(env, answer_status_));
+  a.Set(1u, Napi::Number::New(env, static_cast<double>(answer_length_)));
+  uint32_t i = 2;
+  for (const auto& h : answer_headers_) {
+    a.Set(i++, Napi::String::New(env, h.first));
+    a.Set(i++, Napi::String::New(env, h.second));
+  }
+  return a;
 }
 
 Napi::Value JsFile::Stats(const Napi::CallbackInfo& info) {

@@ -17,7 +17,12 @@
 #include "binding/addon_data.h"
 
 #include "binding/js_core_handle.h"
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/body/file_source.h"
+#include "core/files/static_files.h"
 #include "core/http1/http1_pipe_body.h"
 
 namespace sluice {
@@ -25,7 +30,8 @@ namespace sluice {
 
 class JsFile final : public Napi::ObjectWrap<JsFile>,
                      private FileSource::OpenListener,
-                     private PipeBodyListener {
+                     private PipeBodyListener,
+                     private StaticLookupClient {
  public:
   static Napi::Function Init(Napi::Env env);
   explicit JsFile(const Napi::CallbackInfo& info);
@@ -65,7 +71,20 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   // head: 0 (pipe running; onDone follows once, unless the connection
   // closes first), 1 (no body: HEAD/204/304, response ended), < 0 error.
   Napi::Value RespondHttp1(const Napi::CallbackInfo& info);
-  // close(): cancels (closes a source not handed to a pipe). Idempotent.
+  // lookupStatic(mount, target, head, fields, useCache, onAnswer(kind)):
+  // the sluice.serveStatic middleware's per-request lookup of `target`
+  // under `mount` (NativeFile.staticMount) with the request's
+  // conditional / range / Accept-Encoding fields ([name, value, ...],
+  // lower-case names). Returns kind at once, or 2 (pending: onAnswer(kind)
+  // follows once from the loop unless close() comes first). kind: 0 a
+  // miss, 3 a miss that is a directory, 1 answered: staticAnswer() has
+  // it and, for a body, this file holds the opened source (respondHttp1 /
+  // an HTTP/2 stream take it as for respondWithFile). -1: bad arguments.
+  Napi::Value LookupStatic(const Napi::CallbackInfo& info);
+  // staticAnswer() -> [status, contentLength (-1: none), name, value, ...]
+  Napi::Value StaticAnswerJs(const Napi::CallbackInfo& info);
+  // close(): cancels (closes a source not handed to a pipe, cancels a
+  // static lookup). Idempotent.
   Napi::Value Close(const Napi::CallbackInfo& info);
   // NativeFile.stats() -> { sources, buffersOutstanding } (leak checks)
   static Napi::Value Stats(const Napi::CallbackInfo& info);
@@ -73,6 +92,12 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   void OnFileOpened(int err, const char* syscall,
                     const uv_stat_t* st) override;
   void OnPipeBodyDone(int status) override;
+  // From the lookup: inside LookupStatic (in_lookup_) or from its job's
+  // completion on the loop (no JS scope open; calls onAnswer).
+  void OnStaticAnswer(uint64_t tag, StaticAnswer& answer) override;
+  void OnStaticFallThrough(uint64_t tag) override;
+  // Calls the pending onAnswer(kind) from the loop.
+  void StaticDoneAsync(int kind);
   void Hold();
   void Unhold();
   void CallJs(Napi::FunctionReference& fn, size_t argc, napi_value* argv,
@@ -85,6 +110,14 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::FunctionReference on_done_;
   Napi::ObjectReference self_;
   int holds_ = 0;
+  // The middleware's lookup (cancelled by close() or the destructor) and
+  // its answer, kept for staticAnswer().
+  StaticLookupPtr lookup_;
+  bool in_lookup_ = false;
+  Napi::FunctionReference on_static_;
+  int answer_status_ = 0;
+  int64_t answer_length_ = -1;
+  std::vector<std::pair<std::string, std::string>> answer_headers_;
   AsyncContext async_context_;
   AddonMember<JsFile> addon_;
 };

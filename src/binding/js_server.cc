@@ -8,6 +8,7 @@
 #include "binding/js_values.h"
 #include "binding/js_http1.h"
 #include "binding/js_http2.h"
+#include "binding/js_static_mount.h"
 #include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/net/connection.h"
@@ -515,36 +516,9 @@ Napi::Value JsServer::ServeStatic(const Napi::CallbackInfo& info) {
   if (!NormalizePrefix(info[0].As<Napi::String>().Utf8Value(), &m->prefix)) {
     return Napi::Number::New(env, UV_EINVAL);
   }
-  m->root = info[1].As<Napi::String>().Utf8Value();  // absolute, checked in JS
-  while (m->root.size() > 1 && m->root.back() == '/') m->root.pop_back();
-  if (m->root == "/") m->root.clear();  // root + "/" + rel
-  Napi::Object o = info[2].As<Napi::Object>();
-  StaticMountOptions& so = m->options;
-  so.index = o.Get("index").ToBoolean().Value();
-  so.dotfiles = static_cast<StaticMountOptions::Dotfiles>(
-      o.Get("dotfiles").As<Napi::Number>().Int32Value());
-  so.follow_symlinks = o.Get("followSymlinks").ToBoolean().Value();
-  so.use_cache = o.Get("useCache").ToBoolean().Value();
-  so.headers.etag = o.Get("etag").ToBoolean().Value();
-  so.headers.last_modified = o.Get("lastModified").ToBoolean().Value();
-  so.headers.cache_control = o.Get("cacheControl").ToBoolean().Value();
-  so.headers.immutable = o.Get("immutable").ToBoolean().Value();
-  so.headers.accept_ranges = o.Get("acceptRanges").ToBoolean().Value();
-  so.headers.max_age_ms =
-      static_cast<uint64_t>(o.Get("maxAge").As<Napi::Number>().DoubleValue());
-  so.precompressed = o.Get("precompressed").ToBoolean().Value();
-  Napi::Value enc = o.Get("encodings");
-  if (enc.IsArray()) {
-    Napi::Array a = enc.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); i++) {
-      int c = a.Get(i).As<Napi::Number>().Int32Value();
-      if (c >= 1 && c <= 3) so.encodings.push_back(static_cast<Coding>(c));
-    }
-    so.compress_threshold =
-        static_cast<uint64_t>(o.Get("threshold").As<Napi::Number>().DoubleValue());
-    so.compress_level = o.Get("level").As<Napi::Number>().Int32Value();
-    so.brotli_quality = o.Get("brotliQuality").As<Napi::Number>().Int32Value();
-  }
+  // Absolute, checked in JS.
+  SetStaticMountRoot(info[1].As<Napi::String>().Utf8Value(), m.get());
+  ReadStaticMountOptions(info[2].As<Napi::Object>(), &m->options);
   m->id = StaticFiles::NextMountId();
   StaticFiles& sf = listener_->EnsureStaticFiles();
   AddonData* data = addon_.get();

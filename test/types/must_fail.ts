@@ -86,3 +86,5 @@ sluice.createSecureServer({ allowHTTP1: 'yes' });
 sluice.createSecureServer({ ALPNProtocols: ['spdy/3'] });
 // @ts-expect-error: dotfiles is 'ignore' | 'deny' | 'allow'
 sluice.createServer().serveStatic('/', '/srv', { dotfiles: 'hide' });
+// @ts-expect-error: fallthrough is a boolean
+sluice.serveStatic('/srv', { fallthrough: 'yes' });

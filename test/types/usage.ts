@@ -297,4 +297,14 @@ void [status, methods, ver, counters, compression];
     acceptRanges: true, precompressed: true,
   });
   void same;
+  const mw: sluice.StaticMiddleware = sluice.serveStatic('/srv/www', {
+    maxAge: 3600000, immutable: true, fallthrough: false, redirect: true, dotfiles: 'ignore',
+  });
+  const plain = http.createServer((req, res) => mw(req, res, (err?: unknown) => {
+    res.statusCode = err ? 500 : 404;
+    res.end();
+  }));
+  void plain;
+  const koaMw = sluice.koaServeStatic('/srv/www');
+  void koaMw;
 }

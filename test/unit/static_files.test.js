@@ -30,6 +30,7 @@ describe('serveStatic paths and decisions (native unit)', function () {
         src('src/core/files/static_path.cc'),
         src('src/core/files/static_headers.cc'),
         src('src/core/files/content_types.cc'),
+        src('src/core/compress/accept_encoding.cc'),
         '-o', exe,
       ], { stdio: ['ignore', 'pipe', 'pipe'] });
       const env = { ...process.env, LD_PRELOAD: '', ASAN_OPTIONS: 'detect_leaks=1' };

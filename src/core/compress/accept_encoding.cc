@@ -3,27 +3,15 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/common/text.h"
+
 namespace sluice {
 
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 // Number(text) for a q-value, clamped to [0, 1]; NaN → 0.
 double ParseQ(std::string_view v) {
-  v = Trim(v);
+  v = TrimOws(v);
   if (v.empty()) return 0;  // Number('') is 0
   std::string s(v);
   char* end = nullptr;
@@ -52,30 +40,20 @@ Coding NegotiateCoding(std::string_view ae, bool has_header,
   double q_of[4] = {-1, -1, -1, -1};  // by Coding value
   double star = -1, identity = -1, min_q = 1;
   bool any = false;
-  size_t i = 0;
-  while (i <= ae.size()) {
-    size_t j = ae.find(',', i);
-    if (j == std::string_view::npos) j = ae.size();
-    std::string_view part = ae.substr(i, j - i);
-    i = j + 1;
+  ForEachPart(ae, ',', [&](std::string_view part) {
     size_t semi = part.find(';');
-    std::string name = Lower(Trim(semi == std::string_view::npos ? part : part.substr(0, semi)));
-    if (name.empty()) continue;
+    std::string name =
+        AsciiLowerCopy(TrimOws(semi == std::string_view::npos ? part : part.substr(0, semi)));
+    if (name.empty()) return;
     any = true;
     double q = 1;
     if (semi != std::string_view::npos) {
-      std::string_view params = part.substr(semi + 1);
-      size_t k = 0;
-      while (k <= params.size()) {
-        size_t e = params.find(';', k);
-        if (e == std::string_view::npos) e = params.size();
-        std::string_view param = params.substr(k, e - k);
-        k = e + 1;
+      ForEachPart(part.substr(semi + 1), ';', [&](std::string_view param) {
         size_t eq = param.find('=');
-        if (eq == std::string_view::npos) continue;
-        if (Lower(Trim(param.substr(0, eq))) != "q") continue;
+        if (eq == std::string_view::npos) return;
+        if (!AsciiIEquals(TrimOws(param.substr(0, eq)), "q")) return;
         q = ParseQ(param.substr(eq + 1));
-      }
+      });
     }
     if (name == "*") star = q;
     else if (name == "identity") identity = q;
@@ -87,7 +65,7 @@ Coding NegotiateCoding(std::string_view ae, bool has_header,
       if (q_of[3] < 0) q_of[3] = q;
     }
     if (q > 0 && q < min_q) min_q = q;
-  }
+  });
   if (!any) return Coding::kIdentity;
   Coding best = Coding::kIdentity;
   double best_q = 0;

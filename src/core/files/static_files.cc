@@ -36,14 +36,21 @@ void StaticFiles::Add(std::shared_ptr<const StaticMount> mount) {
 
 StaticLookup* StaticFiles::Match(std::string_view target, bool head) {
   for (const auto& m : mounts_) {
-    StaticPath p = ParseStaticPath(target, m->prefix);
-    if (p.kind == StaticPath::kNoMatch) continue;
     OpenFileCache* cache = nullptr;
     if (m->options.use_cache && cache_provider_) cache = cache_provider_();
-    return new StaticLookup(loop_, m, std::move(p), head, cache,
-                            PipeBufferPool::ForThisThread());
+    if (StaticLookup* l = LookupFor(loop_, m, target, head, cache)) return l;
   }
   return nullptr;
+}
+
+StaticLookup* StaticFiles::LookupFor(uv_loop_t* loop,
+                                     std::shared_ptr<const StaticMount> mount,
+                                     std::string_view target, bool head,
+                                     OpenFileCache* cache) {
+  StaticPath p = ParseStaticPath(target, mount->prefix);
+  if (p.kind == StaticPath::kNoMatch) return nullptr;
+  return new StaticLookup(loop, std::move(mount), std::move(p), head, cache,
+                          PipeBufferPool::ForThisThread());
 }
 
 StaticLookup::StaticLookup(uv_loop_t* loop,
@@ -260,6 +267,8 @@ void StaticLookup::AfterJob(uv_work_t* w, int status) {
   const bool regular = err == 0 && (plain.st.st_mode & S_IFMT) == S_IFREG;
   if (!regular) {
     self->DropPending();
+    self->found_directory_ =
+        err == 0 && (plain.st.st_mode & S_IFMT) == S_IFDIR;
     StaticLookupClient* c = self->client_;
     // A symbolic link out of the root (EXDEV, or too many links) and
     // permission errors are refused; anything else is a miss.
@@ -391,6 +400,7 @@ void StaticLookup::AnswerFile(CachedFile* entry, int fd, const uv_stat_t& st,
     body = t;
   }
   a.body = body;
+  if (body == src) a.file = src;
   StaticLookupClient* c = client_;
   if (c) {
     c->OnStaticAnswer(tag_, a);

@@ -39,6 +39,7 @@
 namespace sluice {
 
 class CachedFile;
+class FileSource;
 class OpenFileCache;
 class PipeBuffer;
 class PipeBufferPool;
@@ -78,6 +79,9 @@ struct StaticAnswer {
   // The body (one reference for the client, which must hand it to a
   // pipe or Close it), or nullptr.
   PipeSource* body = nullptr;
+  // `body` itself when it is the file (no on-the-fly compressor in
+  // front of it), else nullptr: what a JS file response can take over.
+  FileSource* file = nullptr;
 };
 
 class StaticLookupClient {
@@ -101,6 +105,9 @@ class StaticLookup {
   // The client no longer wants an answer; frees the lookup now or when
   // its job returns.
   void Cancel();
+  // After OnStaticFallThrough: the path names a directory (asked for
+  // without the trailing slash, or one without index.html).
+  bool found_directory() const { return found_directory_; }
 
  private:
   friend class StaticFiles;
@@ -156,6 +163,7 @@ class StaticLookup {
   LoopTracked tracked_;  // freed only once no job is in flight
   int job_err_ = 0;
   ssize_t job_read_ = 0;
+  bool found_directory_ = false;
 };
 
 // Deleter: Cancel, never delete.
@@ -178,6 +186,13 @@ class StaticFiles {
   // A lookup for a complete, bodiless request (method GET or HEAD, the
   // caller checked) whose target lies under a mount, or nullptr.
   StaticLookup* Match(std::string_view target, bool head);
+  // A lookup of `target` under one mount, outside any listener (the
+  // sluice.serveStatic middleware: its mount has the prefix "/"), or
+  // nullptr when `target` is not under its prefix. `cache` may be null.
+  static StaticLookup* LookupFor(uv_loop_t* loop,
+                                 std::shared_ptr<const StaticMount> mount,
+                                 std::string_view target, bool head,
+                                 OpenFileCache* cache);
 
   static uint64_t NextMountId();
 

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/common/text.h"
+
 namespace sluice {
 
 namespace {
@@ -12,17 +14,6 @@ namespace {
 const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); i++) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 // Days since 1970-01-01 of a civil date (proleptic Gregorian).
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
@@ -65,17 +56,9 @@ bool EtagMatches(std::string_view list, const std::string& etag) {
 
 bool HasNoCache(std::string_view cc) {
   // fresh's /(?:^|,)\s*?no-cache\s*?(?:,|$)/
-  size_t i = 0;
-  while (i <= cc.size()) {
-    size_t j = cc.find(',', i);
-    if (j == std::string_view::npos) j = cc.size();
-    std::string_view t = cc.substr(i, j - i);
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-    if (t == "no-cache") return true;
-    i = j + 1;
-  }
-  return false;
+  return !ForEachPart(cc, ',', [](std::string_view t) {
+    return TrimOws(t) != "no-cache";  // false (found) stops
+  });
 }
 
 // JavaScript's parseInt(s, 10) on a range bound: leading whitespace, an
@@ -108,12 +91,7 @@ int ParseRanges(int64_t size, std::string_view str, std::vector<ByteRange>* out)
   if (eq == std::string_view::npos) return -2;
   std::string_view list = str.substr(eq + 1);
   std::vector<ByteRange> rs;
-  size_t i = 0;
-  while (i <= list.size()) {
-    size_t j = list.find(',', i);
-    if (j == std::string_view::npos) j = list.size();
-    std::string_view part = list.substr(i, j - i);
-    i = j + 1;
+  ForEachPart(list, ',', [&](std::string_view part) {
     size_t dash = part.find('-');
     std::string_view a = dash == std::string_view::npos ? part : part.substr(0, dash);
     std::string_view b;
@@ -126,16 +104,16 @@ int ParseRanges(int64_t size, std::string_view str, std::vector<ByteRange>* out)
     bool hs = ParseIntLike(a, &start);
     bool he = dash != std::string_view::npos && ParseIntLike(b, &end);
     if (!hs) {
-      if (!he) continue;  // NaN - NaN
+      if (!he) return;  // NaN - NaN
       start = size - end;
       end = size - 1;
     } else if (!he) {
       end = size - 1;
     }
     if (end > size - 1) end = size - 1;
-    if (start > end || start < 0) continue;
+    if (start > end || start < 0) return;
     rs.push_back({start, end});
-  }
+  });
   if (rs.empty()) return -1;
   // combine: sort by start, merge overlapping and adjacent.
   for (size_t k = 1; k < rs.size(); k++) {
@@ -240,7 +218,7 @@ bool ParseHttpDate(std::string_view s, int64_t* out) {
   unsigned month = 0;
   auto month_of = [&](const char* m3) {
     for (unsigned k = 0; k < 12; k++) {
-      if (IEquals(std::string_view(m3, 3), kMonths[k])) return k + 1;
+      if (AsciiIEquals(std::string_view(m3, 3), kMonths[k])) return k + 1;
     }
     return 0u;
   };
@@ -266,7 +244,7 @@ bool ParseHttpDate(std::string_view s, int64_t* out) {
       mm > 59 || ss < 0 || ss > 60 || y < 1 || y > 9999) {
     return false;
   }
-  if (!IEquals(tz, "GMT") && !IEquals(tz, "UTC") && !IEquals(tz, "Z")) {
+  if (!AsciiIEquals(tz, "GMT") && !AsciiIEquals(tz, "UTC") && !AsciiIEquals(tz, "Z")) {
     return false;
   }
   *out = DaysFromCivil(y, month, static_cast<unsigned>(d)) * 86400 +

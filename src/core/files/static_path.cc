@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "core/common/text.h"
+
 namespace sluice {
 
 namespace {
@@ -82,20 +84,17 @@ bool IsValidUtf8(std::string_view s) {
 
 bool NormalizePrefix(std::string_view in, std::string* out) {
   std::string p = "/";
-  size_t i = 0;
-  while (i < in.size()) {
-    size_t j = in.find('/', i);
-    if (j == std::string_view::npos) j = in.size();
-    std::string_view seg = in.substr(i, j - i);
-    i = j + 1;
-    if (seg.empty()) continue;
+  bool ok = ForEachPart(in, '/', [&](std::string_view seg) {
+    if (seg.empty()) return true;
     if (seg == "." || seg == "..") return false;
     for (char c : seg) {
       if (c == '?' || c == '#' || c == '\\' || c == '\0') return false;
     }
     if (p.size() > 1) p += '/';
     p.append(seg.data(), seg.size());
-  }
+    return true;
+  });
+  if (!ok) return false;
   *out = std::move(p);
   return true;
 }
@@ -118,57 +117,55 @@ StaticPath ParseStaticPath(std::string_view target, std::string_view prefix) {
   r.trailing_slash = !rest.empty() && rest.back() == '/';
   std::vector<std::string> segs;
   std::string seg;
-  size_t i = 0;
-  while (i <= rest.size()) {
-    size_t j = rest.find('/', i);
-    if (j == std::string_view::npos) j = rest.size();
-    std::string_view raw = rest.substr(i, j - i);
-    i = j + 1;
+  // Each segment decoded; a refusal sets r.kind and stops the walk.
+  bool ok = ForEachPart(rest, '/', [&](std::string_view raw) {
     seg.clear();
     for (size_t k = 0; k < raw.size(); k++) {
       char c = raw[k];
       if (c == '%') {
         if (k + 2 >= raw.size()) {
           r.kind = StaticPath::kBadRequest;
-          return r;
+          return false;
         }
         int h = HexValue(raw[k + 1]), l = HexValue(raw[k + 2]);
         if (h < 0 || l < 0) {
           r.kind = StaticPath::kBadRequest;
-          return r;
+          return false;
         }
         c = static_cast<char>(h * 16 + l);
         k += 2;
         if (c == '/') {
           r.kind = StaticPath::kForbidden;
-          return r;
+          return false;
         }
       }
       if (c == '\0') {
         r.kind = StaticPath::kBadRequest;
-        return r;
+        return false;
       }
       if (c == '\\') {
         r.kind = StaticPath::kForbidden;
-        return r;
+        return false;
       }
       seg += c;
     }
     if (!IsValidUtf8(seg)) {
       r.kind = StaticPath::kBadRequest;
-      return r;
+      return false;
     }
-    if (seg.empty() || seg == ".") continue;
+    if (seg.empty() || seg == ".") return true;
     if (seg == "..") {
       if (segs.empty()) {
         r.kind = StaticPath::kForbidden;
-        return r;
+        return false;
       }
       segs.pop_back();
-      continue;
+      return true;
     }
     segs.push_back(seg);
-  }
+    return true;
+  });
+  if (!ok) return r;
   for (const std::string& s : segs) {
     if (s[0] == '.') r.dotfile = true;
     if (!r.rel.empty()) r.rel += '/';

@@ -1,5 +1,6 @@
 #include "core/http1/http1_session.h"
 
+#include "core/common/text.h"
 #include "core/net/connection.h"
 #include "core/http2/http2_upgrade.h"
 #include "core/net/tunnel_session.h"
@@ -193,10 +194,7 @@ bool Http1Session::TryStatic(StaticFiles* files, RequestHead& head) {
   for (const auto& f : head.headers) {
     // Only the fields StaticConditionals knows (5 to 19 bytes).
     if (f.first.size() < 5 || f.first.size() > 19) continue;
-    for (size_t i = 0; i < f.first.size(); i++) {
-      char c = f.first[i];
-      lower[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    }
+    for (size_t i = 0; i < f.first.size(); i++) lower[i] = AsciiLower(f.first[i]);
     raw->TakeHeader(std::string_view(lower, f.first.size()), f.second);
   }
   switch (raw->Begin(this, head.seq)) {

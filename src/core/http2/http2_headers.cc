@@ -1,5 +1,7 @@
 #include "core/http2/http2_headers.h"
 
+#include "core/common/text.h"
+
 namespace sluice {
 
 namespace {
@@ -8,12 +10,6 @@ bool IsConnectionSpecific(std::string_view lower) {
   return lower == "connection" || lower == "keep-alive" ||
          lower == "proxy-connection" || lower == "transfer-encoding" ||
          lower == "upgrade";
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -59,7 +55,7 @@ void Http2HeaderList::AddHttp1Block(std::string_view block) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) continue;
     std::string_view name = line.substr(0, colon);
-    std::string_view value = Trim(line.substr(colon + 1));
+    std::string_view value = TrimOws(line.substr(colon + 1));
     size_t off = bytes_.size();
     for (char c : name) {
       bytes_.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c);

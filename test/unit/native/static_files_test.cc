@@ -1,13 +1,18 @@
 // Unit test of serveStatic's pure parts (no libuv, no N-API): request
 // path decoding and normalisation (src/core/files/static_path.*), the
 // validator / conditional / range decision (static_headers.*) and the
-// content-type table (content_types.*). Built and run by
+// content-type table (content_types.*), Accept-Encoding negotiation
+// (compress/accept_encoding.*) and the text helpers they share
+// (common/text.h). Built and run by
 // test/unit/static_files.test.js; exits non-zero on the first failures.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "core/common/text.h"
+#include "core/compress/accept_encoding.h"
 #include "core/files/content_types.h"
 #include "core/files/static_headers.h"
 #include "core/files/static_path.h"
@@ -219,9 +224,52 @@ void Types() {
   }
 }
 
+// ForEachPart is JS's split: every part, empty ones included.
+std::string Split(std::string_view s, char d) {
+  std::string out;
+  ForEachPart(s, d, [&](std::string_view p) { out += "[" + std::string(p) + "]"; });
+  return out;
+}
+
+void Text() {
+  CHECK(Split("", ',') == "[]", "empty: %s", Split("", ',').c_str());
+  CHECK(Split("a", ',') == "[a]", "one");
+  CHECK(Split("a,,b", ',') == "[a][][b]", "inner empty: %s", Split("a,,b", ',').c_str());
+  CHECK(Split(",a,", ',') == "[][a][]", "edges: %s", Split(",a,", ',').c_str());
+  CHECK(Split("/x/y/", '/') == "[][x][y][]", "slashes");
+  std::vector<std::string> seen;
+  bool all = ForEachPart("a,b,c", ',', [&](std::string_view p) {
+    seen.emplace_back(p);
+    return p != "b";
+  });
+  CHECK(!all && seen.size() == 2, "stops at false");
+  CHECK(ForEachPart("a,b", ',', [](std::string_view) { return true; }), "true when not stopped");
+  CHECK(TrimOws(" \t a b\t ") == "a b", "trim");
+  CHECK(TrimOws(" \t ").empty(), "trim all");
+  CHECK(AsciiLowerCopy("AbC-\xC3\x84") == "abc-\xC3\x84", "lower leaves non-ASCII");
+  CHECK(AsciiIEquals("GMT", "gmt") && !AsciiIEquals("GMT", "gm"), "iequals");
+}
+
+// NegotiateCoding over the rows the split loops see.
+void Negotiation() {
+  const Coding all[3] = {Coding::kBrotli, Coding::kGzip, Coding::kDeflate};
+  auto n = [&](const char* ae) { return NegotiateCoding(ae, true, all, 3); };
+  CHECK(n("gzip, br") == Coding::kBrotli, "server order breaks ties");
+  CHECK(n("gzip;q=1, br;q=0.5") == Coding::kGzip, "q");
+  CHECK(n("GZIP ; Q=0.9 ;foo=bar, br;q=0") == Coding::kGzip, "case, params");
+  CHECK(n(",,deflate,,") == Coding::kDeflate, "empty parts");
+  CHECK(n("identity;q=1, gzip;q=0.5") == Coding::kIdentity, "identity wins");
+  CHECK(n("*;q=0") == Coding::kIdentity, "star zero");
+  CHECK(n("*") == Coding::kBrotli, "star");
+  CHECK(n("") == Coding::kIdentity, "empty header");
+  CHECK(NegotiateCoding("gzip", false, all, 3) == Coding::kIdentity, "no header");
+}
+
 }  // namespace
 
 int main() {
+  Text();
+  Negotiation();
   Paths();
   Decisions();
   Types();

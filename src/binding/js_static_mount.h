@@ -1,0 +1,29 @@
+// serveStatic mounts as JS hands them over: the option object both
+// server.serveStatic (a listener's mount) and the sluice.serveStatic
+// middleware (a mount of its own, looked up per request by a NativeFile)
+// build a StaticMount from (lib/static_files.js normalizes it first).
+#pragma once
+
+#include <napi.h>
+
+#include <memory>
+
+#include "core/files/static_files.h"
+
+namespace sluice {
+
+// Reads lib/static_files.js's normalized options into `so`.
+void ReadStaticMountOptions(const Napi::Object& o, StaticMountOptions* so);
+
+// Sets `m->root` from an absolute path (checked in JS): no trailing '/',
+// "" for "/" (files are root + "/" + rel).
+void SetStaticMountRoot(const std::string& abs, StaticMount* m);
+
+// NativeFile.staticMount(root, options) -> an External holding a mount
+// with the prefix "/" for the middleware (freed with the External).
+Napi::Value NewMiddlewareMount(const Napi::CallbackInfo& info);
+
+// The mount inside such an External, or null for anything else.
+std::shared_ptr<const StaticMount> MiddlewareMountOf(const Napi::Value& v);
+
+}  // namespace sluice
