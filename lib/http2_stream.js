@@ -266,13 +266,16 @@ class ServerHttp2Stream extends Duplex {
     }
   }
 
-  // end(body) while the head waits: the whole body is known now. After a
-  // head that was sent, a lone end(body) is one native call (body +
-  // END_STREAM) rather than a write and an end.
+  // end(body) as one native call: while a compression head waits
+  // (_deferredHead), the whole body is known now; after a head held in
+  // the 'stream' handler, head + body + END_STREAM; after a sent head,
+  // body + END_STREAM (rather than a write and an end).
   end(chunk, encoding, cb) {
-    if ((typeof chunk === 'string' || chunk instanceof Uint8Array) && this.headersSent &&
-        this._deferredHead === null && !this._noBody && !this._nativeEnded &&
-        this.writableLength === 0 && !this.writableEnded && !this.writableCorked && !this.destroyed) {
+    const deferred = this._deferredHead !== null;
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function' &&
+        this.writableLength === 0 && !this.writableEnded && !this.destroyed &&
+        (deferred || ((typeof chunk === 'string' || chunk instanceof Uint8Array) &&
+          this.headersSent && !this._noBody && !this._nativeEnded && !this.writableCorked))) {
       if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
       let body;
       try {
@@ -280,25 +283,14 @@ class ServerHttp2Stream extends Duplex {
       } catch (err) {
         return super.end(chunk, encoding, cb);  // reports it as node does
       }
-      if (this._heldBlock !== null) {
+      if (deferred) {
+        this._sendDeferredHead(true, body);
+      } else if (this._heldBlock !== null) {
         this._flushHeldHead(body);
       } else if (!this._nativeClosed) {
         this._nativeEnded = true;
         this._native.end(this._id, body, undefined, 0);
       }
-      return typeof cb === 'function' ? super.end(cb) : super.end();
-    }
-    if (this._deferredHead !== null && chunk !== undefined && chunk !== null &&
-        typeof chunk !== 'function' && this.writableLength === 0 &&
-        !this.writableEnded && !this.destroyed) {
-      if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
-      let body;
-      try {
-        body = toChunk(chunk, encoding);
-      } catch (err) {
-        return super.end(chunk, encoding, cb);  // reports it as node does
-      }
-      this._sendDeferredHead(true, body);
       return typeof cb === 'function' ? super.end(cb) : super.end();
     }
     return super.end(chunk, encoding, cb);

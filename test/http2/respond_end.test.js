@@ -15,21 +15,6 @@ const common = require('../common');
 const h2 = require('./h2common');
 const { assert } = common;
 
-// An HTTP/2 server with a 'stream' listener: sluice's, or node:http2's
-// under SLUICE_TEST_IMPL=node.
-async function startH2(onStream) {
-  if (common.isNode) {
-    const server = common.trackServer(http2.createServer());
-    server.on('stream', onStream);
-    server.on('session', (s) => common.trackSocket(s));
-    await new Promise((r) => server.listen(0, '127.0.0.1', r));
-    return { server, port: server.address().port };
-  }
-  const { server, port } = await common.startServer();
-  server.on('stream', onStream);
-  return { server, port };
-}
-
 // The server-side events of a stream, in order, once it closed.
 function watch(stream) {
   const events = [];
@@ -75,7 +60,7 @@ describe('http2 respond() + end(body)', function () {
     let endCb = 0;
     let after;
     const body = Buffer.alloc(1024, 'a');
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       closed = watch(stream);
       stream.respond({ ':status': 200, 'content-length': body.length, 'x-a': 'b' });
       stream.end(body, () => { endCb++; });
@@ -93,7 +78,7 @@ describe('http2 respond() + end(body)', function () {
   });
 
   it('no content-length is added when the handler gave none', async function () {
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 200 });
       stream.end('hello');
     });
@@ -105,7 +90,7 @@ describe('http2 respond() + end(body)', function () {
 
   it('the request body is read by a data listener attached after respond + end', async function () {
     let got;
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 200, 'content-length': 2 });
       stream.end('ok');
       const chunks = [];
@@ -121,7 +106,7 @@ describe('http2 respond() + end(body)', function () {
 
   it('a GET stream touched after respond + end: its readable side has ended, read() gives null', async function () {
     let seen;
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 200, 'content-length': 1 });
       stream.end('k');
       stream.on('end', () => {
@@ -139,7 +124,7 @@ describe('http2 respond() + end(body)', function () {
   it('write after end fails with ERR_STREAM_WRITE_AFTER_END (callback and error event), the response stands', async function () {
     let closed;
     let writeErr;
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       closed = watch(stream);
       stream.respond({ ':status': 200, 'content-length': 3 });
       stream.end('abc');
@@ -155,7 +140,7 @@ describe('http2 respond() + end(body)', function () {
 
   it('a second end(body) after end(body) is reported as node does, the first body stands', async function () {
     let closed;
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       closed = watch(stream);
       stream.respond({ ':status': 200, 'content-length': 3 });
       stream.end('abc');
@@ -169,7 +154,7 @@ describe('http2 respond() + end(body)', function () {
   });
 
   it('respond, write, end(body) in the handler: the body in order', async function () {
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 200, 'content-length': 6 });
       stream.write('abc');
       stream.end('def');
@@ -181,7 +166,7 @@ describe('http2 respond() + end(body)', function () {
 
   it('a Readable piped into the stream after respond (with content-length) in the handler', async function () {
     const parts = ['one ', 'two ', 'three'];
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 200, 'content-length': parts.join('').length });
       Readable.from(parts.map((p) => Buffer.from(p))).pipe(stream);
     });
@@ -192,7 +177,7 @@ describe('http2 respond() + end(body)', function () {
 
   it('respond in the handler, end(body) later: the head is not held back meanwhile', async function () {
     let release;
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 201, 'content-length': 4 });
       release = () => stream.end('late');
     });
@@ -211,7 +196,7 @@ describe('http2 respond() + end(body)', function () {
   // sluice only: node:http2's client reports rstCode 0 for these (node's
   // server sends the reset as it closes the session's stream later).
   itSluice('respond then close(code) in the handler: the client sees the reset code', async function () {
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 200, 'content-length': 10 });
       stream.close(http2.constants.NGHTTP2_CANCEL);
     });
@@ -222,7 +207,7 @@ describe('http2 respond() + end(body)', function () {
 
   itSluice('respond then destroy() in the handler: the client sees CANCEL, the stream closes', async function () {
     let closed;
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       closed = watch(stream);
       stream.respond({ ':status': 200, 'content-length': 10 });
       stream.destroy();
@@ -235,7 +220,7 @@ describe('http2 respond() + end(body)', function () {
 
   it('HEAD: respond ends the stream (no body), so end(body) is a write after end, as node', async function () {
     let closed;
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       closed = watch(stream);
       stream.respond({ ':status': 200, 'content-length': 5 });
       stream.end('hello');
@@ -250,7 +235,7 @@ describe('http2 respond() + end(body)', function () {
   });
 
   it('a handler that throws after respond: the head still goes out, the error reaches the process', async function () {
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respond({ ':status': 200, 'content-length': 2 });
       setImmediate(() => stream.end('ok'));
       throw new Error('boom');
