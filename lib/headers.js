@@ -180,16 +180,23 @@ function serializeHeaders(headers, allowStatus) {
     if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
       throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
     }
-    const values = Array.isArray(value) ? value : [value];
-    for (const v of values) {
-      const s = String(v);
-      if (invalidHeaderCharRegExp.test(s)) {
-        throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
-      }
-      block += name + '\0' + s + '\0';
+    // One value (the common case) without a per-header array.
+    if (!Array.isArray(value)) {
+      block += h2Field(rawName, name, value);
+      continue;
     }
+    for (const v of value) block += h2Field(rawName, name, v);
   }
   return [block, status];
+}
+
+// One "name\0value\0" field of serializeHeaders, its value checked.
+function h2Field(rawName, name, v) {
+  const s = typeof v === 'string' ? v : String(v);
+  if (invalidHeaderCharRegExp.test(s)) {
+    throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
+  }
+  return name + '\0' + s + '\0';
 }
 
 function headersSentError(what) {

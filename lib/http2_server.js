@@ -337,9 +337,17 @@ function callbacks(server) {
         stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
         if (endStream) stream.push(null);
-        server.emit('stream', stream, headers,
-          constants.NGHTTP2_FLAG_END_HEADERS | (endStream ? constants.NGHTTP2_FLAG_END_STREAM : 0),
-          raw);
+        // A head the handler gives without ending the stream is held until
+        // the handler returns, so respond() + end(body) leave as one
+        // native call (ServerHttp2Stream.respond).
+        stream._dispatching = true;
+        try {
+          server.emit('stream', stream, headers,
+            constants.NGHTTP2_FLAG_END_HEADERS | (endStream ? constants.NGHTTP2_FLAG_END_STREAM : 0),
+            raw);
+        } finally {
+          stream._dispatched();
+        }
       } else if (server.listenerCount('request') > 0) {
         emitCompat(server, st, native, id, raw, endStream);
       } else {

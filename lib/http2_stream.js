@@ -121,6 +121,15 @@ class ServerHttp2Stream extends Duplex {
     this._compressCfg = null;
     this._fileCache = false;  // file responses use the open-file cache
     this._deferredHead = null;
+    this._fileResponding = false;
+    this._nativeFile = null;
+    this._wantTrailers = false;
+    // A plain head held back while the 'stream' event is dispatched (see
+    // respond()): its status, block and flags; _heldBlock null = none.
+    this._dispatching = false;
+    this._heldStatus = 0;
+    this._heldBlock = null;
+    this._heldFlags = 0;
   }
 
   get id() { return this._id; }
@@ -179,10 +188,22 @@ class ServerHttp2Stream extends Duplex {
         return;
       }
     }
-    const r = this._native.respond(this._id, status, block, flags);
     this.headersSent = true;
     this._sentHeaders = headers || {};
     this._status = status;
+    if (this._dispatching && coding === 0 && !endStream && !options.waitForTrailers &&
+        !this._fileResponding && headers != null && headers['content-length'] !== undefined) {
+      // Inside the 'stream' handler, a head that tells its length waits
+      // until the handler returns (lib/http2_server.js flushes it): an
+      // end(body) meanwhile sends head, body and END_STREAM in one native
+      // call. Not without content-length: that call would add one, which
+      // node:http2's stream API does not.
+      this._heldStatus = status;
+      this._heldBlock = block;
+      this._heldFlags = flags;
+      return;
+    }
+    const r = this._native.respond(this._id, status, block, flags);
     if (r === RESULT_CLOSED) return;
     if (coding !== 0) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
     if (endStream) {
@@ -190,6 +211,26 @@ class ServerHttp2Stream extends Duplex {
       this._nativeEnded = true;
       this.end();
     }
+  }
+
+  // Sends a head respond() held during the 'stream' dispatch, with `body`
+  // and END_STREAM when `body` is given (it is the whole body).
+  _flushHeldHead(body) {
+    const block = this._heldBlock;
+    this._heldBlock = null;
+    if (this._nativeClosed) return;
+    if (body === undefined) {
+      this._native.respond(this._id, this._heldStatus, block, this._heldFlags);
+    } else {
+      this._nativeEnded = true;
+      this._native.respond(this._id, this._heldStatus, block, this._heldFlags | H2_END_AFTER_BODY, body);
+    }
+  }
+
+  // The 'stream' handler returned (lib/http2_server.js).
+  _dispatched() {
+    this._dispatching = false;
+    if (this._heldBlock !== null) this._flushHeldHead(undefined);
   }
 
   // Sends the head respond() held back. whole: `body` (may be undefined)
@@ -225,11 +266,16 @@ class ServerHttp2Stream extends Duplex {
     }
   }
 
-  // end(body) while the head waits: the whole body is known now.
+  // end(body) as one native call: while a compression head waits
+  // (_deferredHead), the whole body is known now; after a head held in
+  // the 'stream' handler, head + body + END_STREAM; after a sent head,
+  // body + END_STREAM (rather than a write and an end).
   end(chunk, encoding, cb) {
-    if (this._deferredHead !== null && chunk !== undefined && chunk !== null &&
-        typeof chunk !== 'function' && this.writableLength === 0 &&
-        !this.writableEnded && !this.destroyed) {
+    const deferred = this._deferredHead !== null;
+    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function' &&
+        this.writableLength === 0 && !this.writableEnded && !this.destroyed &&
+        (deferred || ((typeof chunk === 'string' || chunk instanceof Uint8Array) &&
+          this.headersSent && !this._noBody && !this._nativeEnded && !this.writableCorked))) {
       if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
       let body;
       try {
@@ -237,7 +283,14 @@ class ServerHttp2Stream extends Duplex {
       } catch (err) {
         return super.end(chunk, encoding, cb);  // reports it as node does
       }
-      this._sendDeferredHead(true, body);
+      if (deferred) {
+        this._sendDeferredHead(true, body);
+      } else if (this._heldBlock !== null) {
+        this._flushHeldHead(body);
+      } else if (!this._nativeClosed) {
+        this._nativeEnded = true;
+        this._native.end(this._id, body, undefined, 0);
+      }
       return typeof cb === 'function' ? super.end(cb) : super.end();
     }
     return super.end(chunk, encoding, cb);
@@ -327,6 +380,7 @@ class ServerHttp2Stream extends Duplex {
     if (this._nativeClosed || this.rstCode !== undefined) return;
     this.rstCode = code;
     this._localClose = true;
+    if (this._heldBlock !== null) this._flushHeldHead(undefined);  // HEADERS, then RST_STREAM
     this._native.rstStream(this._id, code);
   }
 
@@ -348,6 +402,7 @@ class ServerHttp2Stream extends Duplex {
       return;
     }
     if (!this.headersSent) this.respond();
+    if (this._heldBlock !== null) this._flushHeldHead(undefined);
     if (this._deferredHead !== null) this._sendDeferredHead(false);
     if (this._noBody) {
       cb();
@@ -364,6 +419,7 @@ class ServerHttp2Stream extends Duplex {
 
   _final(cb) {
     if (!this.headersSent && !this._nativeClosed) this.respond({ ':status': 200 }, { endStream: true });
+    if (this._heldBlock !== null) this._flushHeldHead(undefined);
     if (this._deferredHead !== null && !this._nativeClosed) this._sendDeferredHead(true, undefined);
     if (!this._nativeEnded) {
       this._nativeEnded = true;
@@ -382,6 +438,7 @@ class ServerHttp2Stream extends Duplex {
   _destroy(err, cb) {
     releaseQueuedChunks(this);
     this._deferredHead = null;
+    if (this._heldBlock !== null) this._flushHeldHead(undefined);  // HEADERS, then RST_STREAM
     if (this._nativeFile) {
       this._nativeFile.close();
       this._nativeFile = null;

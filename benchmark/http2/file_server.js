@@ -1,5 +1,5 @@
 'use strict';
-// file_server.js <sluice|node> --file-size N [--mode file|stream]
+// file_server.js <sluice|node> --file-size N [--mode file|stream|memory]
 // HTTP/2 (h2c, prior knowledge) file responses. Serves one file of N random
 // bytes (written to a temp dir at startup, removed at exit) on every stream:
 //   mode file:   stream.respondWithFile(path, headers)
@@ -7,6 +7,8 @@
 //                 node:http2: its own FileHandle pipe)
 //   mode stream: stream.respond(headers with content-length) and
 //                fs.createReadStream(path).pipe(stream)
+//   mode memory: stream.respond(headers); stream.end(buf) with the file's
+//                bytes held in memory (the per-stream JS path, no file I/O)
 // Prints "PORT <n>" when listening.
 
 const fs = require('node:fs');
@@ -31,8 +33,13 @@ const server = impl === 'sluice' ?
   mod.createServer({ http2: { maxConcurrentStreams: 256 } }) :
   mod.createServer({ settings: { maxConcurrentStreams: 256 } });
 
+const body = fs.readFileSync(file);
+const memHeaders = { ...headers, ':status': 200, 'content-length': opts.fileSize };
 server.on('stream', opts.mode === 'file' ? (stream) => {
   stream.respondWithFile(file, headers);
+} : opts.mode === 'memory' ? (stream) => {
+  stream.respond(memHeaders);
+  stream.end(body);
 } : (stream) => {
   stream.respond({ ...headers, ':status': 200, 'content-length': opts.fileSize });
   fs.createReadStream(file).pipe(stream);

@@ -32,21 +32,6 @@ function fdFlags(fd) {
   return parseInt(m[1], 8);
 }
 
-// An HTTP/2 server with a 'stream' listener: sluice's, or node:http2's
-// under SLUICE_TEST_IMPL=node.
-async function startH2(onStream) {
-  if (common.isNode) {
-    const server = common.trackServer(http2.createServer());
-    server.on('stream', onStream);
-    server.on('session', (s) => common.trackSocket(s));
-    await new Promise((r) => server.listen(0, '127.0.0.1', r));
-    return { server, port: server.address().port };
-  }
-  const { server, port } = await common.startServer();
-  server.on('stream', onStream);
-  return { server, port };
-}
-
 // One FIFO writer: the fd is O_RDWR so it never waits to open; closing it
 // is the EOF the reader sees.
 function fifoWriter(p) {
@@ -123,7 +108,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
   it('stream.respondWithFile on a FIFO with a writer streams its bytes as they come, without content-length', async function () {
     const fifo = mkfifo();
     const w = writer(fifo);
-    const { port } = await startH2((stream) => {
+    const { port } = await h2.startH2((stream) => {
       stream.respondWithFile(fifo, { 'content-type': 'text/plain' });
     });
     const s = h2.connect(port);
@@ -149,7 +134,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     const fifo = mkfifo();
     writer(fifo);
     const seen = {};
-    const { port } = await startH2((stream, headers) => {
+    const { port } = await h2.startH2((stream, headers) => {
       const p = headers[':path'];
       const target = p === '/dir' ? dir : fifo;
       const opts = p === '/length' ? { length: 3 } : p === '/offset' ? { offset: 1 } : {};
@@ -176,7 +161,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
 
   it('without onError a missing file or a directory emits \'error\' on the stream and resets it INTERNAL_ERROR', async function () {
     const errors = {};
-    const { port } = await startH2((stream, headers) => {
+    const { port } = await h2.startH2((stream, headers) => {
       const p = headers[':path'];
       stream.on('error', (e) => { errors[p] = e.code; });
       stream.respondWithFile(p === '/dir' ? dir : path.join(dir, 'nope'));
@@ -196,7 +181,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     const fifo = mkfifo();
     const before = fdCount();
     const { port } = await common.startServer((req, res) => res.respondWithFile(fifo));
-    const { port: port2 } = await startH2((stream) => stream.respondWithFile(fifo));
+    const { port: port2 } = await h2.startH2((stream) => stream.respondWithFile(fifo));
     const t0 = Date.now();
     const r1 = await rawGet(port, '/');
     assert.strictEqual(r1.statusCode, 200);
@@ -299,7 +284,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
       else if (kind === 'fd') res.respondWithFD(fifos[Number(i)].readFd);
       else res.respondWithFile(regular);
     });
-    const { port: port2 } = await startH2((stream, headers) => {
+    const { port: port2 } = await h2.startH2((stream, headers) => {
       const [, kind, i] = headers[':path'].split('/');
       if (kind === 'fifo') stream.respondWithFile(fifos[Number(i)].path);
       else if (kind === 'fd') stream.respondWithFD(fifos[Number(i)].readFd);
@@ -380,7 +365,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     this.timeout(20000);
     const fifo = mkfifo();
     const w = writer(fifo);
-    const { port } = await startH2((stream) => stream.respondWithFile(fifo));
+    const { port } = await h2.startH2((stream) => stream.respondWithFile(fifo));
     // A small connection and stream window: the client does not read.
     const s = h2.connect(port, { settings: { initialWindowSize: 65535 } });
     const req = s.request({ ':path': '/' });
@@ -418,7 +403,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     const before = fdCount();
     let devNullFd;
     let sockFd;
-    const { port } = await startH2((stream, headers) => {
+    const { port } = await h2.startH2((stream, headers) => {
       const p = headers[':path'];
       if (p === '/null') stream.respondWithFile('/dev/null');
       else if (p === '/nullfd') stream.respondWithFD(devNullFd);

@@ -8,6 +8,21 @@
 const http2 = require('node:http2');
 const common = require('../common');
 
+// An HTTP/2 server with a 'stream' listener: sluice's, or node:http2's
+// under SLUICE_TEST_IMPL=node. Resolves { server, port }.
+async function startH2(onStream) {
+  if (common.isNode) {
+    const server = common.trackServer(http2.createServer());
+    server.on('stream', onStream);
+    server.on('session', (s) => common.trackSocket(s));
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    return { server, port: server.address().port };
+  }
+  const { server, port } = await common.startServer();
+  server.on('stream', onStream);
+  return { server, port };
+}
+
 function connect(port, options = {}) {
   const session = http2.connect(`http://127.0.0.1:${port}`, options);
   common.trackSocket(session);
@@ -68,4 +83,4 @@ function parseFrames(buf) {
   return frames;
 }
 
-module.exports = { connect, request, PREFACE, FRAME, frame, parseFrames, GET_SLASH };
+module.exports = { startH2, connect, request, PREFACE, FRAME, frame, parseFrames, GET_SLASH };
