@@ -45,6 +45,8 @@ class IncomingRequest extends Readable {
     this.upgrade = false;
     this._dumped = false;
     this._consuming = false;
+    // As node's: the server's joinDuplicateHeaders for this request.
+    this.joinDuplicateHeaders = false;
   }
 
   get rawHeaders() {
@@ -60,7 +62,7 @@ class IncomingRequest extends Readable {
   set rawHeaders(v) { this[kRaw] = v; }
 
   get headers() {
-    if (this[kHeaders] === null) this[kHeaders] = headersObject(this.rawHeaders);
+    if (this[kHeaders] === null) this[kHeaders] = headersObject(this.rawHeaders, this.joinDuplicateHeaders);
     return this[kHeaders];
   }
 
@@ -123,7 +125,7 @@ class IncomingRequest extends Readable {
     }
     if (rawTrailers) {
       this.rawTrailers = rawTrailers;
-      this.trailers = headersObject(rawTrailers);
+      this.trailers = headersObject(rawTrailers, this.joinDuplicateHeaders);
     }
     if (this._dumped) return;
     // EOF is pushed when a consumer asks for data (_read): a request nobody
