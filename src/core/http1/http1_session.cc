@@ -322,7 +322,7 @@ int Http1Session::OnMessageDone() {
   if (requests_.empty() && !conn_->closing()) {
     // Answered synchronously: idle again.
     conn_->SetDeadline(kDeadlineKeepAlive,
-                       conn_->listener()->options().keep_alive_timeout_ms);
+                       conn_->listener()->options().KeepAliveDeadlineMs());
   }
   if (requests_.size() >= conn_->listener()->options().max_pipelined) {
     return HPE_PAUSED;
@@ -481,7 +481,7 @@ void Http1Session::OnServerClosing() {
     // Wait for it, as long as an idle keep-alive connection would be kept;
     // its response carries Connection: close. OnTimeout(kDeadlineKeepAlive)
     // closes the connection if nothing comes.
-    conn_->SetDeadline(kDeadlineKeepAlive, conn_->listener()->options().keep_alive_timeout_ms);
+    conn_->SetDeadline(kDeadlineKeepAlive, conn_->listener()->options().KeepAliveDeadlineMs());
     return;
   }
   conn_->EndGracefully();
@@ -726,7 +726,7 @@ void Http1Session::Advance() {
         return;
       }
       conn_->SetDeadline(kDeadlineKeepAlive,
-                         conn_->listener()->options().keep_alive_timeout_ms);
+                         conn_->listener()->options().KeepAliveDeadlineMs());
     }
   }
   if (!unparsed_.empty() && static_pending_ == 0 &&
