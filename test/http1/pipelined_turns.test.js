@@ -51,3 +51,42 @@ describe(`http1 pipelined responses and their turn [${common.implName}]`, functi
     assert.strictEqual(data.length, 0, data.toString('latin1'));
   });
 });
+
+// As node's flood protection: while the client does not read, requests are
+// parsed only until the output it has not taken reaches the high-water
+// mark; reading resumes as it drains. Without it synchronous responses to
+// a pipelined flood pile up without bound.
+describe(`http1 pipelined flood from a client that does not read [${common.implName}]`, function () {
+  afterEach(common.cleanup);
+
+  it('3000 pipelined GETs with 16 KiB responses: dispatch stalls while the client reads nothing, then all arrive', async function () {
+    const big = Buffer.alloc(16 * 1024, 'A');
+    const COUNT = 3000;
+    let dispatched = 0;
+    const { port } = await common.startServer((req, res) => {
+      dispatched++;
+      res.end(big);
+    });
+    const net = require('node:net');
+    const socket = common.trackSocket(net.connect(port, '127.0.0.1'));
+    await common.once(socket, 'connect', 5000, 'connect');
+    socket.pause();
+    socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n'.repeat(COUNT));
+    await common.sleep(500);
+    const stalled = dispatched;
+    await common.sleep(300);
+    assert.strictEqual(dispatched, stalled, 'no request dispatched while the client reads nothing');
+    assert.ok(stalled < COUNT, `${stalled} of ${COUNT} dispatched`);
+    let bytes = 0;
+    const done = new Promise((resolve, reject) => {
+      socket.on('data', (d) => {
+        bytes += d.length;
+        if (dispatched === COUNT && bytes >= COUNT * big.length) resolve();
+      });
+      socket.on('close', () => reject(new Error(`closed after ${dispatched} requests, ${bytes} bytes`)));
+    });
+    socket.resume();
+    await common.withTimeout(done, 15000, 'all responses');
+    assert.strictEqual(dispatched, COUNT);
+  });
+});

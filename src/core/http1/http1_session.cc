@@ -64,10 +64,21 @@ void Http1Session::Execute(const char* data, size_t len) {
         HandleParseError();
         return;
       case Http1Parser::Status::kPaused:
-        // Too many responses pending: hold the rest back (see
-        // OnMessageDone) and stop reading until responses drain.
+        // Too many responses pending, or too much output waiting for the
+        // client: hold the rest back (see OnMessageDone) and stop reading
+        // until responses finish / the output drains.
         unparsed_.assign(parser_.pos(), end - parser_.pos());
-        conn_->Pause(Connection::kPausePipeline);
+        if (output_pause_) {
+          // Lifted by the connection when the backlog drains.
+          output_pause_ = false;
+          conn_->Pause(Connection::kPauseOutput);
+        } else {
+          conn_->Pause(Connection::kPausePipeline);
+        }
+        // Nothing held back: the parser may go on with the next read,
+        // which only comes once reading resumes (a serveStatic lookup
+        // resumes it itself, StaticDone).
+        if (unparsed_.empty() && static_pending_ == 0) parser_.Resume();
         return;
       case Http1Parser::Status::kUpgrade:
         break;
@@ -325,6 +336,14 @@ int Http1Session::OnMessageDone() {
                        conn_->listener()->options().KeepAliveDeadlineMs());
   }
   if (requests_.size() >= conn_->listener()->options().max_pipelined) {
+    return HPE_PAUSED;
+  }
+  // As node's flood protection: a client pipelining requests while it
+  // does not read the responses gets no further request parsed until the
+  // output it has not taken falls below the high-water mark (otherwise
+  // synchronous responses would pile up without bound).
+  if (NeedsDrain()) {
+    output_pause_ = true;
     return HPE_PAUSED;
   }
   return 0;
@@ -729,9 +748,9 @@ void Http1Session::Advance() {
                          conn_->listener()->options().KeepAliveDeadlineMs());
     }
   }
-  if (!unparsed_.empty() && static_pending_ == 0 &&
+  if (static_pending_ == 0 &&
       requests_.size() <= conn_->listener()->options().max_pipelined / 2) {
-    conn_->Resume(Connection::kPausePipeline);
+    conn_->Resume(Connection::kPausePipeline);  // a no-op unless paused so
   }
   // A response whose body comes from a pipe reached the front: it may
   // start sending (it only pulls while it is the front one).

@@ -218,6 +218,9 @@ class Http1Session final : public Session, private Http1ParserListener,
   int in_pipe_api_ = 0;         // inside StartPipeBody
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
+  // OnMessageDone paused the parser for the write backlog (kPauseOutput),
+  // not for the number of pending responses (kPausePipeline).
+  bool output_pause_ = false;
   // serveStatic lookups waiting for the threadpool: parsing is paused
   // (later requests must not overtake one that may still fall through).
   int static_pending_ = 0;
