@@ -342,7 +342,7 @@ int Http1Session::OnMessageDone() {
   // does not read the responses gets no further request parsed until the
   // output it has not taken falls below the high-water mark (otherwise
   // synchronous responses would pile up without bound).
-  if (NeedsDrain()) {
+  if (OutputBacklogged()) {
     output_pause_ = true;
     return HPE_PAUSED;
   }
@@ -713,6 +713,16 @@ bool Http1Session::HeadersSent(uint32_t seq) const {
   uint32_t idx = seq - requests_.front().seq;
   if (idx >= requests_.size()) return true;
   return requests_[idx].head_sent;
+}
+
+bool Http1Session::OutputBacklogged() const {
+  const size_t backlog = conn_->writer().Backlog();
+  const size_t hwm = conn_->listener()->options().high_water_mark;
+  if (backlog < hwm) return false;
+  // Output the kernel refused (a write in flight) is output the client has
+  // not taken. Output merely queued in this dispatch is not, up to a bound:
+  // a batch of pipelined responses still leaves in one write.
+  return conn_->writer().HasWritesInFlight() || backlog >= kOutputBatchBound * hwm;
 }
 
 bool Http1Session::NeedsDrain() const {
