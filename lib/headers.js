@@ -108,12 +108,13 @@ const dropDuplicates = new Set([
 
 // Builds req.headers from [name, value, name, value, ...] as node does:
 // lower-cased names; set-cookie an array; cookie joined with '; ';
-// duplicates of the fields above dropped; others joined with ', '.
+// duplicates of the fields above dropped (joined with ', ' too when
+// `join`: node's joinDuplicateHeaders); others joined with ', '.
 // As node: a plain object (code calls headers.hasOwnProperty); a field
 // named like an inherited property ('constructor') is an own value like
 // any other, and '__proto__' is dropped (assigning a string to it is a
 // no-op, as in node).
-function headersObject(raw) {
+function headersObject(raw, join) {
   const headers = {};
   for (let i = 0; i < raw.length; i += 2) {
     const key = raw[i].toLowerCase();
@@ -125,7 +126,8 @@ function headersObject(raw) {
     } else if (key === 'set-cookie') {
       prev.push(value);
     } else if (dropDuplicates.has(key)) {
-      // first one wins
+      // The first one wins, unless the server joins duplicates.
+      if (join) headers[key] = prev + ', ' + value;
     } else if (key === 'cookie') {
       headers[key] = prev + '; ' + value;
     } else {

@@ -102,6 +102,7 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
     Reflect.construct(IncomingRequest, [conn, seq, methods[method], url, rawHeaders,
       version, st.socket], server._IncomingMessage);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
+  if (server.joinDuplicateHeaders) req.joinDuplicateHeaders = true;
   const res = server._ServerResponse === null ?
     new ServerResponse(req, conn, seq, st.socket) :
     Reflect.construct(ServerResponse, [req, conn, seq, st.socket], server._ServerResponse);

@@ -60,6 +60,8 @@ class IncomingRequest extends Readable {
     this.upgrade = false;
     this._dumped = false;
     this._consuming = false;
+    // As node's: the server's joinDuplicateHeaders for this request.
+    this.joinDuplicateHeaders = false;
     // As node's IncomingMessage: no read-ahead (maybeReadMore's read(0))
     // until someone reads, so a body nobody touched is still seen as
     // unconsumed when the response finishes, and is dumped.
@@ -79,7 +81,7 @@ class IncomingRequest extends Readable {
   set rawHeaders(v) { this[kRaw] = v; }
 
   get headers() {
-    if (this[kHeaders] === null) this[kHeaders] = headersObject(this.rawHeaders);
+    if (this[kHeaders] === null) this[kHeaders] = headersObject(this.rawHeaders, this.joinDuplicateHeaders);
     return this[kHeaders];
   }
 
@@ -145,7 +147,7 @@ class IncomingRequest extends Readable {
     }
     if (rawTrailers) {
       this.rawTrailers = rawTrailers;
-      this.trailers = headersObject(rawTrailers);
+      this.trailers = headersObject(rawTrailers, this.joinDuplicateHeaders);
     }
     if (this._dumped) {
       // As node: a dumped request (flowing, its data discarded) still

@@ -130,6 +130,8 @@ export interface ServerOptions {
   maxOutputBuffer?: number | null;
   /** An HTTP/1.1 request without Host gets 400. Default `true`. */
   requireHostHeader?: boolean;
+  /** As node: repeated request fields whose duplicates are otherwise dropped (Authorization, ...) are joined with ', '. */
+  joinDuplicateHeaders?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
   /** File responses go through this thread's open-file cache: `true` for the defaults, or options. Default off. */
@@ -450,6 +452,9 @@ export declare class Server extends EventEmitter {
   keepAliveTimeoutBuffer: number;
   timeout: number;
   requireHostHeader: boolean;
+  joinDuplicateHeaders: boolean | undefined;
+  /** As node: false aborts the requests in flight at a client's FIN; true lets their responses finish. */
+  httpAllowHalfOpen: boolean;
   requestBufferAllocator: RequestBufferAllocator | null;
   maxHeadersCount: number | null;
   maxRequestsPerSocket: number | null;

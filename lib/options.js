@@ -141,7 +141,8 @@ function serverOptions(options) {
     limits[name] = v;
     nativeLimits[name] = nativeLimit(name, v);
   }
-  for (const name of ['noDelay', 'keepAlive', 'rejectNonStandardBodyWrites', 'insecureHTTPParser']) {
+  for (const name of ['noDelay', 'keepAlive', 'rejectNonStandardBodyWrites', 'insecureHTTPParser',
+    'joinDuplicateHeaders']) {
     if (options[name] !== undefined && typeof options[name] !== 'boolean') {
       throw invalidArgType(`"options.${name}" property`, 'of type boolean', options[name]);
     }
@@ -173,6 +174,11 @@ function serverOptions(options) {
       keepAlive: options.keepAlive === true,
       keepAliveInitialDelay: Math.max(0, ~~(options.keepAliveInitialDelay / 1000)),
       rejectNonStandardBodyWrites: options.rejectNonStandardBodyWrites === true,
+      // As node: undefined unless given.
+      joinDuplicateHeaders: options.joinDuplicateHeaders,
+      // The native backpressure threshold (res.writableHighWaterMark,
+      // socket.writableHighWaterMark).
+      highWaterMark: options.highWaterMark || defaults.highWaterMark,
     },
     native: {
       maxHeaderSize,
@@ -254,6 +260,7 @@ function listenArgs(args) {
 }
 
 module.exports = {
+  defaults,
   limitDefaults,
   validateLimit,
   nativeLimit,

@@ -111,7 +111,8 @@ class ServerResponse extends Stream {
   }
   get writableNeedDrain() { return this[kNeedDrain]; }
   get writableLength() { return 0; }
-  get writableHighWaterMark() { return 65536; }
+  // As node's: the socket's (the connection's backpressure threshold).
+  get writableHighWaterMark() { return this[kSocket].writableHighWaterMark; }
   get writableCorked() { return 0; }
   get _header() { return this.headersSent; }
   // As node: true once 'close' was emitted.

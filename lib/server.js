@@ -43,6 +43,8 @@ class Server extends EventEmitter {
     this.requestTimeout = opts.server.requestTimeout;
     this.keepAliveTimeout = opts.server.keepAliveTimeout;
     this.keepAliveTimeoutBuffer = opts.server.keepAliveTimeoutBuffer;
+    // As node: false, a plain property users set (see the setter below).
+    this.httpAllowHalfOpen = false;
     this[kTimeout] = 0;
     // Limits: the property setters below also reach the native server.
     this[kLimits] = opts.server.limits;
@@ -54,6 +56,10 @@ class Server extends EventEmitter {
     this.keepAlive = opts.server.keepAlive;
     this.keepAliveInitialDelay = opts.server.keepAliveInitialDelay;
     this.rejectNonStandardBodyWrites = opts.server.rejectNonStandardBodyWrites;
+    // As node: read at each request (a later assignment applies to the
+    // next one); true makes req.headers join duplicates of every field.
+    this.joinDuplicateHeaders = opts.server.joinDuplicateHeaders;
+    this._highWaterMark = opts.server.highWaterMark;
     const allocator = opts.server.requestBufferAllocator;
     this.requestBufferAllocator = allocator;
     // Response compression (lib/compression.js): null when off.
@@ -389,6 +395,23 @@ Object.defineProperty(Server.prototype, 'keepAliveTimeoutBuffer', {
     this[kKeepAliveTimeoutBuffer] = v;
     const native = this[kNative];
     if (native !== undefined) native.setLimit('keepAliveTimeoutBuffer', Number.isFinite(v) && v >= 0 ? v : 1000);
+  },
+});
+
+// node's server.httpAllowHalfOpen: whether a client's EOF with requests in
+// flight lets their responses finish (true) or ends the connection, which
+// aborts them (false, node's default). Read natively at each EOF, so a
+// change applies to connections already open, as node reads the property
+// in its socket 'end' handler.
+const kHalfOpen = Symbol('sluice.httpAllowHalfOpen');
+Object.defineProperty(Server.prototype, 'httpAllowHalfOpen', {
+  configurable: true,
+  enumerable: true,
+  get() { return this[kHalfOpen]; },
+  set(v) {
+    this[kHalfOpen] = v;
+    const native = this[kNative];
+    if (native !== undefined) native.setLimit('httpAllowHalfOpen', v ? 1 : 0);
   },
 });
 

@@ -11,6 +11,7 @@ const { X509Certificate } = require('crypto');
 
 const { kConn, kPeer, kLocal, kTlsInfo } = require('./symbols');
 const { codedError, codedTypeError, codedRangeError } = require('./errors');
+const { defaults } = require('./options');
 
 // The socket's IdleTimer (setTimeout), undefined when none.
 const kIdle = Symbol('sluice.idleTimer');
@@ -155,6 +156,12 @@ class SluiceSocket extends EventEmitter {
   // that closes it, end(), destroy()).
   get writableEnded() { return this.destroyed || this[kConn].stats().ending === true; }
   get readable() { return !this.destroyed; }
+  // As net.Socket's: how many queued bytes make a write return false,
+  // here the native writer's threshold (the server's highWaterMark).
+  get writableHighWaterMark() {
+    return this.server !== null && this.server._highWaterMark !== undefined ?
+      this.server._highWaterMark : defaults.highWaterMark;
+  }
 
   address() {
     const p = this._local();

@@ -58,6 +58,8 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
     o->connection_events = finite && d > 0;
   } else if (name == "keepAliveTimeoutEvents") {
     o->keep_alive_timeout_events = finite && d > 0;
+  } else if (name == "httpAllowHalfOpen") {
+    o->http_allow_half_open = finite && d > 0;
   } else {
     return false;
   }

@@ -104,10 +104,11 @@ class Differential {
     this.nodeLogs = new Map();
     this.sluiceLogs = new Map();
     this.node = http.createServer(recorder(this.nodeLogs));
-    // As sluice: requests received before the client's FIN are answered
-    // (node would otherwise abort them at the FIN, a race with 'end').
-    this.node.httpAllowHalfOpen = true;
     this.sluice = sluice.createServer(recorder(this.sluiceLogs));
+    // Both: requests received before the client's FIN are answered (by
+    // default each server aborts them at the FIN, a race with 'end').
+    this.node.httpAllowHalfOpen = true;
+    this.sluice.httpAllowHalfOpen = true;
     this.nodePort = await listen(this.node);
     this.sluicePort = await listen(this.sluice);
   }

@@ -28,6 +28,7 @@ module.exports = {
   'test-http-header-overflow.js': outOfScope('socket.push(bytes): input injected into the socket from JS'),
   'test-http-raw-headers.js': 'documented difference: close() drains, the in-flight response says Connection: close (docs/deployment.md)',
   'test-http-req-close-robust-from-tampering.js': internals("the http server's own 'close' listeners on the socket (req.client._events.close)"),
+  'test-http-perf_hooks.js': internals("PerformanceEntry objects of type 'http' (node enqueues them through internal/perf/observe; no public API creates an entry of that type, new PerformanceEntry() is ERR_ILLEGAL_CONSTRUCTOR)"),
   'test-http-response-cork.js': internals('counts node\'s own response writes through res.socket.write'),
   'test-http-server-async-dispose.js': internals('server[kConnectionsCheckingInterval] (node\'s Timeout, _destroyed)'),
   'test-http-server-clear-timer.js': internals('server[kConnectionsCheckingInterval] (node\'s Timeout, _destroyed)'),

@@ -33,6 +33,7 @@ const options: ServerOptions = {
   maxConnections: 1000,
   maxOutputBuffer: 16 << 20,
   requireHostHeader: true,
+  joinDuplicateHeaders: true,
   compression: {
     encodings: ['br', 'gzip', 'deflate'],
     threshold: 1024,
@@ -47,6 +48,8 @@ const options: ServerOptions = {
 const s2 = createServer(options, handler);
 const s3 = new Server({ compression: true });
 const s4 = new sluice.Server(handler);
+s4.httpAllowHalfOpen = true;
+const joined: boolean | undefined = s4.joinDuplicateHeaders;
 createServer(null, handler);
 createServer({ requestBufferAllocator: (size: number) => Buffer.allocUnsafe(size) });
 createServer({ requestBufferAllocator: () => undefined });
@@ -138,7 +141,7 @@ srv.closeAllConnections();
 srv.ref().unref();
 srv.close((err?: Error) => { void err; });
 void srv[Symbol.asyncDispose]();
-void [listening, srv._connections, s0, s1, s3, s4];
+void [listening, srv._connections, s0, s1, s3, s4, joined];
 
 // ---- Server events ----
 srv.on('request', (req, res) => { res.end(req.url); });

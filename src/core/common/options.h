@@ -82,6 +82,11 @@ struct ServerOptions {
   // server.on('timeout') hears idle keep-alive sockets. Only while the
   // embedder listens.
   bool keep_alive_timeout_events = false;
+  // node's server.httpAllowHalfOpen: a client's EOF (FIN) with requests in
+  // flight lets their responses finish, the last one closing. Off (node's
+  // default): the EOF ends the connection at once, as node's socket.end(),
+  // and the requests in flight are aborted when it closes.
+  bool http_allow_half_open = false;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

@@ -449,10 +449,14 @@ void Http1Session::OnEof() {
     ReportClientError(400, "HPE_INVALID_EOF_STATE", "Invalid EOF state", nullptr);
     return;
   }
-  if (requests_.empty()) {
+  if (requests_.empty() || !conn_->listener()->options().http_allow_half_open) {
+    // As node's socketOnEnd without httpAllowHalfOpen: what was written so
+    // far goes out, then our FIN, then the close, which aborts the
+    // requests still in flight (their responses can no longer be sent).
     conn_->EndGracefully();
   }
-  // Otherwise the last response closes the connection (see Advance).
+  // Otherwise (httpAllowHalfOpen) the last response closes the connection
+  // (see Advance).
 }
 
 void Http1Session::OnTimeout(int kind) {
