@@ -292,6 +292,10 @@ function onResponseFinish(res) {
   const live = res._st.live;
   const i = live.indexOf(req);
   if (i !== -1) live.splice(i, 2);
+  // The next response reached the front: if it was destroyed while it
+  // waited (ServerResponse#destroy), its socket goes now, as node's
+  // destroy() on the 'socket' it is assigned.
+  if (i === 0 && live.length > 0 && live[1].destroyed) live[1].socket.destroy(live[1].errored);
   // As node: a request nobody read is dumped (its body discarded so the
   // connection keeps reading; it ends and closes). A complete one that
   // nobody listens to has nothing to discard and nobody to tell: skipped,

@@ -18,6 +18,21 @@ const {
   kPoolBacked, kOrigWrite, kOrigUnderlyingWrite, kOrigWritev, kCopyOnPush,
 } = require('./symbols');
 
+// As node, whose server pauses and resumes the socket itself for a body's
+// backpressure: the HTTP/1.1 socket's 'pause' / 'resume' (HTTP/2: the
+// connection is shared, node does not pause it for a stream).
+function socketEvent(req, event) {
+  const socket = req[kSocket];
+  if (req.httpVersionMajor !== 2 && socket !== null && socket.listenerCount(event) > 0) socket.emit(event);
+}
+
+// Someone reads the body: from now on the stream may read ahead
+// (maybeReadMore), which the constructor held off.
+function startConsuming(req) {
+  req._consuming = true;
+  req._readableState.readingMore = false;
+}
+
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
 
 class IncomingRequest extends Readable {
@@ -47,6 +62,10 @@ class IncomingRequest extends Readable {
     this._consuming = false;
     // As node's: the server's joinDuplicateHeaders for this request.
     this.joinDuplicateHeaders = false;
+    // As node's IncomingMessage: no read-ahead (maybeReadMore's read(0))
+    // until someone reads, so a body nobody touched is still seen as
+    // unconsumed when the response finishes, and is dumped.
+    this._readableState.readingMore = true;
   }
 
   get rawHeaders() {
@@ -83,11 +102,12 @@ class IncomingRequest extends Readable {
   }
 
   read(n) {
-    this._consuming = true;
+    if (!this._consuming) startConsuming(this);
     return super.read(n);
   }
 
   _read() {
+    if (!this._consuming) startConsuming(this);
     if (this[kEofPending]) {
       this[kEofPending] = false;
       this.push(null);
@@ -96,6 +116,7 @@ class IncomingRequest extends Readable {
     if (this[kSocketPaused]) {
       this[kSocketPaused] = false;
       this[kConn].resume();
+      socketEvent(this, 'resume');
     }
   }
 
@@ -111,6 +132,7 @@ class IncomingRequest extends Readable {
     if (!pushChunk(this, chunk) && !this[kSocketPaused]) {
       this[kSocketPaused] = true;
       this[kConn].pause();
+      socketEvent(this, 'pause');
     }
   }
 
@@ -127,7 +149,12 @@ class IncomingRequest extends Readable {
       this.rawTrailers = rawTrailers;
       this.trailers = headersObject(rawTrailers, this.joinDuplicateHeaders);
     }
-    if (this._dumped) return;
+    if (this._dumped) {
+      // As node: a dumped request (flowing, its data discarded) still
+      // ends when its body is complete, then closes.
+      if (!this.destroyed) this.push(null);
+      return;
+    }
     // EOF is pushed when a consumer asks for data (_read): a request nobody
     // reads then costs no stream machinery (emitReadable ticks). If a read
     // is outstanding, it is answered now.
@@ -144,6 +171,7 @@ class IncomingRequest extends Readable {
     if (this[kSocketPaused]) {
       this[kSocketPaused] = false;
       this[kConn].resume();
+      socketEvent(this, 'resume');
     }
     this.resume();
   }

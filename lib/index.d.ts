@@ -112,6 +112,8 @@ export interface ServerOptions {
   requestTimeout?: number;
   /** ms a connection may stay idle between requests. Default 5000. */
   keepAliveTimeout?: number;
+  /** ms an idle connection is kept past the advertised keepAliveTimeout (node's). Default 1000. */
+  keepAliveTimeoutBuffer?: number;
   /** Bytes queued for a connection (an HTTP/2 stream) before `write()` returns false. Default 65536. */
   highWaterMark?: number;
   /** Memory request-body reads land in, e.g. `createBufferPool().alloc`. */
@@ -461,6 +463,7 @@ export declare class Server extends EventEmitter {
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
+  keepAliveTimeoutBuffer: number;
   timeout: number;
   requireHostHeader: boolean;
   joinDuplicateHeaders: boolean | undefined;

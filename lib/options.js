@@ -50,6 +50,22 @@ function validateTimeout(name, v) {
   return v;
 }
 
+// node's keepAliveTimeoutBuffer option (Node 22+; Node 20 has the same
+// fixed 1000 ms): an integer >= 0, in ms.
+function validateKeepAliveTimeoutBuffer(v) {
+  if (v === undefined) return 1000;
+  if (typeof v !== 'number') throw invalidArgType('"keepAliveTimeoutBuffer" argument', 'of type number', v);
+  if (!Number.isInteger(v)) {
+    throw codedRangeError('ERR_OUT_OF_RANGE',
+      `The value of "keepAliveTimeoutBuffer" is out of range. It must be an integer. Received ${v}`);
+  }
+  if (v < 0 || v > Number.MAX_SAFE_INTEGER) {
+    throw codedRangeError('ERR_OUT_OF_RANGE',
+      `The value of "keepAliveTimeoutBuffer" is out of range. It must be >= 0 && <= ${Number.MAX_SAFE_INTEGER}. Received ${v}`);
+  }
+  return v;
+}
+
 // The native server's value for a timeout property set later: anything
 // that is not a non-negative number, and Infinity, mean "none" (0).
 function nativeTimeout(v) {
@@ -112,6 +128,7 @@ function serverOptions(options) {
     Math.min(defaults.headersTimeout, requestTimeout) :
     validateTimeout('headersTimeout', options.headersTimeout);
   const keepAliveTimeout = validateTimeout('keepAliveTimeout', options.keepAliveTimeout);
+  const keepAliveTimeoutBuffer = validateKeepAliveTimeoutBuffer(options.keepAliveTimeoutBuffer);
   if (requestTimeout > 0 && headersTimeout > 0 && headersTimeout > requestTimeout) {
     // As node: the headers cannot be given longer than the whole request.
     throw codedRangeError('ERR_OUT_OF_RANGE',
@@ -147,6 +164,7 @@ function serverOptions(options) {
       headersTimeout,
       requestTimeout,
       keepAliveTimeout,
+      keepAliveTimeoutBuffer,
       limits,
       // As node (RFC 9112 3.2): an HTTP/1.1 request without Host gets 400.
       requireHostHeader: options.requireHostHeader !== false,
@@ -167,6 +185,7 @@ function serverOptions(options) {
       headersTimeout,
       requestTimeout,
       keepAliveTimeout,
+      keepAliveTimeoutBuffer,
       highWaterMark: options.highWaterMark || defaults.highWaterMark,
       bodyAllocator: !!allocator,
       noDelay: options.noDelay !== false,

@@ -577,8 +577,16 @@ class ServerResponse extends Stream {
     if (this._compressor) this._compressor.close();
     if (this._nativeFile) this._nativeFile.close();
     if (this[kFinished]) return this;
-    if (this.req.httpVersionMajor === 2) this[kConn].destroy();
-    else this[kSocket].destroy(err);
+    if (this.req.httpVersionMajor === 2) {
+      this[kConn].destroy();
+    } else if (!isFront(this)) {
+      // As node: a pipelined response gets the socket only when the ones
+      // before it have finished (assignSocket), and its destroy() waits for
+      // that; the server destroys the socket then (lib/http1_server.js
+      // onResponseFinish), so the responses before it are still sent.
+    } else {
+      this[kSocket].destroy(err);
+    }
     return this;
   }
 
@@ -718,6 +726,13 @@ function writeAfterEnd(res, cb, fromWrite) {
   } else if (fromWrite && typeof cb === 'function') {
     process.nextTick(cb, err);
   }
+}
+
+// Whether `res` is its connection's first unfinished response (HTTP/1.1;
+// `_st` is the connection's state, lib/http1_server.js).
+function isFront(res) {
+  const st = res._st;
+  return st === undefined || st.live.length < 2 || st.live[1] === res || !st.live.includes(res);
 }
 
 function emitFinish(res) {

@@ -42,6 +42,7 @@ class Server extends EventEmitter {
     this.headersTimeout = opts.server.headersTimeout;
     this.requestTimeout = opts.server.requestTimeout;
     this.keepAliveTimeout = opts.server.keepAliveTimeout;
+    this.keepAliveTimeoutBuffer = opts.server.keepAliveTimeoutBuffer;
     // As node: false, a plain property users set (see the setter below).
     this.httpAllowHalfOpen = false;
     this[kTimeout] = 0;
@@ -379,6 +380,23 @@ for (const name of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout']) {
     },
   });
 }
+
+// As node's server.keepAliveTimeoutBuffer: an idle keep-alive connection is
+// closed keepAliveTimeout + this many ms after its last response (the
+// Keep-Alive header advertises keepAliveTimeout alone), so a client reusing
+// it at the advertised limit does not race the close. A value that is not
+// a finite number >= 0 means node's default, 1000.
+const kKeepAliveTimeoutBuffer = Symbol('sluice.keepAliveTimeoutBuffer');
+Object.defineProperty(Server.prototype, 'keepAliveTimeoutBuffer', {
+  configurable: true,
+  enumerable: true,
+  get() { return this[kKeepAliveTimeoutBuffer]; },
+  set(v) {
+    this[kKeepAliveTimeoutBuffer] = v;
+    const native = this[kNative];
+    if (native !== undefined) native.setLimit('keepAliveTimeoutBuffer', Number.isFinite(v) && v >= 0 ? v : 1000);
+  },
+});
 
 // node's server.httpAllowHalfOpen: whether a client's EOF with requests in
 // flight lets their responses finish (true) or ends the connection, which

@@ -6,6 +6,7 @@
 // themselves are owned by the native connection.
 
 const { EventEmitter } = require('events');
+const net = require('net');
 const { X509Certificate } = require('crypto');
 
 const { kConn, kPeer, kLocal, kTlsInfo } = require('./symbols');
@@ -143,6 +144,10 @@ class SluiceSocket extends EventEmitter {
   }
   get localAddress() { const p = this._local(); return p ? p[0] : undefined; }
   get localPort() { const p = this._local(); return p ? p[1] : undefined; }
+  get localFamily() {
+    const p = this._local();
+    return p ? (p[2] === 6 ? 'IPv6' : 'IPv4') : undefined;
+  }
   // node's counts of the bytes read from and written to the socket.
   get bytesRead() { return this[kConn].stats().bytesRead; }
   get bytesWritten() { return this[kConn].stats().bytesWritten; }
@@ -354,5 +359,35 @@ function onSocketError(socket, err) {
 function emitError(socket, err) {
   socket.emit('error', err);
 }
+
+// `socket instanceof net.Socket`, as node's server sockets (libraries and
+// node's tests check it): SluiceSocket.prototype is re-chained onto
+// net.Socket.prototype while the class keeps EventEmitter's constructor
+// (net.Socket's never runs: there is no handle or stream state). So that
+// nothing of net.Socket's / Duplex's implementation runs against state a
+// SluiceSocket does not have, every member of that chain that sluice does
+// not define itself is shadowed here: by EventEmitter's own member where
+// there is one (Readable's on/addListener/removeListener... would look at
+// _readableState for 'data'), else by undefined (as before the chain
+// existed: pipe, cork, read, _handle, async iteration...). sluice's own
+// members (write, end, destroy, setTimeout, setNoDelay, setKeepAlive,
+// address, ref/unref, pause/resume, the address and byte-count getters,
+// emit) are own properties of SluiceSocket.prototype and win.
+function chainToNetSocket(proto) {
+  const names = new Set();
+  for (let p = net.Socket.prototype; p !== null && p !== EventEmitter.prototype; p = Object.getPrototypeOf(p)) {
+    for (const key of Reflect.ownKeys(p)) names.add(key);
+  }
+  names.delete('constructor');
+  for (const key of names) {
+    if (Object.prototype.hasOwnProperty.call(proto, key)) continue;
+    const ee = Object.getOwnPropertyDescriptor(EventEmitter.prototype, key);
+    Object.defineProperty(proto, key, ee !== undefined ? { ...ee, enumerable: false } : {
+      value: undefined, writable: true, configurable: true, enumerable: false,
+    });
+  }
+  Object.setPrototypeOf(proto, net.Socket.prototype);
+}
+chainToNetSocket(SluiceSocket.prototype);
 
 module.exports = { SluiceSocket };

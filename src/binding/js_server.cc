@@ -51,6 +51,8 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
     o->request_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
   } else if (name == "keepAliveTimeout") {
     o->keep_alive_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
+  } else if (name == "keepAliveTimeoutBuffer") {
+    o->keep_alive_timeout_buffer_ms = finite ? static_cast<uint64_t>(d) : 0;
   } else if (name == "tunnelEvents") {
     o->tunnel_events = finite ? static_cast<int>(d) : 0;
   } else if (name == "connectionEvents") {
@@ -122,6 +124,8 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   o.request_timeout_ms = OptionMs(opts, "requestTimeout", o.request_timeout_ms);
   o.keep_alive_timeout_ms =
       OptionMs(opts, "keepAliveTimeout", o.keep_alive_timeout_ms);
+  o.keep_alive_timeout_buffer_ms = OptionMs(opts, "keepAliveTimeoutBuffer",
+                                            o.keep_alive_timeout_buffer_ms);
   o.high_water_mark = OptionMs(opts, "highWaterMark", o.high_water_mark);
   o.max_pipelined = OptionMs(opts, "maxPipelined", o.max_pipelined);
   for (const char* name : kLimitNames) {

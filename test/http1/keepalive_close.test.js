@@ -165,4 +165,43 @@ describe(`http1 keep-alive and close [${common.implName}]`, function () {
     assert.strictEqual(c.closed, false, 'each request restarts the idle timer');
     await c.waitClose(3000);
   });
+
+  // node's keepAliveTimeoutBuffer (fixed 1000 ms on Node 20): the header
+  // advertises keepAliveTimeout, the close comes that much later, so a
+  // client reusing the connection right at the advertised limit (node's
+  // agent after an event-loop stall) does not race the close.
+  it('an idle connection stays open keepAliveTimeoutBuffer (1 s) past the advertised timeout', async function () {
+    const { port } = await common.startServer({ keepAliveTimeout: 1000 }, (req, res) => res.end(req.url));
+    const c = await common.rawConnect(port);
+    c.socket.write('GET /a HTTP/1.1\r\nHost: h\r\n\r\n');
+    const [first] = await c.responses(1);
+    assert.strictEqual(first.headers['keep-alive'], 'timeout=1');
+    await common.sleep(1300);
+    assert.strictEqual(c.closed, false, 'open past the advertised timeout');
+    c.socket.write('GET /b HTTP/1.1\r\nHost: h\r\n\r\n');
+    const rs = await c.responses(2);
+    assert.strictEqual(rs[1].body.toString(), '/b');
+    const t0 = Date.now();
+    await c.waitClose(5000);
+    assert.ok(Date.now() - t0 >= 1500, `closed after ${Date.now() - t0} ms`);
+  });
+
+  const bufferOption = common.isSluice || Number(process.versions.node.split('.')[0]) >= 22;
+  (bufferOption ? it : it.skip)('keepAliveTimeoutBuffer: 0 closes at keepAliveTimeout; bad values are refused as node', async function () {
+    const { port } = await common.startServer({ keepAliveTimeout: 300, keepAliveTimeoutBuffer: 0 },
+      (req, res) => res.end('x'));
+    const c = await common.rawConnect(port);
+    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+    await c.responses(1);
+    const t0 = Date.now();
+    await c.waitClose(3000);
+    const ms = Date.now() - t0;
+    assert.ok(ms >= 150 && ms < 1000, `closed after ${ms} ms`);
+    assert.throws(() => common.impl.createServer({ keepAliveTimeoutBuffer: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => common.impl.createServer({ keepAliveTimeoutBuffer: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => common.impl.createServer({ keepAliveTimeoutBuffer: '5' }), {
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: /^The "keepAliveTimeoutBuffer" argument must be of type number\. Received type string/,
+    });
+  });
 });

@@ -16,8 +16,17 @@ struct ServerOptions {
   uint64_t headers_timeout_ms = 60000;
   // From a request's first byte until it is fully received; 408.
   uint64_t request_timeout_ms = 300000;
-  // Idle time allowed between requests on a keep-alive connection.
+  // Idle time allowed between requests on a keep-alive connection, as
+  // advertised (Keep-Alive: timeout=N).
   uint64_t keep_alive_timeout_ms = 5000;
+  // Added to keep_alive_timeout_ms for the deadline itself (node's
+  // keepAliveTimeoutBuffer): a client that reuses the connection just
+  // before the advertised timeout must not meet a close racing its request.
+  uint64_t keep_alive_timeout_buffer_ms = 1000;
+  // The idle deadline of a keep-alive connection (0 = none).
+  uint64_t KeepAliveDeadlineMs() const {
+    return keep_alive_timeout_ms ? keep_alive_timeout_ms + keep_alive_timeout_buffer_ms : 0;
+  }
   // How long a closing connection keeps draining the peer's input after our
   // FIN, so that unread request bytes do not turn the close into a RST that
   // destroys the response in flight.

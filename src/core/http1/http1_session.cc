@@ -65,10 +65,21 @@ void Http1Session::Execute(const char* data, size_t len) {
         HandleParseError();
         return;
       case Http1Parser::Status::kPaused:
-        // Too many responses pending: hold the rest back (see
-        // OnMessageDone) and stop reading until responses drain.
+        // Too many responses pending, or too much output waiting for the
+        // client: hold the rest back (see OnMessageDone) and stop reading
+        // until responses finish / the output drains.
         unparsed_.assign(parser_.pos(), end - parser_.pos());
-        conn_->Pause(Connection::kPausePipeline);
+        if (output_pause_) {
+          // Lifted by the connection when the backlog drains.
+          output_pause_ = false;
+          conn_->Pause(Connection::kPauseOutput);
+        } else {
+          conn_->Pause(Connection::kPausePipeline);
+        }
+        // Nothing held back: the parser may go on with the next read,
+        // which only comes once reading resumes (a serveStatic lookup
+        // resumes it itself, StaticDone).
+        if (unparsed_.empty() && static_pending_ == 0) parser_.Resume();
         return;
       case Http1Parser::Status::kUpgrade:
         break;
@@ -320,9 +331,17 @@ int Http1Session::OnMessageDone() {
   if (requests_.empty() && !conn_->closing()) {
     // Answered synchronously: idle again.
     conn_->SetDeadline(kDeadlineKeepAlive,
-                       conn_->listener()->options().keep_alive_timeout_ms);
+                       conn_->listener()->options().KeepAliveDeadlineMs());
   }
   if (requests_.size() >= conn_->listener()->options().max_pipelined) {
+    return HPE_PAUSED;
+  }
+  // As node's flood protection: a client pipelining requests while it
+  // does not read the responses gets no further request parsed until the
+  // output it has not taken falls below the high-water mark (otherwise
+  // synchronous responses would pile up without bound).
+  if (OutputBacklogged()) {
+    output_pause_ = true;
     return HPE_PAUSED;
   }
   return 0;
@@ -483,7 +502,7 @@ void Http1Session::OnServerClosing() {
     // Wait for it, as long as an idle keep-alive connection would be kept;
     // its response carries Connection: close. OnTimeout(kDeadlineKeepAlive)
     // closes the connection if nothing comes.
-    conn_->SetDeadline(kDeadlineKeepAlive, conn_->listener()->options().keep_alive_timeout_ms);
+    conn_->SetDeadline(kDeadlineKeepAlive, conn_->listener()->options().KeepAliveDeadlineMs());
     return;
   }
   conn_->EndGracefully();
@@ -698,6 +717,16 @@ bool Http1Session::HeadersSent(uint32_t seq) const {
   return requests_[idx].head_sent;
 }
 
+bool Http1Session::OutputBacklogged() const {
+  const size_t backlog = conn_->writer().Backlog();
+  const size_t hwm = conn_->listener()->options().high_water_mark;
+  if (backlog < hwm) return false;
+  // Output the kernel refused (a write in flight) is output the client has
+  // not taken. Output merely queued in this dispatch is not, up to a bound:
+  // a batch of pipelined responses still leaves in one write.
+  return conn_->writer().HasWritesInFlight() || backlog >= kOutputBatchBound * hwm;
+}
+
 bool Http1Session::NeedsDrain() const {
   return conn_->writer().Backlog() >= conn_->listener()->options().high_water_mark;
 }
@@ -728,12 +757,12 @@ void Http1Session::Advance() {
         return;
       }
       conn_->SetDeadline(kDeadlineKeepAlive,
-                         conn_->listener()->options().keep_alive_timeout_ms);
+                         conn_->listener()->options().KeepAliveDeadlineMs());
     }
   }
-  if (!unparsed_.empty() && static_pending_ == 0 &&
+  if (static_pending_ == 0 &&
       requests_.size() <= conn_->listener()->options().max_pipelined / 2) {
-    conn_->Resume(Connection::kPausePipeline);
+    conn_->Resume(Connection::kPausePipeline);  // a no-op unless paused so
   }
   // A response whose body comes from a pipe reached the front: it may
   // start sending (it only pulls while it is the front one).

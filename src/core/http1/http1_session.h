@@ -90,6 +90,11 @@ class Http1Session final : public Session, private Http1ParserListener,
   void SendErrorAndClose(int status);
   // Write backlog above the high-water mark (res.write() returns false).
   bool NeedsDrain() const;
+  // The client is not taking its responses: the write backlog is at the
+  // high-water mark with a write in flight, or at kOutputBatchBound times
+  // it. Parsing pauses then (OnMessageDone, kPauseOutput).
+  bool OutputBacklogged() const;
+  static constexpr size_t kOutputBatchBound = 16;
   bool HeadersSent(uint32_t seq) const;
   // Number of responses not yet finished.
   size_t pending_responses() const { return requests_.size(); }
@@ -218,6 +223,9 @@ class Http1Session final : public Session, private Http1ParserListener,
   int in_pipe_api_ = 0;         // inside StartPipeBody
   bool eof_ = false;
   std::string unparsed_;        // input held back by a pipeline pause
+  // OnMessageDone paused the parser for the write backlog (kPauseOutput),
+  // not for the number of pending responses (kPausePipeline).
+  bool output_pause_ = false;
   // serveStatic lookups waiting for the threadpool: parsing is paused
   // (later requests must not overtake one that may still fall through).
   int static_pending_ = 0;

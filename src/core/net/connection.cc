@@ -408,6 +408,15 @@ void Connection::Flush() {
   // A write() that reported backpressure gets its 'drain' even when the
   // kernel took everything at once.
   MaybeEmitDrain();
+  MaybeResumeOutput();
+}
+
+void Connection::MaybeResumeOutput() {
+  if (!(pause_mask_ & kPauseOutput) || closing_ ||
+      writer_.Backlog() >= listener_->options().high_water_mark) {
+    return;
+  }
+  Resume(kPauseOutput);
 }
 
 void Connection::MaybeEmitDrain() {
@@ -437,6 +446,7 @@ void Connection::OnWriteComplete(int status) {
   session_->OnWritesDone();
   if (closing_) return;
   MaybeEmitDrain();
+  MaybeResumeOutput();
 }
 
 void Connection::EndGracefully() {

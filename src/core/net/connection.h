@@ -62,11 +62,19 @@ class Connection final : private WriterClient {
   // Flushes now (end of dispatch or an over-full cork). Destroys the
   // connection on a write error.
   void Flush();
+  // Lifts kPauseOutput once the write backlog is below the high-water
+  // mark (after a flush or a completed write).
+  void MaybeResumeOutput();
 
   // Reading control. Pause stops socket reads (uv_read_stop) until Resume;
   // reasons are counted separately so that, e.g., a paused request and a
   // dry buffer pool do not resume each other.
-  enum PauseReason { kPauseUser = 1, kPausePipeline = 2, kPauseMemory = 4 };
+  // kPauseOutput: the write backlog reached the high-water mark (a client
+  // that pipelines requests without reading the responses); lifted by the
+  // connection itself once the backlog is below it (MaybeResumeOutput).
+  enum PauseReason {
+    kPauseUser = 1, kPausePipeline = 2, kPauseMemory = 4, kPauseOutput = 8,
+  };
   void Pause(PauseReason why);
   void Resume(PauseReason why);
   bool paused() const { return pause_mask_ != 0; }
