@@ -381,39 +381,38 @@ for (const name of ['headersTimeout', 'requestTimeout', 'keepAliveTimeout']) {
   });
 }
 
+// A server property node reads live, kept as given and mirrored into the
+// native option of the same name (toNative maps node's value to the number
+// the core takes). The constructor assigns before it makes the native
+// server, which takes the options it is made with; those assignments only
+// store.
+function defineNativeMirror(name, toNative) {
+  const key = Symbol(`sluice.${name}`);
+  Object.defineProperty(Server.prototype, name, {
+    configurable: true,
+    enumerable: true,
+    get() { return this[key]; },
+    set(v) {
+      this[key] = v;
+      const native = this[kNative];
+      if (native !== undefined) native.setLimit(name, toNative(v));
+    },
+  });
+}
+
 // As node's server.keepAliveTimeoutBuffer: an idle keep-alive connection is
 // closed keepAliveTimeout + this many ms after its last response (the
 // Keep-Alive header advertises keepAliveTimeout alone), so a client reusing
 // it at the advertised limit does not race the close. A value that is not
 // a finite number >= 0 means node's default, 1000.
-const kKeepAliveTimeoutBuffer = Symbol('sluice.keepAliveTimeoutBuffer');
-Object.defineProperty(Server.prototype, 'keepAliveTimeoutBuffer', {
-  configurable: true,
-  enumerable: true,
-  get() { return this[kKeepAliveTimeoutBuffer]; },
-  set(v) {
-    this[kKeepAliveTimeoutBuffer] = v;
-    const native = this[kNative];
-    if (native !== undefined) native.setLimit('keepAliveTimeoutBuffer', Number.isFinite(v) && v >= 0 ? v : 1000);
-  },
-});
+defineNativeMirror('keepAliveTimeoutBuffer', (v) => (Number.isFinite(v) && v >= 0 ? v : 1000));
 
 // node's server.httpAllowHalfOpen: whether a client's EOF with requests in
 // flight lets their responses finish (true) or ends the connection, which
 // aborts them (false, node's default). Read natively at each EOF, so a
 // change applies to connections already open, as node reads the property
 // in its socket 'end' handler.
-const kHalfOpen = Symbol('sluice.httpAllowHalfOpen');
-Object.defineProperty(Server.prototype, 'httpAllowHalfOpen', {
-  configurable: true,
-  enumerable: true,
-  get() { return this[kHalfOpen]; },
-  set(v) {
-    this[kHalfOpen] = v;
-    const native = this[kNative];
-    if (native !== undefined) native.setLimit('httpAllowHalfOpen', v ? 1 : 0);
-  },
-});
+defineNativeMirror('httpAllowHalfOpen', (v) => (v ? 1 : 0));
 
 // Limit properties (node: server.maxHeadersCount, maxRequestsPerSocket,
 // maxConnections; sluice: maxRequestBodySize, maxOutputBuffer): a change
