@@ -11,6 +11,7 @@ const { IncomingRequest, kPoolBacked } = require('./incoming');
 const { retainChunk, releaseHold } = require('./buffer_pool');
 const { ServerResponse } = require('./response');
 const { SluiceSocket } = require('./socket');
+const { connState } = require('./http1_server');
 const { headersObject } = require('./headers');
 const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_stream');
 const { toChunk } = require('./body');
@@ -146,8 +147,8 @@ function socketConn(native) {
     destroy: () => native.destroy(),
     writeRaw: () => false,
     endRaw: () => native.goaway(0),
-    // Byte counts and keep-alive belong to the connection's own socket
-    // (the 'connection' event's); this view has none.
+    // Byte counts and keep-alive belong to the connection's own socket,
+    // gone with the connection (sessionSocket).
     stats: () => ({}),
     setKeepAlive: () => 0,
     pause() {},
@@ -309,10 +310,24 @@ function finishWindow(st, id) {
 
 // ---- native callbacks ------------------------------------------------------------
 
+// The session's socket (session.socket, req.socket, res.socket) is the
+// connection's own socket, the object the server's 'connection' and
+// 'secureConnection' events handed out: properties set there are seen
+// here, and byte counts are the connection's, as node's session.socket
+// proxies the net.Socket of 'connection'. Writing, pausing and ending it
+// act on nothing while HTTP/2 owns the connection (node throws
+// ERR_HTTP2_NO_SOCKET_MANIPULATION there). A session whose connection is
+// already gone gets a socket view of the session itself.
+function sessionSocket(server, native) {
+  const conn = native.connection();
+  if (conn !== undefined) return connState(server, conn).socket;
+  return new SluiceSocket(socketConn(native), server);
+}
+
 function sessionState(server, native) {
   let st = native[kState];
   if (st === undefined) {
-    const socket = new SluiceSocket(socketConn(native), server);
+    const socket = sessionSocket(server, native);
     st = {
       streams: new Map(),
       windows: new Map(),  // stream id → StreamWindow, while the stream lives

@@ -7,6 +7,7 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_compress.h"
+#include "binding/js_connection.h"
 #include "binding/js_file.h"
 #include "core/compress/compress_job.h"
 #include "core/compress/compressor.h"
@@ -137,6 +138,7 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::Peer>("peer"),
           InstanceMethod<&JsHttp2Session::Local>("local"),
           InstanceMethod<&JsHttp2Session::Tls>("tls"),
+          InstanceMethod<&JsHttp2Session::ConnectionHandle>("connection"),
           InstanceMethod<&JsHttp2Session::TlsQueryMethod>("tlsQuery"),
       });
 }
@@ -369,6 +371,12 @@ Napi::Value JsHttp2Session::Peer(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp2Session::Tls(const Napi::CallbackInfo& info) {
   Http2Session* s = live();
   return TlsInfo(info.Env(), s ? s->connection() : nullptr);
+}
+
+Napi::Value JsHttp2Session::ConnectionHandle(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  napi_value conn = s ? ConnectionObject(info.Env(), s->connection()) : nullptr;
+  return conn ? Napi::Value(info.Env(), conn) : info.Env().Undefined();
 }
 
 Napi::Value JsHttp2Session::TlsQueryMethod(const Napi::CallbackInfo& info) {

@@ -70,6 +70,9 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   Napi::Value Local(const Napi::CallbackInfo& info);
   // TLS facts of the connection (js_tls.h TlsInfo); null on cleartext.
   Napi::Value Tls(const Napi::CallbackInfo& info);
+  // connection() -> the connection's handle (the one lib/ keeps the
+  // 'connection' event's socket on), or undefined once it closed.
+  Napi::Value ConnectionHandle(const Napi::CallbackInfo& info);
   // tlsQuery(what, ...): js_tls.h TlsQuery.
   Napi::Value TlsQueryMethod(const Napi::CallbackInfo& info);
 
