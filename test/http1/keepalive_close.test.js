@@ -11,6 +11,18 @@ function connectionHeader(r) {
   return String(r.headers.connection || '').toLowerCase();
 }
 
+// One request on a raw connection to a server made with `options`, then
+// how long the idle connection stayed open after its response.
+async function idleCloseAfterOneRequest(options) {
+  const { port } = await common.startServer(options, (req, res) => res.end('x'));
+  const c = await common.rawConnect(port);
+  c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
+  await c.responses(1);
+  const t0 = Date.now();
+  await c.waitClose(3000);
+  return { c, ms: Date.now() - t0 };
+}
+
 describe(`http1 keep-alive and close [${common.implName}]`, function () {
   afterEach(common.cleanup);
 
@@ -141,13 +153,7 @@ describe(`http1 keep-alive and close [${common.implName}]`, function () {
   });
 
   it('keepAliveTimeout closes an idle connection', async function () {
-    const { port } = await common.startServer({ keepAliveTimeout: 300 }, (req, res) => res.end('x'));
-    const c = await common.rawConnect(port);
-    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
-    await c.responses(1);
-    const t0 = Date.now();
-    await c.waitClose(3000);
-    const ms = Date.now() - t0;
+    const { c, ms } = await idleCloseAfterOneRequest({ keepAliveTimeout: 300 });
     assert.ok(ms >= 150, `closed too early (${ms} ms)`);
     assert.ok(ms < 2000, `closed too late (${ms} ms)`);
     assert.strictEqual(common.parseAll(c.data).length, 1, 'nothing but the response was sent');
@@ -188,14 +194,7 @@ describe(`http1 keep-alive and close [${common.implName}]`, function () {
 
   const bufferOption = common.isSluice || Number(process.versions.node.split('.')[0]) >= 22;
   (bufferOption ? it : it.skip)('keepAliveTimeoutBuffer: 0 closes at keepAliveTimeout; bad values are refused as node', async function () {
-    const { port } = await common.startServer({ keepAliveTimeout: 300, keepAliveTimeoutBuffer: 0 },
-      (req, res) => res.end('x'));
-    const c = await common.rawConnect(port);
-    c.socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
-    await c.responses(1);
-    const t0 = Date.now();
-    await c.waitClose(3000);
-    const ms = Date.now() - t0;
+    const { ms } = await idleCloseAfterOneRequest({ keepAliveTimeout: 300, keepAliveTimeoutBuffer: 0 });
     assert.ok(ms >= 150 && ms < 1000, `closed after ${ms} ms`);
     assert.throws(() => common.impl.createServer({ keepAliveTimeoutBuffer: -1 }), { code: 'ERR_OUT_OF_RANGE' });
     assert.throws(() => common.impl.createServer({ keepAliveTimeoutBuffer: 1.5 }), { code: 'ERR_OUT_OF_RANGE' });
