@@ -233,6 +233,10 @@ function prepare(res, cfg, bodyLength) {
   if (req.method === 'HEAD') return 0;
   const status = res.statusCode;
   if (status === 204 || status === 304 || (status >= 100 && status < 200)) return 0;
+  // A partial response (206, or any Content-Range) describes byte ranges
+  // of the identity body: compressing it would label gzip bytes with
+  // offsets into the uncompressed file (nginx's gzip skips 206 too).
+  if (status === 206 || res.getHeader('content-range') !== undefined) return 0;
   const ce = res.getHeader('content-encoding');
   if (ce !== undefined && String(ce).trim().toLowerCase() !== 'identity') return 0;
   const cc = res.getHeader('cache-control');

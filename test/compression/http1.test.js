@@ -176,6 +176,36 @@ maybe(`compression [${common.implName}]`, function () {
     assert.strictEqual(r.body.toString(), bodies.mid);
   });
 
+  it('leaves partial responses (206, Content-Range) uncompressed, whole bodies and respondWithFile ranges', async function () {
+    const fs = require('node:fs');
+    const os = require('node:os');
+    const path = require('node:path');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-206-')), 'f.txt');
+    fs.writeFileSync(file, bodies.mid);
+    const { port } = await common.startServer({ compression: { threshold: 0 } }, (req, res) => {
+      res.setHeader('Content-Type', 'text/plain');
+      if (req.url === '/file') {
+        res.statusCode = 206;
+        res.setHeader('Content-Range', `bytes 100-1099/${bodies.mid.length}`);
+        res.respondWithFile(file, {}, { offset: 100, length: 1000 });
+        return;
+      }
+      res.statusCode = 206;
+      res.setHeader('Content-Range', `bytes 0-1999/${bodies.mid.length}`);
+      res.end(bodies.mid.slice(0, 2000));
+    });
+    const ae = { 'accept-encoding': 'gzip, br' };
+    let r = await common.httpRequest(port, { path: '/', headers: ae });
+    assert.strictEqual(r.statusCode, 206);
+    assert.strictEqual(r.headers['content-encoding'], undefined);
+    assert.strictEqual(r.body.toString(), bodies.mid.slice(0, 2000));
+    r = await common.httpRequest(port, { path: '/file', headers: ae });
+    assert.strictEqual(r.statusCode, 206);
+    assert.strictEqual(r.headers['content-encoding'], undefined);
+    assert.strictEqual(r.body.toString(), bodies.mid.slice(100, 1100));
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
   it('keeps pipelined responses in order while big bodies compress on the threadpool', async function () {
     const { port } = await common.startServer({ compression: true }, handler);
     const c = await common.rawConnect(port);
