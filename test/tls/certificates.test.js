@@ -5,21 +5,10 @@
 // while an open one keeps its own), client certificates required, verified
 // and refused, session resumption. Shared with node's secure server.
 
-const tls = require('node:tls');
 const { execFile } = require('node:child_process');
 const common = require('../common');
 const { assert } = common;
-const { fixtures, startSecure } = require('./tls_common');
-
-// A TLS connection with the test CA; resolves the socket once secure.
-function connect(port, opts = {}) {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: '127.0.0.1', port, ca: fixtures().ca, servername: 'localhost', ALPNProtocols: ['http/1.1'], ...opts });
-    common.trackSocket(s);
-    s.once('secureConnect', () => resolve(s));
-    s.once('error', reject);
-  });
-}
+const { fixtures, startSecure, connect } = require('./tls_common');
 
 // One HTTP/1.1 request on an open TLS socket; resolves the response text
 // once it holds `until`.

@@ -9,12 +9,11 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const tls = require('node:tls');
 const crypto = require('node:crypto');
 const { execFileSync, execFile } = require('node:child_process');
 const common = require('../common');
 const { assert } = common;
-const { fixtures, startSecure } = require('./tls_common');
+const { fixtures, startSecure, connect } = require('./tls_common');
 
 let extra = null;
 
@@ -48,15 +47,6 @@ function extras() {
     crl: read('crl.pem'),
   };
   return extra;
-}
-
-function connect(port, opts = {}) {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: '127.0.0.1', port, ca: fixtures().ca, servername: 'localhost', ALPNProtocols: ['http/1.1'], ...opts });
-    common.trackSocket(s);
-    s.once('secureConnect', () => resolve(s));
-    s.once('error', reject);
-  });
 }
 
 // One request on an open TLS socket: the response text, or 'refused'

@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const http2 = require('node:http2');
+const tls = require('node:tls');
 const { execFileSync } = require('node:child_process');
 const common = require('../common');
 
@@ -77,4 +78,15 @@ async function startSecure(options, listener) {
   return { server, port, url: `https://localhost:${port}` };
 }
 
-module.exports = { fixtures, startSecure };
+// A TLS connection to 127.0.0.1:port with the test CA, SNI localhost and
+// ALPN http/1.1 (opts override); resolves the socket once secure.
+function connect(port, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port, ca: fixtures().ca, servername: 'localhost', ALPNProtocols: ['http/1.1'], ...opts });
+    common.trackSocket(s);
+    s.once('secureConnect', () => resolve(s));
+    s.once('error', reject);
+  });
+}
+
+module.exports = { fixtures, startSecure, connect };
