@@ -62,10 +62,16 @@ function encodeUrl(s) {
     (c) => (c === '%' ? '%25' : encodeURI(c)));
 }
 
+// The URL as the client sent it (Express strips the mount from req.url and
+// keeps the whole in req.originalUrl) and where its path ends (? or #).
+function originalUrl(req) {
+  const original = typeof req.originalUrl === 'string' ? req.originalUrl : req.url;
+  return { original, cut: original.search(/[?#]/) };
+}
+
 // serve-static's answer for a directory asked for without its slash.
 function redirectDirectory(req, res) {
-  const original = typeof req.originalUrl === 'string' ? req.originalUrl : req.url;
-  const cut = original.search(/[?#]/);
+  const { original, cut } = originalUrl(req);
   const pathname = cut < 0 ? original : original.slice(0, cut);
   const search = cut < 0 || original[cut] === '#' ? '' :
     original.slice(cut, original.includes('#', cut) ? original.indexOf('#', cut) : undefined);
@@ -127,9 +133,9 @@ function serveStaticMiddleware(root, options) {
       res.end();
       return;
     }
-    // Response compression (the server's `compression` option) of a whole
-    // body, as respondWithFile's (lib/compression.js).
-    res._fileCoding = res._compressCfg && status === 200 ?
+    // Response compression (the server's `compression` option), as
+    // respondWithFile's (lib/compression.js, which leaves a 206 alone).
+    res._fileCoding = res._compressCfg ?
       compression.prepare(res, res._compressCfg, length) : 0;
     const r = respondWithNativeFile.call(res, file, () => {
       // The body broke after its head went out: nothing else can be said.
@@ -162,9 +168,8 @@ function serveStaticMiddleware(root, options) {
     // The mount's own path without its slash ("/static" under
     // app.use('/static', ...), where req.url is "/"): a directory.
     if (url === '/' || url.startsWith('/?')) {
-      const original = typeof req.originalUrl === 'string' ? req.originalUrl : url;
-      const end = original.search(/[?#]/);
-      if ((end < 0 ? original : original.slice(0, end)).slice(-1) !== '/') {
+      const { original, cut } = originalUrl(req);
+      if ((cut < 0 ? original : original.slice(0, cut)).slice(-1) !== '/') {
         if (redirect) {
           served();
           redirectDirectory(req, res);
