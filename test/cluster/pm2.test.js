@@ -34,17 +34,28 @@ describe('PM2 cluster mode (pm2 start app.js -i 2)', function () {
     try {
       await pm2(['start', path.join(__dirname, 'cluster_app.js'), '-i', '2', '--name', 'sluice-pm2-test',
         '--no-autorestart'], env);
-      // Wait until both instances answer.
-      const counts = {};
+      // Phase 1: wait until both instances answer. PM2 starts them one
+      // after the other, and with SO_REUSEPORT the first takes every
+      // connection until the second has bound: counting from the first
+      // answer measured PM2's start-up lag, not the spread (185 / 15 once).
+      const seen = new Set();
       const deadline = Date.now() + 30000;
-      let n = 0;
-      while ((Object.keys(counts).length < 2 || n < 200) && Date.now() < deadline) {
+      while (seen.size < 2 && Date.now() < deadline) {
         const r = await common.httpRequest(port, { headers: { connection: 'close' } }).catch(() => null);
         if (!r) { await common.sleep(100); continue; }
         assert.strictEqual(r.statusCode, 200);
+        seen.add(r.body.toString());
+        if (seen.size < 2) await common.sleep(20);
+      }
+      assert.strictEqual(seen.size, 2, `only ${[...seen]} answered within 30 s`);
+      // Phase 2: the spread of 200 new connections over the two workers.
+      const counts = {};
+      const n = 200;
+      for (let i = 0; i < n; i++) {
+        const r = await common.httpRequest(port, { headers: { connection: 'close' } });
+        assert.strictEqual(r.statusCode, 200);
         const pid = r.body.toString();
         counts[pid] = (counts[pid] || 0) + 1;
-        n++;
       }
       const list = JSON.parse(await pm2(['jlist'], env));
       const pids = list.filter((p) => p.name === 'sluice-pm2-test').map((p) => String(p.pid));
