@@ -206,6 +206,35 @@ void Decisions() {
   CHECK(decide({{"range", "bytes=0-0"}, {"if-range", "\"stale\""}}).status == 200, "if-range stale");
   CHECK(decide({{"range", "bytes=0-0"}, {"if-range", "Tue, 14 Nov 2023 22:13:20 GMT"}}).status == 206, "if-range date");
   CHECK(decide({{"range", "bytes=0-0"}, {"if-range", "Tue, 14 Nov 2023 22:13:19 GMT"}}).status == 200, "if-range old date");
+  // 412 / 416 keep send's fields (the middleware leaves them on res).
+  d = decide({{"if-match", "\"nope\""}});
+  CHECK(Header(d, "ETag") == etag && Header(d, "Content-Type") == "text/plain; charset=utf-8",
+        "412 fields");
+  d = decide({{"range", "bytes=5000-"}});
+  CHECK(Header(d, "ETag") == etag && Header(d, "Content-Range") == "bytes */1000", "416 fields");
+
+  // Validators the response carries (setHeaders) decide instead of the
+  // file's.
+  auto decide_ov = [&](const char* ov_etag, const char* ov_lm,
+                       std::initializer_list<std::pair<const char*, const char*>> h) {
+    StaticConditionals c;
+    for (const auto& kv : h) c.Take(kv.first, kv.second);
+    StaticValidatorOverride ov;
+    if (ov_etag) { ov.has_etag = true; ov.etag = ov_etag; }
+    if (ov_lm) { ov.has_last_modified = true; ov.last_modified = ov_lm; }
+    return DecideStatic(f, "text/plain", o, c, &ov);
+  };
+  CHECK(decide_ov("\"mine\"", nullptr, {{"if-none-match", "\"mine\""}}).status == 304, "ov inm");
+  CHECK(decide_ov("\"mine\"", nullptr, {{"if-none-match", etag.c_str()}}).status == 200, "ov inm file");
+  CHECK(decide_ov("\"mine\"", nullptr, {{"if-match", etag.c_str()}}).status == 412, "ov if-match");
+  CHECK(decide_ov(nullptr, "Mon, 01 Jan 2001 00:00:00 GMT",
+                  {{"if-modified-since", "Tue, 02 Jan 2001 00:00:00 GMT"}}).status == 304, "ov ims");
+  CHECK(decide_ov(nullptr, "not a date",
+                  {{"if-unmodified-since", "Tue, 02 Jan 2001 00:00:00 GMT"}}).status == 412, "ov lm nan");
+  CHECK(decide_ov("\"mine\"", nullptr, {{"range", "bytes=0-0"}, {"if-range", "\"mine\""}}).status == 206,
+        "ov if-range");
+  CHECK(decide_ov("\"mine\"", nullptr, {{"range", "bytes=0-0"}, {"if-range", etag.c_str()}}).status == 200,
+        "ov if-range file");
   o.max_age_ms = 86400000;
   o.immutable = true;
   CHECK(Header(decide({}), "Cache-Control") == "public, max-age=86400, immutable", "immutable");
