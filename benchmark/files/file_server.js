@@ -18,6 +18,8 @@
 //           answer sent as a respondWithFile body) with `openFileCache: true`
 //   node:   express.static(dir) on node:http (HTTP/1.1 only: Express does
 //           not run on the node:http2 compat API)
+//   --set-headers on: both with serve-static's setHeaders option (one
+//           field set per response), to show what the option costs
 // Prints "PORT <n>" when listening.
 
 const fs = require('node:fs');
@@ -26,7 +28,8 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const { loadImpl, parseArgs, serve } = require('../server_harness.js');
 
-const opts = parseArgs(process.argv.slice(2), { fileSize: 1024, proto: 'h2', cache: 'off', mode: 'file' });
+const opts = parseArgs(process.argv.slice(2),
+  { fileSize: 1024, proto: 'h2', cache: 'off', mode: 'file', setHeaders: 'off' });
 const impl = opts._[0];
 const h2 = opts.proto === 'h2';
 const mod = loadImpl(impl, h2 ? 'node:http2' : 'node:http');
@@ -42,7 +45,9 @@ const fail = (res) => (err) => { res.statusCode = err ? err.status || 500 : 404;
 if (opts.mode === 'express') {
   const express = require('express5');
   const app = express();
-  app.use(impl === 'sluice' ? mod.serveStatic(dir) : express.static(dir));
+  const staticOpts = opts.setHeaders === 'on' ?
+    { setHeaders(res, p, stat) { res.setHeader('X-Static-Size', String(stat.size)); } } : {};
+  app.use(impl === 'sluice' ? mod.serveStatic(dir, staticOpts) : express.static(dir, staticOpts));
   server = impl === 'sluice' ?
     mod.createServer({ http2: { maxConcurrentStreams: 256 }, openFileCache: true }, app) :
     mod.createServer(app);

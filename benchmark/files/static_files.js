@@ -21,6 +21,9 @@
 //   node express.static (Express)     the same Express 5 app with
 //                                     express.static on node:http
 //                                     (HTTP/1.1 only)
+//   ... + setHeaders (Express)        the two Express rows with
+//                                     serve-static's setHeaders option
+//                                     (one field per response)
 //   nginx                             nginx-light, one process,
 //                                     open_file_cache on, sendfile on
 //   h2o                               one thread (skipped when not
@@ -41,12 +44,16 @@ function variants(proto) {
     { label: 'sluice respondWithFile + openFileCache', impl: 'sluice', args: ['--cache', 'on'] },
     { label: 'sluice serveStatic + openFileCache', impl: 'sluice', args: ['--mode', 'static'] },
     { label: 'sluice serveStatic middleware (Express)', impl: 'sluice', args: ['--mode', 'express'] },
+    { label: 'sluice serveStatic middleware + setHeaders (Express)', impl: 'sluice',
+      args: ['--mode', 'express', '--set-headers', 'on'] },
     proto === 'h2' ?
       { label: 'node:http2 respondWithFile', impl: 'node', baseline: true } :
       { label: 'node:http createReadStream().pipe(res)', impl: 'node', baseline: true },
     { label: 'node serve-static', impl: 'node', args: ['--mode', 'static'] },
     ...(proto === 'h2' ? [] :
-      [{ label: 'node express.static (Express)', impl: 'node', args: ['--mode', 'express'] }]),
+      [{ label: 'node express.static (Express)', impl: 'node', args: ['--mode', 'express'] },
+        { label: 'node express.static + setHeaders (Express)', impl: 'node',
+          args: ['--mode', 'express', '--set-headers', 'on'] }]),
     { label: 'nginx', impl: 'nginx', script: 'reference_server.js', requires: 'nginx', aptPackage: 'nginx-light' },
     { label: 'h2o', impl: 'h2o', script: 'reference_server.js', requires: 'h2o' },
   ];
