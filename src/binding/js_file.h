@@ -114,7 +114,7 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   Napi::ObjectReference self_;
   int holds_ = 0;
   // The middleware's lookup (cancelled by close() or the destructor) and
-  // its answer, kept for staticAnswer().
+  // its pending onAnswer.
   StaticLookupPtr lookup_;
   bool in_lookup_ = false;
   Napi::FunctionReference on_static_;
