@@ -134,6 +134,7 @@ function serveStaticMiddleware(root, options) {
   // openFileCache option (res._fileCache), asked per request.
   opts.useCache = true;
   const absRoot = staticFiles.resolveRoot(root);
+  const rootSlash = absRoot.endsWith('/') ? absRoot : `${absRoot}/`;
   const mount = NativeFile.staticMount(absRoot, opts);
   const flags = setHeaders ? STATIC_WANT_FILE : 0;
 
@@ -160,7 +161,7 @@ function serveStaticMiddleware(root, options) {
       // validator a conditional request depends on, the answer is decided
       // again with the new ones (as send compares with res's).
       try {
-        setHeaders(res, absRoot + '/' + parts[parts.length - 1], new FileStat(fileCache.statArray));
+        setHeaders(res, rootSlash + parts[parts.length - 1], new FileStat(fileCache.statArray));
       } catch (err) {
         file.close();
         next(err);
