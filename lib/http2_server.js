@@ -351,7 +351,6 @@ function callbacks(server) {
         stream._compressCfg = server._compression;
         stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
-        if (endStream) stream.push(null);
         // A head the handler gives without ending the stream is held until
         // the handler returns, so respond() + end(body) leave as one
         // native call (ServerHttp2Stream.respond).
