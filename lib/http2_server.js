@@ -342,7 +342,10 @@ function sessionState(server, native) {
 
 function callbacks(server) {
   return {
+    // raw: the request head packed as "name\0value\0..." (or, should a
+    // field hold a NUL, already an array; src/binding/js_http2.h).
     onStream(native, id, raw, endStream) {
+      if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
       const st = sessionState(server, native);
       if (server.listenerCount('stream') > 0) {
         const headers = headersObject(raw);
