@@ -153,6 +153,7 @@ function socketConn(native) {
     setKeepAlive: () => 0,
     pause() {},
     resume() {},
+    copyReads() {},
   };
 }
 
@@ -449,6 +450,8 @@ function emitCompat(server, st, native, id, raw, endStream) {
   const conn = new StreamConn(native, id);
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
+  // node's Http2ServerRequest has no joinDuplicateHeaders.
+  req.joinDuplicateHeaders = undefined;
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;

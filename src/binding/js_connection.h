@@ -74,6 +74,10 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Napi::Value SniDone(const Napi::CallbackInfo& info);
   // The body buffer pool refilled: retry the allocation that came back dry.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
+  // copyReads(): from now on each read of this HTTP/1.1 connection also
+  // reaches lib/ as a copy (onReadCopy: socket 'data' listeners); a no-op
+  // on other protocols or once closed.
+  Napi::Value CopyReads(const Napi::CallbackInfo& info);
 
   int AppendBody(uint32_t seq, napi_value chunk);
   int Result(int err) const;
