@@ -349,7 +349,7 @@ function callbacks(server) {
       if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
       const st = sessionState(server, native);
       if (server.listenerCount('stream') > 0) {
-        const headers = headersObject(raw);
+        const headers = headersObject(raw, false, true);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         if (server.requestBufferAllocator !== null) stream[kPoolBacked] = true;
         stream._compressCfg = server._compression;

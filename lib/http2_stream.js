@@ -197,7 +197,7 @@ class ServerHttp2Stream extends LazyDuplex {
     this._nativeEnded = false;
     this._nativeClosed = false;
     this._nativeResets = false;  // the session resets the stream itself (413)
-    this._localClose = false;
+    this._quietReset = false;    // reset by sluice itself: no 'error' for its code
     this.headersSent = false;
     this._sentHeaders = undefined;
     this._status = 0;
@@ -357,8 +357,12 @@ class ServerHttp2Stream extends LazyDuplex {
       const r = this._native.respondCompressed(this._id, status, block, flags, body, undefined,
         coding, cfg.level, cfg.brotliQuality);
       // The compressor failed (nothing was sent): reset rather than leave
-      // the client waiting.
-      if (r === RESULT_COMPRESS_FAILED || r === RESULT_BAD_BODY) this.close(constants.NGHTTP2_INTERNAL_ERROR);
+      // the client waiting (the client sees INTERNAL_ERROR; not an 'error'
+      // here, which without a listener would throw).
+      if (r === RESULT_COMPRESS_FAILED || r === RESULT_BAD_BODY) {
+        this._quietReset = true;
+        this.close(constants.NGHTTP2_INTERNAL_ERROR);
+      }
       return;
     }
     // respond + body + end in one call (content-length added when absent).
@@ -506,7 +510,6 @@ class ServerHttp2Stream extends LazyDuplex {
     if (typeof callback === 'function') this.once('close', callback);
     if (this._nativeClosed || this.rstCode !== undefined) return;
     this.rstCode = code;
-    this._localClose = true;
     if (this._held !== HELD_NONE) this._settleHeadForReset();
     this._native.rstStream(this._id, code);
   }
@@ -636,9 +639,13 @@ class ServerHttp2Stream extends LazyDuplex {
         this.emit('aborted');
       }
     }
+    // As node:http2: a close with an error code — the client's reset, or
+    // the handler's own close(code) (rstCode) — is an 'error'; NO_ERROR
+    // and CANCEL are not (CANCEL is how clients abort: 'aborted' says it).
     let err;
-    if (!this._localClose && code !== constants.NGHTTP2_NO_ERROR && code !== constants.NGHTTP2_CANCEL) {
-      err = codedError('ERR_HTTP2_STREAM_ERROR', `Stream closed with error code ${errorNames[code] || code}`);
+    const rst = this.rstCode;
+    if (rst !== constants.NGHTTP2_NO_ERROR && rst !== constants.NGHTTP2_CANCEL && !this._quietReset) {
+      err = codedError('ERR_HTTP2_STREAM_ERROR', `Stream closed with error code ${errorNames[rst] || rst}`);
     }
     if (!this._built && err === undefined && this._eventsCount === 0) {
       // Never built, nobody listens: nothing to emit. What the Duplex
