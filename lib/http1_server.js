@@ -24,7 +24,7 @@ const { methods } = binding;
 const {
   ALLOC_FALLBACK, ALLOC_DRY, ALLOC_ERROR,
   REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_UPGRADE, REQUEST_HAS_EXPECT,
-  REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
+  REQUEST_HAS_HOST, REQUEST_OVER_LIMIT, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
 } = binding.constants;
 
 const { kConnState: kState, kLimits } = require('./symbols');
@@ -122,10 +122,9 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
       res.end();
       return;
     }
-    const maxRequests = server[kLimits].maxRequestsPerSocket;
-    if (maxRequests > 0 && seq >= maxRequests) {
+    if (flags & REQUEST_OVER_LIMIT) {
       // Beyond maxRequestsPerSocket (pipelined past the response that
-      // said Connection: close): 503, as node.
+      // said Connection: close, counted natively): 503, as node.
       server.emit('dropRequest', req, st.socket);
       res.writeHead(503);
       res.end();
@@ -275,6 +274,13 @@ function onTunnelData(conn, chunk) {
   if (st !== undefined && st.tunnel !== null) st.tunnel._onData(chunk);
 }
 
+// A read of an HTTP/1.1 connection whose socket has a 'data' listener
+// (lib/socket.js), after the parser saw it.
+function onReadCopy(conn, chunk) {
+  const st = conn[kState];
+  if (st !== undefined) st.socket.emit('data', chunk);
+}
+
 function onTunnelEnd(conn) {
   const st = conn[kState];
   if (st !== undefined && st.tunnel !== null) st.tunnel._onEnd();
@@ -419,6 +425,7 @@ function callbacks(server, memory) {
     onUpgrade: (conn, seq, head) => onUpgrade(server, conn, seq, head),
     onTunnelData,
     onTunnelEnd,
+    onReadCopy,
   };
 }
 

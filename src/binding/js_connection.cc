@@ -77,6 +77,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::SniDone>("sniDone"),
           InstanceMethod<&JsConnection::TlsQueryMethod>("tlsQuery"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
+          InstanceMethod<&JsConnection::CopyReads>("copyReads"),
       });
 }
 
@@ -283,6 +284,11 @@ Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
   if (live()) core()->RetryReadBuffer();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsConnection::CopyReads(const Napi::CallbackInfo& info) {
+  if (Http1Session* s = live()) s->CopyReads(true);
   return info.Env().Undefined();
 }
 

@@ -74,6 +74,10 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Napi::Value SniDone(const Napi::CallbackInfo& info);
   // The body buffer pool refilled: retry the allocation that came back dry.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
+  // copyReads(): from now on each read of this HTTP/1.1 connection also
+  // reaches lib/ as a copy (onReadCopy: socket 'data' listeners); a no-op
+  // on other protocols or once closed.
+  Napi::Value CopyReads(const Napi::CallbackInfo& info);
 
   // A body argument read once: a string (sent as UTF-8; len is its UTF-8
   // length) or the bytes of a binary view; value is null for no body.

@@ -43,6 +43,7 @@ void JsHttp1::OnRequest(Connection* c, const RequestHead& head) {
               (head.upgrade ? kRequestUpgrade : 0) |
               (head.has_expect ? kRequestHasExpect : 0) |
               (head.has_host ? kRequestHasHost : 0) |
+              (head.over_request_limit ? kRequestOverLimit : 0) |
               ((head.http_major * 10 + head.http_minor) << kRequestVersionShift);
   napi_value argv[6] = {ConnectionObject(env_, c),
                         Int(env, head.seq),
@@ -73,12 +74,14 @@ void JsHttp1::OnBody(Connection* c, uint32_t seq, const char* data,
 
 void JsHttp1::OnUpgrade(Connection* c, uint32_t seq, const char* head,
                          size_t len) {
-  napi_env env = env_;
-  napi_value buf = nullptr;
-  void* out;
-  napi_create_buffer_copy(env, len, len ? head : "", &out, &buf);
-  napi_value argv[3] = {ConnectionObject(env_, c), Int(env, seq), buf};
+  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, seq),
+                        BufferCopy(env_, head, len)};
   CallJs(env_, on_upgrade_, 3, argv);
+}
+
+void JsHttp1::OnReadCopy(Connection* c, const char* data, size_t len) {
+  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
+  CallJs(env_, on_read_copy_, 2, argv);
 }
 
 void JsHttp1::OnRequestEnd(

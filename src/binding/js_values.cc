@@ -101,6 +101,13 @@ napi_value Int(napi_env env, int64_t n) {
   return v;
 }
 
+napi_value BufferCopy(napi_env env, const char* data, size_t len) {
+  napi_value buf = nullptr;
+  void* out;
+  napi_create_buffer_copy(env, len, len > 0 ? data : "", &out, &buf);
+  return buf;
+}
+
 napi_value Latin1String(napi_env env, std::string_view s) {
   napi_value v = nullptr;
   napi_create_string_latin1(env, s.data(), s.size(), &v);
