@@ -296,7 +296,10 @@ function onDrain(conn) {
 function onResponseFinish(res) {
   const req = res.req;
   const live = res._st.live;
-  const i = live.indexOf(req);
+  // Responses finish in order: the front pair is the common case. (One
+  // splice: shift() twice moves every later entry twice, each move a write
+  // barrier into the connection's long-lived array.)
+  const i = live[0] === req ? 0 : live.indexOf(req);
   if (i !== -1) live.splice(i, 2);
   // The next response reached the front: if it was destroyed while it
   // waited (ServerResponse#destroy), its socket goes now, as node's
@@ -307,7 +310,10 @@ function onResponseFinish(res) {
   // nobody listens to has nothing to discard and nobody to tell: skipped,
   // so a plain GET costs no stream machinery.
   if (!req._consuming) {
-    if (!req.complete || req.listenerCount('end') > 0 || req.listenerCount('close') > 0) {
+    // (_eventsCount first: a request nobody listens to at all skips the two
+    // lookups in its listener dictionary.)
+    if (!req.complete || (req._eventsCount !== 0 &&
+        (req.listenerCount('end') > 0 || req.listenerCount('close') > 0))) {
       req._dump();
     } else {
       req._dumped = true;  // as dumped: a later req.destroy() leaves the connection

@@ -1,5 +1,7 @@
 #include "binding/js_http1.h"
 
+#include <cstring>
+
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
 #include "binding/js_values.h"
@@ -19,13 +21,19 @@ void JsHttp1::OnRequest(Connection* c, const RequestHead& head) {
   // fields, so it cannot occur inside one): lib/ splits it only when the
   // handler looks at the headers. Building 2N strings and an array here
   // cost more than the rest of the call for small requests.
+  // Sized first, then copied: one resize instead of four appends per field.
+  size_t total = 0;
+  for (const auto& h : head.headers) total += h.first.size() + h.second.size() + 2;
   std::string& packed = header_scratch_;
-  packed.clear();
+  packed.resize(total);
+  char* p = packed.data();
   for (const auto& h : head.headers) {
-    packed.append(h.first.data(), h.first.size());
-    packed.push_back('\0');
-    packed.append(h.second.data(), h.second.size());
-    packed.push_back('\0');
+    memcpy(p, h.first.data(), h.first.size());
+    p += h.first.size();
+    *p++ = '\0';
+    memcpy(p, h.second.data(), h.second.size());
+    p += h.second.size();
+    *p++ = '\0';
   }
   napi_value headers = Latin1String(env, packed);
   using namespace wire;

@@ -55,6 +55,7 @@ class Http1Session final : public Session, private Http1ParserListener,
   void OnServerClosing() override;
   void OnClose() override;
   void OnWritesDone() override;
+  Http1Session* AsHttp1() override { return this; }
 
   // --- Response API, used by the binding. `seq` names the request. ---
   // Starts the head: appends the status line to the request's output queue
