@@ -194,7 +194,8 @@ async function runCase(spec, c, opts) {
   if (opts.servers) {
     variants = variants.filter((v) => opts.servers.includes(v.label) || opts.servers.includes(v.impl));
   }
-  const vres = variants.map((v) => ({ label: v.label, impl: v.impl, baseline: !!v.baseline, runs: [], skipped: null, failed: null }));
+  const vres = variants.map((v) => ({ label: v.label, impl: v.impl, baseline: !!v.baseline,
+    optional: !!v.optional, reference: !!v.reference, runs: [], skipped: null, failed: null }));
   result.variants = vres;
 
   for (const tool of ['taskset', toolFor(c.load)]) {
@@ -215,6 +216,15 @@ async function runCase(spec, c, opts) {
       if (v.requires && !hasTool(v.requires)) {
         // A reference server (files/reference_server.js) that is not installed.
         r.skipped = `${v.requires} not installed (apt-get install -y ${v.aptPackage || v.requires})`;
+        log(`${tag} ${r.label}: ${r.skipped}`);
+        continue;
+      }
+      // A reference loaded from a path the user gives (http/uws_server.js):
+      // why it cannot run here, or null. An optional row that is skipped
+      // does not fail the run.
+      const unavailable = v.unavailable ? v.unavailable() : null;
+      if (unavailable) {
+        r.skipped = unavailable;
         log(`${tag} ${r.label}: ${r.skipped}`);
         continue;
       }
@@ -485,6 +495,14 @@ function buildTable(spec, results) {
       if (warns.length) note(who, warns.join('; '));
     }
   }
+  // A reference row (variant.reference): sluice against it, per case.
+  for (const res of results) {
+    const sluice = res.variants.find((v) => v.impl === 'sluice' && v.runs.length);
+    const ref = res.variants.find((v) => v.reference && v.runs.length);
+    if (!sluice || !ref) continue;
+    note(null, `${res.case}: sluice / ${ref.label}: req/s ${ratio(sluice, ref, 'rps')}, ` +
+      `CPU per request ${ratio(sluice, ref, spec.ratioCpuMetric)}`);
+  }
   const lines = [...notes].map(([text, whos]) => {
     const [first, ...rest] = text.split('\n');
     const head = whos.length ? `${whos.join(', ')}: ${first}` : first;
@@ -642,6 +660,7 @@ function missingRows(groups) {
   for (const g of groups) {
     for (const res of g.results) {
       for (const v of res.variants) {
+        if (v.optional && v.skipped) continue;
         const why = v.skipped || v.failed || (v.runs.length ? null : 'no result');
         if (why) out.push(`${g.group} / ${res.case} / ${v.label}: ${why.split('\n')[0]}`);
       }

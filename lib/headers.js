@@ -113,11 +113,12 @@ const dropDuplicates = new Set([
 // As node: a plain object (code calls headers.hasOwnProperty); a field
 // named like an inherited property ('constructor') is an own value like
 // any other, and '__proto__' is dropped (assigning a string to it is a
-// no-op, as in node).
-function headersObject(raw, join) {
+// no-op, as in node). `lowerCased`: the names are lower-case already
+// (HTTP/2: nghttp2 refuses a request with an upper-case name).
+function headersObject(raw, join, lowerCased) {
   const headers = {};
   for (let i = 0; i < raw.length; i += 2) {
-    const key = raw[i].toLowerCase();
+    const key = lowerCased === true ? raw[i] : raw[i].toLowerCase();
     const value = raw[i + 1];
     let prev = headers[key];
     if (prev !== undefined && !Object.prototype.hasOwnProperty.call(headers, key)) prev = undefined;

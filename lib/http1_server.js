@@ -24,7 +24,7 @@ const { methods } = binding;
 const {
   ALLOC_FALLBACK, ALLOC_DRY, ALLOC_ERROR,
   REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_UPGRADE, REQUEST_HAS_EXPECT,
-  REQUEST_HAS_HOST, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
+  REQUEST_HAS_HOST, REQUEST_OVER_LIMIT, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
 } = binding.constants;
 
 const { kConnState: kState, kLimits } = require('./symbols');
@@ -122,10 +122,9 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
       res.end();
       return;
     }
-    const maxRequests = server[kLimits].maxRequestsPerSocket;
-    if (maxRequests > 0 && seq >= maxRequests) {
+    if (flags & REQUEST_OVER_LIMIT) {
       // Beyond maxRequestsPerSocket (pipelined past the response that
-      // said Connection: close): 503, as node.
+      // said Connection: close, counted natively): 503, as node.
       server.emit('dropRequest', req, st.socket);
       res.writeHead(503);
       res.end();
@@ -275,6 +274,13 @@ function onTunnelData(conn, chunk) {
   if (st !== undefined && st.tunnel !== null) st.tunnel._onData(chunk);
 }
 
+// A read of an HTTP/1.1 connection whose socket has a 'data' listener
+// (lib/socket.js), after the parser saw it.
+function onReadCopy(conn, chunk) {
+  const st = conn[kState];
+  if (st !== undefined) st.socket.emit('data', chunk);
+}
+
 function onTunnelEnd(conn) {
   const st = conn[kState];
   if (st !== undefined && st.tunnel !== null) st.tunnel._onEnd();
@@ -290,7 +296,10 @@ function onDrain(conn) {
 function onResponseFinish(res) {
   const req = res.req;
   const live = res._st.live;
-  const i = live.indexOf(req);
+  // Responses finish in order: the front pair is the common case. (One
+  // splice: shift() twice moves every later entry twice, each move a write
+  // barrier into the connection's long-lived array.)
+  const i = live[0] === req ? 0 : live.indexOf(req);
   if (i !== -1) live.splice(i, 2);
   // The next response reached the front: if it was destroyed while it
   // waited (ServerResponse#destroy), its socket goes now, as node's
@@ -301,7 +310,10 @@ function onResponseFinish(res) {
   // nobody listens to has nothing to discard and nobody to tell: skipped,
   // so a plain GET costs no stream machinery.
   if (!req._consuming) {
-    if (!req.complete || req.listenerCount('end') > 0 || req.listenerCount('close') > 0) {
+    // (_eventsCount first: a request nobody listens to at all skips the two
+    // lookups in its listener dictionary.)
+    if (!req.complete || (req._eventsCount !== 0 &&
+        (req.listenerCount('end') > 0 || req.listenerCount('close') > 0))) {
       req._dump();
     } else {
       req._dumped = true;  // as dumped: a later req.destroy() leaves the connection
@@ -413,6 +425,7 @@ function callbacks(server, memory) {
     onUpgrade: (conn, seq, head) => onUpgrade(server, conn, seq, head),
     onTunnelData,
     onTunnelEnd,
+    onReadCopy,
   };
 }
 

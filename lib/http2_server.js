@@ -153,6 +153,7 @@ function socketConn(native) {
     setKeepAlive: () => 0,
     pause() {},
     resume() {},
+    copyReads() {},
   };
 }
 
@@ -342,16 +343,18 @@ function sessionState(server, native) {
 
 function callbacks(server) {
   return {
+    // raw: the request head packed as "name\0value\0..." (or, should a
+    // field hold a NUL, already an array; src/binding/js_http2.h).
     onStream(native, id, raw, endStream) {
+      if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
       const st = sessionState(server, native);
       if (server.listenerCount('stream') > 0) {
-        const headers = headersObject(raw);
+        const headers = headersObject(raw, false, true);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         if (server.requestBufferAllocator !== null) stream[kPoolBacked] = true;
         stream._compressCfg = server._compression;
         stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
-        if (endStream) stream.push(null);
         // A head the handler gives without ending the stream is held until
         // the handler returns, so respond() + end(body) leave as one
         // native call (ServerHttp2Stream.respond).
@@ -447,6 +450,8 @@ function emitCompat(server, st, native, id, raw, endStream) {
   const conn = new StreamConn(native, id);
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
+  // node's Http2ServerRequest has no joinDuplicateHeaders.
+  req.joinDuplicateHeaders = undefined;
   const res = new ServerResponse(req, conn, id, st.socket);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;

@@ -60,8 +60,10 @@ class IncomingRequest extends Readable {
     this.upgrade = false;
     this._dumped = false;
     this._consuming = false;
-    // As node's: the server's joinDuplicateHeaders for this request.
-    this.joinDuplicateHeaders = false;
+    // As node's server requests: true when the server's
+    // joinDuplicateHeaders option is, null otherwise (lib/http1_server.js
+    // sets it; the HTTP/2 compat request leaves it undefined, as node's).
+    this.joinDuplicateHeaders = null;
     // As node's IncomingMessage: no read-ahead (maybeReadMore's read(0))
     // until someone reads, so a body nobody touched is still seen as
     // unconsumed when the response finishes, and is dumped.

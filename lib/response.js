@@ -25,6 +25,9 @@ const {
   kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed,
 } = require('./symbols');
 const { STATUS_CODES } = http;
+// Taken once: node defines globalThis.process as an accessor, so each
+// `process.nextTick` on the per-response path ran a getter call first.
+const { nextTick } = process;
 
 // The head as writeHead() fixed it (node writes the status line there: a
 // statusCode / statusMessage changed later is not sent).
@@ -98,6 +101,16 @@ class ServerResponse extends Stream {
     this[kStatus] = 0;
     this[kReason] = undefined;
     this[kRemoved] = 0;
+    // Set by the server that made the response (lib/http1_server.js,
+    // lib/http2_server.js) and read on every response: present from the
+    // start, so every response has one shape and no store adds a property.
+    this._onFinish = null;
+    this._st = undefined;
+    this._compressCfg = null;
+    this._fileCache = false;
+    this._rejectBodyWrites = false;
+    this._compressor = null;
+    this._nativeFile = null;
   }
 
   get socket() { return this[kSocket]; }
@@ -263,7 +276,8 @@ class ServerResponse extends Stream {
         }
       }
     }
-    if (onWire) validateStatusMessage(this.statusMessage);
+    // The standard phrase is known to be valid: only another one is checked.
+    if (onWire && this.statusMessage !== STATUS_CODES[code]) validateStatusMessage(this.statusMessage);
     if (this[kHeaders] !== null && this[kHeaders].trailer !== undefined) this._checkTrailerHeader(code);
     this[kStatus] = code;
     // The standard phrase is native code's own (no string crosses over).
@@ -422,7 +436,7 @@ class ServerResponse extends Stream {
 
   writeContinue(cb) {
     this[kConn].writeContinue(this[kSeq]);
-    if (cb) process.nextTick(cb);
+    if (cb) nextTick(cb);
   }
 
   // 102 Processing, as node.
@@ -452,7 +466,7 @@ class ServerResponse extends Stream {
   // An interim response before the head (ignored once the head is out).
   _writeInfo(status, block, cb) {
     if (!this.headersSent && !this.destroyed) this[kConn].writeInfo(this[kSeq], status, block);
-    if (cb) process.nextTick(cb);
+    if (cb) nextTick(cb);
   }
 
   // As node: replaces earlier trailers; an array value of several elements
@@ -493,7 +507,7 @@ class ServerResponse extends Stream {
     const ok = this._result(this._compressor ?
       this._compressor.write(this[kConn], this[kSeq], body, false) :
       this[kConn].write(this[kSeq], body));
-    if (cb) process.nextTick(cb);
+    if (cb) nextTick(cb);
     return ok;
   }
 
@@ -562,7 +576,7 @@ class ServerResponse extends Stream {
     }
     this._result(r);
     if (cb) this.once('finish', cb);
-    process.nextTick(emitFinish, this);
+    nextTick(emitFinish, this);
     return this;
   }
 
@@ -595,7 +609,7 @@ class ServerResponse extends Stream {
   _fail(err) {
     if (this.destroyed) return;
     this.destroy();
-    process.nextTick(() => this.emit('error', err));
+    nextTick(() => this.emit('error', err));
   }
 
   // A body write as node checks it, before anything is sent (a throw leaves
@@ -659,7 +673,7 @@ class ServerResponse extends Stream {
     const done = (status) => {
       if (status === 0) {
         this._nativeFileDone = true;  // _closed() may come before the tick
-        process.nextTick(emitFinish, this);
+        nextTick(emitFinish, this);
       } else {
         onError(status);
       }
@@ -672,7 +686,7 @@ class ServerResponse extends Stream {
         block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
       conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this[kReason],
         block, file, done);
-    if (r === RESULT_NO_BODY) process.nextTick(emitFinish, this);  // HEAD: no body
+    if (r === RESULT_NO_BODY) nextTick(emitFinish, this);  // HEAD: no body
     return r;
   }
 
@@ -719,12 +733,12 @@ bridge.chain(ServerResponse, http.ServerResponse.prototype, bridge.hiddenRespons
 function writeAfterEnd(res, cb, fromWrite) {
   const err = codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end');
   if (!res.destroyed) {
-    process.nextTick(() => {
+    nextTick(() => {
       if (typeof cb === 'function') cb(err);
       if (!res.destroyed || res[kFinished]) res.emit('error', err);
     });
   } else if (fromWrite && typeof cb === 'function') {
-    process.nextTick(cb, err);
+    nextTick(cb, err);
   }
 }
 
@@ -741,7 +755,7 @@ function emitFinish(res) {
   // As node: 'close' a tick after 'finish', scheduled before the 'finish'
   // listeners run (what was scheduled earlier, such as a write-after-end's
   // 'error', comes first).
-  process.nextTick(emitClose, res);
+  nextTick(emitClose, res);
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
 }

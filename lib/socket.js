@@ -360,6 +360,26 @@ function emitError(socket, err) {
   socket.emit('error', err);
 }
 
+// As node's HTTP server sockets, whose parser consumes the reads natively:
+// the first 'data' listener "unconsumes" the socket, and from then on each
+// read is also emitted as 'data' (a copy; the parser still gets it). Once
+// on, it stays on, as node's. Until then reading costs nothing extra. An
+// HTTP/2 connection's socket (session.socket) is not affected: the native
+// call is a no-op there.
+// ('readable' is not covered: a SluiceSocket has no read() to pull with.)
+const kCopying = Symbol('sluice.copyingReads');
+for (const name of ['on', 'addListener', 'prependListener']) {
+  const add = EventEmitter.prototype[name];
+  SluiceSocket.prototype[name] = function addSocketListener(event, listener) {
+    const r = add.call(this, event, listener);
+    if (event === 'data' && this[kCopying] !== true && !this.destroyed) {
+      this[kCopying] = true;
+      this[kConn].copyReads();
+    }
+    return r;
+  };
+}
+
 // `socket instanceof net.Socket`, as node's server sockets (libraries and
 // node's tests check it): SluiceSocket.prototype is re-chained onto
 // net.Socket.prototype while the class keeps EventEmitter's constructor

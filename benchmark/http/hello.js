@@ -1,11 +1,23 @@
 'use strict';
 // Small responses: res.end('hello') (and 16 KiB / 256 KiB Buffer bodies),
-// sluice vs node:http, HTTP/1.1 with and without pipelining.
+// sluice vs node:http (and uWebSockets.js where installed), HTTP/1.1 with
+// and without pipelining.
 // Run: node benchmark/run.js http/hello [--quick]
+
+const { uwsUnavailable } = require('./uws_server.js');
 
 const both = [
   { label: 'sluice', impl: 'sluice' },
   { label: 'node', impl: 'node', baseline: true },
+];
+// The hello cases also run uWebSockets.js as the reference (not a
+// dependency: loaded from $SLUICE_BENCH_UWS, the row is skipped without
+// failing the run when it is unset or does not load). The notes print
+// sluice / uWebSockets.js.
+const withUws = [
+  ...both,
+  { label: 'uWebSockets.js', impl: 'uws', script: 'uws_server.js', optional: true,
+    reference: true, unavailable: uwsUnavailable },
 ];
 
 const HELLO = 5; // bytes in 'hello'
@@ -17,21 +29,21 @@ module.exports = {
     {
       name: 'hello wrk c100',
       server: { script: 'hello_server.js', args: [] },
-      variants: both,
+      variants: withUws,
       load: { tool: 'wrk', threads: 1, connections: 100 },
       check: { bodyLength: HELLO, body: 'hello' },
     },
     {
       name: 'hello wrk c100 pipelined x16',
       server: { script: 'hello_server.js', args: [] },
-      variants: both,
+      variants: withUws,
       load: { tool: 'wrk', threads: 1, connections: 100, script: 'pipeline.lua', scriptArgs: [16] },
       check: { bodyLength: HELLO, pipeline: 16 },
     },
     {
       name: 'hello h2load --h1 c10 m10',
       server: { script: 'hello_server.js', args: [] },
-      variants: both,
+      variants: withUws,
       load: { tool: 'h2load', args: ['--h1', '-c', '10', '-m', '10'] },
       check: { bodyLength: HELLO, pipeline: 10 },
     },

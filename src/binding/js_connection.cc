@@ -13,18 +13,37 @@ namespace sluice {
 
 namespace {
 
-
-// Byte length of a body value: a string (UTF-8) or binary view.
-// Returns false for a type we cannot send.
-bool BodyLength(napi_env env, napi_value v, size_t* len) {
-  if (IsString(env, v)) {
-    return napi_get_value_string_utf8(env, v, nullptr, 0, len) == napi_ok;
-  }
-  const char* data;
-  return GetBytes(env, v, &data, len);
+// A string argument as latin1 into *out; false (and *out untouched) when
+// `v` is not a string. One napi call answers both questions: a non-string
+// gets napi_string_expected, so no napi_typeof comes first.
+bool Latin1IfString(napi_env env, napi_value v, std::string* out) {
+  size_t len = 0;
+  if (napi_get_value_string_latin1(env, v, nullptr, 0, &len) != napi_ok) return false;
+  out->resize(len + 1);
+  napi_get_value_string_latin1(env, v, &(*out)[0], len + 1, &len);
+  out->resize(len);
+  return true;
 }
 
 }  // namespace
+
+bool JsConnection::ReadBody(napi_env env, napi_value v, BodyArg* b) {
+  // The common body is a string: its UTF-8 length is the first call, and
+  // the only one before it is encoded (AppendBody).
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) == napi_ok) {
+    b->value = v;
+    b->is_string = true;
+    b->len = len;
+    return true;
+  }
+  if (GetBytes(env, v, &b->data, &b->len)) {
+    b->value = v;
+    return true;
+  }
+  // Nullish: no body (value stays null); anything else cannot be sent.
+  return IsNullish(env, v);
+}
 
 napi_value ConnectionObject(napi_env env, Connection* c) {
   return HandleFor<JsConnection>(c, GetAddonData(env)->connection_ctor);
@@ -58,6 +77,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::SniDone>("sniDone"),
           InstanceMethod<&JsConnection::TlsQueryMethod>("tlsQuery"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
+          InstanceMethod<&JsConnection::CopyReads>("copyReads"),
       });
 }
 
@@ -80,7 +100,7 @@ bool JsConnection::RawOk() const {
   // HTTP/1.1, or a tunnel after an accepted Upgrade / CONNECT; never the
   // HTTP/2 session an h2c upgrade switched to.
   Session* s = c->session();
-  return dynamic_cast<Http1Session*>(s) != nullptr ||
+  return (s != nullptr && s->AsHttp1() != nullptr) ||
          dynamic_cast<TunnelSession*>(s) != nullptr;
 }
 
@@ -89,7 +109,8 @@ Http1Session* JsConnection::live() const {
   if (!c || c->destroyed()) return nullptr;
   // After an h2c upgrade the connection's session is an Http2Session: the
   // HTTP/1.1 objects of earlier requests must then find no session.
-  return dynamic_cast<Http1Session*>(c->session());
+  Session* s = c->session();
+  return s != nullptr ? s->AsHttp1() : nullptr;
 }
 
 int JsConnection::Result(int err) const {
@@ -102,36 +123,27 @@ int JsConnection::Result(int err) const {
   return 0;
 }
 
-int JsConnection::AppendBody(uint32_t seq, napi_value chunk) {
+int JsConnection::AppendBody(uint32_t seq, const BodyArg& body) {
   napi_env env = Env();
   Http1Session* s = live();
   if (!s) return kResultClosed;
   int err = 0;
   Counters& counters = GetCounters();
-  if (IsString(env, chunk)) {
-    size_t len = 0;
-    napi_get_value_string_utf8(env, chunk, nullptr, 0, &len);
-    OutputQueue* q = s->BeginBody(seq, len, &err);
-    if (!q) return err;
+  const size_t len = body.len;
+  OutputQueue* q = s->BeginBody(seq, len, &err);
+  if (!q) return err;
+  if (body.is_string) {
     // Encoded straight into the output buffer: no intermediate Buffer.
     char* p = q->Reserve(len + 1);
     size_t written = 0;
-    napi_get_value_string_utf8(env, chunk, p, len + 1, &written);
+    napi_get_value_string_utf8(env, body.value, p, len + 1, &written);
     q->Commit(written);
     counters.body_bytes_copied += written;
-    s->EndBody(seq);
-    return kResultOk;
-  }
-  const char* data;
-  size_t len;
-  if (!GetBytes(env, chunk, &data, &len)) return kResultBadBody;
-  OutputQueue* q = s->BeginBody(seq, len, &err);
-  if (!q) return err;
-  if (len < kCopyBelow) {
-    q->Append(data, len);
+  } else if (len < kCopyBelow) {
+    q->Append(body.data, len);
     counters.body_bytes_copied += len;
   } else {
-    q->AppendExternal(data, len, new NapiValueRef(env, chunk));
+    q->AppendExternal(body.data, len, new NapiValueRef(env, body.value));
     counters.body_bytes_referenced += len;
   }
   s->EndBody(seq);
@@ -144,33 +156,30 @@ int JsConnection::Respond(const Napi::CallbackInfo& info, Http1Session* s,
   uint32_t sf = info[1].As<Napi::Number>().Uint32Value();
   int status = static_cast<int>(sf & wire::kStatusMask);
   uint32_t flags = sf >> wire::kStatusFlagsShift;
-  std::string reason;
-  if (IsString(env, info[2])) Latin1(env, info[2], &reason);
-  napi_value body = info[4];
-  bool has_body = !IsNullish(env, body);
-  size_t body_len = 0;
-  if (has_body && !BodyLength(env, body, &body_len)) return kResultBadBody;
+  // Strings only where lib/ passes one (a reason, a header block,
+  // trailers); undefined otherwise.
+  std::string text;
+  Latin1IfString(env, info[2], &text);
+  BodyArg body;
+  if (!ReadBody(env, info[4], &body)) return kResultBadBody;
   int err = 0;
-  OutputQueue* q = s->BeginHead(seq, status, reason, &err);
+  OutputQueue* q = s->BeginHead(seq, status, text, &err);
   if (!q) return err;
-  if (IsString(env, info[3])) {
-    // The header block, "Name: value\r\n" lines validated by lib/, encoded
-    // as latin1 (as node does) straight into the output buffer.
-    napi_value block = info[3];
-    size_t len = 0;
-    napi_get_value_string_latin1(env, block, nullptr, 0, &len);
-    if (len > 0) {
-      char* p = q->Reserve(len + 1);
-      napi_get_value_string_latin1(env, block, p, len + 1, &len);
-      q->Commit(len);
-    }
+  // The header block, "Name: value\r\n" lines validated by lib/, encoded
+  // as latin1 (as node does) straight into the output buffer.
+  napi_value block = info[3];
+  size_t len = 0;
+  if (napi_get_value_string_latin1(env, block, nullptr, 0, &len) == napi_ok && len > 0) {
+    char* p = q->Reserve(len + 1);
+    napi_get_value_string_latin1(env, block, p, len + 1, &len);
+    q->Commit(len);
   }
-  err = s->FinishHead(seq, flags & wire::kCoreHeadFlagsMask, body_len);
-  if (err == 0 && has_body && body_len > 0) err = AppendBody(seq, body);
+  err = s->FinishHead(seq, flags & wire::kCoreHeadFlagsMask, body.len);
+  if (err == 0 && body.len > 0) err = AppendBody(seq, body);
   if (err == 0 && (flags & wire::kHeadEnd)) {
-    std::string trailers;
-    if (IsString(env, info[5])) Latin1(env, info[5], &trailers);
-    err = s->End(seq, trailers);
+    text.clear();
+    Latin1IfString(env, info[5], &text);
+    err = s->End(seq, text);
   }
   return Result(err);
 }
@@ -178,17 +187,21 @@ int JsConnection::Respond(const Napi::CallbackInfo& info, Http1Session* s,
 int JsConnection::Write(const Napi::CallbackInfo& info, Http1Session* s,
                         uint32_t seq) {
   (void)s;
-  return Result(AppendBody(seq, info[1]));
+  BodyArg body;
+  if (!ReadBody(info.Env(), info[1], &body) || body.value == nullptr) return kResultBadBody;
+  return Result(AppendBody(seq, body));
 }
 
 int JsConnection::End(const Napi::CallbackInfo& info, Http1Session* s,
                       uint32_t seq) {
   napi_env env = info.Env();
+  BodyArg body;
+  if (!ReadBody(env, info[1], &body)) return kResultBadBody;
   int err = 0;
-  if (!IsNullish(env, info[1])) err = AppendBody(seq, info[1]);
+  if (body.value != nullptr) err = AppendBody(seq, body);
   if (err == 0) {
     std::string trailers;
-    if (IsString(env, info[2])) Latin1(env, info[2], &trailers);
+    Latin1IfString(env, info[2], &trailers);
     err = s->End(seq, trailers);
   }
   return Result(err);
@@ -271,6 +284,11 @@ Napi::Value JsConnection::Local(const Napi::CallbackInfo& info) {
 
 Napi::Value JsConnection::RetryBodyBuffer(const Napi::CallbackInfo& info) {
   if (live()) core()->RetryReadBuffer();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsConnection::CopyReads(const Napi::CallbackInfo& info) {
+  if (Http1Session* s = live()) s->CopyReads(true);
   return info.Env().Undefined();
 }
 

@@ -74,8 +74,22 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Napi::Value SniDone(const Napi::CallbackInfo& info);
   // The body buffer pool refilled: retry the allocation that came back dry.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
+  // copyReads(): from now on each read of this HTTP/1.1 connection also
+  // reaches lib/ as a copy (onReadCopy: socket 'data' listeners); a no-op
+  // on other protocols or once closed.
+  Napi::Value CopyReads(const Napi::CallbackInfo& info);
 
-  int AppendBody(uint32_t seq, napi_value chunk);
+  // A body argument read once: a string (sent as UTF-8; len is its UTF-8
+  // length) or the bytes of a binary view; value is null for no body.
+  struct BodyArg {
+    napi_value value = nullptr;
+    bool is_string = false;
+    const char* data = nullptr;
+    size_t len = 0;
+  };
+  // Reads `v` into *b; false for a type that cannot be sent.
+  static bool ReadBody(napi_env env, napi_value v, BodyArg* b);
+  int AppendBody(uint32_t seq, const BodyArg& body);
   int Result(int err) const;
 
   uint64_t bytes_read_ = 0;     // at Detach

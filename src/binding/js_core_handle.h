@@ -107,7 +107,9 @@ class CoreWrap : public Napi::ObjectWrap<Wrap> {
     Live* live = w->live();
     Id id = static_cast<Id>(info[0].As<Napi::Number>().Int64Value());
     int r = live ? (w->*M)(info, live, id) : kResultClosed;
-    return Napi::Number::New(info.Env(), r);
+    napi_value out = nullptr;
+    napi_create_int32(info.Env(), r, &out);
+    return Napi::Value(info.Env(), out);
   }
 
  private:

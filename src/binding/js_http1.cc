@@ -1,5 +1,7 @@
 #include "binding/js_http1.h"
 
+#include <cstring>
+
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
 #include "binding/js_values.h"
@@ -19,13 +21,19 @@ void JsHttp1::OnRequest(Connection* c, const RequestHead& head) {
   // fields, so it cannot occur inside one): lib/ splits it only when the
   // handler looks at the headers. Building 2N strings and an array here
   // cost more than the rest of the call for small requests.
+  // Sized first, then copied: one resize instead of four appends per field.
+  size_t total = 0;
+  for (const auto& h : head.headers) total += h.first.size() + h.second.size() + 2;
   std::string& packed = header_scratch_;
-  packed.clear();
+  packed.resize(total);
+  char* p = packed.data();
   for (const auto& h : head.headers) {
-    packed.append(h.first.data(), h.first.size());
-    packed.push_back('\0');
-    packed.append(h.second.data(), h.second.size());
-    packed.push_back('\0');
+    memcpy(p, h.first.data(), h.first.size());
+    p += h.first.size();
+    *p++ = '\0';
+    memcpy(p, h.second.data(), h.second.size());
+    p += h.second.size();
+    *p++ = '\0';
   }
   napi_value headers = Latin1String(env, packed);
   using namespace wire;
@@ -35,6 +43,7 @@ void JsHttp1::OnRequest(Connection* c, const RequestHead& head) {
               (head.upgrade ? kRequestUpgrade : 0) |
               (head.has_expect ? kRequestHasExpect : 0) |
               (head.has_host ? kRequestHasHost : 0) |
+              (head.over_request_limit ? kRequestOverLimit : 0) |
               ((head.http_major * 10 + head.http_minor) << kRequestVersionShift);
   napi_value argv[6] = {ConnectionObject(env_, c),
                         Int(env, head.seq),
@@ -65,12 +74,14 @@ void JsHttp1::OnBody(Connection* c, uint32_t seq, const char* data,
 
 void JsHttp1::OnUpgrade(Connection* c, uint32_t seq, const char* head,
                          size_t len) {
-  napi_env env = env_;
-  napi_value buf = nullptr;
-  void* out;
-  napi_create_buffer_copy(env, len, len ? head : "", &out, &buf);
-  napi_value argv[3] = {ConnectionObject(env_, c), Int(env, seq), buf};
+  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, seq),
+                        BufferCopy(env_, head, len)};
   CallJs(env_, on_upgrade_, 3, argv);
+}
+
+void JsHttp1::OnReadCopy(Connection* c, const char* data, size_t len) {
+  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
+  CallJs(env_, on_read_copy_, 2, argv);
 }
 
 void JsHttp1::OnRequestEnd(

@@ -29,6 +29,7 @@ class JsHttp1 final : public Http1Delegate {
   void OnUpgrade(Connection* c, uint32_t seq, const char* head,
                  size_t len) override;
   bool OnKeepAliveTimeout(Connection* c) override;
+  void OnReadCopy(Connection* c, const char* data, size_t len) override;
 
  private:
   napi_env env_;
@@ -39,7 +40,8 @@ class JsHttp1 final : public Http1Delegate {
   V(on_end_, "onEnd")                   \
   V(on_client_error_, "onClientError")  \
   V(on_upgrade_, "onUpgrade")           \
-  V(on_keep_alive_timeout_, "onKeepAliveTimeout")
+  V(on_keep_alive_timeout_, "onKeepAliveTimeout") \
+  V(on_read_copy_, "onReadCopy")
 #define SLUICE_H1_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_HTTP1_CALLBACKS(SLUICE_H1_CALLBACK_MEMBER)
 #undef SLUICE_H1_CALLBACK_MEMBER

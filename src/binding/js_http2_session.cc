@@ -45,16 +45,19 @@ bool Bytes(napi_env env, napi_value v, const char** data, size_t* len) {
   return true;
 }
 
+// `text`: scratch for the block's bytes (nullptr: a local one).
 void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
-                  uint32_t flags, Http2HeaderList* h) {
+                  uint32_t flags, Http2HeaderList* h,
+                  std::string* text = nullptr) {
   if (status > 0) h->AddStatus(status);
   if (IsString(env, block)) {
-    std::string text;
-    Latin1(env, block, &text);
+    std::string local;
+    if (text == nullptr) text = &local;
+    Latin1(env, block, text);
     if (flags & wire::kH2Http1Block) {
-      h->AddHttp1Block(text);
+      h->AddHttp1Block(*text);
     } else {
-      h->AddPairs(text);
+      h->AddPairs(*text);
     }
   }
   if ((flags & wire::kH2AddDate) && !h->Has("date")) {
@@ -68,10 +71,11 @@ void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
 // status, info[2] the header block, info[3] the flags (into *flags; only
 // `block_flags` of them shape the block). Returns the status.
 int ReadHead(const Napi::CallbackInfo& info, Http2Session* s,
-             uint32_t block_flags, uint32_t* flags, Http2HeaderList* h) {
+             uint32_t block_flags, uint32_t* flags, Http2HeaderList* h,
+             std::string* text = nullptr) {
   int status = info[1].As<Napi::Number>().Int32Value();
   *flags = info[3].As<Napi::Number>().Uint32Value();
-  BuildHeaders(info.Env(), s, status, info[2], *flags & block_flags, h);
+  BuildHeaders(info.Env(), s, status, info[2], *flags & block_flags, h, text);
   return status;
 }
 
@@ -182,8 +186,9 @@ int JsHttp2Session::Respond(const Napi::CallbackInfo& info,
                             Http2Session* s, int32_t id) {
   napi_env env = info.Env();
   uint32_t flags;
-  Http2HeaderList h;
-  int status = ReadHead(info, s, ~0u, &flags, &h);
+  Http2HeaderList& h = head_scratch_;
+  h.Clear();
+  int status = ReadHead(info, s, ~0u, &flags, &h, &block_scratch_);
   bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
   if ((flags & wire::kH2EndAfterBody) && !h.Has("content-length") &&
       status != 204 && status != 304 && status >= 200 &&

@@ -11,8 +11,11 @@
 
 #include <napi.h>
 
+#include <string>
+
 #include "binding/js_core_handle.h"
 #include "core/common/result.h"
+#include "core/http2/http2_headers.h"
 
 namespace sluice {
 
@@ -35,6 +38,11 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   }
   // respond(id, status, headerBlock, flags[, body]) -> result
   int Respond(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
+  // Respond's head list and the block's bytes, reused by every call (one
+  // response each; no call re-enters another): no allocations per head
+  // once grown.
+  Http2HeaderList head_scratch_;
+  std::string block_scratch_;
   // info(id, status, headerBlock, flags): 1xx headers
   int Info(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   // write(id, chunk[, flush]) -> result (1: wait for drain). chunk may be

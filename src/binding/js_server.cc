@@ -384,13 +384,9 @@ void JsServer::OnDispatchEnd() {
 }
 
 void JsServer::OnTunnelData(Connection* c, const char* data, size_t len) {
-  napi_env env = Env();
   // A copy: the read buffer is reused by the next read. (Zero-copy reads
   // into user memory are for request bodies, not tunnels.)
-  napi_value buf = nullptr;
-  void* out;
-  napi_create_buffer_copy(env, len, data, &out, &buf);
-  napi_value argv[2] = {ConnectionObject(Env(), c), buf};
+  napi_value argv[2] = {ConnectionObject(Env(), c), BufferCopy(Env(), data, len)};
   CallJs(Env(), on_tunnel_data_, 2, argv);
 }
 

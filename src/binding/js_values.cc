@@ -1,5 +1,7 @@
 #include "binding/js_values.h"
 
+#include <cstdint>
+
 #include "core/net/connection.h"
 
 namespace sluice {
@@ -89,8 +91,21 @@ void Utf8(napi_env env, napi_value v, std::string* out) {
 
 napi_value Int(napi_env env, int64_t n) {
   napi_value v = nullptr;
-  napi_create_int64(env, n, &v);
+  // Most values (seqs, methods, flags, results) fit 32 bits: an Integer
+  // is made without the double round trip napi_create_int64 takes.
+  if (n >= INT32_MIN && n <= INT32_MAX) {
+    napi_create_int32(env, static_cast<int32_t>(n), &v);
+  } else {
+    napi_create_int64(env, n, &v);
+  }
   return v;
+}
+
+napi_value BufferCopy(napi_env env, const char* data, size_t len) {
+  napi_value buf = nullptr;
+  void* out;
+  napi_create_buffer_copy(env, len, len > 0 ? data : "", &out, &buf);
+  return buf;
 }
 
 napi_value Latin1String(napi_env env, std::string_view s) {

@@ -38,6 +38,9 @@ void Utf8(napi_env env, napi_value v, std::string* out);
 // Making JS values (nullptr when the environment is stopping).
 napi_value Int(napi_env env, int64_t n);
 napi_value Latin1String(napi_env env, std::string_view s);
+// A new Buffer holding a copy of [data, data + len) (data may be null when
+// len is 0).
+napi_value BufferCopy(napi_env env, const char* data, size_t len);
 // [name, value, name, value, ...] of latin1 strings (headers, trailers).
 template <typename Fields>
 napi_value FieldArray(napi_env env, const Fields& fields) {

@@ -33,6 +33,8 @@ namespace wire {
   V(kRequestUpgrade, REQUEST_UPGRADE, 1 << 3)                                  \
   V(kRequestHasExpect, REQUEST_HAS_EXPECT, 1 << 4) /* any Expect header */    \
   V(kRequestHasHost, REQUEST_HAS_HOST, 1 << 5)                                 \
+  /* beyond maxRequestsPerSocket: answered 503, 'dropRequest' */               \
+  V(kRequestOverLimit, REQUEST_OVER_LIMIT, 1 << 6)                             \
   /* flags >> REQUEST_VERSION_SHIFT = major * 10 + minor */                    \
   V(kRequestVersionShift, REQUEST_VERSION_SHIFT, 8)                            \
   V(kVersion11, VERSION_1_1, 11)                                               \

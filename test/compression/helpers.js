@@ -37,8 +37,9 @@ function textChunk(tag, bytes) {
   return s.slice(0, bytes);
 }
 
-// Resolves true once fn() is true, false after `ms`.
-async function waitFor(fn, ms = 5000) {
+// Resolves true once fn() is true, false after `ms` (a deadline: jobs run
+// at nice +19 and a loaded machine can starve them for seconds).
+async function waitFor(fn, ms = 30000) {
   const deadline = Date.now() + ms;
   for (;;) {
     if (fn()) return true;
@@ -81,4 +82,16 @@ async function loopLagWhileCompressing(fetch) {
   }
 }
 
-module.exports = { decode, jsonBody, textChunk, waitFor, loopLagWhileCompressing };
+// The compression counters once no job of an earlier test is still on the
+// threadpool: a leak check compares against these, and a job still running
+// from before would end (and free its compressor) during the check.
+async function quietStats() {
+  const binding = require('../../lib/binding');
+  await waitFor(() => {
+    const st = binding.compressionStats();
+    return st.jobs === 0 && st.running === 0 && st.waiting === 0;
+  });
+  return binding.compressionStats();
+}
+
+module.exports = { decode, jsonBody, textChunk, waitFor, quietStats, loopLagWhileCompressing };

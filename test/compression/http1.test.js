@@ -8,12 +8,16 @@ const http = require('node:http');
 const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const common = require('../common');
-const { decode, jsonBody, waitFor } = require('./helpers');
+const { decode, jsonBody, waitFor, quietStats } = require('./helpers');
 const { assert } = common;
 
 const maybe = common.isSluice ? describe : describe.skip;
 
 maybe(`compression [${common.implName}]`, function () {
+  // Deadlines, not latency checks: compression jobs run on threadpool
+  // workers at nice +19, which a loaded machine starves (every job of a
+  // test once took over 20 s while other processes kept both CPUs busy).
+  this.timeout(90000);
   const binding = require('../../lib/binding');
   const { negotiate, CODING } = require('../../lib/compression');
   afterEach(common.cleanup);
@@ -226,7 +230,7 @@ maybe(`compression [${common.implName}]`, function () {
         }
       };
       c.socket.on('data', onData);
-      setTimeout(() => reject(new Error('timeout')), 8000);
+      setTimeout(() => reject(new Error('timeout')), 30000);
     });
     got.forEach((r, i) => {
       assert.strictEqual(decode(r.headers['content-encoding'], r.body).toString(), want[i], `response ${i}`);
@@ -239,7 +243,7 @@ maybe(`compression [${common.implName}]`, function () {
       res.setHeader('Content-Type', 'application/json');
       res.end(req.url === '/huge' ? huge : 'tiny');
     });
-    const bigP = common.httpRequest(port, { path: '/huge', headers: { 'accept-encoding': 'gzip' }, timeout: 20000 });
+    const bigP = common.httpRequest(port, { path: '/huge', headers: { 'accept-encoding': 'gzip' }, timeout: 60000 });
     await common.sleep(5);
     let tinyDone = 0;
     let bigDone = false;
@@ -321,7 +325,7 @@ maybe(`compression [${common.implName}]`, function () {
 
   it('a client reset mid-compression frees everything (jobs, compressors) and the server keeps serving', async function () {
     const huge = jsonBody(4 * 1024 * 1024);
-    const before = binding.compressionStats();
+    const before = await quietStats();
     let streams = 0;
     const { port } = await common.startServer({ compression: true }, (req, res) => {
       res.setHeader('Content-Type', 'application/json');
@@ -348,7 +352,7 @@ maybe(`compression [${common.implName}]`, function () {
     const ok = await waitFor(() => {
       const st = binding.compressionStats();
       return st.jobs === before.jobs && st.compressors === before.compressors;
-    }, 5000);
+    }, 30000);
     assert.ok(ok, `leaked: ${JSON.stringify(binding.compressionStats())} vs ${JSON.stringify(before)}`);
     const r = await common.httpRequest(port, { path: '/huge', headers: { 'accept-encoding': 'gzip' } });
     assert.strictEqual(zlib.gunzipSync(r.body).toString(), huge);
@@ -435,7 +439,7 @@ maybe(`compression [${common.implName}]`, function () {
     });
 
     it('a client reset mid-file-compression frees transforms, sources and buffers', async function () {
-      const before = binding.compressionStats();
+      const before = await quietStats();
       const { port } = await common.startServer({ compression: { encodings: ['gzip'], level: 9 } }, fileHandler);
       for (let i = 0; i < 10; i++) {
         const s = net.connect(port, '127.0.0.1');
@@ -448,7 +452,7 @@ maybe(`compression [${common.implName}]`, function () {
         const st = binding.compressionStats();
         return st.transforms === before.transforms && st.compressors === before.compressors &&
           binding.NativeFile.stats().sources === 0;
-      }, 5000);
+      }, 30000);
       assert.ok(ok, `leaked: ${JSON.stringify(binding.compressionStats())} ${JSON.stringify(binding.NativeFile.stats())}`);
       const r = await common.httpRequest(port, { path: '/log.txt', headers: { 'accept-encoding': 'gzip' } });
       assert.ok(zlib.gunzipSync(r.body).equals(text));
@@ -466,7 +470,7 @@ maybe(`compression [${common.implName}]`, function () {
       }).then((s) => { server = s; });
     });
     while (!server) await common.sleep(5);
-    const p = common.httpRequest(server.port, { path: '/', headers: { 'accept-encoding': 'gzip' }, timeout: 20000 });
+    const p = common.httpRequest(server.port, { path: '/', headers: { 'accept-encoding': 'gzip' }, timeout: 60000 });
     await started;
     const closed = new Promise((resolve) => server.server.close(resolve));
     const r = await p;

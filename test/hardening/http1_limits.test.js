@@ -5,6 +5,9 @@
 // maxRequestsPerSocket, maxConnections. (431 for headers, 400s and the
 // timeouts have their own files in test/http1/.)
 
+const http = require('node:http');
+const net = require('node:net');
+
 const common = require('../common');
 const { assert } = common;
 
@@ -238,30 +241,93 @@ describe(`hardening: limits [${common.implName}]`, function () {
       assert.strictEqual(rs[1].body.toString(), '/2');
     });
 
-    common.sluiceOnly('the connection closes after the Nth response (node leaves it open and answers 503)', async function () {
-      const { port } = await common.startServer({ maxRequestsPerSocket: 2 }, (req, res) => res.end(req.url));
+    // node's wire, byte for byte (Date masked): the Nth response says
+    // Connection: close without closing; every HTTP/1.1 request after it is
+    // answered 503 (writeHead(503) + end(): chunked, empty) with
+    // Connection: close, never reaches the handler, and is reported as
+    // 'dropRequest' (req, socket); the connection stays open.
+    const get = (url) => `GET ${url} HTTP/1.1\r\nHost: h\r\n\r\n`;
+    const okWire = (body) => 'HTTP/1.1 200 OK\r\nDate: D\r\nConnection: close\r\n' +
+      `Content-Length: ${body.length}\r\n\r\n${body}`;
+    const dropWire = 'HTTP/1.1 503 Service Unavailable\r\nDate: D\r\nConnection: close\r\n' +
+      'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n';
+    const masked = (c) => c.text.replace(/\r\nDate: [^\r]+\r\n/g, '\r\nDate: D\r\n');
+
+    async function limited(max, answer) {
+      const urls = [];
+      const drops = [];
+      const { server, port } = await common.startServer((req, res) => {
+        urls.push(req.url);
+        answer(res, req.url);
+      });
+      // Set after creation, as node's own test does.
+      server.maxRequestsPerSocket = max;
+      server.on('dropRequest', (req, socket) => {
+        drops.push([req.url, req instanceof http.IncomingMessage, socket instanceof net.Socket]);
+      });
       const c = await common.rawConnect(port);
-      c.socket.write('GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\nGET /3 HTTP/1.1\r\nHost: h\r\n\r\n');
-      const rs = common.parseAll(await c.waitClose(3000));
-      assert.deepStrictEqual(rs.map((r) => r.body.toString()), ['/1', '/2']);
+      return { c, urls, drops };
+    }
+
+    it('pipelined past the limit: 200 with Connection: close, then 503s; the connection stays open (node\'s bytes)', async function () {
+      const { c, urls, drops } = await limited(1, (res) => res.end('ok'));
+      // node's test-http-keep-alive-drop-requests sends a stray CRLF too.
+      c.socket.write('GET /1 HTTP/1.1\r\nConnection: keep-alive\r\nHost: h\r\n\r\n\r\n' + get('/2') + get('/3'));
+      const want = okWire('ok') + dropWire + dropWire;
+      await c.waitFor(() => masked(c).length >= want.length, 5000, 'three responses');
+      assert.strictEqual(masked(c), want);
+      // Still open: one more request, one more 503.
+      c.socket.write(get('/4'));
+      await c.waitFor(() => masked(c).length >= want.length + dropWire.length, 5000, 'a fourth response');
+      assert.strictEqual(masked(c), want + dropWire);
+      assert.strictEqual(c.closed, false);
+      assert.deepStrictEqual(urls, ['/1']);
+      assert.deepStrictEqual(drops, [['/2', true, true], ['/3', true, true], ['/4', true, true]]);
     });
 
-    common.sluiceOnly("a request read beyond the limit never reaches the handler: 'dropRequest' (as node); its 503 is dropped with the close", async function () {
-      const drops = [];
-      const urls = [];
-      const { server, port } = await common.startServer({ maxRequestsPerSocket: 1 }, (req, res) => {
-        urls.push(req.url);
-        // Answer late: the pipelined second request is read meanwhile.
-        common.setTimer(() => res.end('x'), 50);
-      });
-      server.on('dropRequest', (req, socket) => drops.push([req.url, typeof socket.destroy]));
-      const c = await common.rawConnect(port);
-      c.socket.write('GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n');
-      const rs = common.parseAll(await c.waitClose(3000));
-      assert.deepStrictEqual(rs.map((r) => r.statusCode), [200]);
-      assert.strictEqual(rs[0].headers.connection, 'close');
+    it('a request read while the last allowed one is still being answered is dropped the same way', async function () {
+      // Answered late: the second request is parsed before the first answer.
+      const { c, urls, drops } = await limited(1, (res) => common.setTimer(() => res.end('x'), 50));
+      c.socket.write(get('/1') + get('/2'));
+      const want = okWire('x') + dropWire;
+      await c.waitFor(() => masked(c).length >= want.length, 5000, 'two responses');
+      assert.strictEqual(masked(c), want);
       assert.deepStrictEqual(urls, ['/1']);
-      assert.deepStrictEqual(drops, [['/2', 'function']]);
+      assert.deepStrictEqual(drops.map((d) => d[0]), ['/2']);
+    });
+
+    it('max=2 one at a time: keep-alive with max=2, then Connection: close, then 503 on the same connection', async function () {
+      const { c, urls, drops } = await limited(2, (res, url) => res.end(url));
+      c.socket.write(get('/1'));
+      await c.responses(1);
+      c.socket.write(get('/2'));
+      const rs = await c.responses(2);
+      assert.strictEqual(rs[0].headers.connection, 'keep-alive');
+      assert.match(rs[0].headers['keep-alive'], /^timeout=\d+, max=2$/);
+      assert.strictEqual(rs[1].headers.connection, 'close');
+      assert.strictEqual(rs[1].body.toString(), '/2');
+      c.socket.write(get('/3'));
+      const all = await c.responses(3);
+      assert.strictEqual(all[2].statusCode, 503);
+      assert.strictEqual(all[2].headers.connection, 'close');
+      assert.deepStrictEqual(urls, ['/1', '/2']);
+      assert.deepStrictEqual(drops.map((d) => d[0]), ['/3']);
+    });
+
+    it('only HTTP/1.1 requests count (as node): HTTP/1.0 keep-alive requests are served past the limit', async function () {
+      // A declared length: node keeps an HTTP/1.0 connection only then.
+      const { c, urls, drops } = await limited(1, (res, url) => {
+        res.setHeader('Content-Length', url.length);
+        res.end(url);
+      });
+      const get10 = (url) => `GET ${url} HTTP/1.0\r\nConnection: keep-alive\r\n\r\n`;
+      c.socket.write(get10('/a') + get10('/b') + get('/c') + get('/d'));
+      const rs = await c.responses(4);
+      assert.deepStrictEqual(rs.map((r) => [r.statusCode, r.headers.connection]),
+        [[200, 'keep-alive'], [200, 'keep-alive'], [200, 'close'], [503, 'close']]);
+      assert.strictEqual(rs[0].headers['keep-alive'], 'timeout=5, max=1');
+      assert.deepStrictEqual(urls, ['/a', '/b', '/c']);
+      assert.deepStrictEqual(drops.map((d) => d[0]), ['/d']);
     });
 
     it('0 (the default) means no limit', async function () {

@@ -152,6 +152,29 @@ describe(`http1 keep-alive and close [${common.implName}]`, function () {
     assert.strictEqual(version, '1.0');
   });
 
+  it('server.close() right after res.end() in the handler: the connection is not idle yet and serves a next request', async function () {
+    // node: the response is in flight until its write completes, so
+    // close() does not close this connection as idle (node's
+    // test-http-server-unconsume relies on it). node answers the next
+    // request keep-alive, sluice (draining) with Connection: close.
+    let n = 0;
+    const { server, port } = await common.startServer((req, res) => {
+      res.end(req.url);
+      if (++n === 1) server.close();
+    });
+    const c = await common.rawConnect(port);
+    c.socket.write('GET /1 HTTP/1.1\r\nHost: h\r\n\r\n');
+    await c.responses(1);
+    await common.sleep(50);
+    c.socket.write('GET /2 HTTP/1.1\r\nHost: h\r\n\r\n');
+    const rs = await c.responses(2);
+    assert.deepStrictEqual(rs.map((r) => [r.statusCode, r.body.toString()]), [[200, '/1'], [200, '/2']]);
+    if (common.isSluice) {
+      assert.strictEqual(rs[1].headers.connection, 'close');
+      await c.waitClose();
+    }
+  });
+
   it('keepAliveTimeout closes an idle connection', async function () {
     const { c, ms } = await idleCloseAfterOneRequest({ keepAliveTimeout: 300 });
     assert.ok(ms >= 150, `closed too early (${ms} ms)`);

@@ -191,7 +191,9 @@ describeSluice('http2 streams', function () {
 
   it('stream.close(code) resets the stream with that code', async function () {
     const { server, port } = await common.startServer();
+    let serverError;
     server.on('stream', (stream) => {
+      stream.on('error', (e) => { serverError = e.code; });
       stream.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
     });
     const s = h2.connect(port);
@@ -199,6 +201,8 @@ describeSluice('http2 streams', function () {
     req.on('error', () => {});
     await common.once(req, 'close', 5000);
     assert.strictEqual(req.rstCode, http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    await common.withTimeout((async () => { while (!serverError) await common.sleep(5); })(), 5000);
+    assert.strictEqual(serverError, 'ERR_HTTP2_STREAM_ERROR');
     // The session lives on.
     server.removeAllListeners('stream');
     server.on('stream', (stream) => { stream.respond(); stream.end('fine'); });

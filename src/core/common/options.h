@@ -45,9 +45,12 @@ struct ServerOptions {
   // refused before any body byte is read; a chunked body is cut when it
   // grows past it. Either way: 413, Connection: close. UINT64_MAX = none.
   uint64_t max_request_body_size = UINT64_MAX;
-  // Requests per connection (maxRequestsPerSocket): the response to the
-  // last one carries Connection: close and the connection closes after
-  // it; Keep-Alive says max=N. 0 = no limit.
+  // HTTP/1.1 requests per connection (maxRequestsPerSocket), as node:
+  // the response to the last one and to every later one carries
+  // Connection: close, later ones are answered 503 by the embedder, and
+  // the connection itself stays open (the client is told to close; the
+  // keep-alive timeout ends it otherwise); Keep-Alive says max=N. 0 = no
+  // limit.
   uint64_t max_requests_per_socket = 0;
   // Open connections (maxConnections): one accepted beyond it is closed at
   // once, before any byte is read. SIZE_MAX = no limit (0 refuses all, as

@@ -41,6 +41,10 @@ struct RequestHead {
   bool expect_continue;    // "Expect: 100-continue"
   bool has_expect;         // any Expect header
   bool has_host = false;   // a Host header (node answers 400 without one)
+  // An HTTP/1.1 request beyond maxRequestsPerSocket on this connection:
+  // the embedder answers it 503 without dispatching it (node's
+  // 'dropRequest').
+  bool over_request_limit = false;
   bool upgrade;
   bool complete;           // the whole message (no body left) was parsed
 };
@@ -95,6 +99,16 @@ class Http1Delegate {
   virtual bool OnKeepAliveTimeout(Connection* c) {
     (void)c;
     return false;
+  }
+  // A copy of one read's bytes, for an embedder that asked for them
+  // (Http1Session::CopyReads: node's HTTP server sockets emit the raw
+  // input as 'data' once a listener asks, while the parser goes on with
+  // it). Called after the read was parsed, so the requests in it were
+  // delivered first (node runs its parser's 'data' listener before one
+  // added later); the connection may be closing or destroyed by then.
+  // [data, data + len) is valid only during the call.
+  virtual void OnReadCopy(Connection* c, const char* data, size_t len) {
+    (void)c; (void)data; (void)len;
   }
 };
 

@@ -116,6 +116,9 @@ class Http1Parser {
     return parser_.http_major < 1 ||
            (parser_.http_major == 1 && parser_.http_minor == 0);
   }
+  bool http11() const {
+    return parser_.http_major == 1 && parser_.http_minor == 1;
+  }
   bool keep_alive() const { return llhttp_should_keep_alive(&parser_) != 0; }
   // A message has begun and not ended.
   bool in_message() const { return message_in_progress_; }

@@ -42,6 +42,20 @@ ReadBuffers::Want Http1Session::ReadMemory() const {
 }
 
 void Http1Session::OnRead(const char* data, size_t len) {
+  if (copy_reads_ && !conn_->destroyed()) {
+    // Copied before parsing: the parser may move a chunked body's bytes
+    // down over its framing inside this very buffer. Delivered after it,
+    // even when the input is discarded (as node's socket still emits what
+    // it reads after its parser gave up).
+    std::string copy(data, len);
+    Consume(data, len);
+    delegate()->OnReadCopy(conn_, copy.data(), copy.size());
+    return;
+  }
+  Consume(data, len);
+}
+
+void Http1Session::Consume(const char* data, size_t len) {
   if (parse_dead_ || conn_->closing()) return;  // discard
   if (!unparsed_.empty() || static_pending_ > 0) {
     // Reads are stopped while input is held back; keep order regardless.
@@ -165,6 +179,14 @@ int Http1Session::OnHeadersComplete() {
   r.method = parser_.method();
   r.http10 = parser_.http10();
   r.req_keep_alive = parser_.keep_alive();
+  const uint64_t max_requests =
+      conn_->listener()->options().max_requests_per_socket;
+  if (parser_.http11() && max_requests > 0) {
+    // As node's parserOnIncoming: only HTTP/1.1 requests count.
+    http11_requests_++;
+    r.limit_reached = http11_requests_ >= max_requests;
+    r.over_limit = http11_requests_ > max_requests;
+  }
   requests_.push_back(std::move(r));
   conn_->ClearDeadline(kDeadlineHeaders);
   return 0;
@@ -180,16 +202,15 @@ void Http1Session::OnHead(RequestHead& head) {
     static_pending_ = 0;  // their lookups were cancelled with them
     return;
   }
+  if (const Request* r = Find(head.seq)) head.over_request_limit = r->over_limit;
   // serveStatic: a complete, bodiless GET / HEAD without Expect or
   // Upgrade may be answered here, never reaching the embedder. HTTP/1.1
   // without Host and requests over maxRequestsPerSocket go on to lib/,
   // which answers them (400 / 503) as node does.
   if (StaticFiles* sf = conn_->listener()->static_files()) {
-    const uint64_t max_req = conn_->listener()->options().max_requests_per_socket;
     if (head.complete && !head.upgrade && !head.has_expect &&
         (head.method == HTTP_GET || head.method == HTTP_HEAD) &&
-        (head.has_host || parser_.http10()) &&
-        (max_req == 0 || static_cast<uint64_t>(head.seq) + 1 <= max_req) &&
+        (head.has_host || parser_.http10()) && !head.over_request_limit &&
         TryStatic(sf, head)) {
       return;
     }
@@ -495,6 +516,15 @@ bool Http1Session::IsIdle() const {
 void Http1Session::OnServerClosing() {
   server_closing_ = true;
   if (!IsIdle()) return;  // the last response says Connection: close
+  if (conn_->writer().Backlog() > 0) {
+    // The last response has not left yet (ended in this very handler,
+    // say): as node, whose response is in flight until its write
+    // completes ('finish'), the connection is not idle now, and stays a
+    // keep-alive connection: closed when its keep-alive timeout expires,
+    // a later request is answered with Connection: close.
+    conn_->SetDeadline(kDeadlineKeepAlive, conn_->listener()->options().KeepAliveDeadlineMs());
+    return;
+  }
   if (next_seq_ == 0 && !eof_) {
     // Accepted but no request seen yet: the client has probably sent it
     // (it is on the wire, or this connection was just taken from the
@@ -560,12 +590,7 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   Listener* l = conn_->listener();
   bool keep_alive = r->req_keep_alive && !server_closing_ && !eof_ &&
                     !(flags & kHeadUserConnectionClose);
-  // maxRequestsPerSocket: the last request's response closes (node's
-  // semantics; requests beyond it are answered 503 by lib/).
-  uint64_t max_requests = l->options().max_requests_per_socket;
-  if (max_requests > 0 && static_cast<uint64_t>(r->seq) + 1 >= max_requests) {
-    keep_alive = false;
-  }
+  const uint64_t max_requests = l->options().max_requests_per_socket;
   // As node: a 204 / 304 the user framed as chunked gets no chunks and
   // closes the connection (a proxy could read chunks it never gets).
   if (r->status_no_body && (flags & kHeadUserChunked)) keep_alive = false;
@@ -592,7 +617,11 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
     q.Append(l->date().HeaderLine(), DateCache::kHeaderLineLen);
   }
   if (!(flags & kHeadUserConnection)) {
-    if (keep_alive) {
+    // maxRequestsPerSocket reached: as node, the head tells the client to
+    // close, but the connection is kept (close_after stays false), so
+    // requests pipelined behind this one are still read and answered (503,
+    // 'dropRequest').
+    if (keep_alive && !r->limit_reached) {
       q.Append("Connection: keep-alive\r\n", 24);
       uint64_t ka = l->options().keep_alive_timeout_ms;
       if (!(flags & kHeadUserKeepAlive) && ka > 0) {

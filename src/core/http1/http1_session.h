@@ -55,6 +55,7 @@ class Http1Session final : public Session, private Http1ParserListener,
   void OnServerClosing() override;
   void OnClose() override;
   void OnWritesDone() override;
+  Http1Session* AsHttp1() override { return this; }
 
   // --- Response API, used by the binding. `seq` names the request. ---
   // Starts the head: appends the status line to the request's output queue
@@ -101,6 +102,9 @@ class Http1Session final : public Session, private Http1ParserListener,
   // Parse what a pipeline pause left unparsed (called in a dispatch).
   void ResumeParsing() override;
   bool HasHeldInput() const override { return !unparsed_.empty(); }
+  // From now on every read is also handed to the delegate as a copy
+  // (OnReadCopy); off again with false. Nothing is copied while off.
+  void CopyReads(bool on) { copy_reads_ = on; }
 
   Connection* connection() const { return conn_; }
 
@@ -132,6 +136,11 @@ class Http1Session final : public Session, private Http1ParserListener,
     bool chunked = false;
     bool ended = false;        // End called
     bool close_after = false;  // the connection closes after this response
+    // maxRequestsPerSocket reached (node's maxRequestsOnConnectionReached):
+    // the head says Connection: close, yet the connection stays open, as
+    // node's; `over_limit`: beyond it (answered 503 by the embedder).
+    bool limit_reached = false;
+    bool over_limit = false;
     OutputQueue staged;        // output produced before this one's turn
     std::unique_ptr<Http1PipeBody> pipe_body;  // body from a native pipe
     // Output stays in `staged` even at the front (HoldOutput): a pipe
@@ -182,6 +191,8 @@ class Http1Session final : public Session, private Http1ParserListener,
   // A pending lookup finished: parsing goes on.
   void StaticDone();
 
+  // OnRead without the copy for the delegate.
+  void Consume(const char* data, size_t len);
   // Parses [data, data + len) and acts on how the parser stopped.
   void Execute(const char* data, size_t len);
   // An accepted Upgrade / CONNECT: the connection becomes a TunnelSession;
@@ -214,6 +225,9 @@ class Http1Session final : public Session, private Http1ParserListener,
   std::deque<Request> requests_;
   uint32_t next_seq_ = 0;
   uint32_t current_seq_ = 0;    // seq of the message being parsed
+  // HTTP/1.1 requests seen, the count maxRequestsPerSocket limits (node
+  // counts HTTP/1.1 requests only).
+  uint64_t http11_requests_ = 0;
   bool parse_dead_ = false;     // after a parse error: ignore input
   // The input being parsed lies in the connection's read buffer.
   bool read_in_ubuf_ = false;
@@ -222,6 +236,7 @@ class Http1Session final : public Session, private Http1ParserListener,
   bool pump_again_ = false;     // asked again while pumping
   int in_pipe_api_ = 0;         // inside StartPipeBody
   bool eof_ = false;
+  bool copy_reads_ = false;     // CopyReads
   std::string unparsed_;        // input held back by a pipeline pause
   // OnMessageDone paused the parser for the write backlog (kPauseOutput),
   // not for the number of pending responses (kPausePipeline).

@@ -30,6 +30,14 @@ class Http2HeaderList {
   void AddHttp1Block(std::string_view block);
   bool Has(std::string_view name) const;
   bool empty() const { return spans_.empty(); }
+  // Empties the list and keeps its memory, for a list reused per call
+  // (nghttp2 copies the fields when a head is submitted, so nothing
+  // points into the list afterwards).
+  void Clear() {
+    bytes_.clear();
+    spans_.clear();
+    nv_.clear();
+  }
 
   // The nv array for nghttp2; valid until the next Add*.
   const nghttp2_nv* nv();

@@ -30,36 +30,11 @@ void OutputQueue::Grow(size_t need) {
   inline_cap_ = cap;
 }
 
-char* OutputQueue::Reserve(size_t n) {
-  if (inline_len_ + n > inline_cap_) Grow(n);
-  return inline_.get() + inline_len_;
-}
-
-void OutputQueue::Commit(size_t n) {
-  if (n == 0) return;
-  // Extend the last segment when it is the inline tail; inline bytes stay
-  // in one iovec however many appends made them.
-  if (!segs_.empty()) {
-    Segment& last = segs_.back();
-    if (last.ext == nullptr && last.off + last.len == inline_len_) {
-      last.len += n;
-      inline_len_ += n;
-      total_ += n;
-      return;
-    }
-  }
+void OutputQueue::NewInlineSegment(size_t n) {
   segs_.push_back(Segment{nullptr, inline_len_, n, nullptr});
   inline_len_ += n;
   total_ += n;
 }
-
-void OutputQueue::Append(const char* data, size_t n) {
-  if (n == 0) return;
-  memcpy(Reserve(n), data, n);
-  Commit(n);
-}
-
-void OutputQueue::Append(const char* s) { Append(s, strlen(s)); }
 
 void OutputQueue::AppendExternal(const char* data, size_t n,
                                  ExternalRef* ref) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -59,10 +60,33 @@ class OutputQueue {
   // Returns space for at least n bytes at the end of the inline buffer;
   // Commit(k) (k <= n) makes k of them part of the queue. The pointer is
   // valid until the next call that appends.
-  char* Reserve(size_t n);
-  void Commit(size_t n);
-  void Append(const char* data, size_t n);
-  void Append(const char* s) ;
+  // Inline: a response head is a dozen small appends (status line,
+  // framing headers), each a call of its own before.
+  char* Reserve(size_t n) {
+    if (inline_len_ + n > inline_cap_) Grow(n);
+    return inline_.get() + inline_len_;
+  }
+  void Commit(size_t n) {
+    if (n == 0) return;
+    // Extend the last segment when it is the inline tail; inline bytes
+    // stay in one iovec however many appends made them.
+    if (!segs_.empty()) {
+      Segment& last = segs_.back();
+      if (last.ext == nullptr && last.off + last.len == inline_len_) {
+        last.len += n;
+        inline_len_ += n;
+        total_ += n;
+        return;
+      }
+    }
+    NewInlineSegment(n);
+  }
+  void Append(const char* data, size_t n) {
+    if (n == 0) return;
+    memcpy(Reserve(n), data, n);
+    Commit(n);
+  }
+  void Append(const char* s) { Append(s, strlen(s)); }
   // References [data, data+n) without copying; ref->Release() is called when
   // the queue is done with it (ref may be null for static memory).
   void AppendExternal(const char* data, size_t n, ExternalRef* ref);
@@ -96,6 +120,8 @@ class OutputQueue {
     ExternalRef* ref;  // owner of ext (may be null)
   };
   void Grow(size_t need);
+  // Commit's slow path: the committed bytes start a new inline segment.
+  void NewInlineSegment(size_t n);
 
   std::unique_ptr<char[]> inline_;
   size_t inline_len_ = 0;

@@ -12,6 +12,8 @@
 
 namespace sluice {
 
+class Http1Session;
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -66,6 +68,10 @@ class Session {
   // No embedder call may follow for this connection's requests except
   // OnConnectionClose, which comes from the close callback.
   virtual void OnClose() {}
+  // This session as HTTP/1.1, or null: the binding asks on every response
+  // call, where a dynamic_cast through the multiple bases cost more than
+  // the call's own work.
+  virtual Http1Session* AsHttp1() { return nullptr; }
 };
 
 }  // namespace sluice
