@@ -28,6 +28,10 @@ async function listen(server) {
 function forEachServer(title, fn) {
   for (const impl of servers) {
     describe(`${title} [${impl.name}]`, function () {
+      // A framework's first hook requires its whole module tree and
+      // registers plugins: on a loaded machine that once took over the
+      // suite's 20 s (Fastify 5 on node:http itself). Not a latency check.
+      this.timeout(60000);
       afterEach(common.cleanup);
       fn(impl);
     });
