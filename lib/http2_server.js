@@ -343,7 +343,10 @@ function sessionState(server, native) {
 
 function callbacks(server) {
   return {
+    // raw: the request head packed as "name\0value\0..." (or, should a
+    // field hold a NUL, already an array; src/binding/js_http2.h).
     onStream(native, id, raw, endStream) {
+      if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
       const st = sessionState(server, native);
       if (server.listenerCount('stream') > 0) {
         const headers = headersObject(raw);
@@ -352,7 +355,6 @@ function callbacks(server) {
         stream._compressCfg = server._compression;
         stream._fileCache = server._fileCache;
         st.streams.set(id, stream);
-        if (endStream) stream.push(null);
         // A head the handler gives without ending the stream is held until
         // the handler returns, so respond() + end(body) leave as one
         // native call (ServerHttp2Stream.respond).

@@ -92,9 +92,100 @@ class Http2SessionHandle extends EventEmitter {
 // Shared by every stream (Duplex does not keep or change it).
 const duplexOptions = Object.freeze({ allowHalfOpen: true, decodeStrings: false, autoDestroy: false });
 
-class ServerHttp2Stream extends Duplex {
+// ---- a Duplex built when touched ------------------------------------------------
+// Most streams are answered with respond() + end(body) and never read,
+// piped or listened to: for them, a Duplex's two states (and its end,
+// finish, push(null) and destroy ticks) were the largest per-stream cost
+// after the native calls. LazyDuplex is a Duplex (instanceof, every
+// method) whose constructor runs only EventEmitter's: the first access to
+// _readableState or _writableState — which every Readable/Writable method
+// and property makes — runs Duplex's constructor on the object
+// (materialize) and replays what happened meanwhile (the request body's
+// end, a lazy end(), a close), so the states read as if they had existed
+// all along. ServerHttp2Stream keeps the common path off the states: its
+// end(), its native callbacks and on() for events other than 'data' /
+// 'readable' (Readable.prototype.on touches the state for any event).
+function LazyDuplex() {
+  EventEmitter.call(this);
+  this.allowHalfOpen = true;
+  this._built = false;
+  this._lazyReadEnd = false;    // the request body ended (push(null) due)
+  this._lazyWriteEnd = false;   // end() was called (its _final has run)
+  this._lazyClosed = false;     // the stream closed (destroy() due)
+}
+Object.setPrototypeOf(LazyDuplex.prototype, Duplex.prototype);
+Object.setPrototypeOf(LazyDuplex, Duplex);
+
+function lazyState(key) {
+  return {
+    configurable: true,
+    get() {
+      materialize(this);
+      return this[key];
+    },
+    // Duplex's constructor assigns the states: own data properties from
+    // then on (the accessor is not consulted again).
+    set(value) {
+      Object.defineProperty(this, key, { value, writable: true, configurable: true, enumerable: true });
+    },
+  };
+}
+Object.defineProperty(LazyDuplex.prototype, '_readableState', lazyState('_readableState'));
+Object.defineProperty(LazyDuplex.prototype, '_writableState', lazyState('_writableState'));
+
+function materialize(stream) {
+  if (stream._built) return;
+  stream._built = true;
+  Duplex.call(stream, duplexOptions);  // keeps the listeners (_events is set)
+  const r = stream._readableState;
+  const w = stream._writableState;
+  if (stream._lazyClosed) {
+    // Closed while unbuilt: the states of a stream whose 'finish' and
+    // 'close' are past (nobody listened), set as end() and destroy()
+    // would have left them — without emitting them now to listeners
+    // added since.
+    r.ended = true;
+    if (stream._lazyWriteEnd) {
+      w.ending = true;
+      w.ended = true;
+      w.finalCalled = true;
+      w.prefinished = true;
+      w.finished = true;
+    }
+    r.destroyed = w.destroyed = true;
+    r.closed = w.closed = true;
+    r.closeEmitted = w.closeEmitted = true;
+    return;
+  }
+  if (stream._lazyReadEnd) Duplex.prototype.push.call(stream, null);
+  if (stream._lazyWriteEnd) Duplex.prototype.end.call(stream);  // _final again: a no-op
+}
+
+// Readable.prototype.on reads the readable state for every event; only
+// 'data' and 'readable' need it.
+LazyDuplex.prototype.on = function on(event, listener) {
+  if (!this._built && event !== 'data' && event !== 'readable') {
+    return EventEmitter.prototype.on.call(this, event, listener);
+  }
+  return Duplex.prototype.on.call(this, event, listener);
+};
+LazyDuplex.prototype.addListener = LazyDuplex.prototype.on;
+
+// respond() may hold the head back (_held): HELD_DISPATCH, a plain head
+// given inside the 'stream' handler (lib/http2_server.js), sent when the
+// handler returns — or with the body and END_STREAM when end(body) comes
+// first, all in one native call; HELD_COMPRESS, a compressible head
+// without a length, waiting one tick for the body to decide whether it is
+// worth compressing (lib/http2_compress.js). Either is sent by _flushHead,
+// before anything else of the stream reaches the wire (write, end, close,
+// destroy), so frames keep node:http2's order.
+const HELD_NONE = 0;
+const HELD_DISPATCH = 1;
+const HELD_COMPRESS = 2;
+
+class ServerHttp2Stream extends LazyDuplex {
   constructor(native, id, headers, session, endStream) {
-    super(duplexOptions);
+    super();
     this._native = native;
     this._id = id;
     this._session = session;
@@ -117,19 +208,22 @@ class ServerHttp2Stream extends Duplex {
     this.endAfterHeaders = endStream;
     this.timeout = 0;
     // Response compression (lib/http2_compress.js): the server's config
-    // (null: off), and a head waiting for the body's length.
+    // (null: off).
     this._compressCfg = null;
     this._fileCache = false;  // file responses use the open-file cache
-    this._deferredHead = null;
     this._fileResponding = false;
     this._nativeFile = null;
     this._wantTrailers = false;
-    // A plain head held back while the 'stream' event is dispatched (see
-    // respond()): its status, block and flags; _heldBlock null = none.
-    this._dispatching = false;
+    this._dispatching = false;  // inside the 'stream' handler
+    // The held head (see HELD_*): status, flags and block (HELD_DISPATCH)
+    // or headers object and coding (HELD_COMPRESS).
+    this._held = HELD_NONE;
     this._heldStatus = 0;
-    this._heldBlock = null;
     this._heldFlags = 0;
+    this._heldBlock = '';
+    this._heldHeaders = null;
+    this._heldCoding = 0;
+    this._lazyReadEnd = endStream;
   }
 
   get id() { return this._id; }
@@ -141,17 +235,22 @@ class ServerHttp2Stream extends Duplex {
     return this._sentHeaders === undefined ? undefined : { ...this._sentHeaders, ':status': this._status };
   }
   get state() {
+    const remoteClose = this._built ? this.readableEnded : this._lazyReadEnd;
     return {
       state: this._nativeClosed ? 7 : 2,
       localClose: this._nativeEnded ? 1 : 0,
-      remoteClose: this.readableEnded || this.endAfterHeaders ? 1 : 0,
+      remoteClose: remoteClose || this.endAfterHeaders ? 1 : 0,
       weight: 16,
       sumDependencyWeight: 0,
     };
   }
 
+  // `destroyed` without building the Duplex: an unbuilt stream is
+  // destroyed only once closed (materialize destroys it then).
+  _isDestroyed() { return this._built ? this.destroyed : this._lazyClosed; }
+
   respond(headers, options) {
-    if (this.destroyed || this._nativeClosed) {
+    if (this._isDestroyed() || this._nativeClosed) {
       throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
     }
     if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
@@ -180,11 +279,8 @@ class ServerHttp2Stream extends Duplex {
       if (coding !== 0 && lengthUnknown) {
         // Only the threshold is left to decide: the head waits for the
         // body (lib/http2_compress.js).
-        this._deferredHead = { headers, status, flags, coding };
-        this.headersSent = true;
-        this._sentHeaders = headers;
-        this._status = status;
-        process.nextTick(sendDeferredHead, this);
+        this._hold(HELD_COMPRESS, status, flags, '', headers, coding);
+        process.nextTick(sendCompressHead, this);
         return;
       }
     }
@@ -194,13 +290,11 @@ class ServerHttp2Stream extends Duplex {
     if (this._dispatching && coding === 0 && !endStream && !options.waitForTrailers &&
         !this._fileResponding && headers != null && headers['content-length'] !== undefined) {
       // Inside the 'stream' handler, a head that tells its length waits
-      // until the handler returns (lib/http2_server.js flushes it): an
-      // end(body) meanwhile sends head, body and END_STREAM in one native
-      // call. Not without content-length: that call would add one, which
-      // node:http2's stream API does not.
-      this._heldStatus = status;
-      this._heldBlock = block;
-      this._heldFlags = flags;
+      // until the handler returns: an end(body) meanwhile sends head,
+      // body and END_STREAM in one native call. Not without
+      // content-length: that call would add one, which node:http2's
+      // stream API does not.
+      this._hold(HELD_DISPATCH, status, flags, block, null, 0);
       return;
     }
     const r = this._native.respond(this._id, status, block, flags);
@@ -213,85 +307,118 @@ class ServerHttp2Stream extends Duplex {
     }
   }
 
-  // Sends a head respond() held during the 'stream' dispatch, with `body`
-  // and END_STREAM when `body` is given (it is the whole body).
-  _flushHeldHead(body) {
-    const block = this._heldBlock;
-    this._heldBlock = null;
-    if (this._nativeClosed) return;
-    if (body === undefined) {
-      this._native.respond(this._id, this._heldStatus, block, this._heldFlags);
-    } else {
-      this._nativeEnded = true;
-      this._native.respond(this._id, this._heldStatus, block, this._heldFlags | H2_END_AFTER_BODY, body);
+  _hold(kind, status, flags, block, headers, coding) {
+    this.headersSent = true;
+    this._held = kind;
+    this._heldStatus = status;
+    this._heldFlags = flags;
+    this._heldBlock = block;
+    this._heldHeaders = headers;
+    this._heldCoding = coding;
+    if (headers !== null) {
+      this._sentHeaders = headers;
+      this._status = status;
     }
+  }
+
+  // Sends the held head. whole: `body` (may be undefined) is the whole
+  // body and the stream ends with it, in the same native call; otherwise
+  // the body follows (through the compressor for HELD_COMPRESS).
+  _flushHead(whole, body) {
+    const kind = this._held;
+    this._held = HELD_NONE;
+    let block = this._heldBlock;
+    const headers = this._heldHeaders;
+    this._heldBlock = '';
+    this._heldHeaders = null;
+    if (this._nativeClosed) return;
+    const status = this._heldStatus;
+    const flags = this._heldFlags;
+    let coding = 0;
+    const cfg = this._compressCfg;
+    if (kind === HELD_COMPRESS) {
+      let sent = headers;
+      coding = this._heldCoding;
+      if (whole && byteLength(body) < cfg.threshold) {
+        coding = 0;
+        sent = { ...headers };
+        delete sent['content-encoding'];
+      }
+      [block] = serializeHeaders(sent, true);
+      this._sentHeaders = sent;
+    }
+    if (!whole) {
+      const r = this._native.respond(this._id, status, block, flags);
+      if (coding !== 0 && r !== RESULT_CLOSED) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
+      return;
+    }
+    this._nativeEnded = true;
+    if (coding !== 0) {
+      const r = this._native.respondCompressed(this._id, status, block, flags, body, undefined,
+        coding, cfg.level, cfg.brotliQuality);
+      // The compressor failed (nothing was sent): reset rather than leave
+      // the client waiting.
+      if (r === RESULT_COMPRESS_FAILED || r === RESULT_BAD_BODY) this.close(constants.NGHTTP2_INTERNAL_ERROR);
+      return;
+    }
+    // respond + body + end in one call (content-length added when absent).
+    this._native.respond(this._id, status, block, flags | H2_END_AFTER_BODY, body);
+  }
+
+  // Before a reset: a head held in the handler goes out (HEADERS, then
+  // RST_STREAM, as node:http2 sends a respond()ed head at once); one
+  // waiting for compression is dropped, as its body is.
+  _settleHeadForReset() {
+    if (this._held === HELD_DISPATCH) this._flushHead(false, undefined);
+    else this._held = HELD_NONE;
   }
 
   // The 'stream' handler returned (lib/http2_server.js).
   _dispatched() {
     this._dispatching = false;
-    if (this._heldBlock !== null) this._flushHeldHead(undefined);
+    if (this._held === HELD_DISPATCH) this._flushHead(false, undefined);
   }
 
-  // Sends the head respond() held back. whole: `body` (may be undefined)
-  // is the whole body and the stream ends with it; otherwise the body
-  // streams through the compressor.
-  _sendDeferredHead(whole, body) {
-    const d = this._deferredHead;
-    this._deferredHead = null;
-    const cfg = this._compressCfg;
-    let { headers, coding, flags } = d;
-    if (whole && byteLength(body) < cfg.threshold) {
-      coding = 0;
-      headers = { ...headers };
-      delete headers['content-encoding'];
-    }
-    const [block] = serializeHeaders(headers, true);
-    this._sentHeaders = headers;
-    if (!whole) {
-      const r = this._native.respond(this._id, d.status, block, flags);
-      if (r !== RESULT_CLOSED) this._native.compress(this._id, coding, cfg.level, cfg.brotliQuality);
-      return;
-    }
-    this._nativeEnded = true;
-    if (coding !== 0) {
-      const r = this._native.respondCompressed(this._id, d.status, block, flags, body, undefined,
-        coding, cfg.level, cfg.brotliQuality);
-      // The compressor failed (nothing was sent): reset rather than leave
-      // the client waiting.
-      if (r === RESULT_COMPRESS_FAILED || r === RESULT_BAD_BODY) this.close(constants.NGHTTP2_INTERNAL_ERROR);
-    } else {
-      // Plain: respond + body + end in one call (with its content-length).
-      this._native.respond(this._id, d.status, block, flags | H2_END_AFTER_BODY, body);
-    }
-  }
-
-  // end(body) as one native call: while a compression head waits
-  // (_deferredHead), the whole body is known now; after a head held in
-  // the 'stream' handler, head + body + END_STREAM; after a sent head,
-  // body + END_STREAM (rather than a write and an end).
+  // end(body) as one native call: with a held head, head + body +
+  // END_STREAM (a compression head learns the body's size); after a sent
+  // head, body + END_STREAM (rather than a write and an end). On an
+  // unbuilt stream (nothing wrote, read or listened) end() is done
+  // without building it: _final's work now, its 'finish' is the Duplex's
+  // once something builds it.
   end(chunk, encoding, cb) {
-    const deferred = this._deferredHead !== null;
-    if (chunk !== undefined && chunk !== null && typeof chunk !== 'function' &&
-        this.writableLength === 0 && !this.writableEnded && !this.destroyed &&
-        (deferred || ((typeof chunk === 'string' || chunk instanceof Uint8Array) &&
-          this.headersSent && !this._noBody && !this._nativeEnded && !this.writableCorked))) {
-      if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
+    const lazy = !this._built && this._eventsCount === 0 && !this._lazyWriteEnd && !this._lazyClosed;
+    if (typeof chunk === 'function') {
+      cb = chunk;
+      chunk = undefined;
+    } else if (typeof encoding === 'function') {
+      cb = encoding;
+      encoding = undefined;
+    }
+    if (chunk !== undefined && chunk !== null && (lazy ||
+        (this.writableLength === 0 && !this.writableEnded && !this.destroyed && !this.writableCorked)) &&
+        (this._held === HELD_COMPRESS || ((typeof chunk === 'string' || chunk instanceof Uint8Array) &&
+          this.headersSent && !this._noBody && !this._nativeEnded))) {
       let body;
       try {
         body = toChunk(chunk, encoding);
       } catch (err) {
         return super.end(chunk, encoding, cb);  // reports it as node does
       }
-      if (deferred) {
-        this._sendDeferredHead(true, body);
-      } else if (this._heldBlock !== null) {
-        this._flushHeldHead(body);
+      if (this._held !== HELD_NONE) {
+        this._flushHead(true, body);
       } else if (!this._nativeClosed) {
         this._nativeEnded = true;
         this._native.end(this._id, body, undefined, 0);
       }
-      return typeof cb === 'function' ? super.end(cb) : super.end();
+      chunk = undefined;
+    }
+    if (chunk === undefined && cb === undefined && !this._built && this._eventsCount === 0 &&
+        !this._lazyClosed) {
+      if (!this._lazyWriteEnd) {
+        this._lazyWriteEnd = true;
+        this._final(noop);
+      }
+      return this;
     }
     return super.end(chunk, encoding, cb);
   }
@@ -323,7 +450,7 @@ class ServerHttp2Stream extends Duplex {
   }
 
   _respondWithNativeFile(target, isFd, headers, options) {
-    if (this.destroyed || this._nativeClosed) {
+    if (this._isDestroyed() || this._nativeClosed) {
       throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
     }
     if (this.headersSent || this._fileResponding) {
@@ -341,7 +468,7 @@ class ServerHttp2Stream extends Duplex {
       h2compress.precompressed(this._requestHeaders, headers[':status'] | 0 || 200, headers, target,
         (path, h) => {
           this._fileResponding = false;
-          if (this.destroyed || this._nativeClosed || this.headersSent) return;
+          if (this._isDestroyed() || this._nativeClosed || this.headersSent) return;
           this._respondWithNativeFile(path, false, h, { ...options, precompressed: false });
         });
       return;
@@ -362,7 +489,7 @@ class ServerHttp2Stream extends Duplex {
   }
 
   sendTrailers(headers) {
-    if (this.destroyed || this._nativeClosed) {
+    if (this._isDestroyed() || this._nativeClosed) {
       throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
     }
     if (this.sentTrailers) throw codedError('ERR_HTTP2_TRAILERS_ALREADY_SENT', 'Trailing headers have already been sent');
@@ -380,7 +507,7 @@ class ServerHttp2Stream extends Duplex {
     if (this._nativeClosed || this.rstCode !== undefined) return;
     this.rstCode = code;
     this._localClose = true;
-    if (this._heldBlock !== null) this._flushHeldHead(undefined);  // HEADERS, then RST_STREAM
+    if (this._held !== HELD_NONE) this._settleHeadForReset();
     this._native.rstStream(this._id, code);
   }
 
@@ -402,8 +529,7 @@ class ServerHttp2Stream extends Duplex {
       return;
     }
     if (!this.headersSent) this.respond();
-    if (this._heldBlock !== null) this._flushHeldHead(undefined);
-    if (this._deferredHead !== null) this._sendDeferredHead(false);
+    if (this._held !== HELD_NONE) this._flushHead(false, undefined);
     if (this._noBody) {
       cb();
       return;
@@ -419,8 +545,7 @@ class ServerHttp2Stream extends Duplex {
 
   _final(cb) {
     if (!this.headersSent && !this._nativeClosed) this.respond({ ':status': 200 }, { endStream: true });
-    if (this._heldBlock !== null) this._flushHeldHead(undefined);
-    if (this._deferredHead !== null && !this._nativeClosed) this._sendDeferredHead(true, undefined);
+    if (this._held !== HELD_NONE) this._flushHead(true, undefined);
     if (!this._nativeEnded) {
       this._nativeEnded = true;
       this._native.end(this._id, undefined, undefined, 0);
@@ -437,8 +562,7 @@ class ServerHttp2Stream extends Duplex {
 
   _destroy(err, cb) {
     releaseQueuedChunks(this);
-    this._deferredHead = null;
-    if (this._heldBlock !== null) this._flushHeldHead(undefined);  // HEADERS, then RST_STREAM
+    if (this._held !== HELD_NONE) this._settleHeadForReset();
     if (this._nativeFile) {
       this._nativeFile.close();
       this._nativeFile = null;
@@ -470,9 +594,10 @@ class ServerHttp2Stream extends Duplex {
   }
 
   _onEnd(rawTrailers) {
-    if (this.destroyed) return;
+    if (this._isDestroyed()) return;
     if (rawTrailers) this.emit('trailers', headersObject(rawTrailers), constants.NGHTTP2_FLAG_END_STREAM);
-    this.push(null);
+    if (this._built) this.push(null);
+    else this._lazyReadEnd = true;
   }
 
   _onDrain() {
@@ -504,7 +629,7 @@ class ServerHttp2Stream extends Duplex {
     if (this._nativeClosed) return;
     this._nativeClosed = true;
     if (this.rstCode === undefined) this.rstCode = code;
-    const writableDone = this.writableFinished || this._nativeEnded;
+    const writableDone = this._nativeEnded || (this._built ? this.writableFinished : this._lazyWriteEnd);
     if (!writableDone) {
       if (!this.aborted) {
         this.aborted = true;
@@ -514,6 +639,14 @@ class ServerHttp2Stream extends Duplex {
     let err;
     if (!this._localClose && code !== constants.NGHTTP2_NO_ERROR && code !== constants.NGHTTP2_CANCEL) {
       err = codedError('ERR_HTTP2_STREAM_ERROR', `Stream closed with error code ${errorNames[code] || code}`);
+    }
+    if (!this._built && err === undefined && this._eventsCount === 0) {
+      // Never built, nobody listens: nothing to emit. What the Duplex
+      // would have done (end of the readable side, destroy) is replayed
+      // if something builds it later (materialize).
+      this._lazyReadEnd = true;
+      this._lazyClosed = true;
+      return;
     }
     if (!this.readableEnded) this.push(null);
     this.destroy(err);
@@ -538,7 +671,7 @@ class Http2StreamFileTarget {
 
   gone() {
     const s = this.stream;
-    return s.destroyed || s._nativeClosed || s.headersSent;
+    return s._isDestroyed() || s._nativeClosed || s.headersSent;
   }
 
   // Without onError, as node:http2: the stream is destroyed with the error
@@ -590,10 +723,13 @@ class Http2StreamFileTarget {
   }
 }
 
-function sendDeferredHead(stream) {
-  if (stream._deferredHead !== null && !stream._nativeClosed && !stream.destroyed) {
-    stream._sendDeferredHead(false);
+// A compression head still held a tick after respond(): the body streams.
+function sendCompressHead(stream) {
+  if (stream._held === HELD_COMPRESS && !stream._nativeClosed && !stream._isDestroyed()) {
+    stream._flushHead(false, undefined);
   }
 }
+
+function noop() {}
 
 module.exports = { ServerHttp2Stream, Http2SessionHandle, constants };

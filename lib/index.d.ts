@@ -240,14 +240,18 @@ export type FileStat = StatsBase<number>;
 
 /** Options of server.serveStatic (docs/files.md, "serveStatic"). */
 export interface ServeStaticOptions {
-  /** `dir/` serves `dir/index.html` (default true). */
-  index?: boolean;
+  /** `dir/` serves the first of these names under dir that is a file, as send's `index` (default 'index.html'; true: the default; false: none). */
+  index?: boolean | string | string[];
+  /** A path with no extension that does not exist: `path.<ext>` for each of these in order, as send's `extensions` (default none). */
+  extensions?: string | string[] | false;
   /** Paths with a segment starting with '.': 'ignore' falls through to JS (default), 'deny' answers 403, 'allow' serves. */
   dotfiles?: 'ignore' | 'deny' | 'allow';
   /** Follow symbolic links out of the root (default false: such links answer 403). */
   followSymlinks?: boolean;
-  /** `Cache-Control: public, max-age=` this many milliseconds / 1000 (default 0). */
-  maxAge?: number;
+  /** `Cache-Control: public, max-age=` this many milliseconds / 1000, or a duration string as send reads it ('1d', '2h') (default 0, capped at a year). */
+  maxAge?: number | string;
+  /** serve-static's spelling of maxAge. */
+  maxage?: number | string;
   /** Adds `immutable` to Cache-Control (default false). */
   immutable?: boolean;
   /** Send Cache-Control (default true). */
@@ -264,10 +268,12 @@ export interface ServeStaticOptions {
 
 /** Options of the sluice.serveStatic middleware (docs/files.md, "The serveStatic middleware"). */
 export interface ServeStaticMiddlewareOptions extends ServeStaticOptions {
-  /** A miss, a refusal (400 / 403 / 412 / 416) and other methods call `next()` (default true); false: `next(err)` with err.status, and 405 for other methods, as serve-static. */
+  /** A miss, a refusal before a file is found (400 / 403) and other methods call `next()` (default true; a 412 / 416 still goes to `next(err)`, as serve-static's); false: `next(err)` with err.status, and 405 for other methods, as serve-static. */
   fallthrough?: boolean;
   /** A directory asked for without its trailing slash answers 301 to the path with it (default true). */
   redirect?: boolean;
+  /** Called once a file is found, before the answer's fields go on res (what it sets wins), as serve-static's. */
+  setHeaders?: (res: http.ServerResponse, path: string, stat: FileStat) => void;
 }
 
 /** The error `next` gets when the middleware cannot serve (err.status / err.statusCode as http-errors'; `code` for sluice's own). */

@@ -13,7 +13,6 @@ const { codedError, codedTypeError } = require('./errors');
 const DOTFILES = Object.freeze({ ignore: 0, deny: 1, allow: 2 });
 
 const BOOLEAN_OPTIONS = {
-  index: true,
   precompressed: false,
   followSymlinks: false,
   etag: true,
@@ -23,17 +22,96 @@ const BOOLEAN_OPTIONS = {
   acceptRanges: true,
 };
 
+// The other options both kinds of mount take (each checked below).
+const OTHER_OPTIONS = new Set(['index', 'extensions', 'dotfiles', 'maxAge', 'maxage']);
+
+// send caps max-age at one year.
+const MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
+
+// Duration units as the `ms` package (which send uses for maxAge strings)
+// reads them: milliseconds per unit.
+const SECOND = 1000;
+const DAY = 86400 * SECOND;
+const DURATION_UNITS = {
+  ms: 1, msec: 1, msecs: 1, millisecond: 1, milliseconds: 1,
+  s: SECOND, sec: SECOND, secs: SECOND, second: SECOND, seconds: SECOND,
+  m: 60 * SECOND, min: 60 * SECOND, mins: 60 * SECOND, minute: 60 * SECOND, minutes: 60 * SECOND,
+  h: 3600 * SECOND, hr: 3600 * SECOND, hrs: 3600 * SECOND, hour: 3600 * SECOND, hours: 3600 * SECOND,
+  d: DAY, day: DAY, days: DAY,
+  w: 7 * DAY, week: 7 * DAY, weeks: 7 * DAY,
+  y: 365.25 * DAY, yr: 365.25 * DAY, yrs: 365.25 * DAY, year: 365.25 * DAY, years: 365.25 * DAY,
+};
+
+// '1d', '2 h', '1.5hours', '500' (ms) -> milliseconds, or NaN.
+function parseDuration(s) {
+  if (s.length > 100) return NaN;
+  const m = /^(-?\d*\.?\d+) *([a-z]*)$/i.exec(s);
+  if (m === null) return NaN;
+  const unit = m[2] === '' ? 1 : DURATION_UNITS[m[2].toLowerCase()];
+  return unit === undefined ? NaN : Number(m[1]) * unit;
+}
+
+// maxAge (or serve-static's spelling maxage): milliseconds as a number, or
+// a duration string as send reads it.
+function normalizeMaxAge(options) {
+  const key = options.maxAge !== undefined ? 'maxAge' : 'maxage';
+  const v = options[key];
+  if (v === undefined) return 0;
+  const ms = typeof v === 'string' ? parseDuration(v) : v;
+  if (typeof ms !== 'number' || !(ms >= 0) || !Number.isFinite(ms)) {
+    throw codedTypeError('ERR_INVALID_ARG_VALUE',
+      `The "options.${key}" property must be a non-negative number of milliseconds ` +
+      `or a duration string such as '1d'. Received ${JSON.stringify(v)}`);
+  }
+  return Math.min(Math.floor(ms), MAX_AGE_MS);
+}
+
+// index / extensions as send takes them: a string, an array of strings, or
+// false for none. `check` refuses names that could not be one file name
+// (index) or one name suffix (extensions).
+function normalizeNames(options, key, dflt, check) {
+  let v = options[key];
+  if (v === undefined) return dflt;
+  if (v === true && key === 'index') return dflt;  // sluice's boolean form
+  if (v === false || v === null || v === '') return [];
+  if (typeof v === 'string') v = [v];
+  if (!Array.isArray(v) || !v.every((n) => typeof n === 'string')) {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE',
+      `The "options.${key}" property must be a string, an array of strings or false`);
+  }
+  for (const n of v) {
+    if (!check(n)) {
+      throw codedTypeError('ERR_INVALID_ARG_VALUE',
+        `The "options.${key}" property holds an unusable name: ${JSON.stringify(n)}`);
+    }
+  }
+  return v.slice();
+}
+
+// An index name is a path relative to the directory asked for: no NUL, no
+// backslash, not absolute, no empty / "." / ".." segment.
+function isIndexName(n) {
+  return n !== '' && !/[\0\\]/.test(n) &&
+    n.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+}
+
+// An extension is appended after a '.': no separator, no NUL.
+function isExtension(n) {
+  return n !== '' && !/[\0/\\]/.test(n);
+}
+
 // `extra`: more boolean options the caller takes ({ name: default }),
-// returned with the rest (the middleware's fallthrough and redirect).
-function normalizeOptions(options, extra) {
+// returned with the rest (the middleware's fallthrough and redirect);
+// `takes`: other option names the caller checks itself (setHeaders).
+function normalizeOptions(options, extra, takes) {
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
   }
   const out = {};
   for (const key of Object.keys(options)) {
-    if (!(key in BOOLEAN_OPTIONS) && key !== 'dotfiles' && key !== 'maxAge' &&
-        !(extra !== undefined && key in extra)) {
+    if (!(key in BOOLEAN_OPTIONS) && !OTHER_OPTIONS.has(key) &&
+        !(extra !== undefined && key in extra) && !(takes !== undefined && takes.includes(key))) {
       throw codedTypeError('ERR_INVALID_ARG_VALUE', `The option 'options.${key}' is not supported by serveStatic`);
     }
   }
@@ -51,13 +129,9 @@ function normalizeOptions(options, extra) {
       'The "options.dotfiles" property must be one of \'ignore\', \'deny\', \'allow\'');
   }
   out.dotfiles = DOTFILES[dot];
-  const maxAge = options.maxAge === undefined ? 0 : options.maxAge;
-  if (typeof maxAge !== 'number' || !(maxAge >= 0) || !Number.isFinite(maxAge)) {
-    throw codedTypeError('ERR_INVALID_ARG_VALUE',
-      'The "options.maxAge" property must be a non-negative number of milliseconds');
-  }
-  // send caps max-age at one year.
-  out.maxAge = Math.min(Math.floor(maxAge), 365 * 24 * 60 * 60 * 1000);
+  out.index = normalizeNames(options, 'index', ['index.html'], isIndexName);
+  out.extensions = normalizeNames(options, 'extensions', [], isExtension);
+  out.maxAge = normalizeMaxAge(options);
   return out;
 }
 
@@ -102,4 +176,4 @@ function resolveRoot(root) {
   return abs;
 }
 
-module.exports = { serveStatic, normalizeOptions, resolveRoot };
+module.exports = { serveStatic, normalizeOptions, resolveRoot, parseDuration };

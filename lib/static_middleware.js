@@ -21,23 +21,35 @@ const http = require('http');
 const binding = require('./binding');
 const compression = require('./compression');
 const { codedError, codedTypeError } = require('./errors');
-const { kConn } = require('./symbols');
+const { FileStat } = require('./file_response');
+const fileCache = require('./file_cache');
+const { kConn, kHeaders } = require('./symbols');
 const { ServerResponse } = require('./response');
 const staticFiles = require('./static_files');
 
 const NativeFile = binding.NativeFile;
+const {
+  STATIC_PENDING, STATIC_DIRECTORY, STATIC_WANT_FILE,
+  STATIC_ANSWER_BODY, STATIC_ANSWER_FILE,
+} = binding.constants;
 
 // The request fields the lookup decides on (lower-case, as req.headers).
 const FIELDS = ['if-match', 'if-unmodified-since', 'if-none-match', 'if-modified-since',
   'range', 'if-range', 'cache-control', 'accept-encoding'];
 
-const MISS = 0;
-const ANSWERED = 1;
-const PENDING = 2;
-const DIRECTORY = 3;
+// An answer's fields in the bit order of its flags (the core's table), as
+// [key, name] pairs with the key lower-cased once here.
+const ANSWER_FIELDS = binding.staticAnswerFields.map((name) => [name.toLowerCase(), name]);
+const CONTENT_RANGE = binding.staticAnswerFields.indexOf('Content-Range');
+
+// What send removes from res for a 304 (removeContentHeaderFields).
+const NOT_MODIFIED_DROPS = ['content-encoding', 'content-language', 'content-length',
+  'content-range', 'content-type'];
 
 const kHandle = Symbol('sluice.serveStatic.handle');
+const kPending = Symbol('sluice.serveStatic.pending');
 
+const protoSetHeader = ServerResponse.prototype.setHeader;
 const respondWithNativeFile = ServerResponse.prototype._respondWithNativeFile;
 
 // An error as serve-static's next(err) carries it (http-errors' shape:
@@ -88,48 +100,126 @@ function redirectDirectory(req, res) {
   res.end(doc);
 }
 
+// A response field as a string (send compares res.getHeader() values).
+function headerString(res, name) {
+  const v = res.getHeader(name);
+  return v === undefined ? undefined : String(v);
+}
+
+// Sets `name` on res (as setHeader; straight into the header table when
+// res.setHeader is sluice's own, the values being the core's, valid).
+function put(res, key, name, value) {
+  if (res.setHeader !== protoSetHeader) {
+    res.setHeader(name, value);
+    return;
+  }
+  let h = res[kHeaders];
+  if (h === null) h = res[kHeaders] = Object.create(null);
+  h[key] = [name, value];
+}
+
 function serveStaticMiddleware(root, options) {
   if (typeof root !== 'string' || root === '') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "root" argument must be a non-empty string');
   }
-  const opts = staticFiles.normalizeOptions(options, { fallthrough: true, redirect: true });
+  const opts = staticFiles.normalizeOptions(options, { fallthrough: true, redirect: true },
+    ['setHeaders']);
+  const setHeaders = options ? options.setHeaders : undefined;
+  if (setHeaders !== undefined && typeof setHeaders !== 'function') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options.setHeaders" property must be of type function');
+  }
   const fallthrough = opts.fallthrough;
   const redirect = opts.redirect;
   // Whether a request uses the open-file cache is its server's
   // openFileCache option (res._fileCache), asked per request.
   opts.useCache = true;
-  const mount = NativeFile.staticMount(staticFiles.resolveRoot(root), opts);
+  const absRoot = staticFiles.resolveRoot(root);
+  const mount = NativeFile.staticMount(absRoot, opts);
+  const flags = setHeaders ? STATIC_WANT_FILE : 0;
 
-  // A miss (kind MISS / DIRECTORY) or a refusal (status >= 400), as
-  // serve-static: next() with fallthrough, next(err) without it.
-  function pass(req, res, next, status, headers) {
-    if (fallthrough) next();
+  // Not served (a miss, or a refusal before a file was found), as
+  // serve-static: next() with fallthrough, next(err) without it (and for a
+  // 5xx). Once a file was found (412, 416) the error always goes on.
+  function pass(next, status, headers, found) {
+    if (fallthrough && !found && status < 500) next();
     else next(httpError(status, headers));
   }
 
-  function answer(req, res, next, file, served) {
-    const a = file.staticAnswer();
-    const status = a[0];
+  // The lookup's answer (the string lookupStatic gives, see
+  // src/binding/js_file.h); `validators`: the ETag / Last-Modified the
+  // lookup compared with ([undefined, undefined]: the file's own), null
+  // when setHeaders already ran for this request.
+  function answer(req, res, next, served, file, ans, validators) {
+    const parts = ans.split('\0');
+    const status = +parts[0];
+    const length = +parts[1];
+    const bits = +parts[2];
+    if ((bits & STATIC_ANSWER_FILE) !== 0 && validators !== null) {
+      // send's 'headers' event: the file is known, nothing of send's is on
+      // res yet. What it sets wins over send's own fields; if it changed a
+      // validator a conditional request depends on, the answer is decided
+      // again with the new ones (as send compares with res's).
+      try {
+        setHeaders(res, absRoot + '/' + parts[parts.length - 1], new FileStat(fileCache.statArray));
+      } catch (err) {
+        file.close();
+        next(err);
+        return;
+      }
+      if (res.headersSent || res.destroyed) {
+        file.close();
+        return;
+      }
+      const etag = headerString(res, 'etag');
+      const lastModified = headerString(res, 'last-modified');
+      const h = req.headers;
+      if ((etag !== validators[0] || lastModified !== validators[1]) &&
+          (h['if-match'] || h['if-unmodified-since'] || h['if-none-match'] ||
+           h['if-modified-since'] || h['if-range'])) {
+        file.close();
+        lookup(req, res, next, served, etag, lastModified, null);
+        return;
+      }
+    }
     if (status >= 400) {
       file.close();
-      let headers;
-      for (let i = 2; i < a.length; i += 2) {
-        if (a[i] === 'Content-Range') headers = { 'Content-Range': a[i + 1] };
+      // send leaves the fields it has set on res (412 / 416) for the error
+      // handler, Content-Range among them.
+      let j = 3;
+      let range;
+      for (let k = 0; k < ANSWER_FIELDS.length; k++) {
+        if ((bits & (1 << k)) === 0) continue;
+        const v = parts[j++];
+        if (k === CONTENT_RANGE) range = v;
+        if (k === CONTENT_RANGE || !res.hasHeader(ANSWER_FIELDS[k][0])) {
+          put(res, ANSWER_FIELDS[k][0], ANSWER_FIELDS[k][1], v);
+        }
       }
-      pass(req, res, next, status, headers);
+      pass(next, status, range === undefined ? undefined : { 'Content-Range': range },
+        status === 412 || status === 416);
       return;
     }
     served();
     res.statusCode = status;
-    // As send: what the application set before (Content-Type, Cache-Control,
-    // ETag...) is kept.
-    for (let i = 2; i < a.length; i += 2) {
-      if (!res.hasHeader(a[i])) res.setHeader(a[i], a[i + 1]);
+    if (status === 304) {
+      for (let k = 0; k < NOT_MODIFIED_DROPS.length; k++) {
+        if (res.hasHeader(NOT_MODIFIED_DROPS[k])) res.removeHeader(NOT_MODIFIED_DROPS[k]);
+      }
     }
-    const length = a[1];
-    if (length >= 0) res.setHeader('Content-Length', length);
-    if (file.range()[2] === undefined) {
+    // As send: what the application (or setHeaders) set before is kept
+    // (Content-Type, Cache-Control, ETag...); Content-Range and
+    // Content-Length are the answer's.
+    let j = 3;
+    for (let k = 0; k < ANSWER_FIELDS.length; k++) {
+      if ((bits & (1 << k)) === 0) continue;
+      const v = parts[j++];
+      const f = ANSWER_FIELDS[k];
+      if (k === CONTENT_RANGE || !res.hasHeader(f[0])) put(res, f[0], f[1], v);
+    }
+    if (length >= 0) put(res, 'content-length', 'Content-Length', length);
+    if ((bits & STATIC_ANSWER_BODY) === 0) {
       // No body: HEAD, 304, an empty file.
+      file.close();
       res.end();
       return;
     }
@@ -142,6 +232,46 @@ function serveStaticMiddleware(root, options) {
       res.destroy();
     });
     if (r < 0) file.close();
+  }
+
+  function missed(req, res, next, served, kind) {
+    if (kind === STATIC_DIRECTORY && redirect) {
+      served();
+      redirectDirectory(req, res);
+    } else {
+      pass(next, 404, undefined, false);
+    }
+  }
+
+  // One lookup of req.url; etag / lastModified: validators res carries
+  // (the conditionals compare with them); validators null: setHeaders ran.
+  function lookup(req, res, next, served, etag, lastModified, validators) {
+    const fields = [];
+    const h = req.headers;
+    for (let i = 0; i < FIELDS.length; i++) {
+      const v = h[FIELDS[i]];
+      if (v !== undefined) fields.push(FIELDS[i], String(v));
+    }
+    const file = new NativeFile();
+    const r = file.lookupStatic(mount, req.url, req.method === 'HEAD', fields,
+      res._fileCache === true, validators === null ? 0 : flags, etag, lastModified, onLookup);
+    if (typeof r === 'string') {
+      answer(req, res, next, served, file, r, validators);
+    } else if (r === STATIC_PENDING) {
+      // The client left mid-lookup: cancel it (its descriptor is closed).
+      const gone = () => file.close();
+      res.once('close', gone);
+      file[kPending] = (kind, ans) => {
+        res.removeListener('close', gone);
+        if (res.headersSent || res.destroyed) file.close();
+        else if (typeof ans === 'string') answer(req, res, next, served, file, ans, validators);
+        else missed(req, res, next, served, kind);
+      };
+    } else if (r < 0) {
+      next(codedError('ERR_SLUICE_STATIC_LOOKUP', 'serveStatic lookup failed'));
+    } else {
+      missed(req, res, next, served, r);
+    }
   }
 
   // served(): called once when this middleware answers (before the answer
@@ -174,46 +304,30 @@ function serveStaticMiddleware(root, options) {
           served();
           redirectDirectory(req, res);
         } else {
-          pass(req, res, next, 404);
+          pass(next, 404, undefined, false);
         }
         return;
       }
     }
-    const fields = [];
-    const h = req.headers;
-    for (let i = 0; i < FIELDS.length; i++) {
-      const v = h[FIELDS[i]];
-      if (v !== undefined) fields.push(FIELDS[i], String(v));
-    }
-    const file = new NativeFile();
-    const done = (kind) => {
-      res.removeListener('close', gone);
-      if (res.headersSent || res.destroyed) {
-        file.close();
-        return;
-      }
-      if (kind === ANSWERED) {
-        answer(req, res, next, file, served);
-      } else if (kind === DIRECTORY && redirect) {
-        served();
-        redirectDirectory(req, res);
-      } else {
-        pass(req, res, next, 404);
-      }
-    };
-    // The client left mid-lookup: cancel it (its descriptor is closed).
-    const gone = () => file.close();
-    const kind = file.lookupStatic(mount, url, req.method === 'HEAD', fields,
-      res._fileCache === true, done);
-    if (kind === PENDING) res.once('close', gone);
-    else if (kind < 0) next(codedError('ERR_SLUICE_STATIC_LOOKUP', 'serveStatic lookup failed'));
-    else done(kind);
+    // send's conditionals compare with the validators on res: an ETag /
+    // Last-Modified set before this middleware ran is the one.
+    const etag = headerString(res, 'etag');
+    const lastModified = headerString(res, 'last-modified');
+    lookup(req, res, next, served, etag, lastModified, [etag, lastModified]);
   }
 
   const noop = () => {};
   const middleware = function serveStatic(req, res, next) { handle(req, res, next, noop); };
   middleware[kHandle] = handle;
   return middleware;
+}
+
+// A pending lookup's answer (called with the NativeFile as `this`): the
+// request's continuation, kept on the file only while it waits.
+function onLookup(kind, ans) {
+  const cont = this[kPending];
+  this[kPending] = undefined;
+  if (cont !== undefined) cont(kind, ans);
 }
 
 // The same for Koa: `app.use(sluice.koaServeStatic(root, options))`. Runs

@@ -185,6 +185,12 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("strerror", Napi::Function::New(env, StrError));
   exports.Set("counters", Napi::Function::New(env, GetCountersJs));
   exports.Set("staticContentTypes", Napi::Function::New(env, StaticContentTypes));
+  // The field names of a serveStatic middleware answer, in its bit order.
+  Napi::Array fields = Napi::Array::New(env, kStaticAnswerFieldCount);
+  for (size_t i = 0; i < kStaticAnswerFieldCount; i++) {
+    fields.Set(static_cast<uint32_t>(i), Napi::String::New(env, kStaticAnswerFields[i]));
+  }
+  exports.Set("staticAnswerFields", fields);
   exports.Set("staticOpenBeneath", Napi::Function::New(env, StaticOpenBeneath));
 #ifdef SLUICE_ASAN_BUILD
   exports.Set("leakForTest", Napi::Function::New(env, LeakForTest));

@@ -7,6 +7,7 @@
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "binding/js_static_mount.h"
+#include "binding/wire_protocol.h"
 #include "core/http1/http1_session.h"
 
 namespace sluice {
@@ -50,7 +51,6 @@ Napi::Function JsFile::Init(Napi::Env env) {
                          InstanceMethod<&JsFile::RespondHttp1>("respondHttp1"),
                          InstanceMethod<&JsFile::Close>("close"),
                          InstanceMethod<&JsFile::LookupStatic>("lookupStatic"),
-                         InstanceMethod<&JsFile::StaticAnswerJs>("staticAnswer"),
                          StaticMethod("staticMount", NewMiddlewareMount),
                          StaticMethod<&JsFile::Stats>("stats"),
                          StaticMethod<&JsFile::SetStatArray>("setStatArray"),
@@ -297,7 +297,7 @@ Napi::Value JsFile::LookupStatic(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::shared_ptr<const StaticMount> mount = MiddlewareMountOf(info[0]);
   if (!mount || source_ || lookup_ || !on_open_.IsEmpty() || !info[1].IsString() ||
-      !info[3].IsArray() || !info[5].IsFunction()) {
+      !info[3].IsArray() || !info[8].IsFunction()) {
     return Napi::Number::New(env, -1);
   }
   std::string target = info[1].As<Napi::String>().Utf8Value();
@@ -308,53 +308,100 @@ Napi::Value JsFile::LookupStatic(const Napi::CallbackInfo& info) {
   }
   StaticLookup* raw = StaticFiles::LookupFor(LoopOf(env), mount, target,
                                              info[2].ToBoolean().Value(), cache);
-  if (raw == nullptr) return Napi::Number::New(env, 0);
+  if (raw == nullptr) return Napi::Number::New(env, wire::kStaticMiss);
   lookup_.reset(raw);
   Napi::Array fields = info[3].As<Napi::Array>();
   for (uint32_t i = 0; i + 1 < fields.Length(); i += 2) {
     raw->TakeHeader(fields.Get(i).As<Napi::String>().Utf8Value(),
                     fields.Get(i + 1).As<Napi::String>().Utf8Value());
   }
+  want_file_ = (info[5].As<Napi::Number>().Int32Value() & wire::kStaticWantFile) != 0;
+  if (info[6].IsString() || info[7].IsString()) {
+    StaticValidatorOverride ov;
+    if (info[6].IsString()) {
+      ov.has_etag = true;
+      ov.etag = info[6].As<Napi::String>().Utf8Value();
+    }
+    if (info[7].IsString()) {
+      ov.has_last_modified = true;
+      ov.last_modified = info[7].As<Napi::String>().Utf8Value();
+    }
+    raw->SetValidatorOverride(std::move(ov));
+  }
   in_lookup_ = true;
+  answer_.clear();
   StaticLookup::Start r = raw->Begin(this, 0);
   in_lookup_ = false;
   switch (r) {
     case StaticLookup::kFallThrough:
       lookup_.reset();
-      return Napi::Number::New(env, 0);
+      return Napi::Number::New(env, wire::kStaticMiss);
     case StaticLookup::kAnswered:
       lookup_.reset();
-      return Napi::Number::New(env, 1);
+      return Napi::String::New(env, answer_);
     case StaticLookup::kPending:
       break;
   }
   if (async_context_.get() == nullptr) {
     async_context_.Init(env, info.This(), "sluice.StaticLookup");
   }
-  on_static_ = Napi::Persistent(info[5].As<Napi::Function>());
+  on_static_ = Napi::Persistent(info[8].As<Napi::Function>());
   Hold();  // until the lookup reports (or close())
-  return Napi::Number::New(env, 2);
+  return Napi::Number::New(env, wire::kStaticPending);
 }
 
 void JsFile::OnStaticAnswer(uint64_t, StaticAnswer& a) {
-  answer_status_ = a.status;
-  answer_length_ = a.content_length;
-  answer_headers_ = *a.headers;
+  int status = a.status;
+  int64_t length = a.content_length;
+  const std::vector<std::pair<std::string, std::string>>* headers = a.headers;
+  static const std::vector<std::pair<std::string, std::string>> kNone;
   if (a.body != nullptr) {
     if (a.file != nullptr && source_ == nullptr) {
       source_ = a.file;  // ours now, as an opened respondWithFile source
     } else {
       a.body->Close();  // not expected: middleware mounts never compress
-      answer_status_ = 500;
-      answer_length_ = 0;
-      answer_headers_.clear();
+      status = 500;
+      length = 0;
+      headers = &kNone;
     }
   }
-  if (!in_lookup_) StaticDoneAsync(1);
+  // The answer as one string (one crossing, one allocation in JS):
+  // "status\0length\0flags\0value\0...[\0rel]", the values in the order of
+  // kStaticAnswerFields, flags naming them (bits 0-7) and what follows.
+  std::string values;
+  int flags = 0;
+  for (size_t k = 0; k < kStaticAnswerFieldCount; k++) {
+    for (const auto& h : *headers) {
+      if (h.first == kStaticAnswerFields[k]) {
+        flags |= 1 << k;
+        values += '\0';
+        values += h.second;
+        break;
+      }
+    }
+  }
+  if (source_ != nullptr) flags |= wire::kStaticAnswerBody;
+  if (want_file_ && a.stat != nullptr && status < 500) {
+    AddonData* addon = addon_.get();
+    if (addon != nullptr && addon->stat_out != nullptr) {
+      StatValues(a.stat, addon->stat_out);
+      flags |= wire::kStaticAnswerFile;
+      values += '\0';
+      values.append(a.rel.data(), a.rel.size());
+    }
+  }
+  answer_ = std::to_string(status);
+  answer_ += '\0';
+  answer_ += std::to_string(length);
+  answer_ += '\0';
+  answer_ += std::to_string(flags);
+  answer_ += values;
+  if (!in_lookup_) StaticDoneAsync(wire::kStaticAnswered);
 }
 
 void JsFile::OnStaticFallThrough(uint64_t) {
-  StaticDoneAsync(lookup_ && lookup_->found_directory() ? 3 : 0);
+  StaticDoneAsync(lookup_ && lookup_->found_directory() ? wire::kStaticDirectory
+                                                        : wire::kStaticMiss);
 }
 
 void JsFile::StaticDoneAsync(int kind) {
@@ -366,25 +413,17 @@ void JsFile::StaticDoneAsync(int kind) {
     napi_env env = Env();
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
-    napi_value arg;
-    napi_create_int32(env, kind, &arg);
-    CallJs(fn, 1, &arg, true);
+    napi_value argv[2];
+    napi_create_int32(env, kind, &argv[0]);
+    if (kind == wire::kStaticAnswered) {
+      napi_create_string_utf8(env, answer_.data(), answer_.size(), &argv[1]);
+    } else {
+      napi_get_undefined(env, &argv[1]);
+    }
+    CallJs(fn, 2, argv, true);
     napi_close_handle_scope(env, scope);
   }
   Unhold();
-}
-
-Napi::Value JsFile::StaticAnswerJs(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  Napi::Array a = Napi::Array::New(env, 2 + answer_headers_.size() * 2);
-  a.Set(0u, Napi::Number::New(env, answer_status_));
-  a.Set(1u, Napi::Number::New(env, static_cast<double>(answer_length_)));
-  uint32_t i = 2;
-  for (const auto& h : answer_headers_) {
-    a.Set(i++, Napi::String::New(env, h.first));
-    a.Set(i++, Napi::String::New(env, h.second));
-  }
-  return a;
 }
 
 Napi::Value JsFile::Stats(const Napi::CallbackInfo& info) {

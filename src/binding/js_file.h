@@ -71,18 +71,21 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   // head: 0 (pipe running; onDone follows once, unless the connection
   // closes first), 1 (no body: HEAD/204/304, response ended), < 0 error.
   Napi::Value RespondHttp1(const Napi::CallbackInfo& info);
-  // lookupStatic(mount, target, head, fields, useCache, onAnswer(kind)):
-  // the sluice.serveStatic middleware's per-request lookup of `target`
-  // under `mount` (NativeFile.staticMount) with the request's
-  // conditional / range / Accept-Encoding fields ([name, value, ...],
-  // lower-case names). Returns kind at once, or 2 (pending: onAnswer(kind)
-  // follows once from the loop unless close() comes first). kind: 0 a
-  // miss, 3 a miss that is a directory, 1 answered: staticAnswer() has
-  // it and, for a body, this file holds the opened source (respondHttp1 /
-  // an HTTP/2 stream take it as for respondWithFile). -1: bad arguments.
+  // lookupStatic(mount, target, head, fields, useCache, flags, etag,
+  // lastModified, onAnswer(kind, answer)): the sluice.serveStatic
+  // middleware's per-request lookup of `target` under `mount`
+  // (NativeFile.staticMount) with the request's conditional / range /
+  // Accept-Encoding fields ([name, value, ...], lower-case names); etag /
+  // lastModified (strings, else ignored): the response's own validators,
+  // which the conditionals then compare with. Returns STATIC_MISS,
+  // STATIC_DIRECTORY (a miss that is a directory), the answer (a string,
+  // see OnStaticAnswer), STATIC_PENDING (onAnswer follows once from the
+  // loop, with kind and, for STATIC_ANSWERED, the answer, unless close()
+  // comes first) or -1 (bad arguments). An answer with a body leaves the
+  // opened source here (respondHttp1 / an HTTP/2 stream take it as for
+  // respondWithFile). flags STATIC_WANT_FILE: a file's answer also
+  // carries its path and writes its stat into the setStatArray array.
   Napi::Value LookupStatic(const Napi::CallbackInfo& info);
-  // staticAnswer() -> [status, contentLength (-1: none), name, value, ...]
-  Napi::Value StaticAnswerJs(const Napi::CallbackInfo& info);
   // close(): cancels (closes a source not handed to a pipe, cancels a
   // static lookup). Idempotent.
   Napi::Value Close(const Napi::CallbackInfo& info);
@@ -96,7 +99,7 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   // completion on the loop (no JS scope open; calls onAnswer).
   void OnStaticAnswer(uint64_t tag, StaticAnswer& answer) override;
   void OnStaticFallThrough(uint64_t tag) override;
-  // Calls the pending onAnswer(kind) from the loop.
+  // Calls the pending onAnswer(kind[, answer_]) from the loop.
   void StaticDoneAsync(int kind);
   void Hold();
   void Unhold();
@@ -115,9 +118,10 @@ class JsFile final : public Napi::ObjectWrap<JsFile>,
   StaticLookupPtr lookup_;
   bool in_lookup_ = false;
   Napi::FunctionReference on_static_;
-  int answer_status_ = 0;
-  int64_t answer_length_ = -1;
-  std::vector<std::pair<std::string, std::string>> answer_headers_;
+  bool want_file_ = false;
+  // The last answer: "status\0contentLength\0flags[\0value...][\0path]",
+  // contentLength -1 for none, flags as wire_protocol.h's STATIC_ANSWER_*.
+  std::string answer_;
   AsyncContext async_context_;
   AddonMember<JsFile> addon_;
 };

@@ -28,6 +28,21 @@ napi_value JsHttp2::Fields(const Http2Fields& fields) {
   return FieldArray(env_, fields);
 }
 
+napi_value JsHttp2::PackedFields(const Http2Fields& fields) {
+  packed_.clear();
+  for (const auto& f : fields) {
+    if (f.first.find('\0') != std::string_view::npos ||
+        f.second.find('\0') != std::string_view::npos) {
+      return FieldArray(env_, fields);
+    }
+    if (!packed_.empty()) packed_.push_back('\0');
+    packed_.append(f.first);
+    packed_.push_back('\0');
+    packed_.append(f.second);
+  }
+  return Latin1String(env_, packed_);
+}
+
 void JsHttp2::OnConnectionClose(Connection* c) {
   Http2Session* s = dynamic_cast<Http2Session*>(c->session());
   if (!s || !s->user_data) return;
@@ -48,7 +63,7 @@ void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                        bool end_stream) {
   napi_value end;
   napi_get_boolean(env_, end_stream, &end);
-  napi_value argv[4] = {SessionObject(s), Int(env_, id), Fields(headers), end};
+  napi_value argv[4] = {SessionObject(s), Int(env_, id), PackedFields(headers), end};
   CallJs(env_, on_stream_, 4, argv);
 }
 

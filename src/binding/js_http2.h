@@ -9,6 +9,8 @@
 
 #include <napi.h>
 
+#include <string>
+
 #include "core/http2/http2_delegate.h"
 
 namespace sluice {
@@ -51,8 +53,15 @@ class JsHttp2 final : public Http2Delegate {
  private:
   napi_value SessionObject(Http2Session* s);
   napi_value Fields(const Http2Fields& fields);
+  // The request head for onStream as one latin1 string, "name\0value\0
+  // name\0value..." (lib/ splits it at \0): one string made instead of
+  // an array of 2n (napi_set_element per field was a tenth of an
+  // in-memory response's CPU). nghttp2 refuses NUL in names and values;
+  // should one get through, the array form is used (lib/ takes both).
+  napi_value PackedFields(const Http2Fields& fields);
 
   napi_env env_;
+  std::string packed_;  // PackedFields' scratch, reused (loop thread only)
   // The HTTP/2 callbacks lib/http2_server.js passes.
 #define SLUICE_HTTP2_CALLBACKS(V)                  \
   V(on_stream_, "onStream")                        \

@@ -1,6 +1,7 @@
 #include "binding/js_static_mount.h"
 
 #include <string>
+#include <vector>
 
 namespace sluice {
 
@@ -16,7 +17,20 @@ struct MountBox {
 }  // namespace
 
 void ReadStaticMountOptions(const Napi::Object& o, StaticMountOptions* so) {
-  so->index = o.Get("index").ToBoolean().Value();
+  // index / extensions: arrays of strings (lib/static_files.js checked).
+  auto strings = [](Napi::Value v) {
+    std::vector<std::string> out;
+    if (v.IsArray()) {
+      Napi::Array a = v.As<Napi::Array>();
+      for (uint32_t i = 0; i < a.Length(); i++) {
+        Napi::Value e = a.Get(i);
+        if (e.IsString()) out.push_back(e.As<Napi::String>().Utf8Value());
+      }
+    }
+    return out;
+  };
+  so->index = strings(o.Get("index"));
+  so->extensions = strings(o.Get("extensions"));
   so->dotfiles = static_cast<StaticMountOptions::Dotfiles>(
       o.Get("dotfiles").As<Napi::Number>().Int32Value());
   so->follow_symlinks = o.Get("followSymlinks").ToBoolean().Value();
@@ -62,6 +76,7 @@ Napi::Value NewMiddlewareMount(const Napi::CallbackInfo& info) {
   // The response's compression runs in JS's file path (lib/
   // compression.js), as for respondWithFile: never in the lookup.
   m->options.encodings.clear();
+  m->options.keep_refusal_fields = true;
   m->id = StaticFiles::NextMountId();
   auto* box = new MountBox();
   box->mount = std::move(m);

@@ -47,7 +47,18 @@ namespace wire {
   /* H2_WAIT_FOR_TRAILERS below) */                                            \
   V(kH2Http1Block, H2_HTTP1_BLOCK, 1 << 2) /* "Name: value\r\n" lines */      \
   V(kH2AddDate, H2_ADD_DATE, 1 << 3)       /* add date unless present */      \
-  V(kH2EndAfterBody, H2_END_AFTER_BODY, 1 << 4) /* whole body: end, length */
+  V(kH2EndAfterBody, H2_END_AFTER_BODY, 1 << 4) /* whole body: end, length */ \
+  /* NativeFile.lookupStatic (the serveStatic middleware): its kinds */      \
+  V(kStaticMiss, STATIC_MISS, 0)                                             \
+  V(kStaticAnswered, STATIC_ANSWERED, 1)                                     \
+  V(kStaticPending, STATIC_PENDING, 2)                                       \
+  V(kStaticDirectory, STATIC_DIRECTORY, 3) /* a miss that is a directory */  \
+  /* its flags argument: report the file's path and stat with the answer */  \
+  V(kStaticWantFile, STATIC_WANT_FILE, 1 << 0)                               \
+  /* an answer's flags word: bits 0-7 its fields (staticAnswerFields), */     \
+  /* and these */                                                            \
+  V(kStaticAnswerBody, STATIC_ANSWER_BODY, 1 << 8) /* a file body follows */ \
+  V(kStaticAnswerFile, STATIC_ANSWER_FILE, 1 << 9) /* stat + path given */
 
 #define SLUICE_WIRE_CONSTEXPR(cpp, js, value) inline constexpr int cpp = value;
 SLUICE_WIRE_BINDING_LIST(SLUICE_WIRE_CONSTEXPR)

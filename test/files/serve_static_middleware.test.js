@@ -55,7 +55,9 @@ function makeApp(express, files, prefix = '/') {
   app.use((err, req, res, next) => {
     res.statusCode = err.status || 500;
     if (err.headers) for (const k of Object.keys(err.headers)) res.setHeader(k, err.headers[k]);
-    res.end(`refused ${err.code || ''}`);
+    // The status, and sluice's own codes (a miss's error is not send's fs
+    // error: docs/files.md).
+    res.end(`refused ${err.status || 500}${/^ERR_/.test(err.code) ? ` ${err.code}` : ''}`);
   });
   return { app, log };
 }
@@ -195,11 +197,10 @@ describeSluice('serveStatic middleware', function () {
             const b = await raw(ref.port, name, h, method);
             const what = `${method} ${JSON.stringify(h)}`;
             assert.strictEqual(a.statusCode, b.statusCode, what);
-            // A refusal (412, 416) is the error handler's answer: send leaves
-            // the headers it had set on res, sluice only Content-Range.
-            const fields = b.statusCode >= 400 ? ['content-range'] :
-              ['content-length', 'content-range', 'content-type', 'etag', 'last-modified',
-                'accept-ranges', 'cache-control'];
+            // A refusal (412, 416) is the error handler's answer, with the
+            // fields send had set on res before it refused.
+            const fields = ['content-length', 'content-range', 'content-type', 'etag',
+              'last-modified', 'accept-ranges', 'cache-control'];
             for (const field of fields) {
               assert.strictEqual(sameCase(a.headers[field]), sameCase(b.headers[field]), `${what}: ${field}`);
             }
@@ -239,6 +240,159 @@ describeSluice('serveStatic middleware', function () {
       });
     });
   }
+
+  // serve-static's options, each set in the same Express app as
+  // express.static on node:http and as sluice.serveStatic on sluice: every
+  // request must get the same status, the same fields and the same body.
+  describe('serve-static options against express.static', function () {
+    const FIELDS = ['content-type', 'content-length', 'content-range', 'etag', 'last-modified',
+      'accept-ranges', 'cache-control', 'location', 'allow', 'x-path', 'x-size', 'x-mtime',
+      'x-isfile'];
+    let etagA;
+    before(() => {
+      const r = tree.root;
+      fs.mkdirSync(path.join(r, 'dir2'));
+      fs.writeFileSync(path.join(r, 'dir2', 'default.htm'), '<p>default</p>\n');
+      fs.writeFileSync(path.join(r, 'dir2', 'index.html'), '<p>dir2 index</p>\n');
+      fs.mkdirSync(path.join(r, 'dir3'));
+      fs.writeFileSync(path.join(r, 'dir3', 'index.html'), '<p>dir3 index</p>\n');
+      fs.mkdirSync(path.join(r, 'dir4', 'default.htm'), { recursive: true });
+      fs.writeFileSync(path.join(r, 'dir4', 'index.html'), '<p>dir4 index</p>\n');
+      fs.mkdirSync(path.join(r, 'about.html'));
+      fs.writeFileSync(path.join(r, 'about.htm'), '<p>about</p>\n');
+      fs.writeFileSync(path.join(r, 'sub.html'), '<p>not the directory</p>\n');
+      fs.mkdirSync(path.join(r, '.hidden'));
+      fs.writeFileSync(path.join(r, '.hidden', 'x.txt'), 'hidden\n');
+      // A fixed mtime: the ETag below is known before the servers start.
+      const t = new Date('2026-01-02T03:04:05.000Z');
+      fs.utimesSync(path.join(r, 'a.txt'), t, t);
+      etagA = `W/"6-${t.getTime().toString(16)}"`;
+    });
+
+    // [title, options (or a function of the root giving them), requests:
+    // [target, headers, method]]
+    const CASES = [
+      ['index as a list: the first that is a file', { index: ['default.htm', 'index.html'] },
+        [['/dir2/'], ['/dir3/'], ['/dir4/'], ['/noindex/'], ['/dir2'], ['/dir2/', {}, 'HEAD']]],
+      ['index as a string', { index: 'default.htm' }, [['/dir2/'], ['/dir3/'], ['/dir4/']]],
+      ['index false', { index: false }, [['/dir/'], ['/dir'], ['/a.txt']]],
+      ['extensions', { extensions: ['html', 'htm', 'txt'] },
+        [['/page'], ['/page.html'], ['/about'], ['/k'], ['/sub/b'], ['/a'], ['/nope'],
+          ['/page.x'], ['/sub'], ['/k', { Range: 'bytes=0-4' }], ['/k', {}, 'HEAD']]],
+      ['extensions as a string', { extensions: 'txt' }, [['/k'], ['/page']]],
+      ['maxAge as a duration string', { maxAge: '1d' }, [['/a.txt'], ['/dir/']]],
+      ['maxAge as hours, immutable', { maxAge: '2 hours', immutable: true }, [['/a.txt']]],
+      ['maxage (serve-static spelling)', { maxage: 5500 }, [['/a.txt']]],
+      ['maxAge capped at a year', { maxAge: '5y' }, [['/a.txt']]],
+      ['setHeaders', (root) => ({
+        setHeaders(res, p, stat) {
+          res.setHeader('X-Path', p.slice(root.length));
+          res.setHeader('X-Size', String(stat.size));
+          res.setHeader('X-Mtime', stat.mtime.toUTCString());
+          res.setHeader('X-Isfile', String(stat.isFile()));
+          if (p.endsWith('.txt')) res.setHeader('Cache-Control', 'no-store');
+          if (p.endsWith('.html')) res.setHeader('Content-Type', 'text/x-page');
+        },
+        extensions: ['html'],
+      }), [['/a.txt'], ['/k.txt', { Range: 'bytes=2-5' }], ['/dir/'], ['/page'], ['/nope'],
+        ['/a.txt', { 'If-None-Match': () => etagA }], ['/a.txt', { 'If-Match': '"x"' }],
+        ['/k.txt', { Range: 'bytes=5000-' }], ['/page.html', { 'If-Modified-Since': 'Fri, 01 Jan 2100 00:00:00 GMT' }],
+        ['/a.txt', {}, 'HEAD']]],
+      ['setHeaders replacing the validators', {
+        setHeaders(res) {
+          res.setHeader('ETag', '"mine"');
+          res.setHeader('Last-Modified', 'Mon, 01 Jan 2001 00:00:00 GMT');
+        },
+      }, [['/a.txt'], ['/a.txt', { 'If-None-Match': '"mine"' }], ['/a.txt', { 'If-None-Match': () => etagA }],
+        ['/a.txt', { 'If-Match': '"mine"' }], ['/a.txt', { 'If-Match': () => etagA }],
+        ['/a.txt', { 'If-Modified-Since': 'Tue, 02 Jan 2001 00:00:00 GMT' }],
+        ['/k.txt', { Range: 'bytes=0-1', 'If-Range': '"mine"' }],
+        ['/k.txt', { Range: 'bytes=0-1', 'If-Range': () => etagA }]]],
+      ['etag false', { etag: false }, [['/a.txt'], ['/a.txt', { 'If-None-Match': () => etagA }],
+        ['/a.txt', { 'If-Match': () => etagA }]]],
+      ['lastModified false', { lastModified: false },
+        [['/a.txt'], ['/a.txt', { 'If-Modified-Since': 'Fri, 01 Jan 2100 00:00:00 GMT' }]]],
+      ['acceptRanges false', { acceptRanges: false }, [['/k.txt', { Range: 'bytes=0-4' }]]],
+      ['cacheControl false', { cacheControl: false, maxAge: '1d' }, [['/a.txt']]],
+      ['dotfiles allow', { dotfiles: 'allow' }, [['/.env'], ['/.hidden/x.txt']]],
+      ['dotfiles deny', { dotfiles: 'deny' }, [['/.env'], ['/.hidden/x.txt'], ['/a.txt']]],
+      ['dotfiles ignore', { dotfiles: 'ignore' }, [['/.env'], ['/.hidden/x.txt']]],
+      ['redirect false', { redirect: false }, [['/dir'], ['/dir/']]],
+      ['fallthrough (default): refusals after the file is found reach the error handler', {},
+        [['/a.txt', { 'If-Match': '"x"' }], ['/k.txt', { Range: 'bytes=5000-' }],
+          ['/nope'], ['/%2e%2e/secret.txt'], ['/a.txt', {}, 'POST']]],
+      ['fallthrough false', { fallthrough: false },
+        [['/nope'], ['/.env'], ['/%2e%2e/secret.txt'], ['/a.txt%00'], ['/a.txt', {}, 'POST'],
+          ['/a.txt', { 'If-Unmodified-Since': 'Mon, 01 Jan 2001 00:00:00 GMT' }],
+          ['/k.txt', { Range: 'bytes=5000-' }]]],
+      ['fallthrough false, redirect false', { fallthrough: false, redirect: false }, [['/dir'], ['/noindex/']]],
+    ];
+
+    for (const [name, express] of Object.entries(EXPRESSES)) {
+      for (const [title, options, requests] of CASES) {
+        it(`${name}: ${title}`, async () => {
+          const opts = typeof options === 'function' ? options(tree.root) : options;
+          const sl = await startSluiceApp(makeApp(express, sluice.serveStatic(tree.root, opts)).app);
+          const ref = await startNodeApp(makeApp(express, express.static(tree.root, opts)).app);
+          for (const [target, headers = {}, method = 'GET'] of requests) {
+            const h = {};
+            for (const k of Object.keys(headers)) h[k] = typeof headers[k] === 'function' ? headers[k]() : headers[k];
+            const a = await raw(sl.port, target, h, method);
+            const b = await raw(ref.port, target, h, method);
+            const what = `${method} ${target} ${JSON.stringify(h)}`;
+            assert.strictEqual(a.statusCode, b.statusCode, what);
+            for (const field of FIELDS) {
+              assert.strictEqual(sameCase(a.headers[field]), sameCase(b.headers[field]), `${what}: ${field}`);
+            }
+            assert.strictEqual(a.body.toString('latin1'), b.body.toString('latin1'), what);
+          }
+        });
+      }
+    }
+
+    it('the native mount takes index and extensions too', async () => {
+      const server = sluice.createServer((req, res) => { res.statusCode = 404; res.end('js'); });
+      server.serveStatic('/', tree.root, { index: ['default.htm', 'index.html'], extensions: ['html', 'htm'] });
+      const port = await common.listenLocal(server);
+      assert.strictEqual((await raw(port, '/dir2/')).body.toString(), '<p>default</p>\n');
+      assert.strictEqual((await raw(port, '/dir4/')).body.toString(), '<p>dir4 index</p>\n');
+      assert.strictEqual((await raw(port, '/about')).body.toString(), '<p>about</p>\n');
+      assert.strictEqual((await raw(port, '/nope')).body.toString(), 'js');
+      assert.throws(() => server.serveStatic('/x', tree.root, { setHeaders() {} }), { code: 'ERR_INVALID_ARG_VALUE' });
+    });
+
+    it('setHeaders that throws: next(err), nothing sent, no descriptor left', async () => {
+      const before = fdCount();
+      const app = EXPRESSES['Express 5']();
+      const boom = new Error('boom');
+      app.use(sluice.serveStatic(tree.root, { setHeaders() { throw boom; } }));
+      // eslint-disable-next-line no-unused-vars
+      app.use((err, req, res, next) => { res.statusCode = 500; res.end(err === boom ? 'caught' : 'other'); });
+      const sl = await startSluiceApp(app);
+      for (let i = 0; i < 3; i++) {
+        const r = await raw(sl.port, '/k.txt');
+        assert.strictEqual(r.statusCode, 500);
+        assert.strictEqual(r.body.toString(), 'caught');
+      }
+      await common.closeServer(sl.server);
+      const st = await settled(before + 2);
+      assert.strictEqual(st.sources, 0);
+    });
+
+    it('koaServeStatic takes the same options', async () => {
+      const app = new Koa();
+      app.use(sluice.koaServeStatic(tree.root, {
+        extensions: ['html'], maxAge: '1h', setHeaders: (res) => res.setHeader('X-Koa', '1'),
+      }));
+      app.use((ctx) => { ctx.body = 'koa-miss'; });
+      const sl = await startSluiceApp(app.callback());
+      const r = await raw(sl.port, '/page');
+      assert.strictEqual(r.body.toString(), '<p>page</p>\n');
+      assert.strictEqual(r.headers['cache-control'], 'public, max-age=3600');
+      assert.strictEqual(r.headers['x-koa'], '1');
+      assert.strictEqual((await raw(sl.port, '/nope')).body.toString(), 'koa-miss');
+    });
+  });
 
   it('HTTP/2 compat: hits, ranges, 304, HEAD and misses through Express', async () => {
     const { app, log } = makeApp(EXPRESSES['Express 5'], sluice.serveStatic(tree.root), '/static');
@@ -323,7 +477,7 @@ describeSluice('serveStatic middleware', function () {
     const ref = await startNodeApp(app);
     const r = await raw(ref.port, '/a.txt');
     assert.strictEqual(r.statusCode, 500);
-    assert.strictEqual(r.body.toString(), 'refused ERR_SLUICE_STATIC_NOT_SLUICE');
+    assert.strictEqual(r.body.toString(), 'refused 500 ERR_SLUICE_STATIC_NOT_SLUICE');
   });
 
   it('Koa: koaServeStatic serves hits and awaits next() on misses', async () => {
@@ -348,7 +502,15 @@ describeSluice('serveStatic middleware', function () {
     assert.throws(() => sluice.serveStatic(path.join(tree.root, 'a.txt')), { code: 'ERR_SLUICE_STATIC_ROOT' });
     assert.throws(() => sluice.serveStatic(1), { code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => sluice.serveStatic(tree.root, { fallthrough: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
-    assert.throws(() => sluice.serveStatic(tree.root, { setHeaders() {} }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { setHeaders: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { maxAge: '1 fortnight' }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { maxAge: -1 }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { index: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { index: ['../x.html'] }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { index: ['/x.html'] }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { extensions: ['a/b'] }), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { extensions: [1] }), { code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => sluice.serveStatic(tree.root, { start: 1 }), { code: 'ERR_INVALID_ARG_VALUE' });
     assert.strictEqual(typeof sluice.serveStatic(tree.root), 'function');
     assert.strictEqual(sluice.serveStatic(tree.root).length, 3);
   });

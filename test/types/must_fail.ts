@@ -88,3 +88,5 @@ sluice.createSecureServer({ ALPNProtocols: ['spdy/3'] });
 sluice.createServer().serveStatic('/', '/srv', { dotfiles: 'hide' });
 // @ts-expect-error: fallthrough is a boolean
 sluice.serveStatic('/srv', { fallthrough: 'yes' });
+// @ts-expect-error: setHeaders is the middleware's (a native mount runs no JS)
+sluice.createServer().serveStatic('/', '/srv', { setHeaders: () => {} });

@@ -300,6 +300,14 @@ void [status, methods, ver, counters, compression];
   const mw: sluice.StaticMiddleware = sluice.serveStatic('/srv/www', {
     maxAge: 3600000, immutable: true, fallthrough: false, redirect: true, dotfiles: 'ignore',
   });
+  const mw2: sluice.StaticMiddleware = sluice.serveStatic('/srv/www', {
+    index: ['index.html', 'index.htm'], extensions: ['html'], maxAge: '1d',
+    setHeaders: (res, path, stat) => {
+      if (path.endsWith('.html') && stat.isFile()) res.setHeader('Cache-Control', 'no-cache');
+    },
+  });
+  void mw2;
+  s.serveStatic('/a', '/srv/a', { index: 'default.htm', extensions: false, maxage: '2h' });
   const plain = http.createServer((req, res) => mw(req, res, (err?: unknown) => {
     res.statusCode = err ? 500 : 404;
     res.end();

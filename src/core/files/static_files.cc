@@ -19,6 +19,21 @@ namespace sluice {
 namespace {
 std::atomic<uint64_t> g_mount_ids{0};
 
+// path.extname(rel) is not empty: the last segment has a '.' after its
+// first character.
+bool HasExtension(const std::string& rel) {
+  const size_t slash = rel.rfind('/');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;
+  const size_t dot = rel.rfind('.');
+  return dot != std::string::npos && dot > base;
+}
+
+// A name that does not exist as asked (send goes on to the next index
+// name or extension on these).
+bool IsMissing(int err) {
+  return err == UV_ENOENT || err == UV_ENOTDIR || err == UV_ENAMETOOLONG;
+}
+
 StaticFileInfo InfoOf(const uv_stat_t& st) {
   StaticFileInfo f;
   f.size = st.st_size;
@@ -72,10 +87,18 @@ void StaticLookup::DropPending() {
   for (Candidate& c : cands_) {
     if (CachedFile* p = c.pending) {
       c.pending = nullptr;
-      p->Abandon();  // never cached
-      p->Unref();
+      stale_pending_.push_back(p);
     }
   }
+  DropStale();
+}
+
+void StaticLookup::DropStale() {
+  for (CachedFile* p : stale_pending_) {
+    p->Abandon();  // never cached
+    p->Unref();
+  }
+  stale_pending_.clear();
 }
 
 void StaticLookup::CloseAsync(int fd) {
@@ -135,36 +158,11 @@ StaticLookup::Start StaticLookup::Begin(StaticLookupClient* client,
     }
   }
   if (path_.trailing_slash || path_.rel.empty()) {
-    // A directory: its index.html, when asked for with the slash.
-    if (!o.index || !path_.trailing_slash) return kFallThrough;
-    file_rel_ = path_.rel.empty() ? "index.html" : path_.rel + "/index.html";
-  } else {
-    file_rel_ = path_.rel;
+    // A directory: its index, when asked for with the slash.
+    if (o.index.empty() || !path_.trailing_slash) return kFallThrough;
   }
-  Candidate plain;
-  plain.rel = file_rel_;
-  plain.full = mount_->root + "/" + file_rel_;
-  cands_.push_back(std::move(plain));
-  if (o.precompressed) {
-    // The client's order among br and gzip (lib/compression.js does the
-    // same for respondWithFile's precompressed option).
-    Coding left[2] = {Coding::kBrotli, Coding::kGzip};
-    size_t n = 2;
-    while (n > 0) {
-      Coding c = NegotiateCoding(accept_encoding_, has_accept_encoding_, left, n);
-      if (c == Coding::kIdentity) break;
-      Candidate sib;
-      sib.coding = c;
-      sib.rel = file_rel_ + (c == Coding::kBrotli ? ".br" : ".gz");
-      sib.full = mount_->root + "/" + sib.rel;
-      cands_.push_back(std::move(sib));
-      size_t k = 0;
-      for (size_t m = 0; m < n; m++) {
-        if (left[m] != c) left[k++] = left[m];
-      }
-      n = k;
-    }
-  }
+  PlanNames();
+  BuildCandidates(0);
   if (cache_ != nullptr) {
     if (AnswerFromCache()) return kAnswered;
     for (Candidate& c : cands_) c.pending = cache_->BeginOpen(c.full);
@@ -175,6 +173,52 @@ StaticLookup::Start StaticLookup::Begin(StaticLookupClient* client,
   }
   job_busy_ = true;
   return kPending;
+}
+
+void StaticLookup::PlanNames() {
+  const StaticMountOptions& o = mount_->options;
+  if (path_.trailing_slash || path_.rel.empty()) {
+    index_mode_ = true;
+    for (const std::string& n : o.index) {
+      names_.push_back(path_.rel.empty() ? n : path_.rel + "/" + n);
+    }
+    ext_from_ = names_.size();
+    return;
+  }
+  names_.push_back(path_.rel);
+  ext_from_ = 1;
+  if (!HasExtension(path_.rel)) {
+    for (const std::string& e : o.extensions) names_.push_back(path_.rel + "." + e);
+  }
+}
+
+void StaticLookup::BuildCandidates(size_t k) {
+  const StaticMountOptions& o = mount_->options;
+  file_rel_ = names_[k];
+  cands_.clear();
+  Candidate plain;
+  plain.rel = file_rel_;
+  plain.full = mount_->root + "/" + file_rel_;
+  cands_.push_back(std::move(plain));
+  if (!o.precompressed) return;
+  // The client's order among br and gzip (lib/compression.js does the
+  // same for respondWithFile's precompressed option).
+  Coding left[2] = {Coding::kBrotli, Coding::kGzip};
+  size_t n = 2;
+  while (n > 0) {
+    Coding c = NegotiateCoding(accept_encoding_, has_accept_encoding_, left, n);
+    if (c == Coding::kIdentity) break;
+    Candidate sib;
+    sib.coding = c;
+    sib.rel = file_rel_ + (c == Coding::kBrotli ? ".br" : ".gz");
+    sib.full = mount_->root + "/" + sib.rel;
+    cands_.push_back(std::move(sib));
+    size_t m2 = 0;
+    for (size_t m = 0; m < n; m++) {
+      if (left[m] != c) left[m2++] = left[m];
+    }
+    n = m2;
+  }
 }
 
 bool StaticLookup::AnswerFromCache() {
@@ -227,7 +271,39 @@ void StaticLookup::Job(uv_work_t* w) {
     uv_fs_req_cleanup(&req);
     return r;
   };
-  int err = open_stat(self->cands_[0]);
+  // names_ in order: an index name or an extension fallback that is
+  // missing or a directory gives way to the next; the path itself only
+  // when it does not exist (send's sendIndex / sendFile).
+  const bool index_mode = self->index_mode_;
+  int err = 0;
+  for (size_t k = 0;; k++) {
+    Candidate& c0 = self->cands_[0];
+    err = open_stat(c0);
+    const bool dir = err == 0 && (c0.st.st_mode & S_IFMT) == S_IFDIR;
+    bool next;
+    if (index_mode || k >= self->ext_from_) {
+      next = IsMissing(err) || dir;
+    } else {
+      next = err == UV_ENOENT;
+    }
+    if (!next || k + 1 >= self->names_.size()) {
+      self->name_ = k;
+      break;
+    }
+    if (c0.fd >= 0) {
+      uv_fs_t cl;
+      uv_fs_close(nullptr, &cl, c0.fd, nullptr);
+      uv_fs_req_cleanup(&cl);
+      c0.fd = -1;
+    }
+    // The cache entries begun for the first name are the loop thread's to
+    // drop (AfterJob).
+    for (Candidate& c : self->cands_) {
+      if (c.pending != nullptr) self->stale_pending_.push_back(c.pending);
+      c.pending = nullptr;
+    }
+    self->BuildCandidates(k + 1);
+  }
   if (err < 0) {
     self->job_err_ = err;
     return;
@@ -262,13 +338,17 @@ void StaticLookup::AfterJob(uv_work_t* w, int status) {
     delete self;  // closes what the job opened, drops the pending entries
     return;
   }
+  self->DropStale();
   const int err = self->job_err_;
   Candidate& plain = self->cands_[0];
   const bool regular = err == 0 && (plain.st.st_mode & S_IFMT) == S_IFREG;
   if (!regular) {
     self->DropPending();
+    // A directory asked for without its slash (not an index name or an
+    // extension fallback that happens to be one): serve-static redirects.
     self->found_directory_ =
-        err == 0 && (plain.st.st_mode & S_IFMT) == S_IFDIR;
+        err == 0 && (plain.st.st_mode & S_IFMT) == S_IFDIR && self->name_ == 0 &&
+        !self->index_mode_;
     StaticLookupClient* c = self->client_;
     // A symbolic link out of the root (EXDEV, or too many links) and
     // permission errors are refused; anything else is a miss.
@@ -339,7 +419,14 @@ void StaticLookup::AnswerFile(CachedFile* entry, int fd, const uv_stat_t& st,
   StaticConditionals req;
   for (const auto& f : fields_) req.Take(f.first, f.second);
   const ContentTypeEntry& type = ContentTypeFor(file_rel_);
-  StaticDecision d = DecideStatic(InfoOf(st), type.type, o.headers, req);
+  StaticDecision d = DecideStatic(InfoOf(st), type.type, o.headers, req,
+                                 has_override_ ? &override_ : nullptr);
+  if ((d.status == 412 || d.status == 416) && !o.keep_refusal_fields) {
+    auto keep = std::remove_if(d.headers.begin(), d.headers.end(), [](const auto& h) {
+      return h.first != "Content-Range";
+    });
+    d.headers.erase(keep, d.headers.end());
+  }
   // On-the-fly compression: a compressible type, a whole (200) body of at
   // least the threshold, a coding the client accepts (as lib/
   // compression.js decides for respondWithFile). Never for a
@@ -401,6 +488,8 @@ void StaticLookup::AnswerFile(CachedFile* entry, int fd, const uv_stat_t& st,
   }
   a.body = body;
   if (body == src) a.file = src;
+  a.stat = &st;
+  a.rel = file_rel_;
   StaticLookupClient* c = client_;
   if (c) {
     c->OnStaticAnswer(tag_, a);

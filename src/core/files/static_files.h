@@ -46,10 +46,18 @@ class PipeBufferPool;
 class PipeSource;
 
 struct StaticMountOptions {
-  bool index = true;  // "dir/" serves dir/index.html
+  // "dir/" serves the first of dir/<name> that is not a directory (send's
+  // `index`); empty: no index.
+  std::vector<std::string> index{"index.html"};
+  // "name" with no extension that does not exist: name.<ext> for each in
+  // order, the first that is not a directory (send's `extensions`).
+  std::vector<std::string> extensions;
   enum Dotfiles { kIgnore, kDeny, kAllow } dotfiles = kIgnore;
   bool follow_symlinks = false;
   bool use_cache = false;  // the server's openFileCache
+  // A 412 / 416 answer keeps send's fields (the middleware leaves them on
+  // res as serve-static does); a native mount sends Content-Range alone.
+  bool keep_refusal_fields = false;
   // path.br / path.gz served instead of path when the client accepts the
   // coding and the sibling is a regular file not older than path.
   bool precompressed = false;
@@ -82,6 +90,12 @@ struct StaticAnswer {
   // `body` itself when it is the file (no on-the-fly compressor in
   // front of it), else nullptr: what a JS file response can take over.
   FileSource* file = nullptr;
+  // An answer decided from a file (200 / 206 / 304 / 412 / 416): its
+  // stat (of the sibling actually sent, when precompressed) and its path
+  // relative to the root (the file asked for, after index / extensions).
+  // Null / empty for 400 / 403 / 500.
+  const uv_stat_t* stat = nullptr;
+  std::string_view rel;
 };
 
 class StaticLookupClient {
@@ -101,6 +115,11 @@ class StaticLookup {
   enum Start { kFallThrough, kAnswered, kPending };
   // Records the request fields that matter (values copied).
   void TakeHeader(std::string_view lower_name, std::string_view value);
+  // The response's own validators decide the conditionals (before Begin).
+  void SetValidatorOverride(StaticValidatorOverride ov) {
+    override_ = std::move(ov);
+    has_override_ = true;
+  }
   Start Begin(StaticLookupClient* client, uint64_t tag);
   // The client no longer wants an answer; frees the lookup now or when
   // its job returns.
@@ -115,6 +134,12 @@ class StaticLookup {
                StaticPath path, bool head, OpenFileCache* cache,
                PipeBufferPool* pool);
   ~StaticLookup();
+  // The names to try for path_ (index names, or the path and its
+  // extension fallbacks), the first into cands_ with its siblings.
+  void PlanNames();
+  // cands_ for names_[k]: the file and its precompressed siblings in the
+  // client's order (no cache entries). Threadpool or loop thread.
+  void BuildCandidates(size_t k);
   // Answers from an open file (cache entry, or our own descriptor);
   // `coding`: the file is a precompressed sibling in that coding.
   void AnswerFile(CachedFile* entry, int fd, const uv_stat_t& st,
@@ -125,15 +150,24 @@ class StaticLookup {
   // Closes a descriptor we own without file I/O on the loop thread.
   void CloseAsync(int fd);
   void AnswerStatus(int status);
-  // The BeginOpen'ed cache entries go uncached.
+  // The BeginOpen'ed cache entries go uncached (DropStale: only those
+  // of names the job passed over). Loop thread.
   void DropPending();
+  void DropStale();
   static void Job(uv_work_t* w);                  // threadpool
   static void AfterJob(uv_work_t* w, int status); // loop thread
 
   uv_loop_t* loop_;
   std::shared_ptr<const StaticMount> mount_;
   StaticPath path_;
-  std::string file_rel_;   // the file to open, relative to the root
+  std::string file_rel_;   // the file answered, relative to the root
+  // The files that may answer, relative to the root, in order: the index
+  // names under a directory, or the path and then (only when it does not
+  // exist) its extension fallbacks (ext_from_: the first fallback).
+  std::vector<std::string> names_;
+  size_t ext_from_ = 0;
+  bool index_mode_ = false;  // names_ are index names (a directory asked for)
+  size_t name_ = 0;         // the job's choice among names_
   // What may be served: [0] the file itself, then its precompressed
   // siblings in the client's order of preference.
   struct Candidate {
@@ -145,6 +179,9 @@ class StaticLookup {
     uv_stat_t st{};
   };
   std::vector<Candidate> cands_;
+  // Cache entries BeginOpen'ed for names_[0] when the job settled on
+  // another name: dropped on the loop thread.
+  std::vector<CachedFile*> stale_pending_;
   size_t chosen_ = 0;       // the job's choice among cands_
   std::string accept_encoding_;
   bool has_accept_encoding_ = false;
@@ -164,6 +201,8 @@ class StaticLookup {
   int job_err_ = 0;
   ssize_t job_read_ = 0;
   bool found_directory_ = false;
+  StaticValidatorOverride override_;
+  bool has_override_ = false;
 };
 
 // Deleter: Cancel, never delete.

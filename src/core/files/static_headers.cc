@@ -255,7 +255,8 @@ bool ParseHttpDate(std::string_view s, int64_t* out) {
 StaticDecision DecideStatic(const StaticFileInfo& file,
                             std::string_view content_type,
                             const StaticHeaderOptions& o,
-                            const StaticConditionals& req) {
+                            const StaticConditionals& req,
+                            const StaticValidatorOverride* ov) {
   StaticDecision d;
   std::string etag = o.etag ? StaticEtag(file) : std::string();
   const int64_t mtime_ms = StaticMtimeMs(file);
@@ -265,6 +266,19 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
       mtime_ms >= 0 ? mtime_ms / 1000 : (mtime_ms - 999) / 1000;
   std::string last_modified =
       o.last_modified ? HttpDate(lm_sec) : std::string();
+  // What the conditionals compare with: the response's own validators
+  // (an override), else the file's when the options send them.
+  bool has_etag = o.etag;
+  std::string cmp_etag = etag;
+  if (ov != nullptr && ov->has_etag) {
+    has_etag = true;
+    cmp_etag = ov->etag;
+  }
+  bool has_lm = o.last_modified;
+  int64_t cmp_lm_sec = lm_sec;
+  if (ov != nullptr && ov->has_last_modified) {
+    has_lm = ParseHttpDate(ov->last_modified, &cmp_lm_sec);
+  }
   if (o.accept_ranges) d.headers.emplace_back("Accept-Ranges", "bytes");
   if (o.cache_control) {
     std::string cc = "public, max-age=" + std::to_string(o.max_age_ms / 1000);
@@ -279,16 +293,20 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
     // Preconditions (send's isPreconditionFailure).
     bool failed = false;
     if (req.has_if_match && !req.if_match.empty()) {
-      failed = !o.etag || (req.if_match != "*" && !EtagMatches(req.if_match, etag));
+      failed = !has_etag ||
+               (req.if_match != "*" && !EtagMatches(req.if_match, cmp_etag));
     } else if (req.has_if_unmodified_since && !req.if_unmodified_since.empty()) {
       int64_t t;
       if (ParseHttpDate(req.if_unmodified_since, &t)) {
-        failed = !o.last_modified || lm_sec > t;
+        failed = !has_lm || cmp_lm_sec > t;
       }
     }
     if (failed) {
+      // send has set the validators and Content-Type on res when it
+      // refuses: they stay in the decision (StaticAnswer users that send
+      // a refusal themselves keep only what they need).
       d.status = 412;
-      d.headers.clear();
+      d.headers.emplace_back("Content-Type", std::string(content_type));
       return d;
     }
     // fresh(): both validators when present.
@@ -299,12 +317,12 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
     }
     if (fresh && req.has_if_none_match && !req.if_none_match.empty() &&
         req.if_none_match != "*") {
-      if (!o.etag || !EtagMatches(req.if_none_match, etag)) fresh = false;
+      if (!has_etag || !EtagMatches(req.if_none_match, cmp_etag)) fresh = false;
     }
     if (fresh && req.has_if_modified_since && !req.if_modified_since.empty()) {
       int64_t t;
-      if (!o.last_modified || !ParseHttpDate(req.if_modified_since, &t) ||
-          !(lm_sec <= t)) {
+      if (!has_lm || !ParseHttpDate(req.if_modified_since, &t) ||
+          !(cmp_lm_sec <= t)) {
         fresh = false;
       }
     }
@@ -328,11 +346,11 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
     if (req.has_if_range && !req.if_range.empty()) {
       bool range_fresh;
       if (req.if_range.find('"') != std::string_view::npos) {
-        range_fresh = o.etag && req.if_range.find(etag) != std::string_view::npos;
+        range_fresh = has_etag && req.if_range.find(cmp_etag) != std::string_view::npos;
       } else {
         int64_t t;
-        range_fresh = o.last_modified && ParseHttpDate(req.if_range, &t) &&
-                      lm_sec <= t;
+        range_fresh = has_lm && ParseHttpDate(req.if_range, &t) &&
+                      cmp_lm_sec <= t;
       }
       if (!range_fresh) pr = -2;
     }
@@ -340,7 +358,6 @@ StaticDecision DecideStatic(const StaticFileInfo& file,
       d.status = 416;
       d.body = false;
       d.length = 0;
-      d.headers.clear();
       d.headers.emplace_back("Content-Range", "bytes */" + std::to_string(size));
       return d;
     }

@@ -11,6 +11,8 @@
 //   - freshness as the `fresh` package: If-None-Match (weak comparison,
 //     "*" matches) and If-Modified-Since are both checked when present;
 //     a request Cache-Control: no-cache is never fresh.
+//   - 412 / 416 keep the fields send has set on res by then (validators,
+//     Cache-Control, Accept-Ranges, Content-Type; Content-Range for 416).
 //   - Range as `range-parser` with combine: invalid ranges in the list
 //     are skipped, none left → 416 (Content-Range: bytes */size); a
 //     syntactically bad header (no "bytes=") or a stale If-Range → the
@@ -63,10 +65,33 @@ struct StaticDecision {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// Validators the response already carries (the serveStatic middleware:
+// an ETag / Last-Modified the application or its setHeaders set on res
+// before the answer). As send, the conditionals then compare against
+// these instead of the file's own; an unparsable Last-Modified never
+// matches a date.
+struct StaticValidatorOverride {
+  bool has_etag = false;
+  std::string etag;
+  bool has_last_modified = false;
+  std::string last_modified;
+};
+
+// Every field name an answer may carry, in the order DecideStatic and the
+// lookup emit them (the middleware's binding sends an answer's fields as
+// a bit mask over this table).
+inline constexpr const char* kStaticAnswerFields[] = {
+    "Accept-Ranges", "Cache-Control", "Last-Modified", "ETag",
+    "Content-Type",  "Content-Range", "Vary",          "Content-Encoding"};
+inline constexpr size_t kStaticAnswerFieldCount =
+    sizeof(kStaticAnswerFields) / sizeof(kStaticAnswerFields[0]);
+
+// `ov` may be null (the file's own validators decide).
 StaticDecision DecideStatic(const StaticFileInfo& file,
                             std::string_view content_type,
                             const StaticHeaderOptions& options,
-                            const StaticConditionals& req);
+                            const StaticConditionals& req,
+                            const StaticValidatorOverride* ov = nullptr);
 
 // The mtime in whole milliseconds as node's stat.mtime.getTime() has it
 // (rounded, not truncated).
