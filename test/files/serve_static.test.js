@@ -63,6 +63,20 @@ describeSluice('serveStatic', function () {
   after(() => fs.rmSync(tree.tmp, { recursive: true, force: true }));
   afterEach(() => common.cleanup());
 
+  it('maxRequestsPerSocket: the mount answers the Nth request with Connection: close; the one after is JS\'s 503 + \'dropRequest\'', async () => {
+    const sl = await startSluice(tree.root, '/', undefined, { maxRequestsPerSocket: 1 });
+    const drops = [];
+    sl.server.on('dropRequest', (req) => drops.push(req.url));
+    const c = await common.rawConnect(sl.port);
+    c.socket.write('GET /k.txt HTTP/1.1\r\nHost: h\r\n\r\nGET /k.txt HTTP/1.1\r\nHost: h\r\n\r\n');
+    const rs = await c.responses(2);
+    assert.deepStrictEqual(rs.map((r) => [r.statusCode, r.headers.connection]), [[200, 'close'], [503, 'close']]);
+    assert.strictEqual(rs[0].body.length, 1000);
+    assert.deepStrictEqual(drops, ['/k.txt']);
+    assert.strictEqual(sl.state.js, 0);
+    assert.strictEqual(c.closed, false);
+  });
+
   describe('traversal table against serve-static', function () {
     const rows = TRAVERSAL_ROWS;
 

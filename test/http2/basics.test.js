@@ -97,6 +97,8 @@ describeSluice('http2 basics', function () {
           headers: req.headers,
           body: Buffer.concat(chunks).toString(),
           remoteAddress: req.socket.remoteAddress,
+          // node's Http2ServerRequest has no joinDuplicateHeaders.
+          joinUndefined: req.joinDuplicateHeaders === undefined,
         };
         res.setHeader('Content-Type', 'application/json');
         res.setHeader('Connection', 'keep-alive');  // dropped: not HTTP/2
@@ -114,6 +116,7 @@ describeSluice('http2 basics', function () {
     assert.strictEqual(r.headers.connection, undefined);
     const info = JSON.parse(r.body);
     assert.strictEqual(info.httpVersion, '2.0');
+    assert.strictEqual(info.joinUndefined, true);
     assert.strictEqual(info.method, 'POST');
     assert.strictEqual(info.url, '/up?x=1');
     assert.strictEqual(info.body, 'payload');
