@@ -83,4 +83,17 @@ function parseFrames(buf) {
   return frames;
 }
 
-module.exports = { startH2, connect, request, PREFACE, FRAME, frame, parseFrames, GET_SLASH };
+// Resolves once cond() is true (polled every 5 ms); rejects after ms.
+function waitFor(cond, ms = 5000) {
+  return new Promise((resolve, reject) => {
+    const start = Date.now();
+    const t = setInterval(() => {
+      if (cond()) { clearInterval(t); resolve(); } else if (Date.now() - start > ms) {
+        clearInterval(t);
+        reject(new Error('condition not met in time'));
+      }
+    }, 5);
+  });
+}
+
+module.exports = { startH2, connect, request, waitFor, PREFACE, FRAME, frame, parseFrames, GET_SLASH };

@@ -11,19 +11,9 @@ const http2 = require('node:http2');
 const stream = require('node:stream');
 const common = require('../common');
 const h2 = require('./h2common');
-const { assert } = common;
 
-function waitFor(cond, ms = 5000) {
-  return new Promise((resolve, reject) => {
-    const start = Date.now();
-    const t = setInterval(() => {
-      if (cond()) { clearInterval(t); resolve(); } else if (Date.now() - start > ms) {
-        clearInterval(t);
-        reject(new Error('condition not met in time'));
-      }
-    }, 5);
-  });
-}
+const { waitFor } = h2;
+const { assert } = common;
 
 // The Readable/Writable view of a stream, as the assertions compare it.
 function streamView(s) {

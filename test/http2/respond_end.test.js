@@ -13,6 +13,8 @@ const http2 = require('node:http2');
 const { Readable } = require('node:stream');
 const common = require('../common');
 const h2 = require('./h2common');
+
+const { waitFor } = h2;
 const { assert } = common;
 
 // The server-side events of a stream, in order, once it closed.
@@ -24,18 +26,6 @@ function watch(stream) {
     stream.on('close', () => { events.push('close'); resolve(events); });
   });
   return closed;
-}
-
-function waitFor(cond, ms = 5000) {
-  return new Promise((resolve, reject) => {
-    const start = Date.now();
-    const t = setInterval(() => {
-      if (cond()) { clearInterval(t); resolve(); } else if (Date.now() - start > ms) {
-        clearInterval(t);
-        reject(new Error('condition not met in time'));
-      }
-    }, 5);
-  });
 }
 
 // A request whose response ends in a reset: resolves { headers, rstCode }.
