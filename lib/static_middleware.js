@@ -118,6 +118,24 @@ function put(res, key, name, value) {
   h[key] = [name, value];
 }
 
+// Puts the answer's fields (parts from index 3, one per bit set in `bits`)
+// on res. As send: what the application (or setHeaders) set before is kept
+// (Content-Type, Cache-Control, ETag...); Content-Range is the answer's.
+// Returns the answer's Content-Range, if any. (Content-Length is not among
+// the fields: the answer carries it as its length.)
+function putAnswerFields(res, parts, bits) {
+  let j = 3;
+  let range;
+  for (let k = 0; k < ANSWER_FIELDS.length; k++) {
+    if ((bits & (1 << k)) === 0) continue;
+    const v = parts[j++];
+    const f = ANSWER_FIELDS[k];
+    if (k === CONTENT_RANGE) range = v;
+    if (k === CONTENT_RANGE || !res.hasHeader(f[0])) put(res, f[0], f[1], v);
+  }
+  return range;
+}
+
 function serveStaticMiddleware(root, options) {
   if (typeof root !== 'string' || root === '') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "root" argument must be a non-empty string');
@@ -186,16 +204,7 @@ function serveStaticMiddleware(root, options) {
       file.close();
       // send leaves the fields it has set on res (412 / 416) for the error
       // handler, Content-Range among them.
-      let j = 3;
-      let range;
-      for (let k = 0; k < ANSWER_FIELDS.length; k++) {
-        if ((bits & (1 << k)) === 0) continue;
-        const v = parts[j++];
-        if (k === CONTENT_RANGE) range = v;
-        if (k === CONTENT_RANGE || !res.hasHeader(ANSWER_FIELDS[k][0])) {
-          put(res, ANSWER_FIELDS[k][0], ANSWER_FIELDS[k][1], v);
-        }
-      }
+      const range = putAnswerFields(res, parts, bits);
       pass(next, status, range === undefined ? undefined : { 'Content-Range': range },
         status === 412 || status === 416);
       return;
@@ -207,16 +216,7 @@ function serveStaticMiddleware(root, options) {
         if (res.hasHeader(NOT_MODIFIED_DROPS[k])) res.removeHeader(NOT_MODIFIED_DROPS[k]);
       }
     }
-    // As send: what the application (or setHeaders) set before is kept
-    // (Content-Type, Cache-Control, ETag...); Content-Range and
-    // Content-Length are the answer's.
-    let j = 3;
-    for (let k = 0; k < ANSWER_FIELDS.length; k++) {
-      if ((bits & (1 << k)) === 0) continue;
-      const v = parts[j++];
-      const f = ANSWER_FIELDS[k];
-      if (k === CONTENT_RANGE || !res.hasHeader(f[0])) put(res, f[0], f[1], v);
-    }
+    putAnswerFields(res, parts, bits);
     if (length >= 0) put(res, 'content-length', 'Content-Length', length);
     if ((bits & STATIC_ANSWER_BODY) === 0) {
       // No body: HEAD, 304, an empty file.
