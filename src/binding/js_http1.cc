@@ -65,10 +65,7 @@ void JsHttp1::OnBody(Connection* c, uint32_t seq, const char* data,
     CallJs(env_, on_body_, 4, argv);
     return;
   }
-  napi_value buf = nullptr;  // stays null when the environment is stopping
-  void* out;
-  napi_create_buffer_copy(env, len, data, &out, &buf);
-  napi_value argv[3] = {ConnectionObject(env_, c), Int(env, seq), buf};
+  napi_value argv[3] = {ConnectionObject(env_, c), Int(env, seq), BufferCopy(env, data, len)};
   CallJs(env_, on_body_, 3, argv);
 }
 

@@ -79,10 +79,7 @@ void JsHttp2::OnStreamData(Http2Session* s, int32_t id, const char* data,
     CallJs(env_, on_data_, 5, argv);
     return;
   }
-  napi_value buf = nullptr;  // stays null when the environment is stopping
-  void* out;
-  napi_create_buffer_copy(env_, len, data, &out, &buf);
-  napi_value argv[3] = {SessionObject(s), Int(env_, id), buf};
+  napi_value argv[3] = {SessionObject(s), Int(env_, id), BufferCopy(env_, data, len)};
   CallJs(env_, on_data_, 3, argv);
 }
 

@@ -39,7 +39,7 @@ void Utf8(napi_env env, napi_value v, std::string* out);
 napi_value Int(napi_env env, int64_t n);
 napi_value Latin1String(napi_env env, std::string_view s);
 // A new Buffer holding a copy of [data, data + len) (data may be null when
-// len is 0).
+// len is 0); null when the environment is stopping (no Buffer can be made).
 napi_value BufferCopy(napi_env env, const char* data, size_t len);
 // [name, value, name, value, ...] of latin1 strings (headers, trailers).
 template <typename Fields>
