@@ -87,6 +87,10 @@ export interface OpenFileCacheStats {
   expirations: number;
   /** Entries or content pushed out by a bound. */
   evictions: number;
+  /** Opens begun for the cache (misses that opened the path). */
+  opens: number;
+  /** Misses that waited for another request's open of the same path instead of opening it. */
+  coalesced: number;
   entries: number;
   contentBytes: number;
   /** Descriptors held by entries (open or closing). */
@@ -134,7 +138,7 @@ export interface ServerOptions {
   joinDuplicateHeaders?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
-  /** File responses go through this thread's open-file cache: `true` for the defaults, or options. Default off. */
+  /** This thread's open-file cache. Not given (default): static mounts (`serveStatic`, the middleware) use it with the defaults; `true` or options: every file response (respondWithFile too); `false` / `null`: none. */
   openFileCache?: boolean | OpenFileCacheOptions | null;
   /** HTTP/2 settings. */
   http2?: Http2Options;

@@ -70,9 +70,11 @@ class Server extends EventEmitter {
     const h2Window = opts.native.http2StreamWindow;
     this._h2StreamWindow = h2Window === undefined ? binding.constants.H2_DEFAULT_STREAM_WINDOW : h2Window;
     // The open-file cache (lib/file_cache.js): null when off; on while
-    // listening (this._fileCache says whether file responses use it).
+    // listening. this._fileCache says who uses it: fileCache.OFF, STATIC
+    // (the default: static mounts and the serveStatic middleware) or ALL
+    // (`openFileCache: true`: every respondWithFile too).
     this._fileCacheCfg = fileCache.normalize(options.openFileCache);
-    this._fileCache = false;
+    this._fileCache = fileCache.OFF;
     // node's IncomingMessage / ServerResponse options (HTTP/1.1 requests):
     // null when not given (lib/prototype_bridge.js adoptClass).
     this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
@@ -279,7 +281,7 @@ class Server extends EventEmitter {
       this._listening = false;
       this._closing = true;
       fileCache.release(this._fileCache);
-      this._fileCache = false;
+      this._fileCache = fileCache.OFF;
       if (this._forgetCluster) this._forgetCluster();
       this[kNative].close();
     } else {

@@ -247,7 +247,7 @@ Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
     Unhold();
     return Napi::Number::New(env, kResultClosed);
   }
-  int r = s->StartPipeBody(seq, body, this);
+  int r = s->StartPipeBody(seq, body, this, body == src ? src : nullptr);
   if (r != kResultOk) Unhold();  // the listener will not be called
   return Napi::Number::New(env, r);
 }
@@ -485,6 +485,8 @@ Napi::Value JsFile::CacheStats(const Napi::CallbackInfo& info) {
   o.Set("invalidations", Napi::Number::New(env, static_cast<double>(s.invalidations)));
   o.Set("expirations", Napi::Number::New(env, static_cast<double>(s.expirations)));
   o.Set("evictions", Napi::Number::New(env, static_cast<double>(s.evictions)));
+  o.Set("opens", Napi::Number::New(env, static_cast<double>(s.opens)));
+  o.Set("coalesced", Napi::Number::New(env, static_cast<double>(s.coalesced)));
   o.Set("entries", Napi::Number::New(env, static_cast<double>(s.entries)));
   o.Set("contentBytes", Napi::Number::New(env, static_cast<double>(s.content_bytes)));
   o.Set("fds", Napi::Number::New(env, static_cast<double>(OpenFileCache::open_fds())));

@@ -128,6 +128,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
                                             o.keep_alive_timeout_buffer_ms);
   o.high_water_mark = OptionMs(opts, "highWaterMark", o.high_water_mark);
   o.max_pipelined = OptionMs(opts, "maxPipelined", o.max_pipelined);
+  if (opts.Has("sendfile")) o.sendfile = opts.Get("sendfile").ToBoolean().Value();
   for (const char* name : kLimitNames) {
     if (opts.Has(name)) SetLimit(&o, name, opts.Get(name));
   }

@@ -17,6 +17,7 @@
 
 namespace sluice {
 
+class FileSource;
 class Http1Session;
 
 // Told once how a pipe body ended. Loop thread.
@@ -46,6 +47,11 @@ class Http1PipeBody final : public PipeSink {
 
   void Start() { pipe_->Start(); }
   Pipe* pipe() { return pipe_; }
+  // Sendfile mode (the file's bytes go out with sendfile(2), the pipe is
+  // not started): `file` is the pipe's source, already in sendfile mode
+  // (FileSource::BeginSendfile). Null: the pipe path.
+  void set_sendfile(FileSource* file) { sendfile_ = file; }
+  FileSource* sendfile() const { return sendfile_; }
   // The listener, detached (it will not hear the destructor's cancel).
   PipeBodyListener* TakeListener() {
     PipeBodyListener* l = listener_;
@@ -62,6 +68,7 @@ class Http1PipeBody final : public PipeSink {
   uint32_t seq_;
   Pipe* pipe_;
   PipeBodyListener* listener_;
+  FileSource* sendfile_ = nullptr;  // owned by the pipe (its source)
 };
 
 }  // namespace sluice
