@@ -8,6 +8,7 @@
 #include "binding/js_connection.h"
 #include "binding/js_static_mount.h"
 #include "binding/wire_protocol.h"
+#include "core/http1/http1_pipe_body.h"
 #include "core/http1/http1_session.h"
 
 namespace sluice {
@@ -431,6 +432,14 @@ Napi::Value JsFile::Stats(const Napi::CallbackInfo& info) {
   o.Set("sources", Napi::Number::New(info.Env(), static_cast<double>(FileSource::live_count())));
   o.Set("buffersOutstanding", Napi::Number::New(info.Env(),
         static_cast<double>(PipeBufferPool::ForThisThread()->outstanding())));
+  const SendfileStats& sf = ThreadSendfileStats();
+  Napi::Object s = Napi::Object::New(info.Env());
+  s.Set("bodies", Napi::Number::New(info.Env(), static_cast<double>(sf.bodies)));
+  s.Set("calls", Napi::Number::New(info.Env(), static_cast<double>(sf.calls)));
+  s.Set("bytes", Napi::Number::New(info.Env(), static_cast<double>(sf.bytes)));
+  s.Set("waits", Napi::Number::New(info.Env(), static_cast<double>(sf.waits)));
+  s.Set("fallbacks", Napi::Number::New(info.Env(), static_cast<double>(sf.fallbacks)));
+  o.Set("sendfile", s);
   return o;
 }
 

@@ -77,6 +77,8 @@ constexpr size_t kPipeBacklog = 2 * PipeBufferPool::kDefaultBufferSize;
 constexpr uint64_t kSendfileChunk = 1024 * 1024;
 constexpr uint64_t kSendfileProbeStride = 512 * 1024;
 
+thread_local SendfileStats t_sendfile;
+
 #ifdef __linux__
 // Whether the pages holding [pos, pos + len) of `fd` look resident: one
 // byte read with RWF_NOWAIT at each stride and at the last byte. EAGAIN:
@@ -99,6 +101,8 @@ bool PagesResident(int fd, uint64_t pos, uint64_t len) {
 }
 #endif
 }  // namespace
+
+const SendfileStats& ThreadSendfileStats() { return t_sendfile; }
 
 Http1PipeBody::Http1PipeBody(Http1Session* session, uint32_t seq,
                              PipeSource* source, PipeBodyListener* listener)
@@ -155,6 +159,7 @@ int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
       file->remaining() > 0 && conn_->socket_fd() >= 0 &&
       file->BeginSendfile()) {
     r->pipe_body->set_sendfile(file);
+    t_sendfile.bodies++;
   }
 #endif
   // Start may report a synchronous failure (OnPipeError), which destroys
@@ -240,6 +245,7 @@ void Http1Session::PumpFrontPipe() {
         return;
       }
       if (step == kSendfileRead) {
+        t_sendfile.fallbacks++;
         // Pages not resident: the rest through the pipe (threadpool reads).
         body->sendfile()->EndSendfile();
         body->set_sendfile(nullptr);
@@ -324,6 +330,8 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
     if (n > 0) {
       f->Advance(static_cast<uint64_t>(n));
       conn_->CountDirectWrite(static_cast<size_t>(n));
+      t_sendfile.calls++;
+      t_sendfile.bytes += static_cast<uint64_t>(n);
       continue;
     }
     if (n == 0) {
@@ -332,6 +340,7 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      t_sendfile.waits++;
       int e = conn_->WaitWritable();
       if (e != 0) {
         *err = e;

@@ -33,6 +33,16 @@ class PipeBodyListener {
   virtual void OnPipeBodyDone(int status) = 0;
 };
 
+// This thread's sendfile counters (tests and benchmarks: NativeFile.stats()).
+struct SendfileStats {
+  uint64_t bodies = 0;     // bodies sent in sendfile mode (started)
+  uint64_t calls = 0;      // sendfile(2) calls that sent bytes
+  uint64_t bytes = 0;      // bytes sent by them
+  uint64_t waits = 0;      // EAGAIN: waited for the socket to be writable
+  uint64_t fallbacks = 0;  // pages not resident: the rest read on the threadpool
+};
+const SendfileStats& ThreadSendfileStats();
+
 class Http1PipeBody final : public PipeSink {
  public:
   // Takes `source` (a Pipe is built around it). `listener` may be null.
