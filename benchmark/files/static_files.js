@@ -46,9 +46,9 @@ function variants(proto) {
     { label: 'sluice respondWithFile', impl: 'sluice', args: ['--cache', 'off'] },
     { label: 'sluice respondWithFile + openFileCache', impl: 'sluice', args: ['--cache', 'on'] },
     { label: 'sluice serveStatic (default options)', impl: 'sluice', args: ['--mode', 'static'] },
-    { label: 'sluice serveStatic, openFileCache: false', impl: 'sluice', args: ['--mode', 'static', '--cache', 'off'] },
+    { label: 'sluice serveStatic openFileCache: false', impl: 'sluice', args: ['--mode', 'static', '--cache', 'off'] },
     ...(proto === 'h2' ? [] :
-      [{ label: 'sluice serveStatic, sendfile: false', impl: 'sluice', args: ['--mode', 'static', '--sendfile', 'off'] }]),
+      [{ label: 'sluice serveStatic sendfile: false', impl: 'sluice', args: ['--mode', 'static', '--sendfile', 'off'] }]),
     { label: 'sluice serveStatic middleware (Express)', impl: 'sluice', args: ['--mode', 'express'] },
     { label: 'sluice serveStatic middleware + setHeaders (Express)', impl: 'sluice',
       args: ['--mode', 'express', '--set-headers', 'on'] },
