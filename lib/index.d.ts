@@ -136,6 +136,8 @@ export interface ServerOptions {
   requireHostHeader?: boolean;
   /** As node: repeated request fields whose duplicates are otherwise dropped (Authorization, ...) are joined with ', '. */
   joinDuplicateHeaders?: boolean;
+  /** As node: lenient HTTP/1.1 parsing for legacy clients (docs/compat.md); unset takes --insecure-http-parser. */
+  insecureHTTPParser?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
   /** This thread's open-file cache. Not given (default): static mounts (`serveStatic`, the middleware) use it with the defaults; `true` or options: every file response (respondWithFile too); `false` / `null`: none. */
@@ -477,6 +479,8 @@ export declare class Server extends EventEmitter {
   timeout: number;
   requireHostHeader: boolean;
   joinDuplicateHeaders: boolean | undefined;
+  /** The insecureHTTPParser option as given. */
+  insecureHTTPParser: boolean | undefined;
   /** As node: false aborts the requests in flight at a client's FIN; true lets their responses finish. */
   httpAllowHalfOpen: boolean;
   requestBufferAllocator: RequestBufferAllocator | null;
