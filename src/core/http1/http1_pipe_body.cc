@@ -27,8 +27,9 @@
 //      socket past the Writer, so the head, the first bytes and any
 //      earlier pipelined response must all be in the kernel first;
 //   3. probes that the next pages are in the page cache with
-//      preadv2(RWF_NOWAIT) of one byte every kSendfileProbeStride bytes
-//      and at the chunk's last byte (EAGAIN: a page would need disk I/O),
+//      preadv2(RWF_NOWAIT) of one byte at every kSendfileProbeStride step,
+//      the final step moved to the chunk's last byte (EAGAIN: a page would
+//      need disk I/O),
 //      then calls sendfile(2) on the non-blocking socket for up to
 //      kSendfileChunk bytes; the kernel takes what fits in the socket
 //      buffer. On EAGAIN the connection waits for writability
