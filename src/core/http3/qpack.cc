@@ -114,11 +114,11 @@ constexpr StaticEntry kStatic[kQpackStaticTableSize] = {
 };
 
 // The encoder's lookup: for each name, its first index and every index
-// with that name (at most 9: :status), built once.
+// with that name (at most 14: :status), built once.
 struct NameEntries {
   uint8_t first;
   uint8_t count = 0;
-  uint8_t index[12];
+  uint8_t index[16];
 };
 const std::unordered_map<std::string_view, NameEntries>& StaticByName() {
   static const auto* map = [] {
@@ -126,7 +126,8 @@ const std::unordered_map<std::string_view, NameEntries>& StaticByName() {
     for (size_t i = 0; i < kQpackStaticTableSize; i++) {
       auto [it, fresh] = m->try_emplace(kStatic[i].name);
       if (fresh) it->second.first = static_cast<uint8_t>(i);
-      it->second.index[it->second.count++] = static_cast<uint8_t>(i);
+      if (it->second.count < sizeof(it->second.index))
+        it->second.index[it->second.count++] = static_cast<uint8_t>(i);
     }
     return m;
   }();

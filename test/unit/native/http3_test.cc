@@ -328,6 +328,24 @@ void TestQpack() {
     CHECK(e == std::string("\0\0\x51", 3) + static_cast<char>(0x80 | h.size()) + h,
           "B.1 field with Huffman: %s", ToHex(e).c_str());
   }
+  // Every static entry encodes as its own one- or two-byte indexed line,
+  // and with another value as a name reference to the name's first entry.
+  for (size_t i = 0; i < kQpackStaticTableSize; i++) {
+    HeaderField h{QpackStaticEntry(i).name, QpackStaticEntry(i).value};
+    std::string e, want = std::string("\0\0", 2);
+    EncodeFieldSection(&h, 1, &e);
+    AppendPrefixInt(&want, 0xc0, 6, i);
+    CHECK(e == want, "static entry %zu: %s", i, ToHex(e).c_str());
+    size_t first = 0;
+    while (std::string(QpackStaticEntry(first).name) != h.name) first++;
+    h.value = "zz";
+    e.clear();
+    want = std::string("\0\0", 2);
+    AppendPrefixInt(&want, 0x50, 4, first);
+    want += "\x02zz";
+    EncodeFieldSection(&h, 1, &e);
+    CHECK(e == want, "static name %zu: %s", i, ToHex(e).c_str());
+  }
   // Random round trips, long values (multi-byte integers) included.
   for (int r = 0; r < 500; r++) {
     std::vector<HeaderField> in(rng() % 12);
