@@ -2,12 +2,12 @@
 
 // [sluice-only] Native unit test of the HTTP/3 core (src/core/http3/:
 // varints, Huffman, QPACK with the static table, the dynamic-table QPACK
-// decoder, SETTINGS, the frame reader and the control / request stream
-// rules), which has no QUIC, TLS, libuv or N-API: builds
-// test/unit/native/http3_test.cc with the system C++ compiler (-Wall
-// -Wextra -Werror, ASan + UBSan) and runs it. RFC 9000, 7541 and 9204
-// vectors, every error path, every split of each stream input, encode →
-// decode round trips.
+// decoder, SETTINGS, the frame reader, the control / request stream rules
+// and the request message rules), which has no QUIC, TLS, libuv or
+// N-API: builds test/unit/native/http3_test.cc with the system C++
+// compiler (-Wall -Wextra -Werror, ASan + UBSan) and runs it. RFC 9000,
+// 7541 and 9204 vectors, every error path, every split of each stream
+// input, encode → decode round trips.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -37,6 +37,7 @@ describe('HTTP/3 framing and QPACK (native unit)', function () {
         src('src/core/http3/huffman.cc'),
         src('src/core/http3/qpack.cc'),
         src('src/core/http3/qpack_decoder.cc'),
+        src('src/core/http3/message.cc'),
         '-o', exe,
       ], { stdio: ['ignore', 'pipe', 'pipe'] });
       // LD_PRELOAD from an ASan run of the suite must not leak into it.
