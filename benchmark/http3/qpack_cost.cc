@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
     Inflate(inf, hreq);
     for (long i = 0; i < n; i++) sink += Inflate(inf, again);
     nghttp2_hd_inflate_del(inf);
+    std::printf("later HPACK block: %zu bytes\n", again.size());
   } else if (!std::strcmp(mode, "hpack-inflate-fresh")) {
     for (long i = 0; i < n; i++) {
       nghttp2_hd_inflater* inf;
