@@ -339,3 +339,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (run(param, whole) != run(param, cut)) Fail("transcript depends on the read boundaries");
   return 0;
 }
+
+#ifdef SLUICE_FUZZ_REPLAY_MAIN
+// Without libFuzzer (test/unit/http3_core.test.js): runs each file named
+// on the command line through the harness once, so the corpus, crash
+// inputs included, is replayed with every check above in npm test.
+#include <fstream>
+#include <iterator>
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::ifstream f(argv[i], std::ios::binary);
+    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
+    LLVMFuzzerTestOneInput(data.data(), data.size());
+  }
+  std::printf("fuzz_http3 replay: %d inputs, ok\n", argc - 1);
+  return 0;
+}
+#endif
