@@ -12,9 +12,9 @@ const { EventEmitter } = require('events');
 const { createHash } = require('crypto');
 const { STATUS_CODES } = require('http');
 
-const binding = require('../binding');
-const { codedError, codedTypeError } = require('../errors');
-const { kConn, kConnState } = require('../symbols');
+const binding = require('../common/binding');
+const { codedError, codedTypeError } = require('../common/errors');
+const { kConn, kConnState } = require('../common/symbols');
 const { WebSocket, kConn: kWsConn } = require('./websocket');
 const { kWebSocket } = require('./native_events');
 const permessageDeflate = require('./permessage_deflate');
