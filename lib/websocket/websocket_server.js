@@ -346,7 +346,7 @@ class WebSocketServer extends EventEmitter {
     const ws = new WebSocket(conn, this, protocol, extensions);
     conn[kWebSocket] = ws;
     // Drain and close reach the WebSocket through the connection state's
-    // tunnel slot (lib/http1_server.js onDrain / onClose).
+    // tunnel slot (lib/http1/session.js onDrain / onClose).
     const st = conn[kConnState];
     if (st !== undefined) {
       st.tunnel = {
