@@ -14,6 +14,7 @@ const binding = require('../common/binding');
 const http1Session = require('../http1/session');
 const { BodyMemory } = require('../http1/body_memory');
 const http2Session = require('../http2/session');
+const wsEvents = require('../websocket/native_events');
 const compression = require('../compress/compression');
 const staticFiles = require('../files/static_mount');
 const fileCache = require('../files/open_file_cache');
@@ -90,6 +91,7 @@ class Server extends EventEmitter {
     this._nativeCallbacks = {
       ...http1Session.callbacks(this, this._bodyMemory),
       ...http2Session.callbacks(this),
+      ...wsEvents.callbacks,
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
       ...this._tlsCallbacks(),
