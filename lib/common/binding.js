@@ -13,7 +13,7 @@ const path = require('path');
 
 function addonFile() {
   if (process.env.SLUICE_ADDON) return process.env.SLUICE_ADDON;
-  const root = path.join(__dirname, '..');
+  const root = path.join(__dirname, '..', '..');
   const local = path.join(root, 'build', 'Release', 'sluice.node');
   if (fs.existsSync(local)) return local;
   return require('node-gyp-build').resolve(root);
