@@ -62,6 +62,7 @@
         "src/core/compress/worker_priority.cc",
         "src/core/compress/compress_gate.cc",
         "src/core/compress/brotli_alloc.cc",
+        "src/core/common/glibc_baseline.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
@@ -95,6 +96,12 @@
       "ldflags": [ "-Wl,--exclude-libs,ALL", "-Wl,-z,now",
                    "-Wl,--version-script=<(module_root_dir)/src/binding/exports.map" ],
       "conditions": [
+        # Every translation unit starts with glibc_baseline.h: the addon's
+        # glibc and libstdc++ imports stay at the 2.28 / GLIBCXX_3.4.25
+        # baseline whatever the build machine has (docs/install.md).
+        [ "OS=='linux'", {
+          "cflags": [ "-include", "core/common/glibc_baseline.h" ]
+        } ],
         [ "sluice_asan==1", {
           "cflags": [ "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],
           "defines": [ "SLUICE_ASAN_BUILD=1" ],
