@@ -8,7 +8,7 @@
 //            run (docs/install.md has the table).
 //   prebuild the package carries a binary for this platform-arch-libc
 //            (prebuilds/linux-x64/, prebuilds/linux-arm64/; built by
-//            scripts/prebuild.sh with llhttp compiled in) and it loads
+//            src/prebuild.sh with llhttp compiled in) and it loads
 //            here: nothing is compiled, nothing else is needed.
 //   source   everything else on Linux (another arch, glibc older than the
 //            prebuilds' 2.28 baseline, a prebuild that does not load) and

@@ -10,7 +10,7 @@
 # `files` in package.json puts it in the tarball). Needs what `npm run build`
 # needs (node-llhttp, libnghttp2-dev, libbrotli-dev: compiled in here, so
 # users need none of them) plus the cross toolchain for arm64.
-# Usage: scripts/prebuild.sh [x64] [arm64]   (default: both)
+# Usage: src/prebuild.sh [x64] [arm64]   (default: both)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 arches=("$@")
