@@ -15,6 +15,9 @@
         "src/core/net/connection.cc",
         "src/core/net/read_buffers.cc",
         "src/core/net/tunnel_session.cc",
+        "src/core/websocket/ws_frame_parser.cc",
+        "src/core/websocket/ws_session.cc",
+        "src/core/websocket/ws_hub.cc",
         "src/core/net/tls_context.cc",
         "src/core/net/tls_channel.cc",
         "src/core/http1/http1_parser.cc",
@@ -63,7 +66,8 @@
         "src/binding/js_file.cc",
         "src/binding/js_static_mount.cc",
         "src/binding/js_compress.cc",
-        "src/binding/js_tls.cc"
+        "src/binding/js_tls.cc",
+        "src/binding/js_websocket.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

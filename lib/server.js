@@ -13,6 +13,7 @@ const { STATUS_CODES } = require('http');
 const binding = require('./binding');
 const http1Server = require('./http1_server');
 const http2Server = require('./http2_server');
+const wsEvents = require('./websocket/native_events');
 const compression = require('./compression');
 const staticFiles = require('./static_files');
 const fileCache = require('./file_cache');
@@ -84,6 +85,7 @@ class Server extends EventEmitter {
     this._nativeCallbacks = {
       ...http1Server.callbacks(this, this._bodyMemory),
       ...http2Server.callbacks(this),
+      ...wsEvents.callbacks,
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
       ...this._tlsCallbacks(),

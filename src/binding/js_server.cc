@@ -140,6 +140,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
       OptionMs(opts, "http2ConnectionWindow", o.http2_connection_window);
   http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
+  if (JsWebSocket::Wanted(cbs)) ws_.reset(new JsWebSocket(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   if (opts.Has("noDelay")) o.no_delay = opts.Get("noDelay").ToBoolean().Value();
   o.tcp_keep_alive = opts.Get("tcpKeepAlive").ToBoolean().Value();
@@ -447,6 +448,8 @@ void JsServer::OnDrain(Connection* c) {
 Http1Delegate* JsServer::http1() { return http1_.get(); }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }
+
+WsDelegate* JsServer::websocket() { return ws_.get(); }
 
 void JsServer::OnSecureConnection(Connection* c) {
   if (on_secure_.IsEmpty()) return;

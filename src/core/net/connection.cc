@@ -382,7 +382,7 @@ void Connection::FailTls() {
 }
 
 void Connection::ReplaceSession(Session* s) {
-  retired_session_ = std::move(session_);
+  retired_sessions_.push_back(std::move(session_));
   session_.reset(s);
 }
 

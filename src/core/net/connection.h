@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/common/loop_tracked.h"
 #include "core/net/protocol_detect.h"
@@ -27,7 +28,9 @@ enum DeadlineKind {
   kDeadlineKeepAlive = 2, // keepAliveTimeout
   kDeadlineLinger = 3,    // closing: stop waiting for the peer's EOF
   kDeadlineHandshake = 4, // TLS: handshakeTimeout (the connection's own)
-  kDeadlineCount = 5,
+  kDeadlineWsIdle = 5,    // WebSocket: silent peer (ping, then close)
+  kDeadlineWsClose = 6,   // WebSocket: close frame sent, peer's not come
+  kDeadlineCount = 7,
 };
 
 class Connection final : private WriterClient {
@@ -177,9 +180,12 @@ class Connection final : private WriterClient {
   std::unique_ptr<Session> session_;
   // Declared after writer_ (its wire queue), destroyed before it.
   std::unique_ptr<TlsChannel> tls_;
-  std::unique_ptr<Session> retired_session_;  // see ReplaceSession
+  // Sessions replaced by ReplaceSession, possibly still on the stack (an
+  // HTTP/1.1 session that became a tunnel that became a WebSocket in the
+  // same read): freed with the connection.
+  std::vector<std::unique_ptr<Session>> retired_sessions_;
   uv_shutdown_t shutdown_req_;
-  uint64_t deadlines_[kDeadlineCount] = {0, 0, 0, 0};
+  uint64_t deadlines_[kDeadlineCount] = {};
   int pause_mask_ = 0;
   bool reading_ = false;
   bool closing_ = false;     // uv_close called
