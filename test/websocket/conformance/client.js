@@ -448,4 +448,4 @@ async function openH2(target, opts) {
   });
 }
 
-module.exports = { OP, encodeFrame, parseExtensions, checkDeflateAnswer, open, closeSessions, Conn };
+module.exports = { OP, encodeFrame, parseExtensions, checkDeflateAnswer, open, h2Session, closeSessions, Conn };

@@ -5,7 +5,7 @@
 // INFORMATIONAL (the RFC leaves it open; reported, never a failure), or
 // FAILED (with the reason). See cases.js for what each case expects.
 
-const { open, parseExtensions, checkDeflateAnswer } = require('./client');
+const { open, parseExtensions, checkDeflateAnswer, h2Session } = require('./client');
 const { PROBE } = require('./cases');
 
 const OK = 'OK';
@@ -143,6 +143,10 @@ function judge(kase, c, notes, done) {
 // Runs `cases` against `target` with `concurrency` connections at a time
 // (cases marked big run alone). Resolves the results in case order.
 async function runAll(target, cases, { concurrency = 4, timeout, onResult } = {}) {
+  // RFC 8441 targets: one session first; a server without
+  // SETTINGS_ENABLE_CONNECT_PROTOCOL rejects here (code NO_RFC8441),
+  // before any case runs.
+  if (target.mode === 'h2' || target.mode === 'h2c') await h2Session(target, timeout || 15000);
   const results = new Array(cases.length);
   const small = [];
   const big = [];
