@@ -18,6 +18,7 @@
         "src/core/websocket/ws_frame_parser.cc",
         "src/core/websocket/ws_session.cc",
         "src/core/websocket/ws_hub.cc",
+        "src/core/websocket/ws_deflate.cc",
         "src/core/net/tls_context.cc",
         "src/core/net/tls_channel.cc",
         "src/core/http1/http1_parser.cc",

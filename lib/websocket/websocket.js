@@ -149,7 +149,11 @@ class WebSocket extends EventEmitter {
     }
     const binary = options && options.binary !== undefined ? !!options.binary : typeof data !== 'string';
     const fin = !(options && options.fin === false);
-    const r = this[kConn].wsSend(data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, fin);
+    // As ws: compressed unless options.compress is false (when
+    // permessage-deflate was negotiated and the message reaches the
+    // threshold; decided natively).
+    const compress = !(options && options.compress === false);
+    const r = this[kConn].wsSend(data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, fin, compress);
     this._settle(r, cb);
     return r;
   }

@@ -17,6 +17,7 @@ const { codedError, codedTypeError } = require('../errors');
 const { kConn, kConnState } = require('../symbols');
 const { WebSocket, kConn: kWsConn } = require('./websocket');
 const { kWebSocket } = require('./native_events');
+const permessageDeflate = require('./permessage_deflate');
 
 const { WS_OPCODE_TEXT, WS_OPCODE_BINARY } = binding.constants;
 
@@ -260,9 +261,20 @@ class WebSocketServer extends EventEmitter {
         return;
       }
     }
-    // permessage-deflate is not offered back (docs/websocket.md): the
-    // extension header of the request is read by nobody, as RFC 7692
-    // lets a server decline.
+    // permessage-deflate: accepted as ws accepts it, compressed natively.
+    let deflate = null;
+    const secWebSocketExtensions = req.headers['sec-websocket-extensions'];
+    if (this.options.perMessageDeflate && secWebSocketExtensions !== undefined) {
+      try {
+        const offers = permessageDeflate.parseExtensions(secWebSocketExtensions);
+        if (offers['permessage-deflate']) {
+          deflate = permessageDeflate.accept(this.options.perMessageDeflate, offers['permessage-deflate']);
+        }
+      } catch {
+        abortOrClientError(this, req, socket, 400, 'Invalid or unacceptable Sec-WebSocket-Extensions header');
+        return;
+      }
+    }
     const verifyClient = this.options.verifyClient;
     if (verifyClient) {
       const info = {
@@ -276,7 +288,7 @@ class WebSocketServer extends EventEmitter {
             abortHandshake(socket, code || 401, message, headers);
             return;
           }
-          this.completeUpgrade('', key, protocols, req, socket, head, cb);
+          this.completeUpgrade(deflate, key, protocols, req, socket, head, cb);
         });
         return;
       }
@@ -285,10 +297,11 @@ class WebSocketServer extends EventEmitter {
         return;
       }
     }
-    this.completeUpgrade('', key, protocols, req, socket, head, cb);
+    this.completeUpgrade(deflate, key, protocols, req, socket, head, cb);
   }
 
-  completeUpgrade(extensions, key, protocols, req, socket, head, cb) {
+  // deflate: the accepted permessage-deflate parameters, or null.
+  completeUpgrade(deflate, key, protocols, req, socket, head, cb) {
     if (!socket.readable || !socket.writable) {
       socket.destroy();
       return;
@@ -316,10 +329,17 @@ class WebSocketServer extends EventEmitter {
       if (protocol) headers.push(`Sec-WebSocket-Protocol: ${protocol}`);
       else protocol = '';
     }
+    let config = this._config;
+    let extensions = '';
+    if (deflate) {
+      headers.push(`Sec-WebSocket-Extensions: ${permessageDeflate.format(deflate)}`);
+      config = { ...config, deflate: permessageDeflate.nativeConfig(this.options.perMessageDeflate, deflate) };
+      extensions = 'permessage-deflate';
+    }
     this.emit('headers', headers, req);
     const pending = socket._takeOver();
     socket.removeListener('error', socketOnError);
-    if (conn.wsAccept(headers.join('\r\n') + '\r\n\r\n', this._config, this._hub) !== 0) {
+    if (conn.wsAccept(headers.join('\r\n') + '\r\n\r\n', config, this._hub) !== 0) {
       socket.destroy();
       return;
     }

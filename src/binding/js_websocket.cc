@@ -164,6 +164,25 @@ Napi::Value JsConnection::WsAccept(const Napi::CallbackInfo& info) {
   cfg.close_timeout_ms = static_cast<uint32_t>(num("closeTimeout", 30000));
   const double mb = num("maxBackpressure", 0);
   cfg.max_backpressure = mb > 0 && mb < 9007199254740992.0 ? static_cast<size_t>(mb) : 0;
+  // permessage-deflate as lib/ negotiated it (an object), or absent.
+  Napi::Value pmd = o.Get("deflate");
+  if (pmd.IsObject()) {
+    Napi::Object d = pmd.As<Napi::Object>();
+    auto dnum = [&](const char* name, double dflt) {
+      Napi::Value v = d.Get(name);
+      return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
+    };
+    WsDeflateConfig& dc = cfg.deflate;
+    dc.enabled = true;
+    dc.server_no_context_takeover = d.Get("serverNoContextTakeover").ToBoolean().Value();
+    dc.client_no_context_takeover = d.Get("clientNoContextTakeover").ToBoolean().Value();
+    dc.server_max_window_bits = static_cast<int>(dnum("serverMaxWindowBits", 15));
+    dc.client_max_window_bits = static_cast<int>(dnum("clientMaxWindowBits", 15));
+    dc.level = static_cast<int>(dnum("level", 1));
+    dc.mem_level = static_cast<int>(dnum("memLevel", 8));
+    dc.threshold = static_cast<size_t>(dnum("threshold", 1024));
+    cfg.parser.rsv1_allowed = true;
+  }
   std::string head;
   Latin1(env, info[0], &head);
   c->writer().queue().Append(head.data(), head.size());
@@ -193,7 +212,7 @@ Napi::Value JsConnection::WsFeed(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// wsSend(data, opcode, fin) -> WsSendResult
+// wsSend(data, opcode, fin, compress) -> WsSendResult
 Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   WebSocketSession* s = ws();
@@ -203,6 +222,14 @@ Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) {
   const uint8_t opcode = static_cast<uint8_t>(info[1].As<Napi::Number>().Uint32Value());
   const bool fin = info[2].ToBoolean().Value();
   if (WsIsControl(opcode) && body.len > kWsMaxControlPayload) return IntV(env, kResultBadBody);
+  if (!WsIsControl(opcode) &&
+      s->WantsCompression(body.len, fin, info[3].ToBoolean().Value())) {
+    if (!body.is_string) return IntV(env, s->SendCompressed(opcode, body.data, body.len));
+    std::string text(body.len + 1, '\0');
+    size_t written = 0;
+    napi_get_value_string_utf8(env, body.value, &text[0], body.len + 1, &written);
+    return IntV(env, s->SendCompressed(opcode, text.data(), written));
+  }
   int result = 0;
   OutputQueue* q = s->BeginSend(opcode, body.len, fin, &result);
   if (!q) return IntV(env, result);

@@ -18,6 +18,7 @@ WebSocketSession::WebSocketSession(Connection* conn, const WsConfig& config,
     : conn_(conn),
       config_(config),
       parser_(this, config.parser),
+      deflate_(config.deflate.enabled ? new WsDeflate(config.deflate) : nullptr),
       hub_(std::move(hub)) {}
 
 WebSocketSession::~WebSocketSession() {
@@ -133,6 +134,31 @@ int WebSocketSession::Send(uint8_t opcode, const char* data, size_t len, bool fi
   return EndSend();
 }
 
+bool WebSocketSession::WantsCompression(size_t len, bool fin, bool compress) const {
+  return deflate_ != nullptr && compress && fin && !fragmenting_ &&
+         len >= config_.deflate.threshold;
+}
+
+int WebSocketSession::SendCompressed(uint8_t opcode, const char* data, size_t len) {
+  if (!open() || conn_->closing()) return kWsNotOpen;
+  if (config_.max_backpressure != 0 &&
+      conn_->writer().Backlog() > config_.max_backpressure) {
+    return kWsDropped;
+  }
+  if (!deflate_->Deflate(data, len, &deflated_)) return Send(opcode, data, len, true);
+  OutputQueue& q = conn_->writer().queue();
+  char* h = q.Reserve(kWsMaxServerHeader);
+  q.Commit(WsWriteHeader(h, true, true, opcode, deflated_.size()));
+  if (deflated_.size() < kCopyBelow) {
+    q.Append(deflated_.data(), deflated_.size());
+  } else {
+    // The queue owns the deflated bytes (moved out, no copy).
+    q.AppendOwned(std::move(deflated_));
+    deflated_ = std::string();
+  }
+  return EndSend();
+}
+
 int WebSocketSession::SendFrame(const char* frame, size_t len, ExternalRef* ref,
                                 void (*retain)(ExternalRef*)) {
   if (!open() || conn_->closing()) return kWsNotOpen;
@@ -199,11 +225,25 @@ void WebSocketSession::FailConnection(int code, const char* message) {
 bool WebSocketSession::OnWsMessage(bool binary, bool compressed,
                                    const char* data, size_t len) {
   if (compressed) {
-    // permessage-deflate is not negotiated by this server (the parser
-    // refuses RSV1 without it), so a compressed message cannot arrive.
-    return true;
+    // RSV1 passes the parser only when permessage-deflate was negotiated.
+    // Inflation stops at maxPayload: a bomb costs at most that much.
+    const int err = deflate_ ? deflate_->Inflate(data, len, parser_.max_payload(), &inflated_)
+                             : static_cast<int>(kWsCloseProtocolError);
+    if (err != 0) {
+      FailConnection(err, err == kWsCloseTooBig ? "Max payload size exceeded"
+                                                : "Invalid compressed data");
+      return false;
+    }
+    if (!binary && !config_.parser.skip_utf8 &&
+        !Utf8Validator::Valid(inflated_.data(), inflated_.size())) {
+      FailConnection(kWsCloseInvalidData, "Invalid UTF-8 sequence");
+      return false;
+    }
+    data = inflated_.data();
+    len = inflated_.size();
   }
   if (WsDelegate* d = delegate()) d->OnWsMessage(conn_, binary, data, len);
+  if (inflated_.capacity() > 65536) std::string().swap(inflated_);
   return !conn_->destroyed() && !failed_;
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/net/session.h"
+#include "core/websocket/ws_deflate.h"
 #include "core/websocket/ws_frame_parser.h"
 
 namespace sluice {
@@ -51,6 +52,7 @@ struct WsConfig {
   uint32_t idle_timeout_ms = 0;      // 0: none
   uint32_t close_timeout_ms = 30000;
   size_t max_backpressure = 0;       // 0: unbounded
+  WsDeflateConfig deflate;           // permessage-deflate, when negotiated
 };
 
 class WebSocketSession final : public Session, private WsParserListener {
@@ -84,6 +86,13 @@ class WebSocketSession final : public Session, private WsParserListener {
   int EndSend();
   // Send of bytes the session may copy (control frames, small messages).
   int Send(uint8_t opcode, const char* data, size_t len, bool fin);
+  // True when a data message of `len` bytes is to be compressed: deflate
+  // negotiated, a whole message (fin, none of ours fragmented), at least
+  // the threshold, and the sender asked (`compress`).
+  bool WantsCompression(size_t len, bool fin, bool compress) const;
+  // Sends one whole data message compressed (RSV1), deflated here; falls
+  // back to plain when zlib fails.
+  int SendCompressed(uint8_t opcode, const char* data, size_t len);
   // A frame built once for many sessions (pub/sub): [data, len) is a whole
   // frame; large frames are referenced (ref retained by the caller per
   // use: Retain is called once per queueing), small ones copied.
@@ -118,6 +127,9 @@ class WebSocketSession final : public Session, private WsParserListener {
   Connection* conn_;
   WsConfig config_;
   WsFrameParser parser_;
+  std::unique_ptr<WsDeflate> deflate_;  // null unless negotiated
+  std::string inflated_;                // a compressed message, inflated
+  std::string deflated_;                // a message being sent, deflated
   std::shared_ptr<WsHub> hub_;
   std::vector<std::string> topics_;
   bool close_sent_ = false;
