@@ -2,7 +2,7 @@
 
 // The NativeServer callbacks of WebSocket connections (src/binding/
 // js_websocket.h): each finds the connection's WebSocket and hands it the
-// event. lib/server.js adds them to the server's callbacks; drain and
+// event. lib/server/server.js adds them to the server's callbacks; drain and
 // close reach the WebSocket through the connection state's tunnel slot
 // (websocket_server.js, takeOver).
 

@@ -10,8 +10,8 @@
 
 const { EventEmitter } = require('events');
 
-const binding = require('../binding');
-const { codedError } = require('../errors');
+const binding = require('../common/binding');
+const { codedError } = require('../common/errors');
 
 const {
   WS_SENT, WS_BUFFERED, WS_DROPPED, WS_NOT_OPEN,

@@ -12,9 +12,9 @@ const { EventEmitter } = require('events');
 const { createHash } = require('crypto');
 const { STATUS_CODES } = require('http');
 
-const binding = require('../binding');
-const { codedError, codedTypeError } = require('../errors');
-const { kConn, kConnState } = require('../symbols');
+const binding = require('../common/binding');
+const { codedError, codedTypeError } = require('../common/errors');
+const { kConn, kConnState } = require('../common/symbols');
 const { WebSocket, kConn: kWsConn } = require('./websocket');
 const { kWebSocket } = require('./native_events');
 const permessageDeflate = require('./permessage_deflate');
@@ -346,7 +346,7 @@ class WebSocketServer extends EventEmitter {
     const ws = new WebSocket(conn, this, protocol, extensions);
     conn[kWebSocket] = ws;
     // Drain and close reach the WebSocket through the connection state's
-    // tunnel slot (lib/http1_server.js onDrain / onClose).
+    // tunnel slot (lib/http1/session.js onDrain / onClose).
     const st = conn[kConnState];
     if (st !== undefined) {
       st.tunnel = {

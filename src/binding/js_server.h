@@ -105,7 +105,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   std::unique_ptr<JsHttp2> http2_;
   // WebSocket events (js_websocket.cc); null when lib/ gave no onWsMessage.
   std::unique_ptr<JsWebSocket> ws_;
-  // The callbacks lib/server.js passes (new NativeServer(options, callbacks)).
+  // The callbacks lib/server/server.js passes (new NativeServer(options, callbacks)).
 #define SLUICE_SERVER_CALLBACKS(V)      \
   V(on_drain_, "onDrain")               \
   V(on_close_, "onClose")               \

@@ -11,7 +11,7 @@ const {
 } = require('./helpers');
 
 const { WS_SENT, WS_BUFFERED, WS_DROPPED, WS_NOT_OPEN } = common.isSluice ?
-  require('../../lib/binding').constants : {};
+  common.libInternal('common/binding').constants : {};
 
 (common.isSluice ? describe : describe.skip)('[sluice-only] WebSocket pub/sub and backpressure', function () {
   this.timeout(30000);
