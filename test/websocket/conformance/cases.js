@@ -25,7 +25,7 @@
 // text, binary as binary), answers pings, and has maxPayload = MAX_PAYLOAD.
 
 const crypto = require('node:crypto');
-const { OP } = require('./client');
+const { OP, encodeFrame } = require('./client');
 
 const MAX_PAYLOAD = 32 * 1024 * 1024;
 const PROBE = Buffer.from('probe');
@@ -81,7 +81,7 @@ async function sendMessage(c, opcode, data, opts = {}) {
     const part = payload.subarray(at, at + n);
     at += part.length;
     const fin = at >= payload.length;
-    frames.push(require('./client').encodeFrame(first ? opcode : OP.CONT, part, { fin, rsv: first ? rsv1 : 0 }));
+    frames.push(encodeFrame(first ? opcode : OP.CONT, part, { fin, rsv: first ? rsv1 : 0 }));
     first = false;
     if (fin) break;
   }
@@ -111,7 +111,7 @@ async function probe(c, ctx, what) {
 function build({ full = false } = {}) {
   const cases = [];
   const add = (id, title, def) => cases.push({ id, group: id.split('.')[0], title, ...def });
-  const enc = require('./client').encodeFrame;
+  const enc = encodeFrame;
 
   // ---- 1 framing --------------------------------------------------------
   const sizes = [0, 1, 125, 126, 127, 128, 65535, 65536, 65537, 1 << 20, 16 << 20];
