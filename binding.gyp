@@ -52,6 +52,9 @@
         "src/core/compress/worker_priority.cc",
         "src/core/compress/compress_gate.cc",
         "src/core/compress/brotli_alloc.cc",
+        "src/core/quic/quic_symbols.cc",
+        "src/core/quic/quic_endpoint.cc",
+        "src/core/http3/http3_session.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
@@ -63,7 +66,8 @@
         "src/binding/js_file.cc",
         "src/binding/js_static_mount.cc",
         "src/binding/js_compress.cc",
-        "src/binding/js_tls.cc"
+        "src/binding/js_tls.cc",
+        "src/binding/js_http3.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

@@ -11,6 +11,7 @@ const { createBufferPool, releaseBuffer, BufferPool } = require('./buffer_pool')
 const { STATUS_CODES, METHODS } = require('http');
 const fileCache = require('./file_cache');
 const { serveStaticMiddleware, koaServeStatic } = require('./static_middleware');
+const http3 = require('./http3/endpoint');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
@@ -28,7 +29,15 @@ const versions = Object.freeze({
   openssl: process.versions.openssl,
 });
 
+// What this process can do: http3 is true where node's OpenSSL has the
+// QUIC server API (Node >= 22.20, 24, 26); http3Reason says why not.
+const features = Object.freeze({
+  http3: http3.available,
+  http3Reason: http3.reason,
+});
+
 module.exports = {
+  features,
   createServer,
   Server,
   createSecureServer,

@@ -8,6 +8,7 @@
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
 #include "binding/js_http2_session.h"
+#include "binding/js_http3.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
 #include "binding/js_tls.h"
@@ -197,6 +198,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
 #endif
   InitCompression(env, exports);
   InitTls(env, exports);
+  InitHttp3(env, exports);
 
   // The llhttp compiled into this addon (not node's own copy, which the
   // hidden visibility keeps from interposing).
