@@ -76,7 +76,7 @@ done
 wait
 llhttp_objs=("$OUT/obj/llhttp_api.o" "$OUT/obj/llhttp_http.o" "$OUT/obj/llhttp_llhttp.o")
 
-for h in "${@:-http1 http2 prescan http1_parser}"; do
+for h in "${@:-http1 http2 prescan http1_parser http3}"; do
   for name in $h; do
     src="$ROOT/test/fuzz/fuzz_$name.cc"
     [ -f "$src" ] || continue
@@ -85,6 +85,15 @@ for h in "${@:-http1 http2 prescan http1_parser}"; do
       clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_http1_parser.o" \
         "$OUT/obj/core_line_fold_scanner.o" "${llhttp_objs[@]}" -o "$OUT/fuzz_$name"
+      echo "fuzz: built $OUT/fuzz_$name" >&2
+      continue
+    fi
+    if [ "$name" = http3 ]; then
+      # The HTTP/3 framing and QPACK core alone: no QUIC, loop or library.
+      clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_varint.o" \
+        "$OUT/obj/core_frames.o" "$OUT/obj/core_huffman.o" "$OUT/obj/core_qpack.o" \
+        -o "$OUT/fuzz_$name"
       echo "fuzz: built $OUT/fuzz_$name" >&2
       continue
     fi
