@@ -58,6 +58,7 @@
         "src/core/compress/brotli_alloc.cc",
         "src/core/quic/quic_symbols.cc",
         "src/core/quic/quic_endpoint.cc",
+        "src/core/quic/quic_client.cc",
         "src/core/http3/http3_session.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
@@ -71,7 +72,8 @@
         "src/binding/js_static_mount.cc",
         "src/binding/js_compress.cc",
         "src/binding/js_tls.cc",
-        "src/binding/js_http3.cc"
+        "src/binding/js_http3.cc",
+        "src/binding/js_quic_client.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

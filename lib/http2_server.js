@@ -347,6 +347,9 @@ function sessionState(server, native) {
 function callbacks(server, opts) {
   const version = opts !== undefined && opts.version !== undefined ? opts.version : VERSION_2_0;
   const altSvc = opts === undefined || opts.altSvc !== false;
+  // opts.compress false: responses are never compressed (HTTP/3 has no
+  // native compressor yet).
+  const compress = opts === undefined || opts.compress !== false;
   return {
     // raw: the request head packed as "name\0value\0..." (or, should a
     // field hold a NUL, already an array; src/binding/js_http2.h).
@@ -357,7 +360,7 @@ function callbacks(server, opts) {
         const headers = headersObject(raw, false, true);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         if (server.requestBufferAllocator !== null) stream[kPoolBacked] = true;
-        stream._compressCfg = server._compression;
+        stream._compressCfg = compress ? server._compression : null;
         stream._fileCache = server._fileCache;
         if (altSvc && server._altSvc !== null) stream._altSvc = server._altSvc;
         st.streams.set(id, stream);
@@ -373,7 +376,7 @@ function callbacks(server, opts) {
           stream._dispatched();
         }
       } else if (server.listenerCount('request') > 0) {
-        emitCompat(server, st, native, id, raw, endStream, version, altSvc);
+        emitCompat(server, st, native, id, raw, endStream, version, altSvc, compress);
       } else {
         native.rstStream(id, constants.NGHTTP2_REFUSED_STREAM);
       }
@@ -436,7 +439,7 @@ function callbacks(server, opts) {
   };
 }
 
-function emitCompat(server, st, native, id, raw, endStream, version, altSvc) {
+function emitCompat(server, st, native, id, raw, endStream, version, altSvc, compress) {
   let method = 'GET';
   let url = '/';
   let authority;
@@ -462,7 +465,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc) {
   if (altSvc && server._altSvc !== null) res.setHeader('alt-svc', server._altSvc);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;
-  const cfg = server._compression;
+  const cfg = compress ? server._compression : null;
   if (cfg) {
     // Response compression as on HTTP/1.1 (lib/compression.js): whole
     // bodies through conn.respondCompressed, streams through the stream's

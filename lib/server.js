@@ -132,7 +132,7 @@ class Server extends EventEmitter {
   // (HTTP/3: lib/http3/endpoint.js), HTTP/2's with the compat requests'
   // httpVersion code `version`.
   _streamCallbacks(version) {
-    return http2Server.callbacks(this, { version, altSvc: false });
+    return http2Server.callbacks(this, { version, altSvc: false, compress: false });
   }
 
   // The native TLS events' callbacks (lib/secure_server.js); none here.

@@ -14,6 +14,8 @@
 namespace sluice {
 
 class JsFile;
+class JsHttp3Endpoint;
+class JsQuicClient;
 class JsServer;
 
 struct AddonData {
@@ -29,6 +31,8 @@ struct AddonData {
   // their constructors, removed by their destructors (loop thread).
   std::unordered_set<JsServer*> servers;
   std::unordered_set<JsFile*> files;
+  std::unordered_set<JsHttp3Endpoint*> http3_endpoints;
+  std::unordered_set<JsQuicClient*> quic_clients;
   // The open-file cache of this environment's loop (NativeFile.configureCache;
   // null until a server turns it on). Cleared and freed at teardown.
   std::unique_ptr<OpenFileCache> file_cache;

@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "binding/addon_data.h"
+#include "binding/js_quic_client.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
 #include "core/http2/http2_headers.h"
 #include "core/http2/http2_session.h"
+#include "core/common/symbol_origin.h"
 #include "core/quic/quic_symbols.h"
 
 namespace sluice {
@@ -96,7 +98,9 @@ Napi::Function JsHttp3Endpoint::Init(Napi::Env env) {
 }
 
 JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<JsHttp3Endpoint>(info), date_(GetAddonData(info.Env())->loop) {
+    : Napi::ObjectWrap<JsHttp3Endpoint>(info),
+      date_(GetAddonData(info.Env())->loop),
+      member_(info.Env(), &AddonData::http3_endpoints, this) {
   Napi::Env env = info.Env();
   std::string why;
   if (!QuicAvailable(&why)) {
@@ -139,14 +143,19 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
 }
 
 JsHttp3Endpoint::~JsHttp3Endpoint() {
-  // Only collected once closed (self_ holds it while listening); an
-  // endpoint never listened is freed here with its handles unopened.
-  if (endpoint_ != nullptr) endpoint_->Destroy();
+  // Only collected once closed (self_ holds it while listening): an
+  // endpoint left here never listened and has no handle open.
+  if (endpoint_ != nullptr) endpoint_->Abandon();
   SSL_CTX_free(ctx_);
 }
 
+void JsHttp3Endpoint::Teardown() {
+  member_.Forget();
+  if (endpoint_ != nullptr) endpoint_->Destroy();
+}
+
 bool JsHttp3Endpoint::CanCallJs() const {
-  AddonData* a = GetAddonData(Env());
+  AddonData* a = member_.get();
   return a != nullptr && !a->tearing_down;
 }
 
@@ -209,9 +218,11 @@ QuicConnectionHandler* JsHttp3Endpoint::OnConnection(QuicConnection* c) {
 
 void JsHttp3Endpoint::OnDispatchBegin() {
   napi_env env = Env();
-  napi_open_handle_scope(env, &handle_scope_);
+  handle_scope_ = nullptr;
   callback_scope_ = nullptr;
-  if (CanCallJs()) {
+  if (!CanCallJs()) return;
+  napi_open_handle_scope(env, &handle_scope_);
+  {
     napi_open_callback_scope(env, resource_.Value(), async_context_.get(), &callback_scope_);
   }
 }
@@ -223,16 +234,15 @@ void JsHttp3Endpoint::OnDispatchEnd() {
     napi_close_callback_scope(env, callback_scope_);
     callback_scope_ = nullptr;
   }
-  napi_close_handle_scope(env, handle_scope_);
+  if (handle_scope_ != nullptr) napi_close_handle_scope(env, handle_scope_);
   handle_scope_ = nullptr;
 }
 
 void JsHttp3Endpoint::OnEndpointClosed() {
   endpoint_ = nullptr;
-  if (CanCallJs()) {
-    Napi::HandleScope scope(Env());
-    CallJs(Env(), on_endpoint_close_, 0, nullptr);
-  }
+  if (!CanCallJs()) return;  // teardown: node frees the object itself
+  Napi::HandleScope scope(Env());
+  CallJs(Env(), on_endpoint_close_, 0, nullptr);
   self_.Reset();
 }
 
@@ -308,10 +318,14 @@ void JsHttp3Endpoint::OnStreamClose(Http3Session* s, uint64_t id, uint64_t code)
 void JsHttp3Endpoint::OnSessionClose(Http3Session* s) {
   if (s->user_data == nullptr) return;  // never reached JS
   auto* js = static_cast<JsHttp3Session*>(s->user_data);
+  if (!CanCallJs()) {
+    js->Detach();
+    s->user_data = nullptr;
+    return;
+  }
   napi_value v = js->Value();
   js->Detach();
   s->user_data = nullptr;
-  if (!CanCallJs()) return;
   napi_value argv[1] = {v};
   CallJs(Env(), on_session_close_, 1, argv);
 }
@@ -332,7 +346,7 @@ Napi::Function JsHttp3Session::Init(Napi::Env env) {
           InstanceMethod<&S::StreamCall<&S::PauseStream>>("pauseStream"),
           InstanceMethod<&S::StreamCall<&S::ResumeStream>>("resumeStream"),
           InstanceMethod<&S::Nothing>("consume"),
-          InstanceMethod<&S::StreamCall<&S::Unsupported>>("respondFile"),
+          InstanceMethod<&S::StreamCall<&S::RespondFileUnsupported>>("respondFile"),
           InstanceMethod<&S::StreamCall<&S::Unsupported>>("compress"),
           InstanceMethod<&S::StreamCall<&S::Unsupported>>("respondCompressed"),
           InstanceMethod<&S::Goaway>("goaway"),
@@ -478,6 +492,13 @@ int JsHttp3Session::Unsupported(const Napi::CallbackInfo& info, Http3Session* s,
   return kResultInvalid;
 }
 
+int JsHttp3Session::RespondFileUnsupported(const Napi::CallbackInfo& info, Http3Session* s,
+                                           int32_t id) {
+  (void)info;
+  s->Reset(QuicId(id), 0x102 /* H3_INTERNAL_ERROR */);
+  return kResultInvalid;
+}
+
 Napi::Value JsHttp3Session::Nothing(const Napi::CallbackInfo& info) { return info.Env().Undefined(); }
 
 Napi::Value JsHttp3Session::Goaway(const Napi::CallbackInfo& info) {
@@ -533,8 +554,16 @@ void InitHttp3(Napi::Env env, Napi::Object exports) {
   f.Set("available", Napi::Boolean::New(env, ok));
   f.Set("reason", ok ? env.Null() : Napi::String::New(env, why));
   f.Set("openssl", Napi::String::New(env, OpenSSL_version(OPENSSL_VERSION)));
+  // Where the QUIC server method binds (node's executable, or the libssl a
+  // distribution's node links): test/build/quic_linkage.test.js.
+  if (ok) {
+    SymbolOrigin o = OriginOf(reinterpret_cast<const void*>(&OSSL_QUIC_server_method));
+    f.Set("library", Napi::String::New(env, o.library));
+    f.Set("inExecutable", Napi::Boolean::New(env, o.in_executable));
+  }
   exports.Set("http3", f);
   exports.Set("NativeHttp3Endpoint", JsHttp3Endpoint::Init(env));
+  exports.Set("NativeQuicClient", JsQuicClient::Init(env));
   GetAddonData(env)->http3_session_ctor = Napi::Persistent(JsHttp3Session::Init(env));
 }
 

@@ -17,6 +17,7 @@
 
 #include <string>
 
+#include "binding/addon_data.h"
 #include "binding/js_core_handle.h"
 #include "core/common/date_cache.h"
 #include "core/http3/http3_session.h"
@@ -41,6 +42,9 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   ~JsHttp3Endpoint() override;
 
   DateCache* date() { return &date_; }
+  // Environment teardown (addon.cc): the endpoint is destroyed with no JS
+  // call; its handles close and LoopTracked lets the teardown finish.
+  void Teardown();
 
   // QuicEndpointDelegate
   QuicConnectionHandler* OnConnection(QuicConnection* c) override;
@@ -86,6 +90,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   napi_handle_scope handle_scope_ = nullptr;
   napi_callback_scope callback_scope_ = nullptr;
   std::string packed_;
+  AddonMember<JsHttp3Endpoint> member_;
 };
 
 // The JS handle of one Http3Session (NativeHttp3Session).
@@ -112,8 +117,14 @@ class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
   int RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int ResumeStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // Not on HTTP/3 yet (native files, native compression): RESULT_INVALID.
+  // Not on HTTP/3 yet: native compression (lib/ turns compression off for
+  // HTTP/3 streams, so these are not called): RESULT_INVALID.
   int Unsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // respondFile (native file bodies): not on HTTP/3 yet. The head may be
+  // out already, so the stream is reset (H3_INTERNAL_ERROR) rather than
+  // ended short: the client sees a failed response, never a truncated
+  // one. -> RESULT_INVALID.
+  int RespondFileUnsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   Napi::Value Nothing(const Napi::CallbackInfo& info);
   Napi::Value Goaway(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);

@@ -223,16 +223,25 @@ QuicStream* QuicConnection::OpenUniStream() {
 void QuicConnection::Close(uint64_t code, const char* reason) {
   if (closing_ || terminated_) return;
   closing_ = true;
+  close_code_ = code;
+  close_reason_ = reason;
+  ShutdownStep();
+  endpoint_->RequestFlush();
+}
+
+int QuicConnection::ShutdownStep() {
   SSL_SHUTDOWN_EX_ARGS args;
   memset(&args, 0, sizeof(args));
-  args.quic_error_code = code;
-  args.quic_reason = reason;
-  // Non-blocking: starts the close (queued stream data first); Pump
-  // repeats the call until it reports done.
-  if (SSL_shutdown_ex(ssl_, SSL_SHUTDOWN_FLAG_NO_BLOCK, &args, sizeof(args)) < 0) {
-    ERR_clear_error();
-  }
-  endpoint_->RequestFlush();
+  args.quic_error_code = close_code_;
+  args.quic_reason = close_reason_;
+  // Non-blocking: a clean close first flushes the streams' queued data
+  // (the "shutdown flush" state, which only repeated calls move on: Pump
+  // makes one per pass); an error close skips that.
+  uint64_t flags = SSL_SHUTDOWN_FLAG_NO_BLOCK;
+  if (close_code_ != 0x100) flags |= SSL_SHUTDOWN_FLAG_NO_STREAM_FLUSH;
+  int r = SSL_shutdown_ex(ssl_, flags, &args, sizeof(args));
+  ERR_clear_error();
+  return r;
 }
 
 bool QuicConnection::PeerAddress(std::string* ip, int* port, int* family) const {
@@ -261,16 +270,11 @@ bool QuicConnection::Pump(uint64_t now_ms) {
     // Terminating (the peer closed, the idle timeout fired, or our own
     // Close went out): streams are dead from here.
     Terminate(info.error_code, (info.flags & SSL_CONN_CLOSE_FLAG_TRANSPORT) != 0);
-    if (closing_) {
-      SSL_SHUTDOWN_EX_ARGS args;
-      memset(&args, 0, sizeof(args));
-      int r = SSL_shutdown_ex(ssl_, SSL_SHUTDOWN_FLAG_NO_BLOCK, &args, sizeof(args));
-      ERR_clear_error();
-      if (r == 0) return true;  // the CONNECTION_CLOSE is still going out
-    }
+    if (closing_ && ShutdownStep() == 0) return true;  // still closing
     return false;
   }
   ERR_clear_error();
+  if (closing_) ShutdownStep();  // flushing streams before the close
   if (!ready_) {
     if (!SSL_is_init_finished(ssl_)) return true;
     ready_ = true;
@@ -417,6 +421,14 @@ int QuicEndpoint::GetAddress(std::string* ip, int* port, int* family) const {
   socklen_t len = sizeof(ss);
   if (getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return -errno;
   return FormatSockaddr(ss, ip, port, family) ? 0 : UV_EAFNOSUPPORT;
+}
+
+void QuicEndpoint::Abandon() {
+  if (handles_started_) {
+    Destroy();  // not expected: the embedder holds a listening endpoint
+    return;
+  }
+  delete this;
 }
 
 void QuicEndpoint::SetRef(bool ref) {

@@ -120,8 +120,9 @@ class QuicConnection {
   // Opens a unidirectional stream of our own (HTTP/3 control and QPACK
   // streams). nullptr if the peer's stream limit allows none now.
   QuicStream* OpenUniStream();
-  // Closes the connection with application error `code` (CONNECTION_CLOSE
-  // after queued stream data is sent); OnConnectionClose follows.
+  // Closes the connection with application error `code`: H3_NO_ERROR
+  // (0x100) after queued stream data is sent, any other code at once.
+  // OnConnectionClose follows. `reason`: a string literal.
   void Close(uint64_t code, const char* reason);
   // The peer's address ("1.2.3.4", port, family 4/6); false if unknown.
   bool PeerAddress(std::string* ip, int* port, int* family) const;
@@ -147,6 +148,8 @@ class QuicConnection {
   // gone (the endpoint then deletes it).
   bool Pump(uint64_t now_ms);
   void Terminate(uint64_t code, bool transport);
+  // One non-blocking step of the close Close started: 1 once done.
+  int ShutdownStep();
   void FreeStreams();
 
   QuicEndpoint* endpoint_;
@@ -157,6 +160,8 @@ class QuicConnection {
   uint64_t last_activity_ms_ = 0;
   bool ready_ = false;
   bool closing_ = false;      // Close called: SSL_shutdown_ex in progress
+  uint64_t close_code_ = 0;
+  const char* close_reason_ = "";  // a literal
   bool terminated_ = false;   // OnConnectionClose delivered
   bool going_away_ = false;   // OnGoingAway delivered
   LoopTracked tracked_;
@@ -211,6 +216,9 @@ class QuicEndpoint {
   // OnEndpointClosed follows.
   void Destroy();
   void SetRef(bool ref);
+  // Frees an endpoint that never listened (no handle, no connection), with
+  // no delegate call.
+  void Abandon();
   size_t connection_count() const { return conns_.size(); }
 
   // Output was queued from outside Process: flush it soon (from an idle

@@ -13,6 +13,8 @@ bool QuicAvailable(std::string* why) {
   if (state < 0) {
     const void* fns[] = {
         reinterpret_cast<const void*>(&OSSL_QUIC_server_method),
+        reinterpret_cast<const void*>(&OSSL_QUIC_client_method),
+        reinterpret_cast<const void*>(&SSL_set1_initial_peer_addr),
         reinterpret_cast<const void*>(&SSL_write_ex2),
         reinterpret_cast<const void*>(&SSL_handle_events),
         reinterpret_cast<const void*>(&SSL_get_event_timeout),
