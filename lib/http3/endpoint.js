@@ -9,8 +9,8 @@
 // native session object has NativeHttp2Session's methods
 // (src/binding/js_http3.h).
 
-const binding = require('../binding');
-const { codedError, codedTypeError } = require('../errors');
+const binding = require('../common/binding');
+const { codedError, codedTypeError } = require('../common/errors');
 
 // sluice.features.http3 and why not.
 const available = binding.http3 !== undefined && binding.http3.available === true;

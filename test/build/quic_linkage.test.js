@@ -14,7 +14,7 @@ const { assert } = common;
 const maybe = common.isSluice ? describe : describe.skip;
 
 maybe('QUIC linkage', function () {
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   const file = process.env.SLUICE_ADDON || require.resolve('../../build/Release/sluice.node');
 
   it('the addon needs no TLS or QUIC library (readelf NEEDED)', function () {

@@ -7,7 +7,7 @@
 // sections. It sends what gtlsclient never would: malformed frames, bad
 // pseudo-headers, oversized heads, extra control streams.
 
-const binding = require('../../lib/binding');
+const binding = require('../common').libInternal('common/binding');
 
 const { NativeQuicClient } = binding;
 
