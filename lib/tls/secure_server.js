@@ -106,6 +106,15 @@ class SecureServer extends Server {
     if (r < 0 || this._h3cfg === null || this._http3 !== null) return;
     const cfg = this._h3cfg;
     const tcp = this.address();
+    if (typeof tcp !== 'object' || tcp === null) {
+      // listen(path): no port number to share.
+      if (cfg.port === null || cfg.host === null) {
+        const err = codedError('ERR_SLUICE_HTTP3',
+          'HTTP/3 beside a Unix socket needs options.http3.port and options.http3.host');
+        process.nextTick(() => this.emit('error', err));
+        return;
+      }
+    }
     const h3port = cfg.port !== null ? cfg.port : tcp.port;
     const host = cfg.host !== null ? cfg.host : tcp.address;
     const ep = new http3.Http3Endpoint(cfg, this._h3tls, this._streamCallbacks(30), null);

@@ -220,6 +220,15 @@ QuicStream* QuicConnection::OpenUniStream() {
   return st;
 }
 
+void QuicConnection::CloseNow(uint64_t code, const char* reason) {
+  close_flush_ = false;
+  if (closing_) {
+    ShutdownStep();  // already closing: go on without the flush
+    return;
+  }
+  Close(code, reason);
+}
+
 void QuicConnection::Close(uint64_t code, const char* reason) {
   if (closing_ || terminated_) return;
   closing_ = true;
@@ -238,7 +247,7 @@ int QuicConnection::ShutdownStep() {
   // (the "shutdown flush" state, which only repeated calls move on: Pump
   // makes one per pass); an error close skips that.
   uint64_t flags = SSL_SHUTDOWN_FLAG_NO_BLOCK;
-  if (close_code_ != 0x100) flags |= SSL_SHUTDOWN_FLAG_NO_STREAM_FLUSH;
+  if (close_code_ != 0x100 || !close_flush_) flags |= SSL_SHUTDOWN_FLAG_NO_STREAM_FLUSH;
   int r = SSL_shutdown_ex(ssl_, flags, &args, sizeof(args));
   ERR_clear_error();
   return r;
@@ -275,6 +284,8 @@ bool QuicConnection::Pump(uint64_t now_ms) {
   }
   ERR_clear_error();
   if (closing_) ShutdownStep();  // flushing streams before the close
+  // A refused connection has no handler: it only closes.
+  if (!handler_) return true;
   if (!ready_) {
     if (!SSL_is_init_finished(ssl_)) return true;
     ready_ = true;
@@ -470,7 +481,7 @@ void QuicEndpoint::OnTimer(uv_timer_t* h) {
 
 void QuicEndpoint::OnGraceTimer(uv_timer_t* h) {
   auto* self = static_cast<QuicEndpoint*>(h->data);
-  for (QuicConnection* c : self->conns_) c->Close(0x100 /* H3_NO_ERROR */, "server closing");
+  for (QuicConnection* c : self->conns_) c->CloseNow(0x100 /* H3_NO_ERROR */, "server closing");
   self->Process();
 }
 

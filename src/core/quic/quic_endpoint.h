@@ -124,6 +124,9 @@ class QuicConnection {
   // (0x100) after queued stream data is sent, any other code at once.
   // OnConnectionClose follows. `reason`: a string literal.
   void Close(uint64_t code, const char* reason);
+  // The same without waiting for queued stream data (close() after its
+  // grace period: a peer that stopped reading must not hold it).
+  void CloseNow(uint64_t code, const char* reason);
   // The peer's address ("1.2.3.4", port, family 4/6); false if unknown.
   bool PeerAddress(std::string* ip, int* port, int* family) const;
   bool LocalAddress(std::string* ip, int* port, int* family) const;
@@ -161,6 +164,7 @@ class QuicConnection {
   bool ready_ = false;
   bool closing_ = false;      // Close called: SSL_shutdown_ex in progress
   uint64_t close_code_ = 0;
+  bool close_flush_ = true;
   const char* close_reason_ = "";  // a literal
   bool terminated_ = false;   // OnConnectionClose delivered
   bool going_away_ = false;   // OnGoingAway delivered
