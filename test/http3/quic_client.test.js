@@ -196,6 +196,23 @@ run('HTTP/3 with a node OpenSSL QUIC client [sluice-only]', function () {
         c.native.write(s, Buffer.concat([varint(0x00), frame(0x7, varint(0))]), false);
       }, H3.MISSING_SETTINGS, { bare: true }));
 
+    it('an insert on the QPACK encoder stream (capacity 0): QPACK_ENCODER_STREAM_ERROR', () =>
+      expectClose((c) => {
+        const s = c.native.openStream(true);
+        // Type 0x02, then "Insert With Literal Name" (01xxxxxx): nothing fits.
+        c.native.write(s, Buffer.from([0x02, 0x41, 0x61, 0x01, 0x62]), false);
+      }, 0x201, { bare: true }));
+
+    it('a second QPACK decoder stream: H3_STREAM_CREATION_ERROR', () =>
+      expectClose((c) => {
+        const s = c.native.openStream(true);
+        c.native.write(s, Buffer.from([0x03]), false);
+      }, H3.STREAM_CREATION));
+
+    it('a client GOAWAY whose push id grows: H3_ID_ERROR', () =>
+      expectClose((c) => c.native.write(c.control,
+        Buffer.concat([frame(0x7, varint(4)), frame(0x7, varint(8))]), false), 0x108));
+
     it('the control stream closed: H3_CLOSED_CRITICAL_STREAM', () =>
       expectClose((c) => c.native.write(c.control, Buffer.alloc(0), true), 0x104));
   });

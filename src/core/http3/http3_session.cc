@@ -150,53 +150,33 @@ struct Http3Session::Request final : FrameReader::Listener {
   bool closed = false;                  // OnStreamClose delivered
 };
 
-// A unidirectional stream the peer opened: its type, then (control
-// stream) frames.
+// What the client's control stream tells (the frame and ID rules are
+// ControlStreamReader's): nothing this server acts on yet — its SETTINGS
+// only bound what we send (no dynamic table is used either way), its
+// GOAWAY names a push id (we push nothing).
+class Http3Session::ControlFrames final : public http3::ControlStreamReader::Delegate {
+ public:
+  H3Error OnSettings(const http3::Settings& s) override {
+    (void)s;
+    return H3Error::kNoError;
+  }
+  H3Error OnGoaway(uint64_t id) override {
+    (void)id;
+    return H3Error::kNoError;
+  }
+};
+
+// A unidirectional stream the peer opened: its type, then the reader of
+// its kind (control, QPACK encoder, QPACK decoder).
 struct Http3Session::UniIn {
   uint8_t type_buf[8];
   size_t type_len = 0;
   bool typed = false;
   uint64_t type = 0;
-  std::unique_ptr<FrameReader> frames;  // the control stream only
-  std::unique_ptr<ControlFrames> listener;
-};
-
-class Http3Session::ControlFrames final : public FrameReader::Listener {
- public:
-  explicit ControlFrames(Http3Session* s) : s_(s) {}
-  H3Error OnFrameHeader(uint64_t type, uint64_t length) override {
-    (void)length;
-    if (!settings_seen_) {
-      if (type != kTypeSettings) return H3Error::kMissingSettings;
-      settings_seen_ = true;
-      return H3Error::kNoError;
-    }
-    if (type == kTypeSettings || type == kTypeData || type == kTypeHeaders ||
-        type == kTypePushPromise || Http2OnlyType(type)) {
-      return H3Error::kFrameUnexpected;
-    }
-    return H3Error::kNoError;
-  }
-  H3Error OnFramePayload(uint64_t type, const uint8_t* data, size_t len,
-                         bool frame_end) override {
-    if (type == kTypeSettings) {
-      payload_.append(reinterpret_cast<const char*>(data), len);
-      if (!frame_end) return H3Error::kNoError;
-      http3::Settings peer;
-      H3Error e = http3::ParseSettings(reinterpret_cast<const uint8_t*>(payload_.data()),
-                                       payload_.size(), &peer);
-      payload_.clear();
-      return e;
-    }
-    // GOAWAY from a client names a push id (we push nothing); MAX_PUSH_ID
-    // and CANCEL_PUSH likewise need no action.
-    return H3Error::kNoError;
-  }
-
- private:
-  Http3Session* s_;
-  bool settings_seen_ = false;
-  std::string payload_;
+  ControlFrames control_delegate;
+  std::unique_ptr<http3::ControlStreamReader> control;
+  std::unique_ptr<http3::QpackEncoderStreamReader> qpack_encoder;
+  std::unique_ptr<http3::QpackDecoderStreamReader> qpack_decoder;
 };
 
 // ---- Http3Session ----------------------------------------------------------
@@ -460,15 +440,28 @@ void Http3Session::ReadUni(QuicStream* s, UniIn* u) {
             return;
           }
           have_peer_control_ = true;
-          u->listener = std::make_unique<ControlFrames>(this);
-          u->frames = std::make_unique<FrameReader>(u->listener.get(),
-                                                    limits_.max_field_section_size);
+          u->control = std::make_unique<http3::ControlStreamReader>(
+              &u->control_delegate, http3::ControlStreamReader::Role::kServer,
+              limits_.max_field_section_size);
           break;
         case 0x01:  // push: only servers push
           ConnectionError(H3Error::kStreamCreation, "push stream from a client");
           return;
-        case 0x02:  // QPACK encoder: with capacity 0 it carries nothing we use
-        case 0x03:  // QPACK decoder: acknowledgements of nothing
+        case 0x02:  // QPACK encoder: with capacity 0, only "capacity 0" is valid
+          if (have_peer_qpack_encoder_) {
+            ConnectionError(H3Error::kStreamCreation, "second QPACK encoder stream");
+            return;
+          }
+          have_peer_qpack_encoder_ = true;
+          u->qpack_encoder = std::make_unique<http3::QpackEncoderStreamReader>(0);
+          break;
+        case 0x03:  // QPACK decoder: only stream cancellations are valid
+          if (have_peer_qpack_decoder_) {
+            ConnectionError(H3Error::kStreamCreation, "second QPACK decoder stream");
+            return;
+          }
+          have_peer_qpack_decoder_ = true;
+          u->qpack_decoder = std::make_unique<http3::QpackDecoderStreamReader>();
           break;
         default:
           // Unknown (and reserved grease) types: ignored (RFC 9114 §6.2).
@@ -477,10 +470,13 @@ void Http3Session::ReadUni(QuicStream* s, UniIn* u) {
           return;
       }
     }
-    if (u->frames && len > 0) {
-      H3Error e = u->frames->Feed(p, len);
+    if (len > 0) {
+      H3Error e = u->control         ? u->control->Feed(p, len)
+                  : u->qpack_encoder ? u->qpack_encoder->Feed(p, len)
+                  : u->qpack_decoder ? u->qpack_decoder->Feed(p, len)
+                                     : H3Error::kNoError;
       if (e != H3Error::kNoError) {
-        ConnectionError(e, "control stream");
+        ConnectionError(e, "control or QPACK stream");
         return;
       }
     }

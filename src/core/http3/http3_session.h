@@ -129,6 +129,8 @@ class Http3Session final : public QuicConnectionHandler {
   std::vector<std::unique_ptr<Request>> dead_;  // closed, freed on the next entry
   std::map<QuicStream*, std::unique_ptr<UniIn>> uni_in_;
   bool have_peer_control_ = false;
+  bool have_peer_qpack_encoder_ = false;
+  bool have_peer_qpack_decoder_ = false;
   bool going_away_ = false;
   bool closed_ = false;
   uint64_t max_request_id_seen_ = 0;
