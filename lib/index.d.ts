@@ -87,6 +87,10 @@ export interface OpenFileCacheStats {
   expirations: number;
   /** Entries or content pushed out by a bound. */
   evictions: number;
+  /** Opens begun for the cache (misses that opened the path). */
+  opens: number;
+  /** Misses that waited for another request's open of the same path instead of opening it. */
+  coalesced: number;
   entries: number;
   contentBytes: number;
   /** Descriptors held by entries (open or closing). */
@@ -132,9 +136,11 @@ export interface ServerOptions {
   requireHostHeader?: boolean;
   /** As node: repeated request fields whose duplicates are otherwise dropped (Authorization, ...) are joined with ', '. */
   joinDuplicateHeaders?: boolean;
+  /** As node: lenient HTTP/1.1 parsing for legacy clients (docs/compat.md); unset takes --insecure-http-parser. */
+  insecureHTTPParser?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
-  /** File responses go through this thread's open-file cache: `true` for the defaults, or options. Default off. */
+  /** This thread's open-file cache. Not given (default): static mounts (`serveStatic`, the middleware) use it with the defaults; `true` or options: every file response (respondWithFile too); `false` / `null`: none. */
   openFileCache?: boolean | OpenFileCacheOptions | null;
   /** HTTP/2 settings. */
   http2?: Http2Options;
@@ -473,6 +479,8 @@ export declare class Server extends EventEmitter {
   timeout: number;
   requireHostHeader: boolean;
   joinDuplicateHeaders: boolean | undefined;
+  /** The insecureHTTPParser option as given. */
+  insecureHTTPParser: boolean | undefined;
   /** As node: false aborts the requests in flight at a client's FIN; true lets their responses finish. */
   httpAllowHalfOpen: boolean;
   requestBufferAllocator: RequestBufferAllocator | null;

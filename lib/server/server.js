@@ -60,6 +60,9 @@ class Server extends EventEmitter {
     // As node: read at each request (a later assignment applies to the
     // next one); true makes req.headers join duplicates of every field.
     this.joinDuplicateHeaders = opts.server.joinDuplicateHeaders;
+    // As node: the option as given (undefined unless given); the parser
+    // also honours --insecure-http-parser (lib/server/options.js).
+    this.insecureHTTPParser = opts.server.insecureHTTPParser;
     this._highWaterMark = opts.server.highWaterMark;
     const allocator = opts.server.requestBufferAllocator;
     this.requestBufferAllocator = allocator;
@@ -71,9 +74,11 @@ class Server extends EventEmitter {
     const h2Window = opts.native.http2StreamWindow;
     this._h2StreamWindow = h2Window === undefined ? binding.constants.H2_DEFAULT_STREAM_WINDOW : h2Window;
     // The open-file cache (lib/files/open_file_cache.js): null when off; on while
-    // listening (this._fileCache says whether file responses use it).
+    // listening. this._fileCache says who uses it: fileCache.OFF, STATIC
+    // (the default: static mounts and the serveStatic middleware) or ALL
+    // (`openFileCache: true`: every respondWithFile too).
     this._fileCacheCfg = fileCache.normalize(options.openFileCache);
-    this._fileCache = false;
+    this._fileCache = fileCache.OFF;
     // node's IncomingMessage / ServerResponse options (HTTP/1.1 requests):
     // null when not given (lib/http/prototype_bridge.js adoptClass).
     this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
@@ -290,7 +295,7 @@ class Server extends EventEmitter {
       this._listening = false;
       this._closing = true;
       fileCache.release(this._fileCache);
-      this._fileCache = false;
+      this._fileCache = fileCache.OFF;
       if (this._forgetCluster) this._forgetCluster();
       this[kNative].close();
     } else {

@@ -9,15 +9,27 @@
 //     itself (the code is a prefix code and valid padding is unique);
 //   - ASan/UBSan: no overflow, leak or undefined behaviour on any input.
 //
-// Input: byte 0: mode (& 7, modulo 5) and a parameter (>> 3); byte 1:
+// Input: byte 0: mode (& 7, modulo 6) and a parameter (>> 3); byte 1:
 // number of cuts (& 7); then 2 bytes per cut (a length, big endian, taken
 // modulo what is left + 1); the rest is the stream.
 //   mode 0  FrameReader (max non-DATA frame size 64 << (param & 7))
 //   mode 1  RequestStreamFramer, HEADERS decoded with limit 256 << (param & 7)
+//           and checked with ValidateRequestFields / ValidateTrailerFields
 //   mode 2  ControlStreamReader (param & 1: client role)
 //   mode 3  a peer's unidirectional stream: type varint, then the control,
 //           QPACK encoder (capacity param & 7 ? 0 : 256) or decoder reader
 //   mode 4  DecodeFieldSection and HuffmanDecode over the whole input
+//   mode 5  QpackDecoder (dynamic table, capacity 64 << (param & 3), at
+//           most param >> 2 & 3 blocked streams), no cuts: the body is
+//           records [op][len][len bytes]: op & 3 = 0 encoder-stream bytes,
+//           1 a field section on stream (op >> 2) * 4, 2 cancel that
+//           stream, 3 take the unblocked streams and the decoder-stream
+//           bytes. A twin decoder gets the encoder stream byte by byte:
+//           every result, field, table size and decoder-stream byte must
+//           match; the table stays within its capacity, blocked streams
+//           within their bound; decoded sections re-encode (static only)
+//           to the same fields.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,8 +38,10 @@
 #include <vector>
 
 #include "core/http3/frames.h"
+#include "core/http3/message.h"
 #include "core/http3/huffman.h"
 #include "core/http3/qpack.h"
+#include "core/http3/qpack_decoder.h"
 #include "core/http3/varint.h"
 
 using namespace sluice::http3;
@@ -97,6 +111,14 @@ struct RequestLog : RequestStreamFramer::Delegate {
     log += trailers ? "T" : "H";
     log += std::to_string(static_cast<int>(st));
     AppendFields(&log, f);
+    if (st == QpackStatus::kOk) {
+      // The message rules, for what they accept: a request head always
+      // has a method, and views that point into the fields.
+      RequestHead h;
+      H3Error m = trailers ? ValidateTrailerFields(f) : ValidateRequestFields(f, &h, limit & 256);
+      if (!trailers && m == H3Error::kNoError && h.method.empty()) Fail("head without a method");
+      log += H3ErrorName(m);
+    }
     // A bad section is the connection's QPACK error, as the transport
     // would answer it.
     return st == QpackStatus::kDecompressionFailed ? H3Error::kQpackDecompressionFailed
@@ -200,11 +222,76 @@ std::string RunUni(unsigned param, const Pieces& in) {
   return log + cd.log + E(e);
 }
 
+void RunDynamic(unsigned param, const uint8_t* p, size_t n) {
+  uint64_t cap = uint64_t{64} << (param & 3);
+  uint64_t max_blocked = (param >> 2) & 3;
+  QpackDecoder a(cap, max_blocked), b(cap, max_blocked);
+  H3Error ea = H3Error::kNoError, eb = H3Error::kNoError;
+  size_t pos = 0;
+  while (pos + 2 <= n) {
+    uint8_t op = p[pos];
+    size_t len = std::min<size_t>(p[pos + 1], n - pos - 2);
+    const uint8_t* d = p + pos + 2;
+    pos += 2 + len;
+    uint64_t stream = static_cast<uint64_t>(op >> 2) * 4;
+    switch (op & 3) {
+      case 0:
+        if (ea != H3Error::kNoError) break;
+        ea = a.FeedEncoderStream(d, len);
+        for (size_t i = 0; i < len && eb == H3Error::kNoError; i++)
+          eb = b.FeedEncoderStream(d + i, 1);
+        if (ea != eb) Fail("encoder stream result depends on the read boundaries");
+        break;
+      case 1: {
+        std::vector<HeaderField> fa, fb;
+        auto ra = a.Decode(stream, d, len, 4096, &fa);
+        auto rb = b.Decode(stream, d, len, 4096, &fb);
+        if (ra != rb || fa.size() != fb.size()) Fail("twin decoders differ");
+        for (size_t i = 0; i < fa.size(); i++)
+          if (fa[i].name != fb[i].name || fa[i].value != fb[i].value)
+            Fail("twin decoders decode differently");
+        if (ra == QpackDecoder::Result::kOk) {
+          std::string enc;
+          EncodeFieldSection(fa.data(), fa.size(), &enc);
+          std::vector<HeaderField> back;
+          if (DecodeFieldSection(reinterpret_cast<const uint8_t*>(enc.data()), enc.size(),
+                                 UINT64_MAX, &back) != QpackStatus::kOk ||
+              back.size() != fa.size())
+            Fail("dynamic section does not re-encode");
+        }
+        break;
+      }
+      case 2:
+        a.StreamCancelled(stream);
+        b.StreamCancelled(stream);
+        break;
+      default: {
+        std::vector<uint64_t> ua, ub;
+        a.TakeUnblocked(&ua);
+        b.TakeUnblocked(&ub);
+        std::string da, db;
+        a.TakeDecoderStream(&da);
+        b.TakeDecoderStream(&db);
+        if (ua != ub || da != db) Fail("twin decoders owe different things");
+        // What the decoder stream says must be readable by an encoder's
+        // reader of it (this side never inserts, so only its syntax is
+        // checked here: every instruction complete).
+        break;
+      }
+    }
+    if (a.table_size() > a.capacity() || a.capacity() > cap) Fail("table over capacity");
+    if (a.blocked_streams() > max_blocked) Fail("blocked streams over the bound");
+    if (ea == H3Error::kNoError &&
+        (a.insert_count() != b.insert_count() || a.table_size() != b.table_size()))
+      Fail("twin tables differ");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
-  unsigned mode = (data[0] & 7) % 5;
+  unsigned mode = (data[0] & 7) % 6;
   unsigned param = data[0] >> 3;
   unsigned cuts = data[1] & 7;
   size_t pos = 2;
@@ -214,6 +301,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* body = data + pos;
   size_t n = size - pos;
 
+  if (mode == 5) {
+    RunDynamic(param, data + 1, size - 1);
+    return 0;
+  }
   if (mode == 4) {
     std::vector<HeaderField> f;
     DecodeChecked(body, n, uint64_t{256} << (param & 7), &f);
@@ -248,3 +339,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (run(param, whole) != run(param, cut)) Fail("transcript depends on the read boundaries");
   return 0;
 }
+
+#ifdef SLUICE_FUZZ_REPLAY_MAIN
+// Without libFuzzer (test/unit/http3_core.test.js): runs each file named
+// on the command line through the harness once, so the corpus, crash
+// inputs included, is replayed with every check above in npm test.
+#include <fstream>
+#include <iterator>
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::ifstream f(argv[i], std::ios::binary);
+    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
+    LLVMFuzzerTestOneInput(data.data(), data.size());
+  }
+  std::printf("fuzz_http3 replay: %d inputs, ok\n", argc - 1);
+  return 0;
+}
+#endif

@@ -202,6 +202,16 @@ const h3seeds = {
   qpack_dynamic: h3(4, 1, [], Buffer.from('0381101100', 'hex')),
   huffman: h3(4, 0, [], wwwHuffman),
 };
+// Mode 5 (dynamic-table decoder, capacity 512, one blocked stream): records
+// [op][len][bytes]; RFC 9204 B.2's encoder stream and section, a section
+// blocked on a third insert, the insert, the decoder-stream bytes.
+const rec = (op, bytes) => Buffer.concat([Buffer.from([op, bytes.length]), bytes]);
+const b2enc = Buffer.from('3fbd01c00f7777772e6578616d706c652e636f6dc10c2f73616d706c652f70617468', 'hex');
+h3seeds.dynamic = Buffer.concat([Buffer.from([5 | (7 << 3)]),
+  rec(0, b2enc.subarray(0, 10)), rec(0, b2enc.subarray(10)), rec(5, Buffer.from('03811011', 'hex')),
+  rec(3, Buffer.alloc(0)), rec(9, Buffer.from('040080', 'hex')),
+  rec(0, Buffer.from('4a637573746f6d2d6b65790c637573746f6d2d76616c7565', 'hex')), rec(3, Buffer.alloc(0)),
+  rec(9, Buffer.from('040080', 'hex')), rec(13, Buffer.from('040080', 'hex')), rec(14, Buffer.alloc(0)), rec(3, Buffer.alloc(0))]);
 for (const [name, buf] of Object.entries(h3seeds)) write(dir3, name, buf);
 
 console.log('corpus: %d http1, %d http2 seeds', fs.readdirSync(dir1).filter((f) => f.startsWith('seed-')).length,

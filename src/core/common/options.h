@@ -33,6 +33,9 @@ struct ServerOptions {
   uint64_t linger_ms = 2000;
   // res.write() returns false once this many bytes wait to be written.
   size_t high_water_mark = 65536;
+  // Cleartext HTTP/1.1 file bodies go out with sendfile(2) while their
+  // pages are resident (src/core/http1/http1_pipe_body.cc).
+  bool sendfile = true;
   // Requests parsed ahead of their responses before the connection stops
   // reading (bounds memory against pipelining floods).
   size_t max_pipelined = 128;
@@ -90,6 +93,14 @@ struct ServerOptions {
   // default): the EOF ends the connection at once, as node's socket.end(),
   // and the requests in flight are aborted when it closes.
   bool http_allow_half_open = false;
+  // node's insecureHTTPParser (server option or --insecure-http-parser):
+  // llhttp's lenient flags (header value characters, conflicting
+  // Transfer-Encoding / Content-Length, keep-alive after Connection: close,
+  // Transfer-Encoding other than chunked last) and none of the checks
+  // sluice adds to llhttp 8 to match node's strict llhttp 9 (line folds,
+  // bare LF line ends, "Expected CRLF after version"). Read when a
+  // connection's parser is made.
+  bool insecure_http_parser = false;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

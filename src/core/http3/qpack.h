@@ -35,7 +35,7 @@ enum class QpackStatus { kOk, kDecompressionFailed, kTooLarge };
 // 4.2.2: name + value + 32 per field) → kTooLarge (the section is valid
 // so far; the server may answer 431 or reset the stream), decoding stops
 // there. Names and values are not checked here (lowercase names,
-// pseudo-header rules: the HTTP layer's H3_MESSAGE_ERROR).
+// pseudo-header rules: message.h, H3_MESSAGE_ERROR).
 QpackStatus DecodeFieldSection(const uint8_t* data, size_t len,
                                uint64_t max_field_section_size,
                                std::vector<HeaderField>* out);

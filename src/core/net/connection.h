@@ -20,6 +20,7 @@
 namespace sluice {
 
 class Listener;
+class WritableWatch;
 
 enum DeadlineKind {
   kDeadlineHeaders = 0,   // headersTimeout
@@ -105,6 +106,18 @@ class Connection final : private WriterClient {
   // Asks for OnDrain once the backlog falls below the high-water mark.
   void WantDrain() { drain_wanted_ = true; }
 
+  // For a session that writes to the socket itself, past the Writer
+  // (sendfile(2) of a file body, src/core/http1/http1_pipe_body.cc): the
+  // socket's descriptor (-1 when there is none), and a one-shot wait for
+  // it to become writable after such a write met EAGAIN. When it is, the
+  // session is told Session::OnWritesDone, as after the Writer's own
+  // writes. Returns 0 or a UV_E* error (the caller then destroys the
+  // connection). Cleartext only: with TLS every byte must pass the Writer.
+  int socket_fd() const;
+  int WaitWritable();
+  // Bytes a session wrote itself (socket.bytesWritten counts them).
+  void CountDirectWrite(size_t n) { writer_.CountDirect(n); }
+
   // TCP keep-alive probes (node's socket.setKeepAlive): 0 or a libuv error.
   int SetKeepAlive(bool enable, unsigned int delay_s);
   // Bytes read from the socket so far (node's socket.bytesRead).
@@ -131,6 +144,9 @@ class Connection final : private WriterClient {
   static void OnShutdown(uv_shutdown_t* req, int status);
   static void OnClosed(uv_handle_t* h);
   void OnWriteComplete(int status) override;
+  // The watch of WaitWritable fired (loop thread, from libuv).
+  void OnSocketWritable();
+  friend class WritableWatch;
   void StartReading();
   void StopReading();
   void StartShutdown();
@@ -192,6 +208,9 @@ class Connection final : private WriterClient {
   // the embedder speaks HTTP/2).
   bool detecting_ = false;
   PrefaceMatcher preface_;
+  // WaitWritable's watcher (created on first use, closed with the
+  // connection).
+  WritableWatch* writable_watch_ = nullptr;
 };
 
 }  // namespace sluice

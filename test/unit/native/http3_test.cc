@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "core/http3/frames.h"
+#include "core/http3/message.h"
 #include "core/http3/huffman.h"
 #include "core/http3/qpack.h"
+#include "core/http3/qpack_decoder.h"
 #include "core/http3/varint.h"
 
 using namespace sluice::http3;
@@ -764,6 +766,248 @@ void TestQpackStreams() {
   QpackStreamCase(false, 0, "\x00"s, H3Error::kQpackDecoderStream, "increment 0");
 }
 
+// The dynamic-table decoder (QpackDecoder): RFC 9204 Appendix B.2-B.5.
+std::string Fields(const std::vector<HeaderField>& f) {
+  std::string s;
+  for (auto& h : f) s += h.name + "=" + h.value + ";";
+  return s;
+}
+
+void TestQpackDecoder() {
+  using R = QpackDecoder::Result;
+  const H3Error ok = H3Error::kNoError;
+  std::vector<HeaderField> out;
+  std::string dec_out;
+  // B.2: capacity 220, two inserts with static name references.
+  std::string b2enc = Hex("3fbd01 c00f7777772e6578616d706c652e636f6d c10c2f73616d706c652f70617468");
+  std::string b3enc = Hex("4a637573746f6d2d6b65790c637573746f6d2d76616c7565");
+  std::string b4enc = Hex("02");
+  std::string b5enc = Hex("810d637573746f6d2d76616c756532");
+  // Every split of the B.2 encoder stream leaves the same table.
+  ForEachSplit(b2enc, [&](const std::vector<std::string>& pieces) {
+    QpackDecoder d(220, 100);
+    H3Error e = ok;
+    for (auto& p : pieces)
+      if (e == ok) e = d.FeedEncoderStream(U(p), p.size());
+    CHECK(e == ok && d.insert_count() == 2 && d.table_size() == 106 && d.capacity() == 220,
+          "B.2 encoder stream split: %s %llu", H3ErrorName(e),
+          static_cast<unsigned long long>(d.table_size()));
+  });
+  QpackDecoder d(220, 100);
+  CHECK(d.FeedEncoderStream(U(b2enc), b2enc.size()) == ok, "B.2 encoder");
+  std::string s4 = Hex("0381 1011");
+  CHECK(d.Decode(4, U(s4), s4.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == ":authority=www.example.com;:path=/sample/path;",
+        "B.2 section: %s", Fields(out).c_str());
+  d.TakeDecoderStream(&dec_out);
+  CHECK(dec_out == Hex("84"), "B.2 section acknowledgment: %s", ToHex(dec_out).c_str());
+  // B.3: insert with a literal name; the decoder owes an increment of 1.
+  CHECK(d.FeedEncoderStream(U(b3enc), b3enc.size()) == ok && d.insert_count() == 3, "B.3");
+  dec_out.clear();
+  d.TakeDecoderStream(&dec_out);
+  CHECK(dec_out == Hex("01"), "B.3 insert count increment: %s", ToHex(dec_out).c_str());
+  // B.4: duplicate of absolute 0; a section with relative and static refs.
+  CHECK(d.FeedEncoderStream(U(b4enc), b4enc.size()) == ok && d.insert_count() == 4, "B.4");
+  std::string s8 = Hex("0500 80c1 81");
+  CHECK(d.Decode(8, U(s8), s8.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == ":authority=www.example.com;:path=/;custom-key=custom-value;",
+        "B.4 section: %s", Fields(out).c_str());
+  d.StreamCancelled(8);
+  dec_out.clear();
+  d.TakeDecoderStream(&dec_out);
+  CHECK(dec_out == Hex("88 48"), "B.4 ack + cancellation: %s", ToHex(dec_out).c_str());
+  // B.5: insert with a dynamic name reference evicts absolute 0.
+  CHECK(d.FeedEncoderStream(U(b5enc), b5enc.size()) == ok && d.insert_count() == 5 &&
+            d.table_size() == 215,
+        "B.5: %llu", static_cast<unsigned long long>(d.table_size()));
+  std::string s12 = Hex("0600 8081");  // RIC 5, base 5: abs 4, abs 3
+  CHECK(d.Decode(12, U(s12), s12.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == "custom-key=custom-value2;:authority=www.example.com;",
+        "B.5 section: %s", Fields(out).c_str());
+  std::string post = Hex("0681 1011");  // RIC 5, base 3: post-base 0, 1 → abs 3, 4
+  CHECK(d.Decode(16, U(post), post.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == ":authority=www.example.com;custom-key=custom-value2;",
+        "post-base: %s", Fields(out).c_str());
+  std::string postname = Hex("0681 0103 78797a");  // post-base name ref 1 → abs 4
+  CHECK(d.Decode(20, U(postname), postname.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == "custom-key=xyz;",
+        "post-base name ref: %s", Fields(out).c_str());
+  std::string dynname = Hex("0600 4003 78797a");  // name ref relative 0 → abs 4
+  CHECK(d.Decode(24, U(dynname), dynname.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == "custom-key=xyz;",
+        "dynamic name ref: %s", Fields(out).c_str());
+  // The size limit: the section is read whole and still acknowledged.
+  dec_out.clear();
+  d.TakeDecoderStream(&dec_out);
+  CHECK(d.Decode(28, U(s12), s12.size(), 60, &out) == R::kTooLarge && out.empty(), "too large");
+  dec_out.clear();
+  d.TakeDecoderStream(&dec_out);
+  CHECK(dec_out == Hex("9c"), "too large still acknowledged: %s", ToHex(dec_out).c_str());
+  // Errors in field sections.
+  struct {
+    std::string in;
+    const char* what;
+  } bad[] = {
+      {Hex("0600 84"), "evicted entry (absolute 0)"},
+      {Hex("0d00 80"), "encoded Required Insert Count over the full range"},
+      {Hex("0600 81"), "Required Insert Count larger than needed (abs 3 only)"},
+      {Hex("0500 80 10"), "post-base index at the Required Insert Count"},
+      {Hex("0685 80"), "Sign 1 with Delta Base >= Required Insert Count"},
+      {Hex("0600 85"), "relative index beyond the base"},
+      {Hex("0000 80"), "dynamic reference with Required Insert Count 0"},
+      {Hex("0600 ff24"), "static index 99"},
+      {Hex("0600"), "no reference for a Required Insert Count"},
+  };
+  for (auto& t : bad)
+    CHECK(d.Decode(32, U(t.in), t.in.size(), UINT64_MAX, &out) == R::kDecompressionFailed,
+          "dynamic error: %s", t.what);
+  // Blocked streams, bounded; unblocked by an insert; cancelled.
+  QpackDecoder b(220, 1);
+  std::string cap = Hex("3fbd01");
+  b.FeedEncoderStream(U(cap), cap.size());
+  std::string need1 = Hex("0200 80");  // RIC 1, base 1, relative 0
+  CHECK(b.Decode(0, U(need1), need1.size(), UINT64_MAX, &out) == R::kBlocked &&
+            b.blocked_streams() == 1,
+        "blocked");
+  CHECK(b.Decode(0, U(need1), need1.size(), UINT64_MAX, &out) == R::kBlocked &&
+            b.blocked_streams() == 1,
+        "blocked again, counted once");
+  CHECK(b.Decode(4, U(need1), need1.size(), UINT64_MAX, &out) == R::kDecompressionFailed,
+        "a second blocked stream over the limit");
+  std::vector<uint64_t> unblocked;
+  b.TakeUnblocked(&unblocked);
+  CHECK(unblocked.empty(), "nothing unblocked yet");
+  std::string ins = Hex("c0 03 616263");  // :authority = abc
+  CHECK(b.FeedEncoderStream(U(ins), ins.size()) == ok, "insert");
+  b.TakeUnblocked(&unblocked);
+  CHECK(unblocked.size() == 1 && unblocked[0] == 0 && b.blocked_streams() == 0, "unblocked");
+  CHECK(b.Decode(0, U(need1), need1.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == ":authority=abc;",
+        "decoded after the insert");
+  std::string need2 = Hex("0300 80");  // RIC 2
+  CHECK(b.Decode(4, U(need2), need2.size(), UINT64_MAX, &out) == R::kBlocked, "blocked 4");
+  b.StreamCancelled(4);
+  dec_out.clear();
+  b.TakeDecoderStream(&dec_out);
+  CHECK(b.blocked_streams() == 0 && dec_out == Hex("80 44"), "cancelled: %s",
+        ToHex(dec_out).c_str());
+  // Encoder-stream errors, each on a fresh decoder with capacity 220.
+  struct {
+    std::string in;
+    const char* what;
+  } ebad[] = {
+      {Hex("3fbe01"), "capacity 221 > 220"},
+      {Hex("3fbd01 c0 7f ff 01 00"), "entry larger than the capacity"},
+      {Hex("3fbd01 80 01 61"), "dynamic name reference, empty table"},
+      {Hex("3fbd01 00"), "duplicate, empty table"},
+      {Hex("3fbd01 ff24 0161"), "static index 99"},
+      {Hex("3fbd01 c0 81 18"), "bad Huffman value"},
+      {Hex("3fbd01 5f ffff ff0f"), "a literal name longer than any entry"},
+      {Hex("3f ffffffffffffffffffff"), "endless integer"},
+      {Hex("c0 01 61"), "insert before any capacity"},
+  };
+  for (auto& t : ebad) {
+    ForEachSplit(t.in, [&](const std::vector<std::string>& pieces) {
+      QpackDecoder e(220, 10);
+      H3Error err = ok;
+      for (auto& p : pieces)
+        if (err == ok) err = e.FeedEncoderStream(U(p), p.size());
+      CHECK(err == H3Error::kQpackEncoderStream, "encoder stream error: %s", t.what);
+    });
+  }
+  // Capacity reduction evicts; the wrapped Required Insert Count past the
+  // full range (6 entries → 12) decodes.
+  QpackDecoder w(220, 10);
+  w.FeedEncoderStream(U(cap), cap.size());
+  for (int i = 0; i < 30; i++) {
+    std::string one = Hex("c0 01") + std::string(1, static_cast<char>('a' + i % 26));
+    CHECK(w.FeedEncoderStream(U(one), one.size()) == ok, "insert %d", i);
+  }
+  // RIC 30: encoded (30 mod 12) + 1 = 7, base 30, relative 0 → abs 29.
+  std::string wrapped = Hex("0700 80");
+  CHECK(w.Decode(0, U(wrapped), wrapped.size(), UINT64_MAX, &out) == R::kOk &&
+            Fields(out) == ":authority=d;",
+        "wrapped Required Insert Count: %s", Fields(out).c_str());
+  std::string shrink = Hex("3f21");  // capacity 64: one 43-byte entry left
+  CHECK(w.FeedEncoderStream(U(shrink), shrink.size()) == ok && w.table_size() == 43, "shrink");
+}
+
+void TestMessage() {
+  using F = std::vector<HeaderField>;
+  const F get = {{":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"},
+                 {":path", "/a?b"}, {"accept", "*/*"}, {"content-length", "5"},
+                 {"content-length", "5"}, {"te", "trailers"}};
+  RequestHead h;
+  CHECK(ValidateRequestFields(get, &h) == H3Error::kNoError && h.method == "GET" &&
+            h.scheme == "https" && h.authority == "example.com" && h.path == "/a?b" &&
+            h.has_content_length && h.content_length == 5,
+        "valid GET");
+  auto with = [&](F f, size_t at, HeaderField x) {
+    f.insert(f.begin() + static_cast<long>(at), x);
+    return f;
+  };
+  auto without = [&](F f, const char* name) {
+    F r;
+    for (auto& x : f)
+      if (x.name != name) r.push_back(x);
+    return r;
+  };
+  struct {
+    F f;
+    bool ok;
+    const char* what;
+  } cases[] = {
+      {with(without(get, ":authority"), 3, {"host", "example.com"}), true, "host instead of :authority"},
+      {with(get, 4, {"host", "example.com"}), true, "host equal to :authority"},
+      {{{":method", "OPTIONS"}, {":scheme", "https"}, {":authority", "a"}, {":path", "*"}}, true, "OPTIONS *"},
+      {{{":method", "CONNECT"}, {":authority", "a:443"}}, true, "CONNECT"},
+      {{{":method", "GET"}, {":scheme", "foo"}, {":path", "x"}}, true, "other scheme, no authority"},
+      {with(get, 4, {"host", "other.com"}), false, "host differs from :authority"},
+      {without(get, ":authority"), false, "no authority, no host"},
+      {without(get, ":method"), false, "no :method"},
+      {without(get, ":scheme"), false, "no :scheme"},
+      {without(get, ":path"), false, "no :path"},
+      {with(get, 1, {":method", "GET"}), false, "repeated :method"},
+      {with(get, 5, {":path", "/"}), false, "pseudo-header after a regular field"},
+      {with(get, 1, {":status", "200"}), false, ":status in a request"},
+      {with(get, 1, {":foo", "x"}), false, "unknown pseudo-header"},
+      {with(get, 1, {":protocol", "websocket"}), false, ":protocol without extended CONNECT"},
+      {with(get, 5, {"Accept", "x"}), false, "uppercase name"},
+      {with(get, 5, {"a b", "x"}), false, "space in a name"},
+      {with(get, 5, {"", "x"}), false, "empty name"},
+      {with(get, 5, {"x", "a\nb"}), false, "LF in a value"},
+      {with(get, 5, {"x", std::string("a\0b", 3)}), false, "NUL in a value"},
+      {with(get, 5, {"x", " a"}), false, "leading space"},
+      {with(get, 5, {"x", "a\t"}), false, "trailing tab"},
+      {with(get, 5, {"connection", "close"}), false, "connection"},
+      {with(get, 5, {"transfer-encoding", "chunked"}), false, "transfer-encoding"},
+      {with(get, 5, {"upgrade", "h2c"}), false, "upgrade"},
+      {with(get, 5, {"keep-alive", "5"}), false, "keep-alive"},
+      {with(get, 5, {"te", "gzip"}), false, "te other than trailers"},
+      {with(get, 5, {"content-length", "6"}), false, "conflicting content-length"},
+      {with(get, 5, {"content-length", "-1"}), false, "content-length not digits"},
+      {with(get, 5, {"content-length", "99999999999999999999"}), false, "content-length over 64 bits"},
+      {{{":method", "GET"}, {":scheme", "https"}, {":authority", "a"}, {":path", "a"}}, false, "path without /"},
+      {{{":method", "GET"}, {":scheme", "https"}, {":authority", "a"}, {":path", "*"}}, false, "* not OPTIONS"},
+      {{{":method", "GET"}, {":scheme", "https"}, {":authority", "u@a"}, {":path", "/"}}, false, "userinfo"},
+      {{{":method", "CONNECT"}, {":authority", "a:443"}, {":path", "/"}}, false, "CONNECT with :path"},
+      {{{":method", "CONNECT"}}, false, "CONNECT without :authority"},
+      {{{":method", ""}, {":scheme", "https"}, {":authority", "a"}, {":path", "/"}}, false, "empty :method"},
+  };
+  for (auto& c : cases)
+    CHECK((ValidateRequestFields(c.f, &h) == H3Error::kNoError) == c.ok, "message: %s", c.what);
+  F ext = {{":method", "CONNECT"}, {":protocol", "websocket"}, {":scheme", "https"},
+           {":authority", "a"}, {":path", "/chat"}};
+  CHECK(ValidateRequestFields(ext, &h, true) == H3Error::kNoError && h.protocol == "websocket",
+        "extended CONNECT");
+  CHECK(ValidateRequestFields(ext, &h, false) == H3Error::kMessage, "extended CONNECT off");
+  CHECK(ValidateRequestFields(without(ext, ":path"), &h, true) == H3Error::kMessage,
+        "extended CONNECT without :path");
+  CHECK(ValidateTrailerFields({{"x-sum", "1"}}) == H3Error::kNoError, "trailers");
+  CHECK(ValidateTrailerFields({{":path", "/"}}) == H3Error::kMessage, "pseudo in trailers");
+  CHECK(ValidateTrailerFields({{"connection", "x"}}) == H3Error::kMessage, "connection in trailers");
+}
+
 }  // namespace
 
 int main() {
@@ -776,6 +1020,8 @@ int main() {
   TestRequestStream();
   TestUniStreams();
   TestQpackStreams();
+  TestQpackDecoder();
+  TestMessage();
   if (failures) {
     std::fprintf(stderr, "http3: %d of %ld checks failed\n", failures, checks);
     return 1;
