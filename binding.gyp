@@ -63,6 +63,10 @@
         "src/core/compress/compress_gate.cc",
         "src/core/compress/brotli_alloc.cc",
         "src/core/common/glibc_baseline.cc",
+        "src/core/quic/quic_symbols.cc",
+        "src/core/quic/quic_endpoint.cc",
+        "src/core/quic/quic_client.cc",
+        "src/core/http3/http3_session.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
@@ -75,7 +79,9 @@
         "src/binding/js_static_mount.cc",
         "src/binding/js_compress.cc",
         "src/binding/js_tls.cc",
-        "src/binding/js_websocket.cc"
+        "src/binding/js_websocket.cc",
+        "src/binding/js_http3.cc",
+        "src/binding/js_quic_client.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

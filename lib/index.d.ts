@@ -625,12 +625,37 @@ export interface SecureServerOptions extends ServerOptions, SecureContextOptions
    * ('tlsClientError'). node's own tls.createSecureContext() results are
    * refused ('tlsClientError' ERR_SLUICE_TLS_CONTEXT). Replaces addContext's names. */
   SNICallback?: (servername: string, cb: (err: Error | null, ctx?: tls.SecureContext | SecureContextOptions | null) => void) => void;
+  /** HTTP/3 on a UDP socket beside TCP (docs/http3.md); needs features.http3. */
+  http3?: boolean | Http3Options;
+}
+
+export interface Http3Options {
+  /** UDP port; default the TCP port's number (0: any). */
+  port?: number;
+  /** UDP bind address; default the TCP one. */
+  host?: string;
+  /** Alt-Svc on HTTP/1.1 and HTTP/2 responses. Default true. */
+  altSvc?: boolean;
+  /** Alt-Svc ma (seconds). Default 86400. */
+  maxAge?: number;
+  /** Default 10000; more are refused. */
+  maxConnections?: number;
+  /** Concurrent requests per connection; more are reset (H3_REQUEST_REJECTED). Default 100. */
+  maxStreams?: number;
+  /** ms without request activity before a connection is closed. Default 30000. */
+  idleTimeout?: number;
+  /** ms close() lets HTTP/3 requests finish after GOAWAY. Default 5000. */
+  closeGrace?: number;
+  /** false: no Retry round trip for new clients. Default true. */
+  addressValidation?: boolean;
 }
 
 export declare class SecureServer extends Server {
   constructor(requestListener?: RequestListener);
   constructor(options?: SecureServerOptions | null, requestListener?: RequestListener);
   readonly allowHTTP1: boolean;
+  /** The HTTP/3 (UDP) address; null when http3 is off or not listening. */
+  http3Address(): { address: string; port: number; family: string } | null;
   /** New connections use the new certificates; open ones keep theirs. */
   setSecureContext(options: SecureContextOptions): void;
   /** The session ticket keys (48 bytes). */
@@ -695,6 +720,13 @@ export declare function releaseBuffer(chunk: unknown): void;
 
 export declare const STATUS_CODES: { readonly [status: number]: string | undefined };
 export declare const METHODS: readonly string[];
+
+export declare const features: Readonly<{
+  /** Whether this process can serve HTTP/3 (node's OpenSSL >= 3.5). */
+  http3: boolean;
+  /** Why not, or null. */
+  http3Reason: string | null;
+}>;
 
 export declare const versions: Readonly<{
   /** This package's version. */

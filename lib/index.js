@@ -13,6 +13,7 @@ const fileCache = require('./files/open_file_cache');
 const { serveStaticMiddleware, koaServeStatic } = require('./middleware/serve_static');
 const { WebSocketServer, setServerFactory } = require('./websocket/websocket_server');
 const { WebSocket } = require('./websocket/websocket');
+const http3 = require('./http3/endpoint');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
@@ -33,7 +34,15 @@ const versions = Object.freeze({
   openssl: process.versions.openssl,
 });
 
+// What this process can do: http3 is true where node's OpenSSL has the
+// QUIC server API (Node >= 22.20, 24, 26); http3Reason says why not.
+const features = Object.freeze({
+  http3: http3.available,
+  http3Reason: http3.reason,
+});
+
 module.exports = {
+  features,
   createServer,
   WebSocketServer,
   WebSocket,

@@ -23,7 +23,7 @@ const {
 // connection is shared, node does not pause it for a stream).
 function socketEvent(req, event) {
   const socket = req[kSocket];
-  if (req.httpVersionMajor !== 2 && socket !== null && socket.listenerCount(event) > 0) socket.emit(event);
+  if (req.httpVersionMajor < 2 && socket !== null && socket.listenerCount(event) > 0) socket.emit(event);
 }
 
 // Someone reads the body: from now on the stream may read ahead
@@ -33,7 +33,7 @@ function startConsuming(req) {
   req._readableState.readingMore = false;
 }
 
-const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
+const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0', 30: '3.0' };
 
 class IncomingRequest extends Readable {
   constructor(conn, seq, method, url, rawHeaders, versionCode, socket) {

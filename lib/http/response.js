@@ -292,7 +292,7 @@ class ServerResponse extends Stream {
   // request) the head is refused. (HTTP/2 carries trailers either way.)
   _checkTrailerHeader(code) {
     const req = this.req;
-    if (req.httpVersionMajor === 2) return;
+    if (req.httpVersionMajor >= 2) return;
     const h = this[kHeaders];
     const te = h['transfer-encoding'];
     if (h['content-length'] !== undefined ||
@@ -557,7 +557,7 @@ class ServerResponse extends Stream {
       // compressed body is framed by its compressed length.
       const whole = (this._headFlags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING)) !== 0 ||
         (trailers === undefined && (this[kHeaders] === null || this[kHeaders].trailer === undefined) &&
-          (!explicitHead || coding !== 0 || this.req.httpVersionMajor === 2));
+          (!explicitHead || coding !== 0 || this.req.httpVersionMajor >= 2));
       const flags = this[kRemoved] === 0 ?
         (whole ? this._headFlags | HEAD_WHOLE_BODY : this._headFlags) :
         this._framing(this._headFlags, whole);
@@ -591,7 +591,7 @@ class ServerResponse extends Stream {
     if (this._compressor) this._compressor.close();
     if (this._nativeFile) this._nativeFile.close();
     if (this[kFinished]) return this;
-    if (this.req.httpVersionMajor === 2) {
+    if (this.req.httpVersionMajor >= 2) {
       this[kConn].destroy();
     } else if (!isFront(this)) {
       // As node: a pipelined response gets the socket only when the ones

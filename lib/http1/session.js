@@ -67,6 +67,7 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
   const res = server._ServerResponse === null ?
     new ServerResponse(req, conn, seq, st.socket) :
     Reflect.construct(ServerResponse, [req, conn, seq, st.socket], server._ServerResponse);
+  if (server._altSvc !== null) res.setHeader('alt-svc', server._altSvc);
   res.shouldKeepAlive = (flags & REQUEST_KEEP_ALIVE) !== 0;
   res._onFinish = onResponseFinish;
   res._st = st;

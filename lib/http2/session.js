@@ -341,7 +341,15 @@ function sessionState(server, native) {
   return st;
 }
 
-function callbacks(server) {
+// opts.version: the httpVersion code of the compat requests (VERSION_2_0;
+// HTTP/3 passes 30, lib/http3/endpoint.js); opts.altSvc: whether
+// responses carry the server's Alt-Svc (not on HTTP/3 itself).
+function callbacks(server, opts) {
+  const version = opts !== undefined && opts.version !== undefined ? opts.version : VERSION_2_0;
+  const altSvc = opts === undefined || opts.altSvc !== false;
+  // opts.compress false: responses are never compressed (HTTP/3 has no
+  // native compressor yet).
+  const compress = opts === undefined || opts.compress !== false;
   return {
     // raw: the request head packed as "name\0value\0..." (or, should a
     // field hold a NUL, already an array; src/binding/js_http2.h).
@@ -352,8 +360,9 @@ function callbacks(server) {
         const headers = headersObject(raw, false, true);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         if (server.requestBufferAllocator !== null) stream[kPoolBacked] = true;
-        stream._compressCfg = server._compression;
+        stream._compressCfg = compress ? server._compression : null;
         stream._fileCache = server._fileCache;
+        if (altSvc && server._altSvc !== null) stream._altSvc = server._altSvc;
         st.streams.set(id, stream);
         // A head the handler gives without ending the stream is held until
         // the handler returns, so respond() + end(body) leave as one
@@ -367,7 +376,7 @@ function callbacks(server) {
           stream._dispatched();
         }
       } else if (server.listenerCount('request') > 0) {
-        emitCompat(server, st, native, id, raw, endStream);
+        emitCompat(server, st, native, id, raw, endStream, version, altSvc, compress);
       } else {
         native.rstStream(id, constants.NGHTTP2_REFUSED_STREAM);
       }
@@ -430,7 +439,7 @@ function callbacks(server) {
   };
 }
 
-function emitCompat(server, st, native, id, raw, endStream) {
+function emitCompat(server, st, native, id, raw, endStream, version, altSvc, compress) {
   let method = 'GET';
   let url = '/';
   let authority;
@@ -448,14 +457,15 @@ function emitCompat(server, st, native, id, raw, endStream) {
   // One handler for both protocols: HTTP/2's authority is HTTP/1.1's Host.
   if (authority !== undefined && !rawHeaders.includes('host')) rawHeaders.push('host', authority);
   const conn = new StreamConn(native, id);
-  const req = new IncomingRequest(conn, id, method, url, rawHeaders, VERSION_2_0, st.socket);
+  const req = new IncomingRequest(conn, id, method, url, rawHeaders, version, st.socket);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   // node's Http2ServerRequest has no joinDuplicateHeaders.
   req.joinDuplicateHeaders = undefined;
   const res = new ServerResponse(req, conn, id, st.socket);
+  if (altSvc && server._altSvc !== null) res.setHeader('alt-svc', server._altSvc);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;
-  const cfg = server._compression;
+  const cfg = compress ? server._compression : null;
   if (cfg) {
     // Response compression as on HTTP/1.1 (lib/compress/compression.js): whole
     // bodies through conn.respondCompressed, streams through the stream's

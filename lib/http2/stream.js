@@ -188,6 +188,7 @@ class ServerHttp2Stream extends LazyDuplex {
     super();
     this._native = native;
     this._id = id;
+    this._altSvc = undefined;  // the server's Alt-Svc value (respond adds it)
     this._session = session;
     this._requestHeaders = headers;
     this._isHead = headers[':method'] === 'HEAD';
@@ -255,6 +256,10 @@ class ServerHttp2Stream extends LazyDuplex {
     }
     if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
     options = options || {};
+    // The server's Alt-Svc (HTTP/3 advertised), unless the handler set one.
+    if (this._altSvc !== undefined && (headers == null || headers['alt-svc'] === undefined)) {
+      headers = { ...headers, 'alt-svc': this._altSvc };
+    }
     let [block, status] = serializeHeaders(headers, true);
     if (status === 101) throw codedError('ERR_HTTP2_STATUS_101', 'HTTP status code 101 (Switching Protocols) is forbidden in HTTP/2');
     if (status < 200 || status > 599) {

@@ -97,6 +97,9 @@ class Server extends EventEmitter {
       ...this._tlsCallbacks(),
     };
     this[kNative] = new binding.NativeServer(opts.native, this._nativeCallbacks);
+    // Alt-Svc of every HTTP/1.1 and HTTP/2 response (HTTP/3 advertised by
+    // lib/secure_server.js while it listens); null: none.
+    this._altSvc = null;
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::
@@ -132,6 +135,13 @@ class Server extends EventEmitter {
   }
 
   get listening() { return this._listening; }
+
+  // The stream callbacks of another transport of this server's requests
+  // (HTTP/3: lib/http3/endpoint.js), HTTP/2's with the compat requests'
+  // httpVersion code `version`.
+  _streamCallbacks(version) {
+    return http2Session.callbacks(this, { version, altSvc: false, compress: false });
+  }
 
   // The native TLS events' callbacks (lib/tls/secure_server.js); none here.
   _tlsCallbacks() { return {}; }

@@ -11,6 +11,7 @@ const { connState } = require('../net/connection_state');
 const { kNative } = require('../common/symbols');
 const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
 const { nativeContextOptions, pickContextOptions, checkSupported } = require('./tls_options');
+const http3 = require('../http3/endpoint');
 
 // Contexts made by sluice.createSecureContext: their options, so that
 // addContext / SNICallback build the native context from the same bytes.
@@ -76,7 +77,19 @@ class SecureServer extends Server {
       throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options.SNICallback" property must be of type function');
     }
     const native = nativeContextOptions({ ...options, allowHTTP1 });
+    const h3 = http3.normalize(options.http3);
+    if (h3 !== null && (native.keys.length === 0 || native.certs.length === 0)) {
+      throw codedError('ERR_SLUICE_HTTP3',
+        'HTTP/3 needs the certificate as key and cert (PEM); pfx is not supported for it');
+    }
     super(options, requestListener);
+    // HTTP/3 (lib/http3/endpoint.js): the configuration, the endpoint
+    // while listening, and one closing meanwhile.
+    this._h3cfg = h3;
+    this._h3tls = h3 === null ? null :
+      { keys: native.keys, certs: native.certs, passphrase: native.passphrase, maxHeaderSize: this.maxHeaderSize };
+    this._http3 = null;
+    this._h3Closing = null;
     this._tlsOptions = pickContextOptions({ ...options, allowHTTP1 });
     this.allowHTTP1 = allowHTTP1;
     this._SNICallback = sni === undefined ? null : sni;
@@ -84,6 +97,69 @@ class SecureServer extends Server {
     // built once each (they carry this server's ALPN and client policy).
     this._sniContexts = new WeakMap();
     this[kNative].setTls(native, { handshakeTimeout, allowHTTP1, sniCallback: sni !== undefined });
+  }
+
+  // TCP is listening: the UDP endpoint starts on the same port number
+  // (or options.http3.port) and host, and Alt-Svc advertises it.
+  _listenResult(r, address, port) {
+    super._listenResult(r, address, port);
+    if (r < 0 || this._h3cfg === null || this._http3 !== null) return;
+    const cfg = this._h3cfg;
+    const tcp = this.address();
+    if (typeof tcp !== 'object' || tcp === null) {
+      // listen(path): no port number to share.
+      if (cfg.port === null || cfg.host === null) {
+        const err = codedError('ERR_SLUICE_HTTP3',
+          'HTTP/3 beside a Unix socket needs options.http3.port and options.http3.host');
+        process.nextTick(() => this.emit('error', err));
+        return;
+      }
+    }
+    const h3port = cfg.port !== null ? cfg.port : tcp.port;
+    const host = cfg.host !== null ? cfg.host : tcp.address;
+    const ep = new http3.Http3Endpoint(cfg, this._h3tls, this._streamCallbacks(30), null);
+    const rr = ep.listen(host, h3port);
+    if (rr < 0) {
+      const code = binding.errname(rr);
+      const err = new Error(`listen ${code}: ${binding.strerror(rr)} ${host}:${h3port} (HTTP/3, UDP)`);
+      err.code = code;
+      err.errno = rr;
+      err.syscall = 'listen';
+      process.nextTick(() => this.emit('error', err));
+      return;
+    }
+    this._http3 = ep;
+    const bound = ep.address();
+    if (cfg.altSvc) this._altSvc = `h3=":${bound.port}"; ma=${cfg.maxAge}`;
+  }
+
+  // The HTTP/3 endpoint's address ({ address, port, family }, UDP), or
+  // null when HTTP/3 is off or not listening.
+  http3Address() { return this._http3 === null ? null : this._http3.address(); }
+
+  close(cb) {
+    const ep = this._http3;
+    if (ep !== null && this._listening) {
+      // GOAWAY to every HTTP/3 connection; 'close' waits for them too.
+      this._http3 = null;
+      this._altSvc = null;
+      this._h3Closing = ep;
+      ep.close(this._h3cfg.closeGrace);
+    }
+    return super.close(cb);
+  }
+
+  _onServerClose() {
+    const ep = this._h3Closing;
+    if (ep !== null && !ep._closed) {
+      ep._onClose = () => {
+        this._h3Closing = null;
+        super._onServerClose();
+      };
+      return;
+    }
+    this._h3Closing = null;
+    super._onServerClose();
   }
 
   _tlsCallbacks() {

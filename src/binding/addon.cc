@@ -9,6 +9,8 @@
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
 #include "binding/js_http2_session.h"
+#include "binding/js_http3.h"
+#include "binding/js_quic_client.h"
 #include "binding/js_file.h"
 #include "binding/js_server.h"
 #include "binding/js_tls.h"
@@ -108,6 +110,12 @@ void OnEnvironmentTeardown(napi_async_cleanup_hook_handle hook, void* arg) {
   std::unordered_set<JsFile*> files;
   files.swap(data->files);
   for (JsFile* f : files) f->Teardown();
+  std::unordered_set<JsHttp3Endpoint*> endpoints;
+  endpoints.swap(data->http3_endpoints);
+  for (JsHttp3Endpoint* e : endpoints) e->Teardown();
+  std::unordered_set<JsQuicClient*> clients;
+  clients.swap(data->quic_clients);
+  for (JsQuicClient* c : clients) c->Teardown();
   // Watches close and idle descriptors close (async, LoopTracked) now;
   // an entry a closing source still holds closes its fd after it.
   data->file_cache.reset();
@@ -199,6 +207,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
 #endif
   InitCompression(env, exports);
   InitTls(env, exports);
+  InitHttp3(env, exports);
 
   // The llhttp compiled into this addon (not node's own copy, which the
   // hidden visibility keeps from interposing).

@@ -14,6 +14,8 @@
 namespace sluice {
 
 class JsFile;
+class JsHttp3Endpoint;
+class JsQuicClient;
 class JsServer;
 
 struct AddonData {
@@ -21,6 +23,7 @@ struct AddonData {
   Napi::FunctionReference http2_session_ctor;
   // NativeWsHub: wsAccept recognises hub objects by it (napi_instanceof).
   Napi::FunctionReference ws_hub_ctor;
+  Napi::FunctionReference http3_session_ctor;
   // Set when the environment starts tearing down (worker terminated,
   // process exiting): JS cannot run any more; native code makes no JS
   // call from then on (checked where a libuv callback could reach JS).
@@ -30,6 +33,8 @@ struct AddonData {
   // their constructors, removed by their destructors (loop thread).
   std::unordered_set<JsServer*> servers;
   std::unordered_set<JsFile*> files;
+  std::unordered_set<JsHttp3Endpoint*> http3_endpoints;
+  std::unordered_set<JsQuicClient*> quic_clients;
   // The open-file cache of this environment's loop (NativeFile.configureCache;
   // null until a server turns it on). Cleared and freed at teardown.
   std::unique_ptr<OpenFileCache> file_cache;

@@ -1,0 +1,107 @@
+'use strict';
+
+// HTTP/3 beside a secure server's TCP port: a native QUIC endpoint
+// (src/core/quic, src/core/http3) on a UDP socket of the same port number,
+// with the same certificate. Its request streams reach the server's
+// 'stream' and 'request' handlers through the callbacks HTTP/2 uses
+// (server/ hands them in: protocol folders do not require each other), so
+// ServerHttp2Stream and the compat req/res serve HTTP/3 unchanged; the
+// native session object has NativeHttp2Session's methods
+// (src/binding/js_http3.h).
+
+const binding = require('../common/binding');
+const { codedError, codedTypeError } = require('../common/errors');
+
+// sluice.features.http3 and why not.
+const available = binding.http3 !== undefined && binding.http3.available === true;
+const reason = available ? null :
+  (binding.http3 !== undefined ? binding.http3.reason : 'this build of sluice has no HTTP/3');
+
+// The `http3` option of createSecureServer: false/undefined (off), true,
+// or { port, host, altSvc, maxAge, maxConnections, maxStreams,
+// idleTimeout, closeGrace }. Returns null when off.
+function normalize(opt) {
+  if (opt === undefined || opt === null || opt === false) return null;
+  if (opt === true) opt = {};
+  if (typeof opt !== 'object') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE',
+      'The "options.http3" property must be a boolean or an object');
+  }
+  if (!available) {
+    throw codedError('ERR_SLUICE_HTTP3_UNAVAILABLE', `HTTP/3 is not available: ${reason}`);
+  }
+  const num = (name, dflt, min) => {
+    const v = opt[name];
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min) {
+      throw codedTypeError('ERR_INVALID_ARG_VALUE',
+        `The "options.http3.${name}" property must be a number >= ${min}`);
+    }
+    return Math.floor(v);
+  };
+  const port = opt.port === undefined ? null : num('port', 0, 0);
+  if (port !== null && port > 65535) {
+    throw codedTypeError('ERR_SOCKET_BAD_PORT', 'options.http3.port must be >= 0 and < 65536');
+  }
+  return {
+    port,                                  // null: the TCP port's number
+    host: opt.host === undefined ? null : String(opt.host),
+    altSvc: opt.altSvc !== false,          // Alt-Svc on HTTP/1.1 and HTTP/2 responses
+    maxAge: num('maxAge', 86400, 0),
+    maxConnections: num('maxConnections', 10000, 1),
+    maxStreams: num('maxStreams', 100, 1),
+    idleTimeout: num('idleTimeout', 30000, 0),
+    closeGrace: num('closeGrace', 5000, 0),
+    noAddressValidation: opt.addressValidation === false,
+  };
+}
+
+// One listening HTTP/3 endpoint. `callbacks`: the HTTP/2 stream callbacks
+// of the server (lib/http2_server.js callbacks(server, { version: 30 })).
+class Http3Endpoint {
+  constructor(cfg, tls, callbacks, onClose) {
+    this._closed = false;
+    this._onClose = onClose;
+    this._callbacks = {
+      ...callbacks,
+      onEndpointClose: () => {
+        this._closed = true;
+        const cb = this._onClose;
+        this._onClose = null;
+        if (cb) cb();
+      },
+    };
+    this._native = new binding.NativeHttp3Endpoint(this._callbacks, {
+      key: tls.keys,
+      cert: tls.certs,
+      passphrase: tls.passphrase,
+      maxConnections: cfg.maxConnections,
+      maxStreams: cfg.maxStreams,
+      idleTimeout: cfg.idleTimeout,
+      maxHeaderSize: tls.maxHeaderSize,
+      noAddressValidation: cfg.noAddressValidation,
+    });
+  }
+
+  // 0 or a negative errno.
+  listen(host, port) { return this._native.listen(host, port); }
+
+  // { address, port, family } as net's.
+  address() {
+    const a = this._native.address();
+    if (a === undefined) return null;
+    return { address: a[0], port: a[1], family: a[2] === 6 ? 'IPv6' : 'IPv4' };
+  }
+
+  connections() { return this._native.connections(); }
+
+  close(graceMs) { if (!this._closed) this._native.close(graceMs); }
+
+  destroy() { if (!this._closed) this._native.destroy(); }
+
+  ref() { this._native.ref(); }
+
+  unref() { this._native.unref(); }
+}
+
+module.exports = { Http3Endpoint, normalize, available, reason };

@@ -1,0 +1,570 @@
+#include "binding/js_http3.h"
+
+#include <openssl/crypto.h>
+
+#include <vector>
+
+#include "binding/addon_data.h"
+#include "binding/js_quic_client.h"
+#include "binding/js_values.h"
+#include "binding/wire_protocol.h"
+#include "core/http2/http2_headers.h"
+#include "core/http2/http2_session.h"
+#include "core/common/symbol_origin.h"
+#include "core/quic/quic_symbols.h"
+
+namespace sluice {
+
+namespace {
+
+// JS stream ids (js_http3.h): QUIC id 4n <-> n + 1.
+inline int64_t JsId(uint64_t qid) { return static_cast<int64_t>(qid / 4 + 1); }
+inline uint64_t QuicId(int32_t js) { return js <= 0 ? UINT64_MAX : (uint64_t(js) - 1) * 4; }
+
+// Http2HeaderList → QPACK field list (same bytes, other shape).
+void ToFields(Http2HeaderList* h, std::vector<http3::HeaderField>* out) {
+  const nghttp2_nv* nv = h->nv();
+  out->clear();
+  out->reserve(h->size());
+  for (size_t i = 0; i < h->size(); i++) {
+    out->push_back({std::string(reinterpret_cast<const char*>(nv[i].name), nv[i].namelen),
+                    std::string(reinterpret_cast<const char*>(nv[i].value), nv[i].valuelen)});
+  }
+}
+
+void BuildHeaders(napi_env env, JsHttp3Endpoint* owner, int status, napi_value block,
+                  uint32_t flags, Http2HeaderList* h) {
+  if (status > 0) h->AddStatus(status);
+  if (block != nullptr && IsString(env, block)) {
+    std::string text;
+    Latin1(env, block, &text);
+    if (flags & wire::kH2Http1Block) {
+      h->AddHttp1Block(text);
+    } else {
+      h->AddPairs(text);
+    }
+  }
+  if ((flags & wire::kH2AddDate) && owner != nullptr && !h->Has("date")) {
+    const char* line = owner->date()->HeaderLine();
+    h->Add("date", std::string_view(line + 6, DateCache::kHeaderLineLen - 8));
+  }
+}
+
+Napi::Value Error(Napi::Env env, const std::string& msg) {
+  Napi::Error e = Napi::Error::New(env, msg);
+  e.Set("code", Napi::String::New(env, "ERR_SLUICE_HTTP3"));
+  e.ThrowAsJavaScriptException();
+  return env.Undefined();
+}
+
+std::vector<std::string> StringList(const Napi::Value& v) {
+  std::vector<std::string> out;
+  if (v.IsArray()) {
+    Napi::Array a = v.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++) {
+      Napi::Value e = a.Get(i);
+      if (e.IsString()) out.push_back(e.As<Napi::String>().Utf8Value());
+      else if (e.IsBuffer()) {
+        auto b = e.As<Napi::Buffer<char>>();
+        out.emplace_back(b.Data(), b.Length());
+      }
+    }
+  }
+  return out;
+}
+
+uint64_t NumberOr(const Napi::Object& o, const char* k, uint64_t d) {
+  Napi::Value v = o.Get(k);
+  if (!v.IsNumber()) return d;
+  double n = v.As<Napi::Number>().DoubleValue();
+  return n < 0 ? d : static_cast<uint64_t>(n);
+}
+
+}  // namespace
+
+// ---- endpoint ----------------------------------------------------------------
+
+Napi::Function JsHttp3Endpoint::Init(Napi::Env env) {
+  return DefineClass(env, "NativeHttp3Endpoint",
+                     {
+                         InstanceMethod<&JsHttp3Endpoint::Listen>("listen"),
+                         InstanceMethod<&JsHttp3Endpoint::Address>("address"),
+                         InstanceMethod<&JsHttp3Endpoint::Close>("close"),
+                         InstanceMethod<&JsHttp3Endpoint::Destroy>("destroy"),
+                         InstanceMethod<&JsHttp3Endpoint::Ref>("ref"),
+                         InstanceMethod<&JsHttp3Endpoint::Unref>("unref"),
+                         InstanceMethod<&JsHttp3Endpoint::Connections>("connections"),
+                     });
+}
+
+JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsHttp3Endpoint>(info),
+      date_(GetAddonData(info.Env())->loop),
+      member_(info.Env(), &AddonData::http3_endpoints, this) {
+  Napi::Env env = info.Env();
+  std::string why;
+  if (!QuicAvailable(&why)) {
+    Error(env, why);
+    return;
+  }
+  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsObject()) {
+    Error(env, "NativeHttp3Endpoint(callbacks, options)");
+    return;
+  }
+  Napi::Object cbs = info[0].As<Napi::Object>();
+  Napi::Object opts = info[1].As<Napi::Object>();
+  callbacks_ = Napi::Persistent(cbs);
+  on_stream_ = JsCallback(cbs, "onStream");
+  on_data_ = JsCallback(cbs, "onStreamData");
+  on_end_ = JsCallback(cbs, "onStreamEnd");
+  on_drain_ = JsCallback(cbs, "onStreamDrain");
+  on_stream_close_ = JsCallback(cbs, "onStreamClose");
+  on_session_close_ = JsCallback(cbs, "onSessionClose");
+  on_endpoint_close_ = JsCallback(cbs, "onEndpointClose");
+  std::string pass;
+  if (opts.Get("passphrase").IsString()) pass = opts.Get("passphrase").As<Napi::String>().Utf8Value();
+  ctx_ = QuicServerContext(StringList(opts.Get("key")), StringList(opts.Get("cert")), pass, &why);
+  if (ctx_ == nullptr) {
+    Error(env, why);
+    return;
+  }
+  QuicEndpointOptions o;
+  o.max_connections = NumberOr(opts, "maxConnections", o.max_connections);
+  o.max_streams_per_connection = NumberOr(opts, "maxStreams", o.max_streams_per_connection);
+  o.idle_timeout_ms = NumberOr(opts, "idleTimeout", o.idle_timeout_ms);
+  o.validate_address = !opts.Get("noAddressValidation").ToBoolean().Value();
+  limits_.max_field_section_size = NumberOr(opts, "maxHeaderSize", limits_.max_field_section_size);
+  limits_.high_water = NumberOr(opts, "highWaterMark", limits_.high_water);
+  Napi::Object res = Napi::Object::New(env);
+  resource_ = Napi::Persistent(res);
+  async_context_.Init(env, res, "SluiceHttp3");
+  uv_loop_t* loop = GetAddonData(env)->loop;
+  endpoint_ = new QuicEndpoint(loop, ctx_, this, o);
+}
+
+JsHttp3Endpoint::~JsHttp3Endpoint() {
+  // Only collected once closed (self_ holds it while listening): an
+  // endpoint left here never listened and has no handle open.
+  if (endpoint_ != nullptr) endpoint_->Abandon();
+  SSL_CTX_free(ctx_);
+}
+
+void JsHttp3Endpoint::Teardown() {
+  member_.Forget();
+  if (endpoint_ != nullptr) endpoint_->Destroy();
+}
+
+bool JsHttp3Endpoint::CanCallJs() const {
+  AddonData* a = member_.get();
+  return a != nullptr && !a->tearing_down;
+}
+
+Napi::Value JsHttp3Endpoint::Listen(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (endpoint_ == nullptr) return Error(env, "endpoint closed");
+  std::string host = info[0].As<Napi::String>().Utf8Value();
+  int port = info[1].As<Napi::Number>().Int32Value();
+  std::string err;
+  int r = endpoint_->Listen(host.c_str(), port, &err);
+  if (r != 0 && !err.empty()) return Error(env, err);
+  if (r == 0) self_ = Napi::Persistent(Value());
+  return Napi::Number::New(env, r);
+}
+
+Napi::Value JsHttp3Endpoint::Address(const Napi::CallbackInfo& info) {
+  std::string ip;
+  int port = 0, family = 0;
+  if (endpoint_ == nullptr || endpoint_->GetAddress(&ip, &port, &family) != 0) {
+    return info.Env().Undefined();
+  }
+  Napi::Array a = Napi::Array::New(info.Env(), 3);
+  a.Set(0u, Napi::String::New(info.Env(), ip));
+  a.Set(1u, Napi::Number::New(info.Env(), port));
+  a.Set(2u, Napi::Number::New(info.Env(), family));
+  return a;
+}
+
+Napi::Value JsHttp3Endpoint::Close(const Napi::CallbackInfo& info) {
+  uint64_t grace = info.Length() > 0 && info[0].IsNumber()
+                       ? static_cast<uint64_t>(info[0].As<Napi::Number>().DoubleValue())
+                       : 5000;
+  if (endpoint_ != nullptr) endpoint_->Close(grace);
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::Destroy(const Napi::CallbackInfo& info) {
+  if (endpoint_ != nullptr) endpoint_->Destroy();
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::Ref(const Napi::CallbackInfo& info) {
+  if (endpoint_ != nullptr) endpoint_->SetRef(true);
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::Unref(const Napi::CallbackInfo& info) {
+  if (endpoint_ != nullptr) endpoint_->SetRef(false);
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(),
+                           endpoint_ ? static_cast<double>(endpoint_->connection_count()) : 0);
+}
+
+QuicConnectionHandler* JsHttp3Endpoint::OnConnection(QuicConnection* c) {
+  return new Http3Session(c, this, limits_);
+}
+
+void JsHttp3Endpoint::OnDispatchBegin() {
+  napi_env env = Env();
+  handle_scope_ = nullptr;
+  callback_scope_ = nullptr;
+  if (!CanCallJs()) return;
+  napi_open_handle_scope(env, &handle_scope_);
+  {
+    napi_open_callback_scope(env, resource_.Value(), async_context_.get(), &callback_scope_);
+  }
+}
+
+void JsHttp3Endpoint::OnDispatchEnd() {
+  napi_env env = Env();
+  if (callback_scope_ != nullptr) {
+    // Runs process.nextTick callbacks and microtasks the handlers queued.
+    napi_close_callback_scope(env, callback_scope_);
+    callback_scope_ = nullptr;
+  }
+  if (handle_scope_ != nullptr) napi_close_handle_scope(env, handle_scope_);
+  handle_scope_ = nullptr;
+}
+
+void JsHttp3Endpoint::OnEndpointClosed() {
+  endpoint_ = nullptr;
+  if (!CanCallJs()) return;  // teardown: node frees the object itself
+  Napi::HandleScope scope(Env());
+  CallJs(Env(), on_endpoint_close_, 0, nullptr);
+  self_.Reset();
+}
+
+napi_value JsHttp3Endpoint::SessionObject(Http3Session* s) {
+  if (s->user_data) return static_cast<JsHttp3Session*>(s->user_data)->Value();
+  napi_value v = HandleFor<JsHttp3Session>(s, GetAddonData(Env())->http3_session_ctor);
+  if (v != nullptr) static_cast<JsHttp3Session*>(s->user_data)->owner = this;
+  return v;
+}
+
+void JsHttp3Endpoint::OnStream(Http3Session* s, uint64_t id, const Http3Fields& headers,
+                               bool end_stream) {
+  if (!CanCallJs()) return;
+  packed_.clear();
+  bool nul = false;
+  for (const auto& f : headers) {
+    if (f.first.find('\0') != std::string_view::npos ||
+        f.second.find('\0') != std::string_view::npos) {
+      nul = true;
+    }
+    if (!packed_.empty()) packed_.push_back('\0');
+    packed_.append(f.first);
+    packed_.push_back('\0');
+    packed_.append(f.second);
+  }
+  napi_value end;
+  napi_get_boolean(Env(), end_stream, &end);
+  napi_value argv[4] = {SessionObject(s), Int(Env(), JsId(id)),
+                        nul ? FieldArray(Env(), headers) : Latin1String(Env(), packed_), end};
+  CallJs(Env(), on_stream_, 4, argv);
+}
+
+void JsHttp3Endpoint::OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data,
+                                   size_t len) {
+  if (!CanCallJs()) return;
+  napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)),
+                        BufferCopy(Env(), reinterpret_cast<const char*>(data), len)};
+  CallJs(Env(), on_data_, 3, argv);
+}
+
+void JsHttp3Endpoint::OnStreamEnd(Http3Session* s, uint64_t id, const Http3Fields& trailers) {
+  if (!CanCallJs()) return;
+  napi_value t;
+  if (trailers.empty()) {
+    napi_get_undefined(Env(), &t);
+  } else {
+    t = FieldArray(Env(), trailers);
+  }
+  napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)), t};
+  CallJs(Env(), on_end_, 3, argv);
+}
+
+void JsHttp3Endpoint::OnStreamDrain(Http3Session* s, uint64_t id) {
+  if (!CanCallJs()) return;
+  napi_value argv[2] = {SessionObject(s), Int(Env(), JsId(id))};
+  CallJs(Env(), on_drain_, 2, argv);
+}
+
+void JsHttp3Endpoint::OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) {
+  if (!CanCallJs()) return;
+  // lib/ reads HTTP/2 codes (0: a clean close): HTTP/3's mapped back
+  // (RFC 9114 appendix A.4), others passed as they are.
+  int64_t js = code == 0x100   ? 0    // H3_NO_ERROR → NO_ERROR
+               : code == 0x10c ? 8    // H3_REQUEST_CANCELLED → CANCEL
+               : code == 0x10b ? 7    // H3_REQUEST_REJECTED → REFUSED_STREAM
+               : code == 0x101 ? 1    // H3_GENERAL_PROTOCOL_ERROR → PROTOCOL_ERROR
+               : code == 0x102 ? 2    // H3_INTERNAL_ERROR → INTERNAL_ERROR
+                               : static_cast<int64_t>(code & ((1ull << 53) - 1));
+  napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)), Int(Env(), js)};
+  CallJs(Env(), on_stream_close_, 3, argv);
+}
+
+void JsHttp3Endpoint::OnSessionClose(Http3Session* s) {
+  if (s->user_data == nullptr) return;  // never reached JS
+  auto* js = static_cast<JsHttp3Session*>(s->user_data);
+  if (!CanCallJs()) {
+    js->Detach();
+    s->user_data = nullptr;
+    return;
+  }
+  napi_value v = js->Value();
+  js->Detach();
+  s->user_data = nullptr;
+  napi_value argv[1] = {v};
+  CallJs(Env(), on_session_close_, 1, argv);
+}
+
+// ---- session -----------------------------------------------------------------
+
+Napi::Function JsHttp3Session::Init(Napi::Env env) {
+  using S = JsHttp3Session;
+  return DefineClass(
+      env, "NativeHttp3Session",
+      {
+          InstanceMethod<&S::StreamCall<&S::Respond>>("respond"),
+          InstanceMethod<&S::StreamCall<&S::Info>>("info"),
+          InstanceMethod<&S::StreamCall<&S::WriteMethod>>("write"),
+          InstanceMethod<&S::StreamCall<&S::End>>("end"),
+          InstanceMethod<&S::StreamCall<&S::SendTrailers>>("sendTrailers"),
+          InstanceMethod<&S::StreamCall<&S::RstStream>>("rstStream"),
+          InstanceMethod<&S::StreamCall<&S::PauseStream>>("pauseStream"),
+          InstanceMethod<&S::StreamCall<&S::ResumeStream>>("resumeStream"),
+          InstanceMethod<&S::Nothing>("consume"),
+          InstanceMethod<&S::StreamCall<&S::RespondFileUnsupported>>("respondFile"),
+          InstanceMethod<&S::StreamCall<&S::Unsupported>>("compress"),
+          InstanceMethod<&S::StreamCall<&S::Unsupported>>("respondCompressed"),
+          InstanceMethod<&S::Goaway>("goaway"),
+          InstanceMethod<&S::Destroy>("destroy"),
+          InstanceMethod<&S::Peer>("peer"),
+          InstanceMethod<&S::Local>("local"),
+          InstanceMethod<&S::Tls>("tls"),
+          InstanceMethod<&S::Nothing>("connection"),
+          InstanceMethod<&S::Nothing>("tlsQuery"),
+      });
+}
+
+int JsHttp3Session::Result(Http3Session* s, uint64_t qid, int err) const {
+  if (err < 0) return err;
+  return s->NeedsDrain(qid) ? wire::kResultWaitDrain : kResultOk;
+}
+
+int JsHttp3Session::WriteChunk(napi_env env, Http3Session* s, uint64_t qid, napi_value chunk) {
+  if (IsString(env, chunk)) {
+    std::string bytes;
+    Utf8(env, chunk, &bytes);
+    return s->Write(qid, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  }
+  const char* data;
+  size_t len;
+  if (!GetBytes(env, chunk, &data, &len)) return kResultBadBody;
+  return s->Write(qid, reinterpret_cast<const uint8_t*>(data), len);
+}
+
+// respond(id, status, headerBlock, flags[, body[, trailers]])
+int JsHttp3Session::Respond(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  napi_env env = info.Env();
+  uint64_t qid = QuicId(id);
+  int status = info[1].As<Napi::Number>().Int32Value();
+  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  Http2HeaderList h;
+  BuildHeaders(env, owner, status, info[2], flags, &h);
+  bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
+  bool whole = (flags & wire::kH2EndAfterBody) != 0;
+  if (whole && !h.Has("content-length") && status != 204 && status != 304 && status >= 200 &&
+      !s->IsHeadRequest(qid)) {
+    size_t len = 0;
+    if (has_body && IsString(env, info[4])) {
+      napi_get_value_string_utf8(env, info[4], nullptr, 0, &len);
+    } else if (has_body) {
+      const char* data;
+      if (!GetBytes(env, info[4], &data, &len)) len = 0;
+    }
+    h.Add("content-length", std::to_string(len));
+  }
+  std::vector<http3::HeaderField> fields;
+  ToFields(&h, &fields);
+  bool end_now = (flags & kH2EndStream) != 0 ||
+                 (whole && !has_body && (info.Length() <= 5 || IsNullish(env, info[5])));
+  int err = s->Respond(qid, fields.data(), fields.size(), end_now);
+  if (err == 0 && has_body) err = WriteChunk(env, s, qid, info[4]);
+  if (err == 0 && whole && !end_now) {
+    Http2HeaderList t;
+    if (info.Length() > 5 && !IsNullish(env, info[5])) {
+      BuildHeaders(env, nullptr, 0, info[5], flags & wire::kH2Http1Block, &t);
+    }
+    std::vector<http3::HeaderField> tf;
+    ToFields(&t, &tf);
+    err = s->End(qid, tf.data(), tf.size());
+  }
+  return Result(s, qid, err);
+}
+
+int JsHttp3Session::Info(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  Http2HeaderList h;
+  BuildHeaders(info.Env(), nullptr, info[1].As<Napi::Number>().Int32Value(), info[2],
+               info[3].As<Napi::Number>().Uint32Value() & wire::kH2Http1Block, &h);
+  std::vector<http3::HeaderField> fields;
+  ToFields(&h, &fields);
+  return s->Informational(QuicId(id), fields.data(), fields.size());
+}
+
+// write(id, chunk[, flush])
+int JsHttp3Session::WriteMethod(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  uint64_t qid = QuicId(id);
+  int err = 0;
+  if (!IsNullish(info.Env(), info[1])) err = WriteChunk(info.Env(), s, qid, info[1]);
+  return Result(s, qid, err);
+}
+
+// end(id, chunk, trailerBlock, flags)
+int JsHttp3Session::End(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  napi_env env = info.Env();
+  uint64_t qid = QuicId(id);
+  uint32_t flags = info.Length() > 3 && info[3].IsNumber()
+                       ? info[3].As<Napi::Number>().Uint32Value()
+                       : 0;
+  int err = 0;
+  if (info.Length() > 1 && !IsNullish(env, info[1])) err = WriteChunk(env, s, qid, info[1]);
+  if (err == 0) {
+    Http2HeaderList t;
+    if (info.Length() > 2 && !IsNullish(env, info[2])) {
+      BuildHeaders(env, nullptr, 0, info[2], flags & wire::kH2Http1Block, &t);
+    }
+    std::vector<http3::HeaderField> tf;
+    ToFields(&t, &tf);
+    err = s->End(qid, tf.data(), tf.size());
+  }
+  return Result(s, qid, err);
+}
+
+int JsHttp3Session::SendTrailers(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  Http2HeaderList t;
+  BuildHeaders(info.Env(), nullptr, 0, info[1], 0, &t);
+  std::vector<http3::HeaderField> tf;
+  ToFields(&t, &tf);
+  return s->End(QuicId(id), tf.data(), tf.size());
+}
+
+// rstStream(id, code): HTTP/2 codes as lib/ uses them (CANCEL 8, REFUSED
+// 7, others) mapped to HTTP/3's (RFC 9114 §8.1 / appendix A.4).
+int JsHttp3Session::RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  uint32_t code = info[1].As<Napi::Number>().Uint32Value();
+  uint64_t h3 = code == 0   ? 0x100   // NO_ERROR
+                : code == 7 ? 0x10b   // REFUSED_STREAM → H3_REQUEST_REJECTED
+                : code == 8 ? 0x10c   // CANCEL → H3_REQUEST_CANCELLED
+                : code == 1 ? 0x101   // PROTOCOL_ERROR → H3_GENERAL_PROTOCOL_ERROR
+                            : 0x102;  // H3_INTERNAL_ERROR
+  return s->Reset(QuicId(id), h3);
+}
+
+int JsHttp3Session::PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  (void)info;
+  s->Pause(QuicId(id), true);
+  return 0;
+}
+
+int JsHttp3Session::ResumeStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  (void)info;
+  s->Pause(QuicId(id), false);
+  return 0;
+}
+
+int JsHttp3Session::Unsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  (void)info;
+  (void)s;
+  (void)id;
+  return kResultInvalid;
+}
+
+int JsHttp3Session::RespondFileUnsupported(const Napi::CallbackInfo& info, Http3Session* s,
+                                           int32_t id) {
+  (void)info;
+  s->Reset(QuicId(id), 0x102 /* H3_INTERNAL_ERROR */);
+  return kResultInvalid;
+}
+
+Napi::Value JsHttp3Session::Nothing(const Napi::CallbackInfo& info) { return info.Env().Undefined(); }
+
+Napi::Value JsHttp3Session::Goaway(const Napi::CallbackInfo& info) {
+  if (Http3Session* s = live()) {
+    if (info.Length() > 0 && info[0].IsNumber() && info[0].As<Napi::Number>().Uint32Value() != 0) {
+      s->Terminate(0x102);
+    } else {
+      s->Goaway();
+    }
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Session::Destroy(const Napi::CallbackInfo& info) {
+  if (Http3Session* s = live()) s->Terminate(0x10c);
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Session::Peer(const Napi::CallbackInfo& info) {
+  Http3Session* s = live();
+  std::string ip;
+  int port = 0, family = 0;
+  if (s == nullptr || !s->connection()->PeerAddress(&ip, &port, &family)) {
+    return info.Env().Undefined();
+  }
+  Napi::Array a = Napi::Array::New(info.Env(), 3);
+  a.Set(0u, Napi::String::New(info.Env(), ip));
+  a.Set(1u, Napi::Number::New(info.Env(), port));
+  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
+  return a;
+}
+
+Napi::Value JsHttp3Session::Local(const Napi::CallbackInfo& info) {
+  Http3Session* s = live();
+  std::string ip;
+  int port = 0, family = 0;
+  if (s == nullptr || !s->connection()->LocalAddress(&ip, &port, &family)) {
+    return info.Env().Undefined();
+  }
+  Napi::Array a = Napi::Array::New(info.Env(), 3);
+  a.Set(0u, Napi::String::New(info.Env(), ip));
+  a.Set(1u, Napi::Number::New(info.Env(), port));
+  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
+  return a;
+}
+
+Napi::Value JsHttp3Session::Tls(const Napi::CallbackInfo& info) { return info.Env().Null(); }
+
+void InitHttp3(Napi::Env env, Napi::Object exports) {
+  Napi::Object f = Napi::Object::New(env);
+  std::string why;
+  bool ok = QuicAvailable(&why);
+  f.Set("available", Napi::Boolean::New(env, ok));
+  f.Set("reason", ok ? env.Null() : Napi::String::New(env, why));
+  f.Set("openssl", Napi::String::New(env, OpenSSL_version(OPENSSL_VERSION)));
+  // Where the QUIC server method binds (node's executable, or the libssl a
+  // distribution's node links): test/build/quic_linkage.test.js.
+  if (ok) {
+    SymbolOrigin o = OriginOf(reinterpret_cast<const void*>(&OSSL_QUIC_server_method));
+    f.Set("library", Napi::String::New(env, o.library));
+    f.Set("inExecutable", Napi::Boolean::New(env, o.in_executable));
+  }
+  exports.Set("http3", f);
+  exports.Set("NativeHttp3Endpoint", JsHttp3Endpoint::Init(env));
+  exports.Set("NativeQuicClient", JsQuicClient::Init(env));
+  GetAddonData(env)->http3_session_ctor = Napi::Persistent(JsHttp3Session::Init(env));
+}
+
+}  // namespace sluice

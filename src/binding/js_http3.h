@@ -1,0 +1,142 @@
+// The JS side of HTTP/3: NativeHttp3Endpoint (one QUIC endpoint on a UDP
+// port, lib/http3/) and NativeHttp3Session (one connection's requests),
+// whose methods and callbacks have the shape of NativeHttp2Session's, so
+// lib/'s HTTP/2 stream objects (ServerHttp2Stream, the compat req/res)
+// serve HTTP/3 requests unchanged.
+//
+// Stream ids in JS: a request's QUIC stream id is 4n (client-initiated
+// bidirectional); JS sees n + 1 (1, 2, 3...), a positive int32 like an
+// HTTP/2 stream id, never 0 (lib/ reads 0 as "no stream").
+//
+// Ownership: the endpoint object holds itself strongly while it listens
+// (until OnEndpointClosed); a session object is made on its connection's
+// first event and holds itself until the connection closes.
+#pragma once
+
+#include <napi.h>
+
+#include <string>
+
+#include "binding/addon_data.h"
+#include "binding/js_core_handle.h"
+#include "core/common/date_cache.h"
+#include "core/http3/http3_session.h"
+#include "core/quic/quic_endpoint.h"
+
+namespace sluice {
+
+class JsHttp3Session;
+
+class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
+                              public QuicEndpointDelegate,
+                              public Http3Delegate {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  // new NativeHttp3Endpoint(callbacks, options): callbacks as HTTP/2's
+  // (onStream, onStreamData, onStreamEnd, onStreamDrain, onStreamClose,
+  // onSessionClose) plus onEndpointClose(); options { key: [pem], cert:
+  // [pem], passphrase, maxConnections, maxStreams, idleTimeout,
+  // maxHeaderSize }. Throws ERR_SLUICE_HTTP3 when QUIC is unavailable or
+  // the certificate does not load.
+  explicit JsHttp3Endpoint(const Napi::CallbackInfo& info);
+  ~JsHttp3Endpoint() override;
+
+  DateCache* date() { return &date_; }
+  // Environment teardown (addon.cc): the endpoint is destroyed with no JS
+  // call; its handles close and LoopTracked lets the teardown finish.
+  void Teardown();
+
+  // QuicEndpointDelegate
+  QuicConnectionHandler* OnConnection(QuicConnection* c) override;
+  void OnDispatchBegin() override;
+  void OnDispatchEnd() override;
+  void OnEndpointClosed() override;
+  // Http3Delegate
+  void OnStream(Http3Session* s, uint64_t id, const Http3Fields& headers,
+                bool end_stream) override;
+  void OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data, size_t len) override;
+  void OnStreamEnd(Http3Session* s, uint64_t id, const Http3Fields& trailers) override;
+  void OnStreamDrain(Http3Session* s, uint64_t id) override;
+  void OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) override;
+  void OnSessionClose(Http3Session* s) override;
+
+ private:
+  // listen(host, port) -> 0 or a negative errno; throws with OpenSSL's
+  // reason when the QUIC listener cannot be made.
+  Napi::Value Listen(const Napi::CallbackInfo& info);
+  // address() -> [ip, port, family] or undefined
+  Napi::Value Address(const Napi::CallbackInfo& info);
+  // close(graceMs): GOAWAY to every connection, new ones refused; the
+  // rest closed after graceMs; onEndpointClose() follows.
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value Destroy(const Napi::CallbackInfo& info);
+  Napi::Value Ref(const Napi::CallbackInfo& info);
+  Napi::Value Unref(const Napi::CallbackInfo& info);
+  Napi::Value Connections(const Napi::CallbackInfo& info);
+
+  napi_value SessionObject(Http3Session* s);
+  bool CanCallJs() const;
+
+  QuicEndpoint* endpoint_ = nullptr;  // owned until OnEndpointClosed
+  SSL_CTX* ctx_ = nullptr;
+  Http3Limits limits_;
+  DateCache date_;
+  Napi::ObjectReference self_;        // while listening
+  Napi::ObjectReference callbacks_;
+  Napi::FunctionReference on_stream_, on_data_, on_end_, on_drain_, on_stream_close_,
+      on_session_close_, on_endpoint_close_;
+  Napi::ObjectReference resource_;
+  AsyncContext async_context_;
+  napi_handle_scope handle_scope_ = nullptr;
+  napi_callback_scope callback_scope_ = nullptr;
+  std::string packed_;
+  AddonMember<JsHttp3Endpoint> member_;
+};
+
+// The JS handle of one Http3Session (NativeHttp3Session).
+class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  using CoreWrap<JsHttp3Session, Http3Session>::CoreWrap;
+  JsHttp3Endpoint* owner = nullptr;
+
+ private:
+  friend class CoreWrap<JsHttp3Session, Http3Session>;
+  Http3Session* live() const { return core(); }
+  template <int (JsHttp3Session::*M)(const Napi::CallbackInfo&, Http3Session*, int32_t)>
+  Napi::Value StreamCall(const Napi::CallbackInfo& info) {
+    return ItemCall<Http3Session, int32_t, M>(info);
+  }
+  // The methods of NativeHttp2Session (js_http2_session.h) with the same
+  // arguments and results.
+  int Respond(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  int Info(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  int WriteMethod(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  int End(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  int SendTrailers(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  int RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  int PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  int ResumeStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // Not on HTTP/3 yet: native compression (lib/ turns compression off for
+  // HTTP/3 streams, so these are not called): RESULT_INVALID.
+  int Unsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // respondFile (native file bodies): not on HTTP/3 yet. The head may be
+  // out already, so the stream is reset (H3_INTERNAL_ERROR) rather than
+  // ended short: the client sees a failed response, never a truncated
+  // one. -> RESULT_INVALID.
+  int RespondFileUnsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  Napi::Value Nothing(const Napi::CallbackInfo& info);
+  Napi::Value Goaway(const Napi::CallbackInfo& info);
+  Napi::Value Destroy(const Napi::CallbackInfo& info);
+  Napi::Value Peer(const Napi::CallbackInfo& info);
+  Napi::Value Local(const Napi::CallbackInfo& info);
+  Napi::Value Tls(const Napi::CallbackInfo& info);
+  int WriteChunk(napi_env env, Http3Session* s, uint64_t qid, napi_value chunk);
+  int Result(Http3Session* s, uint64_t qid, int err) const;
+};
+
+// sluice.features.http3 and its reason: exports.http3 = { available,
+// reason, openssl }.
+void InitHttp3(Napi::Env env, Napi::Object exports);
+
+}  // namespace sluice

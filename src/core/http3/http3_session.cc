@@ -1,0 +1,678 @@
+#include "core/http3/http3_session.h"
+
+#include <cstring>
+
+#include "core/http3/varint.h"
+
+namespace sluice {
+
+using http3::FrameReader;
+using http3::FrameType;
+using http3::H3Error;
+using http3::HeaderField;
+
+namespace {
+
+constexpr uint64_t kTypeData = static_cast<uint64_t>(FrameType::kData);
+constexpr uint64_t kTypeHeaders = static_cast<uint64_t>(FrameType::kHeaders);
+constexpr uint64_t kTypeSettings = static_cast<uint64_t>(FrameType::kSettings);
+constexpr uint64_t kTypeGoaway = static_cast<uint64_t>(FrameType::kGoaway);
+constexpr uint64_t kTypeCancelPush = static_cast<uint64_t>(FrameType::kCancelPush);
+constexpr uint64_t kTypeMaxPushId = static_cast<uint64_t>(FrameType::kMaxPushId);
+constexpr uint64_t kTypePushPromise = static_cast<uint64_t>(FrameType::kPushPromise);
+
+constexpr uint64_t kErr(H3Error e) { return static_cast<uint64_t>(e); }
+
+// HTTP/2's frame types with no HTTP/3 meaning (RFC 9114 §7.2.8): an error
+// wherever they appear.
+bool Http2OnlyType(uint64_t t) { return t == 0x2 || t == 0x6 || t == 0x8 || t == 0x9; }
+
+bool HasUpper(std::string_view s) {
+  for (char c : s) {
+    if (c >= 'A' && c <= 'Z') return true;
+  }
+  return false;
+}
+
+// RFC 9114 §4.2: fields HTTP/3 forbids (connection-specific).
+bool ConnectionSpecific(std::string_view n, std::string_view v) {
+  if (n == "connection" || n == "keep-alive" || n == "proxy-connection" ||
+      n == "transfer-encoding" || n == "upgrade") {
+    return true;
+  }
+  return n == "te" && v != "trailers";
+}
+
+// Field names and values must not carry bytes HTTP forbids (RFC 9114
+// §4.2, RFC 9110 §5.5): NUL, CR, LF anywhere, and in names also
+// whitespace and other separators a token excludes.
+bool ValidField(std::string_view n, std::string_view v) {
+  if (n.empty()) return false;
+  for (char c : n) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || c == ':') return false;
+  }
+  for (char c : v) {
+    if (c == '\0' || c == '\r' || c == '\n') return false;
+  }
+  if (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.back() == ' ' ||
+                     v.back() == '\t')) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- a request stream ------------------------------------------------------
+
+struct Http3Session::Request final : FrameReader::Listener {
+  Request(Http3Session* sess, QuicStream* st, uint64_t max_field)
+      : session(sess), stream(st), id(st->id()), reader(this, max_field) {}
+
+  H3Error OnFrameHeader(uint64_t type, uint64_t length) override {
+    (void)length;
+    if (type == kTypeData) {
+      if (phase != kBody) return H3Error::kFrameUnexpected;
+      return H3Error::kNoError;
+    }
+    if (type == kTypeHeaders) {
+      if (phase == kHead) return H3Error::kNoError;
+      if (phase == kBody) {
+        phase = kTrailers;
+        return H3Error::kNoError;
+      }
+      return H3Error::kFrameUnexpected;  // after trailers
+    }
+    if (type == kTypeSettings || type == kTypeGoaway || type == kTypeCancelPush ||
+        type == kTypeMaxPushId || type == kTypePushPromise || Http2OnlyType(type)) {
+      return H3Error::kFrameUnexpected;
+    }
+    return H3Error::kNoError;  // unknown and reserved types are ignored
+  }
+
+  H3Error OnFramePayload(uint64_t type, const uint8_t* data, size_t len,
+                         bool frame_end) override {
+    if (type == kTypeHeaders) {
+      fields_in.append(reinterpret_cast<const char*>(data), len);
+      if (!frame_end) return H3Error::kNoError;
+      return session->OnHead(this);
+    }
+    if (type == kTypeData) {
+      body_bytes += len;
+      if (has_length && body_bytes > content_length) {
+        message_error = true;
+        return H3Error::kNoError;
+      }
+      if (len == 0 || message_error) return H3Error::kNoError;
+      if (!head_delivered) DeliverHead(false);
+      if (!closed && !body_discard) {
+        session->delegate_->OnStreamData(session, id, data, len);
+      }
+    }
+    return H3Error::kNoError;
+  }
+
+  void DeliverHead(bool end_stream) {
+    head_delivered = true;
+    Http3Fields view;
+    view.reserve(fields.size());
+    for (const HeaderField& f : fields) view.emplace_back(f.name, f.value);
+    session->delegate_->OnStream(session, id, view, end_stream);
+    if (end_stream) ended = true;
+  }
+
+  enum Phase { kHead, kBody, kTrailers };
+  Http3Session* session;
+  QuicStream* stream;
+  uint64_t id;
+  FrameReader reader;
+  Phase phase = kHead;
+  std::string fields_in;                // the HEADERS payload being assembled
+  std::vector<HeaderField> fields;      // the decoded head (then trailers)
+  bool head_ready = false;              // decoded, not yet delivered
+  bool head_delivered = false;
+  bool ended = false;                   // OnStreamEnd (or end_stream) delivered
+  bool fin = false;                     // the request's data ended
+  bool paused = false;
+  bool is_head = false;
+  bool has_length = false;
+  bool message_error = false;
+  bool body_discard = false;
+  uint64_t content_length = 0;
+  uint64_t body_bytes = 0;
+  // Output.
+  std::string out;                      // framed bytes not yet taken by QUIC
+  bool responded = false;
+  bool out_fin = false;                 // End called: FIN after `out`
+  bool out_done = false;                // FIN handed to QUIC
+  bool drain_wanted = false;
+  bool closed = false;                  // OnStreamClose delivered
+};
+
+// What the client's control stream tells (the frame and ID rules are
+// ControlStreamReader's): nothing this server acts on yet — its SETTINGS
+// only bound what we send (no dynamic table is used either way), its
+// GOAWAY names a push id (we push nothing).
+class Http3Session::ControlFrames final : public http3::ControlStreamReader::Delegate {
+ public:
+  H3Error OnSettings(const http3::Settings& s) override {
+    (void)s;
+    return H3Error::kNoError;
+  }
+  H3Error OnGoaway(uint64_t id) override {
+    (void)id;
+    return H3Error::kNoError;
+  }
+};
+
+// A unidirectional stream the peer opened: its type, then the reader of
+// its kind (control, QPACK encoder, QPACK decoder).
+struct Http3Session::UniIn {
+  uint8_t type_buf[8];
+  size_t type_len = 0;
+  bool typed = false;
+  uint64_t type = 0;
+  ControlFrames control_delegate;
+  std::unique_ptr<http3::ControlStreamReader> control;
+  std::unique_ptr<http3::QpackEncoderStreamReader> qpack_encoder;
+  std::unique_ptr<http3::QpackDecoderStreamReader> qpack_decoder;
+};
+
+// ---- Http3Session ----------------------------------------------------------
+
+Http3Session::Http3Session(QuicConnection* conn, Http3Delegate* delegate,
+                           const Http3Limits& limits)
+    : conn_(conn), delegate_(delegate), limits_(limits) {}
+
+Http3Session::~Http3Session() = default;
+
+void Http3Session::AppendFrame(std::string* out, uint64_t type, const std::string& payload) {
+  uint8_t hdr[16];
+  size_t n = http3::WriteFrameHeader(hdr, type, payload.size());
+  out->append(reinterpret_cast<const char*>(hdr), n);
+  out->append(payload);
+}
+
+void Http3Session::SendOnStream(QuicStream* s, std::string* pending) {
+  if (s == nullptr || pending->empty()) return;
+  ptrdiff_t n = s->Write(reinterpret_cast<const uint8_t*>(pending->data()), pending->size(),
+                         false);
+  if (n < 0) {
+    ConnectionError(H3Error::kClosedCriticalStream, "critical stream lost");
+    return;
+  }
+  pending->erase(0, static_cast<size_t>(n));
+}
+
+void Http3Session::OnConnectionReady() {
+  // Our control stream: its type, then SETTINGS (RFC 9114 §6.2.1). The
+  // QPACK streams announce themselves and stay silent (no dynamic table).
+  control_ = conn_->OpenUniStream();
+  qpack_enc_ = conn_->OpenUniStream();
+  qpack_dec_ = conn_->OpenUniStream();
+  if (control_ == nullptr || qpack_enc_ == nullptr || qpack_dec_ == nullptr) {
+    ConnectionError(H3Error::kStreamCreation, "cannot open critical streams");
+    return;
+  }
+  uint8_t b[8];
+  control_out_.assign(reinterpret_cast<const char*>(b),
+                      http3::WriteVarint(b, static_cast<uint64_t>(http3::UniStreamType::kControl)));
+  http3::Settings mine;
+  mine.max_field_section_size = limits_.max_field_section_size;
+  std::string payload;
+  http3::SerializeSettings(mine, &payload);
+  AppendFrame(&control_out_, kTypeSettings, payload);
+  SendOnStream(control_, &control_out_);
+  std::string t(1, static_cast<char>(http3::UniStreamType::kQpackEncoder));
+  SendOnStream(qpack_enc_, &t);
+  t.assign(1, static_cast<char>(http3::UniStreamType::kQpackDecoder));
+  SendOnStream(qpack_dec_, &t);
+}
+
+void Http3Session::OnStreamOpen(QuicStream* s) {
+  dead_.clear();
+  if (!s->bidi()) {
+    uni_in_[s] = std::make_unique<UniIn>();
+    return;
+  }
+  if (!s->peer_initiated()) return;
+  if (going_away_) {
+    // After GOAWAY: not processed, the client may retry it elsewhere.
+    s->Reset(kErr(H3Error::kRequestRejected));
+    s->Release();
+    return;
+  }
+  auto r = std::make_unique<Request>(this, s, limits_.max_field_section_size);
+  s->user_data = r.get();
+  if (!any_request_ || s->id() > max_request_id_seen_) max_request_id_seen_ = s->id();
+  any_request_ = true;
+  requests_[s->id()] = std::move(r);
+}
+
+Http3Session::Request* Http3Session::Find(uint64_t id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+void Http3Session::OnStreamReadable(QuicStream* s) {
+  dead_.clear();
+  if (closed_) return;
+  if (s->bidi()) {
+    auto* r = static_cast<Request*>(s->user_data);
+    if (r != nullptr && !r->paused && !r->fin) ReadRequest(r);
+    return;
+  }
+  auto it = uni_in_.find(s);
+  if (it != uni_in_.end()) ReadUni(s, it->second.get());
+}
+
+void Http3Session::ReadRequest(Request* r) {
+  uint8_t buf[16384];
+  uint64_t id = r->id;
+  for (;;) {
+    ptrdiff_t n = r->stream->Read(buf, sizeof(buf));
+    if (n == QuicStream::kBlocked) break;
+    if (n == QuicStream::kReset) {
+      CloseRequest(r, r->stream->reset_code());
+      return;
+    }
+    if (n == QuicStream::kFin) {
+      r->fin = true;
+      if (!r->reader.AtFrameBoundary() || r->phase == Request::kHead) {
+        // A truncated frame, or no header section at all: malformed.
+        Reset(id, kErr(r->phase == Request::kHead && r->reader.AtFrameBoundary()
+                           ? H3Error::kRequestIncomplete
+                           : H3Error::kFrame));
+        return;
+      }
+      if (r->has_length && r->body_bytes != r->content_length) r->message_error = true;
+      if (r->message_error) {
+        Reset(id, kErr(H3Error::kMessage));
+        return;
+      }
+      DeliverEnd(r);
+      return;
+    }
+    H3Error e = r->reader.Feed(buf, static_cast<size_t>(n));
+    // The delegate may have closed the request meanwhile.
+    r = Find(id);
+    if (r == nullptr || closed_) return;
+    if (e != H3Error::kNoError) {
+      if (e == H3Error::kMessage || e == H3Error::kRequestRejected) {
+        Reset(id, kErr(e));
+      } else {
+        ConnectionError(e, "request stream");
+      }
+      return;
+    }
+    if (r->message_error) {
+      Reset(id, kErr(H3Error::kMessage));
+      return;
+    }
+    if (r->paused) break;
+  }
+  if (r->head_ready && !r->head_delivered) r->DeliverHead(false);
+}
+
+H3Error Http3Session::OnHead(Request* r) {
+  std::vector<HeaderField> fields;
+  http3::QpackStatus st = http3::DecodeFieldSection(
+      reinterpret_cast<const uint8_t*>(r->fields_in.data()), r->fields_in.size(),
+      limits_.max_field_section_size, &fields);
+  r->fields_in.clear();
+  if (st == http3::QpackStatus::kDecompressionFailed) return H3Error::kQpackDecompressionFailed;
+  if (st == http3::QpackStatus::kTooLarge) {
+    // RFC 9114 §4.2.2: a request over the advertised size may be refused
+    // (a 431 would need the head we refuse to keep).
+    return H3Error::kRequestRejected;
+  }
+  if (r->phase == Request::kTrailers) {
+    for (const HeaderField& f : fields) {
+      if (f.name.empty() || f.name[0] == ':' || HasUpper(f.name) ||
+          ConnectionSpecific(f.name, f.value) || !ValidField(f.name, f.value)) {
+        return H3Error::kMessage;
+      }
+    }
+    r->fields = std::move(fields);
+    return H3Error::kNoError;
+  }
+  // RFC 9114 §4.3.1: pseudo-headers first, each once, the request ones
+  // only; :method, :scheme and a non-empty :path present (CONNECT is not
+  // served: no :protocol was advertised).
+  bool regular = false, method = false, scheme = false, path = false, authority = false;
+  for (const HeaderField& f : fields) {
+    const std::string& n = f.name;
+    if (!n.empty() && n[0] == ':') {
+      if (regular) return H3Error::kMessage;
+      bool* seen = n == ":method"      ? &method
+                   : n == ":scheme"    ? &scheme
+                   : n == ":path"      ? &path
+                   : n == ":authority" ? &authority
+                                       : nullptr;
+      if (seen == nullptr || *seen) return H3Error::kMessage;
+      *seen = true;
+      if (n == ":method") {
+        if (f.value == "CONNECT") return H3Error::kRequestRejected;
+        if (f.value.empty()) return H3Error::kMessage;
+        r->is_head = f.value == "HEAD";
+      }
+      if (n == ":path" && f.value.empty()) return H3Error::kMessage;
+      if (!ValidField(n.substr(1), f.value)) return H3Error::kMessage;
+      continue;
+    }
+    regular = true;
+    if (HasUpper(n) || ConnectionSpecific(n, f.value) || !ValidField(n, f.value)) {
+      return H3Error::kMessage;
+    }
+    if (n == "content-length") {
+      uint64_t v = 0;
+      if (f.value.empty() || f.value.size() > 18) return H3Error::kMessage;
+      for (char c : f.value) {
+        if (c < '0' || c > '9') return H3Error::kMessage;
+        v = v * 10 + static_cast<uint64_t>(c - '0');
+      }
+      if (r->has_length && v != r->content_length) return H3Error::kMessage;
+      r->has_length = true;
+      r->content_length = v;
+    }
+  }
+  if (!method || !scheme || !path) return H3Error::kMessage;
+  r->fields = std::move(fields);
+  r->phase = Request::kBody;
+  r->head_ready = true;
+  return H3Error::kNoError;
+}
+
+void Http3Session::DeliverEnd(Request* r) {
+  uint64_t id = r->id;
+  if (!r->head_delivered) {
+    r->head_ready = false;
+    r->DeliverHead(true);  // the whole request in one: no body
+    r = Find(id);
+    if (r != nullptr) MaybeFinish(r);
+    return;
+  }
+  if (r->ended) return;
+  r->ended = true;
+  Http3Fields trailers;
+  if (r->phase == Request::kTrailers) {
+    for (const HeaderField& f : r->fields) trailers.emplace_back(f.name, f.value);
+  }
+  delegate_->OnStreamEnd(this, id, trailers);
+  r = Find(id);
+  if (r != nullptr) MaybeFinish(r);
+}
+
+void Http3Session::ReadUni(QuicStream* s, UniIn* u) {
+  uint8_t buf[4096];
+  for (;;) {
+    ptrdiff_t n = s->Read(buf, sizeof(buf));
+    if (n == QuicStream::kBlocked) return;
+    if (n == QuicStream::kFin || n == QuicStream::kReset) {
+      bool critical = u->typed && (u->type == 0x00 || u->type == 0x02 || u->type == 0x03);
+      uni_in_.erase(s);
+      s->Release();
+      if (critical) ConnectionError(H3Error::kClosedCriticalStream, "critical stream closed");
+      return;
+    }
+    const uint8_t* p = buf;
+    size_t len = static_cast<size_t>(n);
+    if (!u->typed) {
+      // The stream type varint may arrive split.
+      size_t take = 0;
+      while (take < len && u->type_len < sizeof(u->type_buf)) {
+        u->type_buf[u->type_len++] = p[take++];
+        uint64_t t;
+        if (http3::ReadVarint(u->type_buf, u->type_len, &t) != 0) {
+          u->typed = true;
+          u->type = t;
+          break;
+        }
+      }
+      p += take;
+      len -= take;
+      if (!u->typed) continue;
+      switch (u->type) {
+        case 0x00:  // control
+          if (have_peer_control_) {
+            ConnectionError(H3Error::kStreamCreation, "second control stream");
+            return;
+          }
+          have_peer_control_ = true;
+          u->control = std::make_unique<http3::ControlStreamReader>(
+              &u->control_delegate, http3::ControlStreamReader::Role::kServer,
+              limits_.max_field_section_size);
+          break;
+        case 0x01:  // push: only servers push
+          ConnectionError(H3Error::kStreamCreation, "push stream from a client");
+          return;
+        case 0x02:  // QPACK encoder: with capacity 0, only "capacity 0" is valid
+          if (have_peer_qpack_encoder_) {
+            ConnectionError(H3Error::kStreamCreation, "second QPACK encoder stream");
+            return;
+          }
+          have_peer_qpack_encoder_ = true;
+          u->qpack_encoder = std::make_unique<http3::QpackEncoderStreamReader>(0);
+          break;
+        case 0x03:  // QPACK decoder: only stream cancellations are valid
+          if (have_peer_qpack_decoder_) {
+            ConnectionError(H3Error::kStreamCreation, "second QPACK decoder stream");
+            return;
+          }
+          have_peer_qpack_decoder_ = true;
+          u->qpack_decoder = std::make_unique<http3::QpackDecoderStreamReader>();
+          break;
+        default:
+          // Unknown (and reserved grease) types: ignored (RFC 9114 §6.2).
+          uni_in_.erase(s);
+          s->Release();
+          return;
+      }
+    }
+    if (len > 0) {
+      H3Error e = u->control         ? u->control->Feed(p, len)
+                  : u->qpack_encoder ? u->qpack_encoder->Feed(p, len)
+                  : u->qpack_decoder ? u->qpack_decoder->Feed(p, len)
+                                     : H3Error::kNoError;
+      if (e != H3Error::kNoError) {
+        ConnectionError(e, "control or QPACK stream");
+        return;
+      }
+    }
+  }
+}
+
+void Http3Session::OnStreamWritable(QuicStream* s) {
+  dead_.clear();
+  if (s == control_) {
+    SendOnStream(control_, &control_out_);
+    return;
+  }
+  auto* r = static_cast<Request*>(s->user_data);
+  if (r != nullptr && s->bidi()) Flush(r);
+}
+
+void Http3Session::Flush(Request* r) {
+  if (r->out_done || r->closed) return;
+  if (!r->out.empty() || r->out_fin) {
+    ptrdiff_t n = r->stream->Write(reinterpret_cast<const uint8_t*>(r->out.data()),
+                                   r->out.size(), r->out_fin);
+    if (n < 0) {
+      CloseRequest(r, kErr(H3Error::kRequestCancelled));
+      return;
+    }
+    r->out.erase(0, static_cast<size_t>(n));
+    if (r->out.empty() && r->out_fin) r->out_done = true;
+  }
+  uint64_t id = r->id;
+  if (r->drain_wanted && r->out.size() < limits_.high_water) {
+    r->drain_wanted = false;
+    delegate_->OnStreamDrain(this, id);
+    r = Find(id);
+    if (r == nullptr) return;
+  }
+  MaybeFinish(r);
+}
+
+void Http3Session::MaybeFinish(Request* r) {
+  if (!r->out_done || r->closed) return;
+  if (!r->ended && !r->fin) {
+    // The response is complete before the request: the rest of the
+    // request is not needed (RFC 9114 §4.1: STOP_SENDING with
+    // H3_NO_ERROR, which OpenSSL sends when the stream is freed).
+    r->body_discard = true;
+  }
+  CloseRequest(r, kErr(H3Error::kNoError));
+}
+
+void Http3Session::CloseRequest(Request* r, uint64_t code) {
+  uint64_t id = r->id;
+  QuicStream* s = r->stream;
+  bool tell = r->head_delivered && !r->closed;
+  r->closed = true;
+  s->user_data = nullptr;
+  // Not answered: the stream is reset so the client is not left waiting.
+  if (!r->out_done) s->Reset(code == kErr(H3Error::kNoError) ? kErr(H3Error::kRequestCancelled)
+                                                             : code);
+  s->Release();
+  // Kept until the next entry from the connection: this may run inside
+  // the request's own FrameReader::Feed (a delegate that answered from
+  // OnStream or OnStreamData).
+  dead_.push_back(std::move(requests_[id]));
+  requests_.erase(id);
+  if (tell) delegate_->OnStreamClose(this, id, code);
+  if (going_away_ && requests_.empty() && !closed_) conn_->Close(kErr(H3Error::kNoError), "");
+}
+
+void Http3Session::ConnectionError(H3Error e, const char* why) {
+  if (closed_) return;
+  conn_->Close(kErr(e), why);
+}
+
+int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool end) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (r->responded) return kResultHeadersSent;
+  r->responded = true;
+  std::string block;
+  http3::EncodeFieldSection(fields, n, &block);
+  AppendFrame(&r->out, kTypeHeaders, block);
+  if (end) r->out_fin = true;
+  Flush(r);
+  return kResultOk;
+}
+
+int Http3Session::Informational(uint64_t id, const HeaderField* fields, size_t n) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (r->responded) return kResultHeadersSent;
+  std::string block;
+  http3::EncodeFieldSection(fields, n, &block);
+  AppendFrame(&r->out, kTypeHeaders, block);
+  Flush(r);
+  return kResultOk;
+}
+
+int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!r->responded) return kResultHeadersNotSent;
+  if (r->out_fin) return kResultEnded;
+  if (len == 0 || r->is_head) return kResultOk;
+  uint8_t hdr[16];
+  size_t hn = http3::WriteFrameHeader(hdr, kTypeData, len);
+  r->out.append(reinterpret_cast<const char*>(hdr), hn);
+  r->out.append(reinterpret_cast<const char*>(data), len);
+  Flush(r);
+  r = Find(id);
+  if (r != nullptr && r->out.size() >= limits_.high_water) r->drain_wanted = true;
+  return kResultOk;
+}
+
+int Http3Session::End(uint64_t id, const HeaderField* trailers, size_t n) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!r->responded) return kResultHeadersNotSent;
+  if (r->out_fin) return kResultEnded;
+  if (n > 0) {
+    std::string block;
+    http3::EncodeFieldSection(trailers, n, &block);
+    AppendFrame(&r->out, kTypeHeaders, block);
+  }
+  r->out_fin = true;
+  Flush(r);
+  return kResultOk;
+}
+
+int Http3Session::Reset(uint64_t id, uint64_t code) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed) return kResultClosed;
+  r->out.clear();
+  r->stream->Reset(code);
+  r->out_done = false;
+  CloseRequest(r, code);
+  return kResultOk;
+}
+
+bool Http3Session::NeedsDrain(uint64_t id) const {
+  Request* r = Find(id);
+  return r != nullptr && r->drain_wanted;
+}
+
+bool Http3Session::IsHeadRequest(uint64_t id) const {
+  Request* r = Find(id);
+  return r != nullptr && r->is_head;
+}
+
+void Http3Session::Pause(uint64_t id, bool paused) {
+  Request* r = Find(id);
+  if (r == nullptr) return;
+  r->paused = paused;
+  // Unread data holds QUIC's stream window shut: that is the
+  // backpressure. Resuming reads on the next pass.
+  if (!paused) conn_->endpoint()->RequestFlush();
+}
+
+void Http3Session::Goaway() {
+  if (going_away_ || closed_) return;
+  going_away_ = true;
+  // The first request id not processed (RFC 9114 §5.2).
+  uint64_t next = any_request_ ? max_request_id_seen_ + 4 : 0;
+  std::string payload;
+  uint8_t b[8];
+  payload.assign(reinterpret_cast<const char*>(b), http3::WriteVarint(b, next));
+  AppendFrame(&control_out_, kTypeGoaway, payload);
+  SendOnStream(control_, &control_out_);
+  if (requests_.empty()) conn_->Close(kErr(H3Error::kNoError), "");
+}
+
+void Http3Session::OnGoingAway() { Goaway(); }
+
+void Http3Session::Terminate(uint64_t code) {
+  if (closed_) return;
+  conn_->Close(code, "");
+}
+
+void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
+  if (closed_) return;
+  closed_ = true;
+  uint64_t code = transport ? kErr(H3Error::kRequestCancelled) : error_code;
+  while (!requests_.empty()) {
+    auto it = requests_.begin();
+    dead_.push_back(std::move(it->second));
+    Request* r = dead_.back().get();
+    requests_.erase(it);
+    r->stream->user_data = nullptr;
+    if (r->head_delivered && !r->closed) {
+      r->closed = true;
+      delegate_->OnStreamClose(this, r->id, code == kErr(H3Error::kNoError)
+                                                ? kErr(H3Error::kRequestCancelled)
+                                                : code);
+    }
+  }
+  uni_in_.clear();
+  delegate_->OnSessionClose(this);
+}
+
+}  // namespace sluice

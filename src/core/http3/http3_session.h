@@ -1,0 +1,140 @@
+// Http3Session: HTTP/3 (RFC 9114) on one QUIC connection of a
+// QuicEndpoint: the control stream (SETTINGS first, GOAWAY on close), the
+// QPACK encoder/decoder streams (dynamic table capacity 0: they stay
+// idle), request streams read with FrameReader and their field sections
+// decoded with QPACK; responses written back as HEADERS / DATA frames.
+// Stream events go to an Http3Delegate (the binding), shaped like
+// Http2Delegate so the same JS stream objects serve both.
+//
+// Loop thread only; no N-API.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/common/result.h"
+#include "core/http3/frames.h"
+#include "core/http3/qpack.h"
+#include "core/quic/quic_endpoint.h"
+
+namespace sluice {
+
+class Http3Session;
+
+using Http3Fields = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// How an Http3Session reports request streams. Every call comes from
+// inside QuicEndpoint::Process; the delegate may call back into the
+// session (Respond, Write, End, Reset) from any of them. Ids are the QUIC
+// stream ids of the requests (client-initiated bidirectional: 0, 4, 8...).
+// Order per stream: OnStream, OnStreamData in order, OnStreamEnd at most
+// once, OnStreamDrain as output progresses, OnStreamClose last.
+class Http3Delegate {
+ public:
+  virtual ~Http3Delegate() = default;
+  // A request's header section (pseudo-headers first, as received, names
+  // lower-case, validated per RFC 9114 §4.3). end_stream: no body
+  // follows. Views valid only during the call.
+  virtual void OnStream(Http3Session* s, uint64_t id, const Http3Fields& headers,
+                        bool end_stream) = 0;
+  // Request body bytes (DATA payload), valid only during the call.
+  virtual void OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data,
+                            size_t len) = 0;
+  // The request body ended (trailers may be empty).
+  virtual void OnStreamEnd(Http3Session* s, uint64_t id, const Http3Fields& trailers) = 0;
+  // Queued output of `id` fell below the high-water mark after a write
+  // reported backpressure.
+  virtual void OnStreamDrain(Http3Session* s, uint64_t id) = 0;
+  // The stream is done (response sent and request read, or reset by
+  // either side: code is the HTTP/3 error code, 0x100 on a clean end).
+  virtual void OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) = 0;
+  // The connection is gone; every stream was reported closed before.
+  virtual void OnSessionClose(Http3Session* s) = 0;
+};
+
+struct Http3Limits {
+  uint64_t max_field_section_size = 64 * 1024;  // request headers (and SETTINGS)
+  size_t high_water = 64 * 1024;                // per stream queued output
+};
+
+class Http3Session final : public QuicConnectionHandler {
+ public:
+  Http3Session(QuicConnection* conn, Http3Delegate* delegate, const Http3Limits& limits);
+  ~Http3Session() override;
+
+  // The response head: ":status" first (names lower-case, no
+  // connection-specific fields). end: no body (the stream ends).
+  int Respond(uint64_t id, const http3::HeaderField* fields, size_t n, bool end);
+  // A 1xx head.
+  int Informational(uint64_t id, const http3::HeaderField* fields, size_t n);
+  // A DATA frame of `len` bytes (copied into the stream's output).
+  int Write(uint64_t id, const uint8_t* data, size_t len);
+  // Trailers (may be none) and the end of the response.
+  int End(uint64_t id, const http3::HeaderField* trailers, size_t n);
+  // RESET_STREAM with `code` (and the request side abandoned).
+  int Reset(uint64_t id, uint64_t code);
+  bool NeedsDrain(uint64_t id) const;
+  bool IsHeadRequest(uint64_t id) const;
+  // Stops (or restarts) reading the request body of `id`: unread data
+  // keeps QUIC's stream flow-control window shut (backpressure).
+  void Pause(uint64_t id, bool paused);
+  // GOAWAY naming the first request not to be processed; the connection
+  // then closes once the open requests finish.
+  void Goaway();
+  // Closes the connection now (H3_NO_ERROR, or `code`).
+  void Terminate(uint64_t code);
+  QuicConnection* connection() const { return conn_; }
+
+  void* user_data = nullptr;  // the binding's handle
+
+  // QuicConnectionHandler
+  void OnConnectionReady() override;
+  void OnStreamOpen(QuicStream* s) override;
+  void OnStreamReadable(QuicStream* s) override;
+  void OnStreamWritable(QuicStream* s) override;
+  void OnGoingAway() override;
+  void OnConnectionClose(uint64_t error_code, bool transport) override;
+
+ private:
+  struct Request;
+  struct UniIn;
+  class RequestFrames;
+  class ControlFrames;
+
+  Request* Find(uint64_t id) const;
+  void ReadRequest(Request* r);
+  void ReadUni(QuicStream* s, UniIn* u);
+  http3::H3Error OnHead(Request* r);
+  void DeliverEnd(Request* r);
+  void Flush(Request* r);
+  void MaybeFinish(Request* r);
+  void CloseRequest(Request* r, uint64_t code);
+  void ConnectionError(http3::H3Error e, const char* why);
+  void AppendFrame(std::string* out, uint64_t type, const std::string& payload);
+  void SendOnStream(QuicStream* s, std::string* pending);
+
+  QuicConnection* conn_;
+  Http3Delegate* delegate_;
+  Http3Limits limits_;
+  QuicStream* control_ = nullptr;
+  std::string control_out_;
+  QuicStream* qpack_enc_ = nullptr;
+  QuicStream* qpack_dec_ = nullptr;
+  std::map<uint64_t, std::unique_ptr<Request>> requests_;
+  std::vector<std::unique_ptr<Request>> dead_;  // closed, freed on the next entry
+  std::map<QuicStream*, std::unique_ptr<UniIn>> uni_in_;
+  bool have_peer_control_ = false;
+  bool have_peer_qpack_encoder_ = false;
+  bool have_peer_qpack_decoder_ = false;
+  bool going_away_ = false;
+  bool closed_ = false;
+  uint64_t max_request_id_seen_ = 0;
+  bool any_request_ = false;
+};
+
+}  // namespace sluice

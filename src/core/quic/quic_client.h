@@ -1,0 +1,97 @@
+// QuicClient: one QUIC client connection on node's OpenSSL (the client
+// half of the same native stack QuicEndpoint serves with), driven from the
+// libuv loop like the endpoint: uv_poll on its own UDP socket, a uv_timer
+// from SSL_get_event_timeout, explicit event handling. It speaks raw QUIC
+// streams (no HTTP/3 of its own): tests send exact bytes with it (valid
+// and hostile HTTP/3), benchmarks can load a server with it.
+//
+// Certificates are not verified (a test and load tool against servers it
+// knows). Output is queued per stream without bound: the caller decides
+// how much it sends. Loop thread only; no N-API.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/common/loop_tracked.h"
+#include "core/quic/quic_symbols.h"
+
+namespace sluice {
+
+class QuicClientDelegate {
+ public:
+  virtual ~QuicClientDelegate() = default;
+  // The handshake completed.
+  virtual void OnConnected() = 0;
+  // Bytes (maybe none) of stream `id`; fin: its data ended. Valid only
+  // during the call.
+  virtual void OnStreamData(uint64_t id, const uint8_t* data, size_t len, bool fin) = 0;
+  // The peer reset stream `id` with `code`.
+  virtual void OnStreamReset(uint64_t id, uint64_t code) = 0;
+  // The connection is gone (close code, whether a transport error, the
+  // reason). No call follows; the client may be deleted from inside it.
+  virtual void OnClosed(uint64_t code, bool transport, const std::string& reason) = 0;
+};
+
+class QuicClient {
+ public:
+  QuicClient(uv_loop_t* loop, QuicClientDelegate* delegate);
+  ~QuicClient();
+  QuicClient(const QuicClient&) = delete;
+  QuicClient& operator=(const QuicClient&) = delete;
+
+  // Starts connecting to ip:port (an IPv4 or IPv6 literal) offering `alpn`
+  // with SNI `sni`. 0, or a negative errno with *error set.
+  int Connect(const char* ip, int port, const std::string& alpn, const std::string& sni,
+              std::string* error);
+  // A new stream of ours: its id, or -1 (not connected, or the peer's
+  // stream limit is reached now).
+  int64_t OpenStream(bool uni);
+  // Queues bytes (and the FIN) on stream `id`. -1 if unknown.
+  int Write(uint64_t id, const uint8_t* data, size_t len, bool fin);
+  int ResetStream(uint64_t id, uint64_t code);
+  // CONNECTION_CLOSE with application `code`; OnClosed follows.
+  void Close(uint64_t code);
+  // Frees the SSL objects and closes the handles (no more calls).
+  void Destroy();
+
+ private:
+  struct Stream {
+    SSL* ssl = nullptr;
+    std::string out;
+    bool fin_queued = false;
+    bool fin_sent = false;
+    bool read_done = false;
+  };
+  static void OnPoll(uv_poll_t* h, int status, int events);
+  static void OnTimer(uv_timer_t* h);
+  static void OnIdle(uv_idle_t* h);
+  static void OnClose(uv_handle_t* h);
+  void Process();
+  void Flush(Stream* s);
+  void Rearm();
+
+  uv_loop_t* loop_;
+  QuicClientDelegate* delegate_;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  int fd_ = -1;
+  uv_poll_t poll_;
+  uv_timer_t timer_;
+  uv_idle_t idle_;
+  int open_handles_ = 0;
+  int poll_events_ = 0;
+  bool started_ = false;
+  bool connected_ = false;
+  bool closed_ = false;
+  bool in_process_ = false;
+  bool again_ = false;
+  bool destroyed_ = false;
+  std::map<uint64_t, Stream> streams_;
+  LoopTracked tracked_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,730 @@
+#include "core/quic/quic_endpoint.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/net/address.h"
+
+namespace sluice {
+
+namespace {
+
+std::string LastSslError(const char* what) {
+  unsigned long e = ERR_get_error();
+  ERR_clear_error();
+  std::string s = what;
+  if (e != 0) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    s += ": ";
+    s += buf;
+  }
+  return s;
+}
+
+// Explicit event handling: SSL_read/SSL_write on a stream only move bytes
+// between the application and the stream buffers, never packets (which
+// they would otherwise do with a tick of their own, once per call). Only
+// QuicEndpoint::Process ticks.
+void SetExplicitEvents(SSL* s) {
+  SSL_set_value_uint(s, SSL_VALUE_CLASS_GENERIC, SSL_VALUE_EVENT_HANDLING_MODE,
+                     SSL_VALUE_EVENT_HANDLING_MODE_EXPLICIT);
+}
+
+bool FormatSockaddr(const sockaddr_storage& ss, std::string* ip, int* port,
+                    int* family) {
+  if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) return false;
+  FormatAddress(ss, ip, port, family);
+  return true;
+}
+
+[[maybe_unused]] bool BioAddrToStorage(const BIO_ADDR* a, sockaddr_storage* ss) {
+  memset(ss, 0, sizeof(*ss));
+  int fam = BIO_ADDR_family(a);
+  size_t len = 0;
+  if (fam == AF_INET) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(ss);
+    sin->sin_family = AF_INET;
+    sin->sin_port = BIO_ADDR_rawport(a);
+    BIO_ADDR_rawaddress(a, &sin->sin_addr, &len);
+    return true;
+  }
+  if (fam == AF_INET6) {
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(ss);
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = BIO_ADDR_rawport(a);
+    BIO_ADDR_rawaddress(a, &sin6->sin6_addr, &len);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---- QuicStream ------------------------------------------------------------
+
+QuicStream::QuicStream(QuicConnection* conn, SSL* ssl)
+    : conn_(conn), ssl_(ssl), id_(SSL_get_stream_id(ssl)) {
+  SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE);
+  int type = SSL_get_stream_type(ssl_);
+  // A stream we cannot read (our own uni stream) has nothing to report;
+  // one we cannot write (the peer's uni stream) takes no output.
+  if ((type & SSL_STREAM_TYPE_READ) == 0) read_done_ = true;
+  if ((type & SSL_STREAM_TYPE_WRITE) == 0) write_done_ = true;
+}
+
+QuicStream::~QuicStream() {
+  // Freeing a stream SSL whose send side is concluded lets OpenSSL finish
+  // sending it; one still open is reset by OpenSSL (and STOP_SENDING is
+  // sent for an unfinished receive side).
+  SSL_free(ssl_);
+}
+
+ptrdiff_t QuicStream::Read(uint8_t* buf, size_t cap) {
+  if (read_done_) return reset_code_ != 0 || released_ ? kReset : kFin;
+  size_t n = 0;
+  if (SSL_read_ex(ssl_, buf, cap, &n) == 1) {
+    conn_->Touch();
+    return static_cast<ptrdiff_t>(n);
+  }
+  int err = SSL_get_error(ssl_, 0);
+  if (err == SSL_ERROR_WANT_READ) return kBlocked;
+  ERR_clear_error();
+  read_done_ = true;
+  if (err == SSL_ERROR_ZERO_RETURN) return kFin;
+  switch (SSL_get_stream_read_state(ssl_)) {
+    case SSL_STREAM_STATE_FINISHED:
+      return kFin;
+    case SSL_STREAM_STATE_RESET_REMOTE: {
+      uint64_t code = 0;
+      SSL_get_stream_read_error_code(ssl_, &code);
+      reset_code_ = code == 0 ? 0x10c : code;  // H3_REQUEST_CANCELLED stand-in for 0
+      return kReset;
+    }
+    default:
+      reset_code_ = 0x102;  // the connection died under it
+      return kReset;
+  }
+}
+
+ptrdiff_t QuicStream::Write(const uint8_t* data, size_t len, bool fin) {
+  if (write_done_) return -1;
+  size_t written = 0;
+  if (len == 0) {
+    if (!fin) return 0;
+    if (SSL_stream_conclude(ssl_, 0) != 1) {
+      ERR_clear_error();
+      write_done_ = true;
+      return -1;
+    }
+    write_done_ = true;
+    conn_->endpoint()->RequestFlush();
+    return 0;
+  }
+  if (SSL_write_ex2(ssl_, data, len, fin ? SSL_WRITE_FLAG_CONCLUDE : 0, &written) != 1) {
+    int err = SSL_get_error(ssl_, 0);
+    ERR_clear_error();
+    if (err != SSL_ERROR_WANT_WRITE) {
+      write_done_ = true;
+      return -1;
+    }
+    written = 0;
+  }
+  conn_->Touch();
+  if (written < len) {
+    write_blocked_ = true;
+  } else if (fin) {
+    write_done_ = true;
+  }
+  conn_->endpoint()->RequestFlush();
+  return static_cast<ptrdiff_t>(written);
+}
+
+uint64_t QuicStream::WriteRoom() const {
+  if (write_done_) return 0;
+  uint64_t v = 0;
+  if (SSL_get_value_uint(ssl_, SSL_VALUE_CLASS_GENERIC, SSL_VALUE_STREAM_WRITE_BUF_AVAIL,
+                         &v) != 1) {
+    ERR_clear_error();
+    return 0;
+  }
+  return v;
+}
+
+void QuicStream::Reset(uint64_t code) {
+  if (write_done_) return;
+  write_done_ = true;
+  write_blocked_ = false;
+  SSL_STREAM_RESET_ARGS args;
+  memset(&args, 0, sizeof(args));
+  args.quic_error_code = code;
+  if (SSL_stream_reset(ssl_, &args, sizeof(args)) != 1) ERR_clear_error();
+  conn_->endpoint()->RequestFlush();
+}
+
+void QuicStream::Release() {
+  if (released_) return;
+  released_ = true;
+  if (!read_done_) {
+    read_done_ = true;
+  }
+  if (conn_->open_peer_streams_ > 0 && peer_initiated()) conn_->open_peer_streams_--;
+  conn_->endpoint()->RequestFlush();
+}
+
+// ---- QuicConnection --------------------------------------------------------
+
+QuicConnection::QuicConnection(QuicEndpoint* endpoint, SSL* ssl)
+    : endpoint_(endpoint), ssl_(ssl), last_activity_ms_(endpoint->now_ms()) {
+  SetExplicitEvents(ssl_);
+  // Streams are accepted one by one (SSL_accept_stream), never the
+  // implicit default stream of a client-style connection.
+  if (SSL_set_default_stream_mode(ssl_, SSL_DEFAULT_STREAM_MODE_NONE) != 1) ERR_clear_error();
+  if (SSL_set_incoming_stream_policy(ssl_, SSL_INCOMING_STREAM_POLICY_ACCEPT, 0) != 1) {
+    ERR_clear_error();
+  }
+}
+
+QuicConnection::~QuicConnection() {
+  FreeStreams();
+  SSL_free(ssl_);
+}
+
+void QuicConnection::FreeStreams() {
+  for (QuicStream* s : streams_) delete s;
+  streams_.clear();
+  open_peer_streams_ = 0;
+}
+
+void QuicConnection::Touch() { last_activity_ms_ = endpoint_->now_ms(); }
+
+QuicStream* QuicConnection::OpenUniStream() {
+  if (terminated_) return nullptr;
+  SSL* s = SSL_new_stream(ssl_, SSL_STREAM_FLAG_UNI | SSL_STREAM_FLAG_NO_BLOCK);
+  if (s == nullptr) {
+    ERR_clear_error();
+    return nullptr;
+  }
+  auto* st = new QuicStream(this, s);
+  streams_.push_back(st);
+  return st;
+}
+
+void QuicConnection::CloseNow(uint64_t code, const char* reason) {
+  close_flush_ = false;
+  if (closing_) {
+    ShutdownStep();  // already closing: go on without the flush
+    return;
+  }
+  Close(code, reason);
+}
+
+void QuicConnection::Close(uint64_t code, const char* reason) {
+  if (closing_ || terminated_) return;
+  closing_ = true;
+  close_code_ = code;
+  close_reason_ = reason;
+  ShutdownStep();
+  endpoint_->RequestFlush();
+}
+
+int QuicConnection::ShutdownStep() {
+  SSL_SHUTDOWN_EX_ARGS args;
+  memset(&args, 0, sizeof(args));
+  args.quic_error_code = close_code_;
+  args.quic_reason = close_reason_;
+  // Non-blocking: a clean close first flushes the streams' queued data
+  // (the "shutdown flush" state, which only repeated calls move on: Pump
+  // makes one per pass); an error close skips that.
+  uint64_t flags = SSL_SHUTDOWN_FLAG_NO_BLOCK;
+  if (close_code_ != 0x100 || !close_flush_) flags |= SSL_SHUTDOWN_FLAG_NO_STREAM_FLUSH;
+  int r = SSL_shutdown_ex(ssl_, flags, &args, sizeof(args));
+  ERR_clear_error();
+  return r;
+}
+
+bool QuicConnection::PeerAddress(std::string* ip, int* port, int* family) const {
+  // OpenSSL 3.5 has no public getter for a server connection's peer
+  // address (the channel keeps it internally).
+  (void)ip;
+  (void)port;
+  (void)family;
+  return false;
+}
+
+bool QuicConnection::LocalAddress(std::string* ip, int* port, int* family) const {
+  return endpoint_->GetAddress(ip, port, family) == 0;
+}
+
+void QuicConnection::Terminate(uint64_t code, bool transport) {
+  if (terminated_) return;
+  terminated_ = true;
+  if (handler_) handler_->OnConnectionClose(code, transport);
+}
+
+bool QuicConnection::Pump(uint64_t now_ms) {
+  SSL_CONN_CLOSE_INFO info;
+  memset(&info, 0, sizeof(info));
+  if (SSL_get_conn_close_info(ssl_, &info, sizeof(info)) == 1) {
+    // Terminating (the peer closed, the idle timeout fired, or our own
+    // Close went out): streams are dead from here.
+    Terminate(info.error_code, (info.flags & SSL_CONN_CLOSE_FLAG_TRANSPORT) != 0);
+    if (closing_ && ShutdownStep() == 0) return true;  // still closing
+    return false;
+  }
+  ERR_clear_error();
+  if (closing_) ShutdownStep();  // flushing streams before the close
+  // A refused connection has no handler: it only closes.
+  if (!handler_) return true;
+  if (!ready_) {
+    if (!SSL_is_init_finished(ssl_)) return true;
+    ready_ = true;
+    handler_->OnConnectionReady();
+    if (endpoint_->closing_ && !going_away_) {
+      going_away_ = true;
+      handler_->OnGoingAway();
+    }
+  }
+  if (!closing_) {
+    // New streams of the peer.
+    for (;;) {
+      SSL* s = SSL_accept_stream(ssl_, SSL_ACCEPT_STREAM_NO_BLOCK);
+      if (s == nullptr) {
+        ERR_clear_error();
+        break;
+      }
+      auto* st = new QuicStream(this, s);
+      streams_.push_back(st);
+      Touch();
+      if (st->bidi() &&
+          open_peer_streams_ >= endpoint_->options_.max_streams_per_connection) {
+        // Over the cap: refused before the handler sees it (RFC 9114 §4.1.1
+        // lets a server reject a request it did not process).
+        st->Reset(endpoint_->options_.stream_refused_code);
+        st->released_ = true;
+        st->read_done_ = true;
+        continue;
+      }
+      if (st->bidi()) open_peer_streams_++;
+      handler_->OnStreamOpen(st);
+    }
+  }
+  // Reads and writes. The handler may open streams meanwhile (appended:
+  // index loop), and may release any.
+  for (size_t i = 0; i < streams_.size() && !terminated_; i++) {
+    QuicStream* st = streams_[i];
+    if (st->released_) continue;
+    if (!st->read_done_) handler_->OnStreamReadable(st);
+    if (st->released_ || terminated_) continue;
+    if (st->write_blocked_ && st->WriteRoom() > 0) {
+      st->write_blocked_ = false;
+      handler_->OnStreamWritable(st);
+    }
+  }
+  // Released streams are freed (OpenSSL keeps sending a concluded one's
+  // data on its own).
+  size_t keep = 0;
+  for (size_t i = 0; i < streams_.size(); i++) {
+    QuicStream* st = streams_[i];
+    if (st->released_) {
+      delete st;
+    } else {
+      streams_[keep++] = st;
+    }
+  }
+  streams_.resize(keep);
+  uint64_t idle = endpoint_->options_.idle_timeout_ms;
+  if (idle != 0 && !closing_ && open_peer_streams_ == 0 &&
+      now_ms - last_activity_ms_ >= idle) {
+    Close(0x100 /* H3_NO_ERROR */, "idle");
+  }
+  return true;
+}
+
+// ---- QuicEndpoint ----------------------------------------------------------
+
+QuicEndpoint::QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, QuicEndpointDelegate* delegate,
+                           const QuicEndpointOptions& options)
+    : loop_(loop), ctx_(ctx), delegate_(delegate), options_(options) {
+  SSL_CTX_up_ref(ctx_);
+}
+
+QuicEndpoint::~QuicEndpoint() {
+  for (QuicConnection* c : conns_) delete c;
+  conns_.clear();
+  SSL_free(listener_);
+  SSL_CTX_free(ctx_);
+  if (fd_ >= 0) close(fd_);
+}
+
+int QuicEndpoint::Listen(const char* host, int port, std::string* error) {
+  sockaddr_storage ss;
+  memset(&ss, 0, sizeof(ss));
+  socklen_t len;
+  int family;
+  if (uv_ip4_addr(host, port, reinterpret_cast<sockaddr_in*>(&ss)) == 0) {
+    family = AF_INET;
+    len = sizeof(sockaddr_in);
+  } else if (uv_ip6_addr(host, port, reinterpret_cast<sockaddr_in6*>(&ss)) == 0) {
+    family = AF_INET6;
+    len = sizeof(sockaddr_in6);
+  } else {
+    return UV_EINVAL;
+  }
+  int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  fd_ = fd;
+  if (family == AF_INET6) {
+    // "::" takes IPv4 clients too, as node's TCP listen does.
+    int off = 0;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return -errno;
+
+  ERR_clear_error();
+  BIO* bio = BIO_new_dgram(fd, BIO_NOCLOSE);
+  if (bio == nullptr) {
+    *error = LastSslError("BIO_new_dgram");
+    return UV_ENOMEM;
+  }
+  uint64_t flags = options_.validate_address ? 0 : SSL_LISTENER_FLAG_NO_VALIDATE;
+  listener_ = SSL_new_listener(ctx_, flags);
+  if (listener_ == nullptr) {
+    BIO_free(bio);
+    *error = LastSslError("SSL_new_listener");
+    return UV_EINVAL;
+  }
+  SSL_set_bio(listener_, bio, bio);
+  SetExplicitEvents(listener_);
+  if (SSL_set_blocking_mode(listener_, 0) != 1 || SSL_listen(listener_) != 1) {
+    *error = LastSslError("SSL_listen");
+    return UV_EINVAL;
+  }
+
+  uv_poll_init(loop_, &poll_, fd);
+  uv_timer_init(loop_, &timer_);
+  uv_timer_init(loop_, &grace_timer_);
+  uv_idle_init(loop_, &idle_);
+  poll_.data = timer_.data = grace_timer_.data = idle_.data = this;
+  open_handles_ = 4;
+  handles_started_ = true;
+  uv_unref(reinterpret_cast<uv_handle_t*>(&timer_));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&grace_timer_));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&idle_));
+  if (!ref_) uv_unref(reinterpret_cast<uv_handle_t*>(&poll_));
+  Rearm();
+  return 0;
+}
+
+int QuicEndpoint::GetAddress(std::string* ip, int* port, int* family) const {
+  if (fd_ < 0) return UV_EBADF;
+  sockaddr_storage ss;
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return -errno;
+  return FormatSockaddr(ss, ip, port, family) ? 0 : UV_EAFNOSUPPORT;
+}
+
+void QuicEndpoint::Abandon() {
+  if (handles_started_) {
+    Destroy();  // not expected: the embedder holds a listening endpoint
+    return;
+  }
+  delete this;
+}
+
+void QuicEndpoint::SetRef(bool ref) {
+  ref_ = ref;
+  if (!handles_started_ || destroying_) return;
+  if (ref) {
+    uv_ref(reinterpret_cast<uv_handle_t*>(&poll_));
+  } else {
+    uv_unref(reinterpret_cast<uv_handle_t*>(&poll_));
+  }
+}
+
+void QuicEndpoint::RequestFlush() {
+  if (in_process_) {
+    again_ = true;
+    return;
+  }
+  if (!handles_started_ || destroying_) return;
+  // An active idle handle makes the loop poll without blocking, so the
+  // flush runs on this loop turn.
+  uv_idle_start(&idle_, OnIdle);
+}
+
+void QuicEndpoint::OnIdle(uv_idle_t* h) {
+  auto* self = static_cast<QuicEndpoint*>(h->data);
+  uv_idle_stop(h);
+  self->Process();
+}
+
+void QuicEndpoint::OnPoll(uv_poll_t* h, int status, int events) {
+  (void)status;
+  (void)events;
+  static_cast<QuicEndpoint*>(h->data)->Process();
+}
+
+void QuicEndpoint::OnTimer(uv_timer_t* h) {
+  static_cast<QuicEndpoint*>(h->data)->Process();
+}
+
+void QuicEndpoint::OnGraceTimer(uv_timer_t* h) {
+  auto* self = static_cast<QuicEndpoint*>(h->data);
+  for (QuicConnection* c : self->conns_) c->CloseNow(0x100 /* H3_NO_ERROR */, "server closing");
+  self->Process();
+}
+
+void QuicEndpoint::AcceptConnections() {
+  for (;;) {
+    SSL* c = SSL_accept_connection(listener_, SSL_ACCEPT_CONNECTION_NO_BLOCK);
+    if (c == nullptr) {
+      ERR_clear_error();
+      return;
+    }
+    auto* conn = new QuicConnection(this, c);
+    conns_.push_back(conn);
+    QuicConnectionHandler* h = nullptr;
+    if (!closing_ && conns_.size() <= options_.max_connections) h = delegate_->OnConnection(conn);
+    if (h == nullptr) {
+      conn->terminated_ = true;  // no handler to tell
+      conn->Close(options_.refused_code, "refused");
+      continue;
+    }
+    conn->handler_.reset(h);
+  }
+}
+
+void QuicEndpoint::Process() {
+  if (listener_ == nullptr || destroying_) return;
+  if (in_process_) {
+    again_ = true;
+    return;
+  }
+  in_process_ = true;
+  delegate_->OnDispatchBegin();
+  // Each round: packets in and out (SSL_handle_events ticks the whole
+  // port), then the connections' passes. Output a pass queued goes out on
+  // the next round's tick; bounded so a handler that writes on every pass
+  // cannot hold the loop (the idle flush picks up the rest).
+  for (int round = 0; round < 8; round++) {
+    again_ = false;
+    if (SSL_handle_events(listener_) != 1) ERR_clear_error();
+    AcceptConnections();
+    uint64_t now = now_ms();
+    size_t keep = 0;
+    for (size_t i = 0; i < conns_.size(); i++) {
+      QuicConnection* c = conns_[i];
+      if (c->Pump(now)) {
+        conns_[keep++] = c;
+      } else {
+        delete c;
+      }
+    }
+    conns_.resize(keep);
+    if (!again_) break;
+  }
+  in_process_ = false;
+  delegate_->OnDispatchEnd();
+  if (destroy_pending_) {
+    Destroy();
+    return;
+  }
+  if (again_) uv_idle_start(&idle_, OnIdle);
+  Rearm();
+  MaybeFinishClose();
+}
+
+void QuicEndpoint::Rearm() {
+  if (!handles_started_ || destroying_) return;
+  int events = UV_READABLE;
+  if (SSL_net_write_desired(listener_)) events |= UV_WRITABLE;
+  if (events != poll_events_) {
+    poll_events_ = events;
+    uv_poll_start(&poll_, events, OnPoll);
+  }
+  struct timeval tv;
+  int infinite = 1;
+  uint64_t ms = 0;
+  if (SSL_get_event_timeout(listener_, &tv, &infinite) == 1 && !infinite) {
+    ms = static_cast<uint64_t>(tv.tv_sec) * 1000 + (tv.tv_usec + 999) / 1000;
+  } else {
+    ERR_clear_error();
+    infinite = 1;
+  }
+  // Our own idle check runs at least once a second while connections
+  // exist.
+  if (!conns_.empty() && options_.idle_timeout_ms != 0) {
+    uint64_t cap = std::min<uint64_t>(1000, options_.idle_timeout_ms);
+    if (infinite || ms > cap) ms = cap;
+    infinite = 0;
+  }
+  if (infinite) {
+    uv_timer_stop(&timer_);
+  } else {
+    uv_timer_start(&timer_, OnTimer, ms, 0);
+  }
+}
+
+void QuicEndpoint::Close(uint64_t grace_ms) {
+  if (closing_ || destroying_) return;
+  closing_ = true;
+  if (!handles_started_) {
+    MaybeFinishClose();
+    return;
+  }
+  for (QuicConnection* c : conns_) {
+    if (c->ready_ && !c->going_away_ && c->handler_ && !c->terminated_) {
+      c->going_away_ = true;
+      c->handler_->OnGoingAway();
+    } else if (!c->ready_) {
+      c->Close(options_.refused_code, "server closing");
+    }
+  }
+  uv_timer_start(&grace_timer_, OnGraceTimer, grace_ms, 0);
+  Process();
+}
+
+void QuicEndpoint::MaybeFinishClose() {
+  if (!closing_ || destroying_ || !conns_.empty() || in_process_) return;
+  CloseHandles();
+}
+
+void QuicEndpoint::Destroy() {
+  if (destroying_) return;
+  if (in_process_) {
+    // From a handler inside Process: the connections are being iterated.
+    destroy_pending_ = true;
+    return;
+  }
+  destroy_pending_ = false;
+  closing_ = true;
+  // Every connection dies now: a CONNECTION_CLOSE is attempted (one
+  // tick), and the handlers are told.
+  for (QuicConnection* c : conns_) {
+    c->Close(0x100, "server destroyed");
+    c->Terminate(0x100, false);
+  }
+  if (listener_ != nullptr) {
+    if (SSL_handle_events(listener_) != 1) ERR_clear_error();
+  }
+  for (QuicConnection* c : conns_) delete c;
+  conns_.clear();
+  CloseHandles();
+}
+
+void QuicEndpoint::CloseHandles() {
+  destroying_ = true;
+  if (!handles_started_) {
+    delegate_->OnEndpointClosed();
+    return;
+  }
+  handles_started_ = false;
+  uv_close(reinterpret_cast<uv_handle_t*>(&poll_), OnHandleClosed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), OnHandleClosed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&grace_timer_), OnHandleClosed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&idle_), OnHandleClosed);
+}
+
+void QuicEndpoint::OnHandleClosed(uv_handle_t* h) {
+  auto* self = static_cast<QuicEndpoint*>(h->data);
+  if (--self->open_handles_ > 0) return;
+  // The poll handle is closed: the socket and the listener may go.
+  QuicEndpointDelegate* d = self->delegate_;
+  delete self;
+  d->OnEndpointClosed();
+}
+
+// ---- the server context ----------------------------------------------------
+
+namespace {
+
+int SelectH3(SSL* ssl, const unsigned char** out, unsigned char* outlen,
+             const unsigned char* in, unsigned int inlen, void* arg) {
+  (void)ssl;
+  (void)arg;
+  static const unsigned char kH3[] = {2, 'h', '3'};
+  unsigned char* sel = nullptr;
+  if (SSL_select_next_proto(&sel, outlen, kH3, sizeof(kH3), in, inlen) !=
+      OPENSSL_NPN_NEGOTIATED) {
+    return SSL_TLSEXT_ERR_ALERT_FATAL;  // no_application_protocol
+  }
+  *out = sel;
+  return SSL_TLSEXT_ERR_OK;
+}
+
+int PassCb(char* buf, int size, int rwflag, void* u) {
+  (void)rwflag;
+  const std::string* p = static_cast<const std::string*>(u);
+  if (p == nullptr || p->empty()) return 0;
+  int n = static_cast<int>(std::min<size_t>(p->size(), static_cast<size_t>(size)));
+  memcpy(buf, p->data(), n);
+  return n;
+}
+
+}  // namespace
+
+SSL_CTX* QuicServerContext(const std::vector<std::string>& keys,
+                           const std::vector<std::string>& certs,
+                           const std::string& passphrase, std::string* error) {
+  if (!QuicAvailable(error)) return nullptr;
+  ERR_clear_error();
+  SSL_CTX* ctx = SSL_CTX_new(OSSL_QUIC_server_method());
+  if (ctx == nullptr) {
+    *error = LastSslError("SSL_CTX_new(OSSL_QUIC_server_method)");
+    return nullptr;
+  }
+  // Short writes are how backpressure shows (QuicStream::Write).
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
+  bool ok = !certs.empty() && !keys.empty();
+  for (size_t i = 0; ok && i < certs.size(); i++) {
+    BIO* b = BIO_new_mem_buf(certs[i].data(), static_cast<int>(certs[i].size()));
+    X509* leaf = b ? PEM_read_bio_X509_AUX(b, nullptr, PassCb,
+                                           const_cast<std::string*>(&passphrase))
+                   : nullptr;
+    ok = leaf != nullptr && SSL_CTX_use_certificate(ctx, leaf) == 1;
+    X509_free(leaf);
+    if (ok && i == 0) {
+      // The rest of the first chain: intermediates.
+      SSL_CTX_clear_chain_certs(ctx);
+      for (;;) {
+        X509* ca = PEM_read_bio_X509(b, nullptr, PassCb, const_cast<std::string*>(&passphrase));
+        if (ca == nullptr) break;
+        if (SSL_CTX_add0_chain_cert(ctx, ca) != 1) {
+          X509_free(ca);
+          break;
+        }
+      }
+      ERR_clear_error();
+    }
+    BIO_free(b);
+  }
+  for (size_t i = 0; ok && i < keys.size(); i++) {
+    BIO* b = BIO_new_mem_buf(keys[i].data(), static_cast<int>(keys[i].size()));
+    EVP_PKEY* pk = b ? PEM_read_bio_PrivateKey(b, nullptr, PassCb,
+                                               const_cast<std::string*>(&passphrase))
+                     : nullptr;
+    ok = pk != nullptr && SSL_CTX_use_PrivateKey(ctx, pk) == 1;
+    EVP_PKEY_free(pk);
+    BIO_free(b);
+  }
+  if (!ok || SSL_CTX_check_private_key(ctx) != 1) {
+    *error = LastSslError("HTTP/3 key/cert");
+    SSL_CTX_free(ctx);
+    return nullptr;
+  }
+  SSL_CTX_set_alpn_select_cb(ctx, SelectH3, nullptr);
+  return ctx;
+}
+
+}  // namespace sluice

@@ -1,0 +1,280 @@
+// QuicEndpoint: a QUIC server on one UDP socket, made of OpenSSL 3.5's own
+// QUIC stack (a listener SSL object over a datagram BIO on the socket) and
+// driven from the libuv loop it is given: readiness of the socket from a
+// uv_poll, OpenSSL's next deadline from a uv_timer, output written from
+// outside a dispatch flushed from a uv_idle. Nothing blocks, no thread is
+// started: every SSL object is in non-blocking mode with explicit event
+// handling, so only QuicEndpoint::Process (SSL_handle_events on the
+// listener, which ticks every connection of its port) moves packets.
+//
+// QuicConnection and QuicStream wrap the connection and stream SSL objects
+// the listener hands out. The embedder sees them through one
+// QuicConnectionHandler per connection (HTTP/3 is one; src/core/http3).
+//
+// Loop thread only. No N-API here.
+#pragma once
+
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/loop_tracked.h"
+#include "core/quic/quic_symbols.h"
+
+namespace sluice {
+
+class QuicConnection;
+class QuicEndpoint;
+
+// One QUIC stream (RFC 9000 §2) of a connection: bidirectional (a request)
+// or unidirectional, opened by either side. Owned by its QuicConnection;
+// the handler holds the pointer from OnStreamOpen (or OpenUniStream) until
+// it calls Release(), or until OnConnectionClose returns.
+class QuicStream {
+ public:
+  // Read's results besides a byte count.
+  static constexpr ptrdiff_t kBlocked = -1;  // nothing more now
+  static constexpr ptrdiff_t kFin = -2;      // the peer's data ended
+  static constexpr ptrdiff_t kReset = -3;    // the peer reset it / the connection died
+
+  uint64_t id() const { return id_; }
+  bool bidi() const { return (id_ & 2) == 0; }
+  bool peer_initiated() const { return (id_ & 1) == 0; }  // server: client ids are even
+  QuicConnection* connection() const { return conn_; }
+
+  // Up to `cap` received bytes into `buf`: > 0 bytes, or kBlocked, kFin
+  // (once; later calls return kFin again), kReset (reset_code() says the
+  // peer's code).
+  ptrdiff_t Read(uint8_t* buf, size_t cap);
+  uint64_t reset_code() const { return reset_code_; }
+  // Queues bytes for sending; `fin` ends the stream once all of them are
+  // queued. Returns the bytes taken (may be fewer than len when the
+  // stream's send buffer is full: then OnStreamWritable follows once room
+  // frees up), or -1 if the stream can no longer be written.
+  ptrdiff_t Write(const uint8_t* data, size_t len, bool fin);
+  // Room left in the send buffer (0 when it is full).
+  uint64_t WriteRoom() const;
+  bool write_blocked() const { return write_blocked_; }
+  bool write_done() const { return write_done_; }
+  // Abandons sending with application error `code` (RESET_STREAM).
+  void Reset(uint64_t code);
+  // The handler is done with the stream: the connection frees it on its
+  // next pass (a stream whose data is still unsent keeps being sent).
+  void Release();
+
+  void* user_data = nullptr;
+
+ private:
+  friend class QuicConnection;
+  QuicStream(QuicConnection* conn, SSL* ssl);
+  ~QuicStream();
+  QuicStream(const QuicStream&) = delete;
+  QuicStream& operator=(const QuicStream&) = delete;
+
+  QuicConnection* conn_;
+  SSL* ssl_;
+  uint64_t id_;
+  uint64_t reset_code_ = 0;
+  bool read_done_ = false;
+  bool write_blocked_ = false;
+  bool write_done_ = false;
+  bool released_ = false;
+};
+
+// What the embedder does with one connection. Every call comes from
+// QuicEndpoint::Process on the loop thread; the handler may write, reset,
+// release or open streams and close its connection from inside any of
+// them (output is flushed before Process returns).
+class QuicConnectionHandler {
+ public:
+  virtual ~QuicConnectionHandler() = default;
+  // The connection finished its handshake and can open streams; called
+  // once, before any stream event.
+  virtual void OnConnectionReady() = 0;
+  // The peer opened `s`; its data follows as OnStreamReadable.
+  virtual void OnStreamOpen(QuicStream* s) = 0;
+  // Data, the FIN or a reset may be waiting on `s`: the handler Reads
+  // until kBlocked, kFin or kReset. Called on every pass while the read
+  // side is open (cheap: a Read with nothing waiting returns at once).
+  virtual void OnStreamReadable(QuicStream* s) = 0;
+  // A write that was cut short may go on.
+  virtual void OnStreamWritable(QuicStream* s) = 0;
+  // The endpoint is closing gracefully (server.close()): the handler
+  // tells its peer (HTTP/3 GOAWAY), finishes what is in flight, and then
+  // calls QuicConnection::Close.
+  virtual void OnGoingAway() = 0;
+  // The connection is gone (closed by either side, idle timeout, or the
+  // endpoint destroyed). Every QuicStream of it is freed after this
+  // returns; the handler is deleted right after. error_code is the
+  // CONNECTION_CLOSE code, `transport` whether it is a transport error.
+  virtual void OnConnectionClose(uint64_t error_code, bool transport) = 0;
+};
+
+// One accepted connection. Owned by its QuicEndpoint.
+class QuicConnection {
+ public:
+  // Opens a unidirectional stream of our own (HTTP/3 control and QPACK
+  // streams). nullptr if the peer's stream limit allows none now.
+  QuicStream* OpenUniStream();
+  // Closes the connection with application error `code`: H3_NO_ERROR
+  // (0x100) after queued stream data is sent, any other code at once.
+  // OnConnectionClose follows. `reason`: a string literal.
+  void Close(uint64_t code, const char* reason);
+  // The same without waiting for queued stream data (close() after its
+  // grace period: a peer that stopped reading must not hold it).
+  void CloseNow(uint64_t code, const char* reason);
+  // The peer's address ("1.2.3.4", port, family 4/6); false if unknown.
+  bool PeerAddress(std::string* ip, int* port, int* family) const;
+  bool LocalAddress(std::string* ip, int* port, int* family) const;
+  QuicEndpoint* endpoint() const { return endpoint_; }
+  QuicConnectionHandler* handler() const { return handler_.get(); }
+  // Streams the peer opened and the handler has not released.
+  size_t open_peer_streams() const { return open_peer_streams_; }
+  // Marks activity now (for the idle timeout).
+  void Touch();
+  SSL* ssl() const { return ssl_; }
+
+ private:
+  friend class QuicEndpoint;
+  friend class QuicStream;
+  QuicConnection(QuicEndpoint* endpoint, SSL* ssl);
+  ~QuicConnection();
+  QuicConnection(const QuicConnection&) = delete;
+  QuicConnection& operator=(const QuicConnection&) = delete;
+
+  // One pass: new streams, readable and writable streams, released
+  // streams freed, close progress. Returns false once the connection is
+  // gone (the endpoint then deletes it).
+  bool Pump(uint64_t now_ms);
+  void Terminate(uint64_t code, bool transport);
+  // One non-blocking step of the close Close started: 1 once done.
+  int ShutdownStep();
+  void FreeStreams();
+
+  QuicEndpoint* endpoint_;
+  SSL* ssl_;
+  std::unique_ptr<QuicConnectionHandler> handler_;
+  std::vector<QuicStream*> streams_;
+  size_t open_peer_streams_ = 0;
+  uint64_t last_activity_ms_ = 0;
+  bool ready_ = false;
+  bool closing_ = false;      // Close called: SSL_shutdown_ex in progress
+  uint64_t close_code_ = 0;
+  bool close_flush_ = true;
+  const char* close_reason_ = "";  // a literal
+  bool terminated_ = false;   // OnConnectionClose delivered
+  bool going_away_ = false;   // OnGoingAway delivered
+  LoopTracked tracked_;
+};
+
+// Makes the handler of each new connection.
+class QuicEndpointDelegate {
+ public:
+  virtual ~QuicEndpointDelegate() = default;
+  // A connection was accepted. Returns its handler (owned by the
+  // connection from then on), or nullptr to refuse it (closed with
+  // CONNECTION_REFUSED).
+  virtual QuicConnectionHandler* OnConnection(QuicConnection* c) = 0;
+  // Bracket every batch of connection/stream events (one Process): the
+  // embedder opens its scopes here (the binding: a callback scope, so
+  // JS microtasks run after the batch).
+  virtual void OnDispatchBegin() {}
+  virtual void OnDispatchEnd() {}
+  // Called once, when a Close finished: no connection and no libuv handle
+  // is left; the endpoint may be deleted from inside this call.
+  virtual void OnEndpointClosed() = 0;
+};
+
+struct QuicEndpointOptions {
+  size_t max_connections = 10000;
+  size_t max_streams_per_connection = 100;  // open peer streams; more are reset
+  uint64_t stream_refused_code = 0x10b;     // the reset code for those (H3_REQUEST_REJECTED)
+  uint64_t idle_timeout_ms = 30000;         // no stream activity: closed (0: OpenSSL's own only)
+  uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
+  bool validate_address = true;             // Retry before creating state for a new client
+};
+
+class QuicEndpoint {
+ public:
+  // `ctx` is a context of OSSL_QUIC_server_method (QuicServerContext); the
+  // endpoint takes one reference of its own.
+  QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, QuicEndpointDelegate* delegate,
+               const QuicEndpointOptions& options);
+  QuicEndpoint(const QuicEndpoint&) = delete;
+  QuicEndpoint& operator=(const QuicEndpoint&) = delete;
+
+  // Binds a UDP socket to host:port (port 0: any) and starts listening.
+  // 0 or a negative errno / libuv error; *error gets OpenSSL's reason when
+  // the QUIC listener could not be made.
+  int Listen(const char* host, int port, std::string* error);
+  int GetAddress(std::string* ip, int* port, int* family) const;
+  // Graceful close: new connections are refused, open ones are told
+  // (OnGoingAway) and close themselves; after `grace_ms` the rest are
+  // closed. OnEndpointClosed follows.
+  void Close(uint64_t grace_ms);
+  // Closes everything now (OnConnectionClose for each), then the handles;
+  // OnEndpointClosed follows.
+  void Destroy();
+  void SetRef(bool ref);
+  // Frees an endpoint that never listened (no handle, no connection), with
+  // no delegate call.
+  void Abandon();
+  size_t connection_count() const { return conns_.size(); }
+
+  // Output was queued from outside Process: flush it soon (from an idle
+  // callback, on this loop turn).
+  void RequestFlush();
+  // Runs OpenSSL's event processing and every connection's pass, repeated
+  // while a pass queued output. Re-entrant calls are folded into the
+  // running one.
+  void Process();
+  uint64_t now_ms() const { return uv_now(loop_); }
+
+ private:
+  friend class QuicConnection;  // reads options_ and closing_
+  ~QuicEndpoint();
+  static void OnPoll(uv_poll_t* h, int status, int events);
+  static void OnTimer(uv_timer_t* h);
+  static void OnIdle(uv_idle_t* h);
+  static void OnGraceTimer(uv_timer_t* h);
+  static void OnHandleClosed(uv_handle_t* h);
+  void AcceptConnections();
+  void Rearm();
+  void CloseHandles();
+  void MaybeFinishClose();
+
+  uv_loop_t* loop_;
+  SSL_CTX* ctx_;
+  QuicEndpointDelegate* delegate_;
+  QuicEndpointOptions options_;
+  int fd_ = -1;
+  SSL* listener_ = nullptr;
+  uv_poll_t poll_;
+  uv_timer_t timer_;
+  uv_timer_t grace_timer_;
+  uv_idle_t idle_;
+  int open_handles_ = 0;
+  int poll_events_ = 0;
+  bool handles_started_ = false;
+  bool in_process_ = false;
+  bool again_ = false;
+  bool closing_ = false;      // Close: refusing new connections
+  bool destroying_ = false;   // handles closing
+  bool destroy_pending_ = false;  // Destroy called inside Process
+  bool ref_ = true;
+  std::vector<QuicConnection*> conns_;
+  LoopTracked tracked_;
+};
+
+// An SSL_CTX of OSSL_QUIC_server_method with the server's certificate and
+// key (PEM) and ALPN "h3"; nullptr with *error set when they do not make
+// one (or QUIC is unavailable). The caller owns the reference.
+SSL_CTX* QuicServerContext(const std::vector<std::string>& keys,
+                           const std::vector<std::string>& certs,
+                           const std::string& passphrase, std::string* error);
+
+}  // namespace sluice

@@ -1,0 +1,178 @@
+'use strict';
+
+// A deterministic HTTP/3 test client on node's own OpenSSL QUIC client
+// (binding.NativeQuicClient, src/core/quic/quic_client.h): raw QUIC
+// streams carrying exactly the bytes a test writes, with the server's
+// QPACK encoder/decoder (the HTTP/3 core) to build and read field
+// sections. It sends what gtlsclient never would: malformed frames, bad
+// pseudo-headers, oversized heads, extra control streams.
+
+const binding = require('../common').libInternal('common/binding');
+
+const { NativeQuicClient } = binding;
+
+function varint(v) {
+  if (v < 0x40) return Buffer.from([v]);
+  if (v < 0x4000) return Buffer.from([0x40 | (v >> 8), v & 0xff]);
+  if (v < 0x40000000) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(v + 0x80000000);
+    return b;
+  }
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(v) + (0xc0n << 56n));
+  return b;
+}
+
+function readVarint(buf, off) {
+  if (off >= buf.length) return null;
+  const len = 1 << (buf[off] >> 6);
+  if (off + len > buf.length) return null;
+  let v = buf[off] & 0x3f;
+  for (let i = 1; i < len; i++) v = v * 256 + buf[off + i];
+  return [v, off + len];
+}
+
+function frame(type, payload) {
+  return Buffer.concat([varint(type), varint(payload.length), payload]);
+}
+
+// [name, value, ...] → a HEADERS frame.
+function headersFrame(fields) {
+  return frame(0x1, NativeQuicClient.encodeFieldSection(fields));
+}
+
+// Frames of a whole stream: [{ type, payload }].
+function parseFrames(buf) {
+  const out = [];
+  let off = 0;
+  while (off < buf.length) {
+    const t = readVarint(buf, off);
+    if (t === null) break;
+    const l = readVarint(buf, t[1]);
+    if (l === null || l[1] + l[0] > buf.length) break;
+    out.push({ type: t[0], payload: buf.subarray(l[1], l[1] + l[0]) });
+    off = l[1] + l[0];
+  }
+  return out;
+}
+
+class H3Client {
+  constructor() {
+    this.streams = new Map();    // id → { chunks, resolve, reset }
+    this.closeInfo = null;
+    this.peerUni = new Map();     // the server's uni streams: id → bytes
+    this._connected = null;
+    this.closed = new Promise((resolve) => { this._onClosed = resolve; });
+    this.native = new NativeQuicClient({
+      onConnect: () => this._connected(),
+      onData: (id, buf, fin) => this._data(id, buf, fin),
+      onReset: (id, code) => this._reset(id, code),
+      onClose: (code, transport, reason) => {
+        this.closeInfo = { code, transport, reason };
+        for (const s of this.streams.values()) if (s.resolve) s.resolve({ closed: this.closeInfo });
+        this._onClosed(this.closeInfo);
+      },
+    });
+  }
+
+  // Connects and opens the client's control stream (SETTINGS) and QPACK
+  // streams, unless opts.bare.
+  async connect(port, opts = {}) {
+    const up = new Promise((resolve, reject) => {
+      this._connected = resolve;
+      this.closed.then((c) => reject(new Error(`closed before connecting: ${JSON.stringify(c)}`)));
+    });
+    this.native.connect('127.0.0.1', port, opts.alpn || 'h3', 'localhost');
+    await up;
+    if (!opts.bare) {
+      this.control = this.native.openStream(true);
+      this.native.write(this.control, Buffer.concat([varint(0x00), frame(0x4, Buffer.alloc(0))]), false);
+      const enc = this.native.openStream(true);
+      this.native.write(enc, Buffer.from([0x02]), false);
+      const dec = this.native.openStream(true);
+      this.native.write(dec, Buffer.from([0x03]), false);
+    }
+    return this;
+  }
+
+  _data(id, buf, fin) {
+    if ((id & 2) !== 0) {  // a uni stream of the server
+      const prev = this.peerUni.get(id) || Buffer.alloc(0);
+      this.peerUni.set(id, Buffer.concat([prev, buf]));
+      return;
+    }
+    const s = this.streams.get(id);
+    if (!s) return;
+    s.chunks.push(buf);
+    if (fin && s.resolve) {
+      const all = Buffer.concat(s.chunks);
+      s.resolve(this._response(all));
+      s.resolve = null;
+    }
+  }
+
+  _reset(id, code) {
+    const s = this.streams.get(id);
+    if (s && s.resolve) {
+      s.resolve({ reset: code, partial: Buffer.concat(s.chunks) });
+      s.resolve = null;
+    }
+  }
+
+  _response(all) {
+    const frames = parseFrames(all);
+    const r = { status: 0, headers: {}, body: Buffer.alloc(0), trailers: null, frames };
+    const bodies = [];
+    let heads = 0;
+    for (const f of frames) {
+      if (f.type === 0x1) {
+        const fields = NativeQuicClient.decodeFieldSection(f.payload);
+        const obj = {};
+        for (let i = 0; i < fields.length; i += 2) obj[fields[i]] = fields[i + 1];
+        if (heads === 0 && obj[':status'] && Number(obj[':status']) < 200) continue;  // 1xx
+        if (heads++ === 0) {
+          r.status = Number(obj[':status']);
+          r.headers = obj;
+        } else {
+          r.trailers = obj;
+        }
+      } else if (f.type === 0x0) {
+        bodies.push(f.payload);
+      }
+    }
+    r.body = Buffer.concat(bodies);
+    return r;
+  }
+
+  // Opens a request stream, writes `bytes` (and FIN unless opts.noFin);
+  // resolves with the response { status, headers, body, trailers }, or
+  // { reset: code }, or { closed: { code } }.
+  raw(bytes, opts = {}) {
+    const id = this.native.openStream(false);
+    if (id < 0) throw new Error('no stream available');
+    const p = new Promise((resolve) => this.streams.set(id, { chunks: [], resolve }));
+    if (bytes.length > 0 || !opts.noFin) this.native.write(id, bytes, !opts.noFin);
+    p.id = id;
+    return p;
+  }
+
+  // A well-formed request: pseudo-headers from method/path, `headers` as
+  // [name, value, ...], an optional body.
+  request(method, path, headers = [], body = null, port = 0) {
+    const fields = [':method', method, ':scheme', 'https', ':authority', `localhost:${port}`, ':path', path, ...headers];
+    const parts = [headersFrame(fields)];
+    if (body !== null && body.length > 0) parts.push(frame(0x0, body));
+    return this.raw(Buffer.concat(parts));
+  }
+
+  close(code = 0x100) {
+    this.native.close(code);
+  }
+
+  destroy() {
+    this.native.destroy();
+  }
+}
+
+module.exports = { H3Client, varint, frame, headersFrame, parseFrames, NativeQuicClient };
