@@ -10,13 +10,13 @@ const { EventEmitter } = require('events');
 const http = require('http');
 const bridge = require('./prototype_bridge');
 const { headersObject, headersDistinct } = require('./headers');
-const { codedError } = require('./errors');
-const { releaseHold, holdsReference } = require('./buffer_pool');
+const { codedError } = require('../common/errors');
+const { releaseHold, holdsReference } = require('../uploads/buffer_pool');
 
 const {
   kConn, kSeq, kHeaders, kSocketPaused, kSocket, kRaw, kEofPending,
   kPoolBacked, kOrigWrite, kOrigUnderlyingWrite, kOrigWritev, kCopyOnPush,
-} = require('./symbols');
+} = require('../common/symbols');
 
 // As node, whose server pauses and resumes the socket itself for a body's
 // backpressure: the HTTP/1.1 socket's 'pause' / 'resume' (HTTP/2: the
@@ -65,7 +65,7 @@ class IncomingRequest extends Readable {
     this._dumped = false;
     this._consuming = false;
     // As node's server requests: true when the server's
-    // joinDuplicateHeaders option is, null otherwise (lib/http1_server.js
+    // joinDuplicateHeaders option is, null otherwise (lib/http1/session.js
     // sets it; the HTTP/2 compat request leaves it undefined, as node's).
     this.joinDuplicateHeaders = null;
     // As node's IncomingMessage: no read-ahead (maybeReadMore's read(0))
@@ -194,7 +194,7 @@ class IncomingRequest extends Readable {
     this.destroy(this.listenerCount('error') > 0 ? err : undefined);
   }
 
-  // HTTP/2 compat (lib/http2_server.js): the stream closed before the
+  // HTTP/2 compat (lib/http2/session.js): the stream closed before the
   // response ended. As node's Http2ServerRequest: 'aborted' even when the
   // body was complete, then 'close'; never 'error' (node's HTTP/2 compat
   // emits none).
@@ -205,7 +205,7 @@ class IncomingRequest extends Readable {
     this.destroy();
   }
 
-  // HTTP/2 compat (lib/http2_server.js): the stream closed after the
+  // HTTP/2 compat (lib/http2/session.js): the stream closed after the
   // response ended. As node's Http2ServerRequest: no 'aborted'; what
   // arrived stays readable, then the request ends; a body nobody reads is
   // dumped.
@@ -217,7 +217,7 @@ class IncomingRequest extends Readable {
     if (!isReadingBody(this)) this._dump();
   }
 
-  // The request failed while the connection stays (lib/http1_server.js: body
+  // The request failed while the connection stays (lib/http1/session.js: body
   // over maxRequestBodySize, answered natively): 'error' only when someone
   // listens for it, as _abort; the connection is not destroyed here.
   _fail(err) {
@@ -244,7 +244,7 @@ class IncomingRequest extends Readable {
 
 // ---- the stream idioms with pool memory (docs/uploads.md) ---------------------
 // Shared by the Readables sluice delivers request bodies through:
-// IncomingRequest (both protocols) and ServerHttp2Stream (lib/http2_stream.js).
+// IncomingRequest (both protocols) and ServerHttp2Stream (lib/http2/stream.js).
 // Each sets kPoolBacked when its chunks may carry pool references, pushes
 // through pushChunk and gives queued chunks back in _destroy
 // (releaseQueuedChunks).
@@ -427,9 +427,8 @@ function forEachQueued(state, fn) {
 
 withPoolIdioms(IncomingRequest);
 
-// instanceof http.IncomingMessage (lib/prototype_bridge.js).
-bridge.chain(IncomingRequest, http.IncomingMessage.prototype, bridge.hiddenRequest,
-  bridge.requestData);
+// instanceof http.IncomingMessage (http/prototype_bridge.js).
+bridge.install('IncomingMessage', IncomingRequest);
 
 module.exports = {
   IncomingRequest, kSeq, kConn, kPoolBacked, withPoolIdioms, pushChunk, releaseQueuedChunks,
