@@ -29,7 +29,9 @@ class ResetBudget {
     if (now_ms > last_ms_) {
       uint64_t add = (now_ms - last_ms_) * per_second_ / 1000;
       if (add > 0) {
-        tokens_ = add >= burst_ - tokens_ ? burst_ : tokens_ + static_cast<uint32_t>(add);
+        tokens_ = add >= burst_ - tokens_
+                      ? burst_
+                      : tokens_ + static_cast<uint32_t>(add);
         last_ms_ = now_ms;
       }
     }
