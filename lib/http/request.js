@@ -33,6 +33,10 @@ function startConsuming(req) {
   req._readableState.readingMore = false;
 }
 
+function isReadingBody(req) {
+  return req._consuming || req.readableFlowing !== null;
+}
+
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0', 30: '3.0' };
 
 class IncomingRequest extends Readable {
@@ -199,6 +203,18 @@ class IncomingRequest extends Readable {
     this.aborted = true;
     this.emit('aborted');
     this.destroy();
+  }
+
+  // HTTP/2 compat (lib/http2/session.js): the stream closed after the
+  // response ended. As node's Http2ServerRequest: no 'aborted'; what
+  // arrived stays readable, then the request ends; a body nobody reads is
+  // dumped.
+  _streamClosed() {
+    if (this.aborted || this.destroyed) return;
+    this.complete = true;
+    this[kEofPending] = false;
+    this.push(null);
+    if (!isReadingBody(this)) this._dump();
   }
 
   // The request failed while the connection stays (lib/http1/session.js: body

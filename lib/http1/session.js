@@ -173,8 +173,12 @@ function onClientError(server, conn, status, code, reason, rawPacket, bytesParse
   } else {
     conn.sendError(status);
     // As node (socketOnError: the default answer, then socket.destroy(err)):
-    // the socket's own 'error' listeners hear the error.
+    // the socket is destroyed at once — so a handler that hears the error
+    // (Koa's ctx.onerror, through on-finished) sees it unwritable and
+    // answers nothing, and the request is still aborted at the close —
+    // and its own 'error' listeners hear the error.
     const socket = st.socket;
+    socket.destroyed = true;
     process.nextTick(() => {
       if (socket.listenerCount('error') > 0) socket.emit('error', err);
     });

@@ -183,17 +183,29 @@ class CompatEntry {
   _onClose() {
     // As node's compat: a stream that closes before the response ended
     // (client reset, the client's socket closed) aborts the request
-    // whether or not its body was complete.
+    // whether or not its body was complete; after the response ended, the
+    // request ends with what arrived (no 'aborted').
     if (!this.res.writableEnded) this.req._abortStream();
-    else this.req._abort();
+    else this.req._streamClosed();
     this.res._closed();
   }
 }
 
+// As node's compat: the response finished and nobody has started reading
+// the body — not even by attaching a reader right after res.end() — by
+// the next turn of the loop: it is dumped (acknowledged and discarded, so
+// the client is not stalled). A reader that came first gets all of it.
 function onCompatFinish(res) {
   const req = res.req;
-  // Body left unread: keep acknowledging it so the client is not stalled.
-  if (!req.complete && !req._consuming) req._dump();
+  if (!req.complete && !isReading(req)) setImmediate(dumpUnread, req);
+}
+
+function isReading(req) {
+  return req._consuming || req.readableFlowing !== null;
+}
+
+function dumpUnread(req) {
+  if (!req.complete && !req.destroyed && !isReading(req)) req._dump();
 }
 
 // ---- request bodies in allocator memory ----------------------------------------

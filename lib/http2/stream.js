@@ -213,6 +213,7 @@ class ServerHttp2Stream extends LazyDuplex {
     this._compressCfg = null;
     this._fileCache = 0;  // lib/files/open_file_cache.js: OFF, STATIC (mounts only) or ALL
     this._fileResponding = false;
+    this._closeAborts = false;   // close(code) came before the writable side finished
     this._nativeFile = null;
     this._wantTrailers = false;
     this._dispatching = false;  // inside the 'stream' handler
@@ -235,11 +236,15 @@ class ServerHttp2Stream extends LazyDuplex {
   get sentHeaders() {
     return this._sentHeaders === undefined ? undefined : { ...this._sentHeaders, ':status': this._status };
   }
+  // As node's: read from the live stream; {} once it closed. localClose
+  // once the writable side finished ('finish'), not at the end() call.
   get state() {
+    if (this._nativeClosed) return {};
+    if (!this._built && this._lazyWriteEnd) materialize(this);  // replays end(): 'finish' follows
     const remoteClose = this._built ? this.readableEnded : this._lazyReadEnd;
     return {
-      state: this._nativeClosed ? 7 : 2,
-      localClose: this._nativeEnded ? 1 : 0,
+      state: 2,
+      localClose: this._built && this.writableFinished ? 1 : 0,
       remoteClose: remoteClose || this.endAfterHeaders ? 1 : 0,
       weight: 16,
       sumDependencyWeight: 0,
@@ -515,6 +520,22 @@ class ServerHttp2Stream extends LazyDuplex {
     if (typeof callback === 'function') this.once('close', callback);
     if (this._nativeClosed || this.rstCode !== undefined) return;
     this.rstCode = code;
+    // A close before the writable side finished aborts the stream, as
+    // node's (its 'aborted' looks at the writable side as close() found it).
+    if (!(this._nativeEnded || (this._built ? this.writableFinished : this._lazyWriteEnd))) {
+      this._closeAborts = true;
+    }
+    if (this.headersSent && !this._nativeEnded && !this._fileResponding &&
+        (!this._built || this.writableLength === 0)) {
+      // As node's close(), which ends the writable side first: the
+      // response ends (END_STREAM) and the reset follows it, so the client
+      // gets the complete response (and reports rstCode 0).
+      this._nativeEnded = true;
+      if (this._held !== HELD_NONE) this._flushHead(true, undefined);
+      else this._native.end(this._id, undefined, undefined, 0);
+      this._native.rstStream(this._id, code, true);
+      return;
+    }
     if (this._held !== HELD_NONE) this._settleHeadForReset();
     this._native.rstStream(this._id, code);
   }
@@ -552,7 +573,13 @@ class ServerHttp2Stream extends LazyDuplex {
   }
 
   _final(cb) {
-    if (!this.headersSent && !this._nativeClosed) this.respond({ ':status': 200 }, { endStream: true });
+    // As node: end() without respond() sends nothing (no response head,
+    // no reset); the stream stays open until the client or the session
+    // ends it.
+    if (!this.headersSent) {
+      cb();
+      return;
+    }
     if (this._held !== HELD_NONE) this._flushHead(true, undefined);
     if (!this._nativeEnded) {
       this._nativeEnded = true;
@@ -638,7 +665,7 @@ class ServerHttp2Stream extends LazyDuplex {
     this._nativeClosed = true;
     if (this.rstCode === undefined) this.rstCode = code;
     const writableDone = this._nativeEnded || (this._built ? this.writableFinished : this._lazyWriteEnd);
-    if (!writableDone) {
+    if (!writableDone || this._closeAborts) {
       if (!this.aborted) {
         this.aborted = true;
         this.emit('aborted');

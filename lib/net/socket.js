@@ -190,7 +190,12 @@ class SluiceSocket extends EventEmitter {
   }
 
   destroy(err) {
-    if (!this.destroyed) this[kConn].destroy();
+    if (!this.destroyed) {
+      // As net.Socket: destroyed (not writable) at once; 'close' follows
+      // once the native connection closed (_closed).
+      this.destroyed = true;
+      this[kConn].destroy();
+    }
     if (err) process.nextTick(emitError, this, err);
     return this;
   }
@@ -253,7 +258,8 @@ class SluiceSocket extends EventEmitter {
       this[kIdle].stop();
       this[kIdle] = undefined;
     }
-    if (this.destroyed) return;
+    if (this[kCloseEmitted] === true) return;
+    this[kCloseEmitted] = true;
     this.destroyed = true;
     this.emit('close', false);
   }
@@ -333,6 +339,7 @@ SluiceSocket.prototype.emit = function emit(event, ...args) {
 };
 
 const kErrorHandled = Symbol('sluice.socketErrorHandled');
+const kCloseEmitted = Symbol('sluice.socketCloseEmitted');
 
 const errorStatus = {
   HPE_HEADER_OVERFLOW: 431,

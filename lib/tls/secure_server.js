@@ -96,7 +96,10 @@ class SecureServer extends Server {
     // Native contexts of the SecureContexts an SNICallback answered with,
     // built once each (they carry this server's ALPN and client policy).
     this._sniContexts = new WeakMap();
-    this[kNative].setTls(native, { handshakeTimeout, allowHTTP1, sniCallback: sni !== undefined });
+    // requestCert + rejectUnauthorized: as node, the handshake completes and
+    // a peer whose certificate is missing or unverified is destroyed then.
+    const refuseUnverified = !!options.requestCert && options.rejectUnauthorized !== false;
+    this[kNative].setTls(native, { handshakeTimeout, allowHTTP1, sniCallback: sni !== undefined, refuseUnverified });
   }
 
   // TCP is listening: the UDP endpoint starts on the same port number

@@ -300,7 +300,8 @@ int JsHttp2Session::SendTrailers(const Napi::CallbackInfo& info,
 int JsHttp2Session::RstStream(const Napi::CallbackInfo& info,
                               Http2Session* s, int32_t id) {
   uint32_t code = info[1].As<Napi::Number>().Uint32Value();
-  return s->ResetStream(id, code);
+  bool after_end = info.Length() > 2 && info[2].ToBoolean().Value();
+  return s->ResetStream(id, code, after_end);
 }
 
 Napi::Value JsHttp2Session::PauseStream(const Napi::CallbackInfo& info) {

@@ -318,6 +318,7 @@ Napi::Value JsServer::SetTls(const Napi::CallbackInfo& info) {
         OptionMs(o, "handshakeTimeout", tls->handshake_timeout_ms);
     tls->allow_http1 = o.Get("allowHTTP1").ToBoolean().Value();
     tls->sni_callback = o.Get("sniCallback").ToBoolean().Value();
+    tls->refuse_unverified = o.Get("refuseUnverified").ToBoolean().Value();
   }
   Napi::Object opts = info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object::New(env);
   if (opts.Get("ticketKeys").IsBuffer() && !SetKeys(tls.get(), opts.Get("ticketKeys"))) {

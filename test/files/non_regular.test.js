@@ -7,10 +7,10 @@
 // any number of slow FIFOs. The HTTP/2 cases node:http2 shares run against
 // node:http2 too (SLUICE_TEST_IMPL=node); the rest are sluice-only.
 //
-// FIFO writers here open the FIFO O_RDWR|O_NONBLOCK in this process: the
-// open never waits and the writer exists before the response starts (a
-// writer that comes after a reader saw "no writer" is too late: that
-// response has ended).
+// FIFO writers here open the FIFO O_RDWR|O_NONBLOCK in this process (the
+// open never waits; the writer exists before the response starts), or,
+// for the late writers, write-only once the server reads the FIFO: a
+// response waits for its FIFO's writer, as node's.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -177,23 +177,113 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     assert.deepStrictEqual(errors, { '/missing': 'ENOENT', '/dir': 'ERR_HTTP2_SEND_FILE' });
   });
 
-  common.sluiceOnly('a FIFO with no writer ends at once: empty 200 on HTTP/1.1, HTTP/2 and compat (node:http2 waits in open() for a writer)', async function () {
+  // A writer that opens the FIFO only once the server is reading it
+  // (write-only, non-blocking: it succeeds once a reader has it open —
+  // sluice's O_NONBLOCK reader, or node's open() waiting for a writer).
+  async function lateWriter(p) {
+    const deadline = Date.now() + 10000;
+    for (;;) {
+      try {
+        const fd = fs.openSync(p, fs.constants.O_WRONLY | O_NONBLOCK);
+        const w = {
+          write(b) { return fs.writeSync(fd, b); },
+          close() {
+            if (!w.closed) fs.closeSync(fd);
+            w.closed = true;
+          },
+          closed: false,
+        };
+        writers.push(w);
+        return w;
+      } catch (e) {
+        if (e.code !== 'ENXIO' || Date.now() > deadline) throw e;
+        await common.sleep(10);
+      }
+    }
+  }
+
+  it('stream.respondWithFile on a FIFO whose writer opens after the request waits for it and streams its bytes', async function () {
     const fifo = mkfifo();
-    const before = fdCount();
+    let started = false;
+    const { port } = await h2.startH2((stream) => {
+      started = true;
+      stream.on('error', () => {});
+      stream.respondWithFile(fifo, { 'content-type': 'text/plain' });
+    });
+    const got = h2.request(h2.connect(port), { ':path': '/' }, { timeout: 20000 });
+    await h2.waitFor(() => started);
+    await common.sleep(200);  // the server is waiting for a writer now
+    const w = await lateWriter(fifo);
+    w.write('late ');
+    w.write('bytes');
+    w.close();
+    const r = await got;
+    assert.strictEqual(r.headers[':status'], 200);
+    assert.strictEqual(r.body.toString(), 'late bytes');
+  });
+
+  common.sluiceOnly('HTTP/1.1 and compat: a FIFO whose writer opens after the request waits for it (the head leaves at once) and streams its bytes', async function () {
+    const fifo = mkfifo();
     const { port } = await common.startServer((req, res) => res.respondWithFile(fifo));
-    const { port: port2 } = await h2.startH2((stream) => stream.respondWithFile(fifo));
+    // HTTP/1.1: the head first, the body once a writer came.
+    const s = common.trackSocket(net.connect(port, '127.0.0.1'));
+    let buf = '';
+    s.on('data', (d) => { buf += d.toString('latin1'); });
+    s.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n');
+    while (!buf.includes('\r\n\r\n')) await common.sleep(10);
+    assert.match(buf, /^HTTP\/1\.1 200 OK\r\n[^]*transfer-encoding: chunked/i);
+    await common.sleep(200);
+    assert.ok(buf.endsWith('\r\n\r\n'), 'no body before a writer came');
+    let w = await lateWriter(fifo);
+    w.write('abc');
+    w.close();
+    while (!buf.endsWith('0\r\n\r\n')) await common.sleep(10);
+    assert.ok(buf.endsWith('\r\n\r\n3\r\nabc\r\n0\r\n\r\n'), buf);
+    // Compat over HTTP/2.
+    const got = h2.request(h2.connect(port), { ':path': '/' }, { timeout: 20000 });
+    await common.sleep(200);
+    w = await lateWriter(fifo);
+    w.write('compat');
+    w.close();
+    const r = await got;
+    assert.strictEqual(r.headers[':status'], 200);
+    assert.strictEqual(r.body.toString(), 'compat');
+  });
+
+  common.sluiceOnly('FIFOs nobody writes: the head is answered at once, no threadpool thread waits (regular files flow beside 8 of them), and a client that gives up frees everything', async function () {
+    const before = fdCount();
+    const fifos = Array.from({ length: 8 }, () => mkfifo());
+    const { server, port } = await common.startServer((req, res) => {
+      if (req.url === '/regular') res.respondWithFile(regular);
+      else res.respondWithFile(fifos[Number(req.url.slice(1))]);
+    });
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => {});
+      stream.respondWithFile(fifos[Number(headers[':path'].slice(1))]);
+    });
     const t0 = Date.now();
-    const r1 = await rawGet(port, '/');
-    assert.strictEqual(r1.statusCode, 200);
-    assert.strictEqual(r1.headers['transfer-encoding'], 'chunked');
-    assert.strictEqual(r1.body.length, 0);
-    const r2 = await h2.request(h2.connect(port2), { ':path': '/' });
-    assert.strictEqual(r2.headers[':status'], 200);
-    assert.strictEqual(r2.body.length, 0);
-    const r3 = await h2.request(h2.connect(port), { ':path': '/' });  // compat
-    assert.strictEqual(r3.headers[':status'], 200);
-    assert.strictEqual(r3.body.length, 0);
-    assert.ok(Date.now() - t0 < 3000);
+    const socks = [];
+    for (let i = 0; i < 4; i++) {
+      const sk = common.trackSocket(net.connect(port, '127.0.0.1'));
+      let head = '';
+      sk.on('data', (d) => { head += d.toString('latin1'); });
+      sk.on('error', () => {});
+      sk.write(`GET /${i} HTTP/1.1\r\nHost: a\r\n\r\n`);
+      socks.push(() => head);
+    }
+    const session = h2.connect(port);
+    const streams = [];
+    for (let i = 4; i < 8; i++) {
+      const req = session.request({ ':path': `/${i}` });
+      req.on('error', () => {});
+      streams.push({ req, head: common.once(req, 'response', 20000) });
+    }
+    await h2.waitFor(() => socks.every((h) => /^HTTP\/1\.1 200 OK\r\n/.test(h())), 20000);
+    for (const st of streams) assert.strictEqual((await st.head)[0][':status'], 200);
+    // More waiting FIFOs than threadpool threads, and a regular file flows.
+    const reg = await rawGet(port, '/regular');
+    assert.strictEqual(reg.body.length, regularData.length);
+    assert.ok(Date.now() - t0 < 15000);
     await common.cleanup();
     const st = await settled(before);
     assert.strictEqual(st.sources, 0);
@@ -220,11 +310,16 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
     w.close();
     while (!buf.endsWith('0\r\n\r\n')) await common.sleep(10);
     assert.ok(buf.endsWith('\r\n\r\n3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n'), buf);
-    // The connection stays usable (the writer is gone now: an empty body).
+    // The connection stays usable: the next response waits for the next
+    // writer.
     buf = '';
     s.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n');
+    while (!buf.includes('\r\n\r\n')) await common.sleep(10);
+    const w2 = await lateWriter(fifo);
+    w2.write('z');
+    w2.close();
     while (!buf.endsWith('0\r\n\r\n')) await common.sleep(10);
-    assert.match(buf, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n0\r\n\r\n$/);
+    assert.match(buf, /^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n1\r\nz\r\n0\r\n\r\n$/);
   });
 
   common.sluiceOnly('compression and HEAD: a FIFO of text goes through the native compressor (gzip, HTTP/1.1; br, HTTP/2 compat); HEAD ends without reading', async function () {

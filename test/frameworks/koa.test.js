@@ -91,3 +91,49 @@ forEachServer('Koa', (impl) => {
     assert.strictEqual(r.body.length, 0);
   });
 });
+
+// A client that aborts mid-upload: Koa's response (and so on-finished and
+// every cleanup hook waiting for 'close') closes, on node:http and on
+// sluice, with koa-body reading the body and with a handler that never
+// reads it.
+forEachServer('Koa, a client aborting mid-upload', (impl) => {
+  const net = require('node:net');
+  const Koa = require('koa');
+  const { koaBody } = require('koa-body');
+  const onFinished = require('on-finished');
+
+  for (const reads of [true, false]) {
+    it(`${reads ? 'koa-body reading' : 'a handler not reading'}: req 'aborted', req and res 'close', on-finished`, async () => {
+      const seen = [];
+      let started;
+      const startedP = new Promise((r) => { started = r; });
+      const app = new Koa();
+      app.silent = true;
+      app.use(async (ctx, next) => {
+        ctx.res.on('close', () => seen.push('res close'));
+        ctx.req.on('aborted', () => seen.push('req aborted'));
+        ctx.req.on('close', () => seen.push('req close'));
+        onFinished(ctx.res, () => seen.push('on-finished'));
+        started();
+        await next();
+      });
+      if (reads) app.use(koaBody());
+      else app.use(() => new Promise(() => {}));  // waits forever
+      app.use((ctx) => { ctx.body = 'never'; });
+      const base = await listen(impl.createServer(app.callback()));
+      const sock = common.trackSocket(net.connect(Number(new URL(base).port), '127.0.0.1'));
+      sock.on('error', () => {});
+      sock.write('POST /up HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 100000\r\n\r\n{"a":"' + 'x'.repeat(1000));
+      await common.withTimeout(startedP, 5000, 'the handler');
+      await common.sleep(50);
+      sock.destroy();
+      const all = ['on-finished', 'req aborted', 'req close', 'res close'];
+      await common.withTimeout((async () => {
+        while (!all.every((e) => seen.includes(e))) await common.sleep(10);
+      })(), 5000, () => `${all.join(', ')}; got [${seen}]`);
+      // Koa's error handler saw an unwritable socket: nothing else ran.
+      assert.deepStrictEqual([...seen].sort(), all);
+    });
+  }
+});

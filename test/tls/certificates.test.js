@@ -6,6 +6,7 @@
 // and refused, session resumption. Shared with node's secure server.
 
 const { execFile } = require('node:child_process');
+const tls = require('node:tls');
 const common = require('../common');
 const { assert } = common;
 const { fixtures, startSecure, connect } = require('./tls_common');
@@ -100,6 +101,47 @@ describe('TLS certificates', function () {
         ]);
         assert.strictEqual(r, 'refused');
       });
+    }
+
+    // As node: a certificate that does not verify completes the
+    // handshake, then the server destroys the socket (no
+    // 'secureConnection', nothing served, no alert; TLS 1.2: before the
+    // server's Finished). No certificate at all fails the handshake with an
+    // alert (node's SSL_VERIFY_FAIL_IF_NO_PEER_CERT).
+    for (const [what, extra] of [['a certificate from elsewhere', 'stranger'], ['no certificate', null]]) {
+      for (const version of ['TLSv1.2', 'TLSv1.3']) {
+        for (const alpn of ['http/1.1', 'h2']) {
+          it(`rejectUnauthorized, ${what}, ${version}, ${alpn}: ${extra ? 'the handshake completes, then the socket is destroyed' : 'the handshake fails with an alert'}`, async function () {
+            const f = fixtures();
+            let served = 0;
+            let secure = 0;
+            const { server, port } = await startSecure({ requestCert: true, rejectUnauthorized: true, ca: f.ca },
+              (req, res) => { served++; res.end('no'); });
+            server.on('secureConnection', () => { secure++; });
+            const creds = extra === 'stranger' ? { key: f.stranger.key, cert: f.stranger.cert } : {};
+            const s = common.trackSocket(tls.connect({ host: '127.0.0.1', port, ca: f.ca, servername: 'localhost',
+              ...creds, maxVersion: version, minVersion: version, ALPNProtocols: [alpn] }));
+            let secured = false;
+            let error = null;
+            let got = '';
+            s.on('secureConnect', () => {
+              secured = true;
+              s.write(alpn === 'h2' ? 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' : 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+            });
+            s.on('data', (d) => { got += d.toString('latin1'); });
+            s.on('error', (e) => { error = e; });
+            await common.once(s, 'close', 10000, 'the close');
+            assert.deepStrictEqual({ served, secure, got }, { served: 0, secure: 0, got: '' });
+            // TLS 1.3: the client was done before the server checked its
+            // certificate. TLS 1.2: the server closes before its Finished.
+            // Never a handshake alert.
+            assert.strictEqual(secured, version === 'TLSv1.3');
+            if (extra === null) assert.match(String(error && error.code), /^ERR_SSL_/, String(error));
+            else if (version === 'TLSv1.2') assert.strictEqual(error && error.code, 'ECONNRESET', String(error));
+            else assert.ok(error === null || error.code === 'ECONNRESET', String(error));
+          });
+        }
+      }
     }
 
     it('rejectUnauthorized: false lets an unverified certificate through, authorized false', async function () {

@@ -287,6 +287,11 @@ void FileSource::AfterOpenJob(uv_work_t* w, int status) {
       self->poll_.data = self;
       self->poll_open_ = true;
       self->poll_mode_ = true;
+      // As node's blocking open(): a FIFO opened here waits for its writer
+      // (in the poll, holding no thread). A caller's descriptor (OpenFd)
+      // was opened by the caller, who waited for a writer or chose not to.
+      self->await_writer_ = !self->path_.empty() &&
+                            (self->job_stat_.st_mode & S_IFMT) == S_IFIFO;
     }
   }
   self->Enter();
@@ -368,13 +373,18 @@ void FileSource::PollRead() {
     b->size = static_cast<size_t>(r);
     pos_ += static_cast<uint64_t>(r);
     ready_ = b;
+    await_writer_ = false;  // a writer came
     return;
   }
   int e = errno;
   b->Unref();
-  if (r == 0) {
+  if (r == 0 && !await_writer_) {
     ready_eof_ = true;
-  } else if (e == EAGAIN || e == EWOULDBLOCK) {
+  } else if (r == 0 || e == EAGAIN || e == EWOULDBLOCK) {
+    // EAGAIN: the writer is idle. 0 while awaiting the writer: nobody has
+    // opened the FIFO for writing yet. Linux reports neither as readable;
+    // a writer's first bytes (EPOLLIN) or its close (EPOLLHUP, once a
+    // writer was seen since our open) wake the poll.
     int pr = uv_poll_start(&poll_, UV_READABLE | UV_DISCONNECT, OnPollCb);
     if (pr != 0) {
       ready_err_ = pr;
@@ -386,12 +396,14 @@ void FileSource::PollRead() {
   }
 }
 
-void FileSource::OnPollCb(uv_poll_t* handle, int status, int /*events*/) {
+void FileSource::OnPollCb(uv_poll_t* handle, int status, int events) {
   // Loop thread; the handle is open (Close uv_close's it, after which no
   // poll callback comes). One wake-up per Read: stop until the next one.
   FileSource* self = static_cast<FileSource*>(handle->data);
   uv_poll_stop(&self->poll_);
   self->polling_ = false;
+  // A writer came: from now on read(2)'s 0 is its end.
+  if (events != 0) self->await_writer_ = false;
   if (status < 0) self->ready_err_ = status;
   self->Enter();
   self->Deliver();  // reads again (PollRead) for the waiting client

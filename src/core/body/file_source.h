@@ -24,9 +24,11 @@
 //     for; one read per Read() is the backpressure we want without
 //     read_start/read_stop per buffer.
 //   - epoll does not report a FIFO whose writer never came as readable or
-//     hung up (Linux suppresses EPOLLHUP until a writer was seen), so a
-//     stream would wait forever; read(2) answers 0 (EOF) at once, and that
-//     is what the first read of a "read first" source sees.
+//     hung up (Linux suppresses EPOLLHUP until a writer was seen) while
+//     read(2) answers 0 at once: a libuv stream would take that 0 for the
+//     end. A FIFO opened by path here waits for its writer instead, as
+//     node's blocking open() does (await_writer_: that first 0 means poll;
+//     the writer's bytes or its hang-up end the wait).
 // A descriptor epoll refuses (EPERM: /dev/null, /dev/zero, block devices)
 // is always ready by definition and read with uv_fs_read on the threadpool,
 // without a position; O_NONBLOCK guarantees that read cannot wait either.
@@ -242,6 +244,11 @@ class FileSource final : public PipeSource {
   bool poll_mode_ = false;
   bool poll_open_ = false;
   bool polling_ = false;
+  // A FIFO this source opened by path, no writer seen yet: read(2) says 0
+  // (EOF) while nobody has opened it for writing, so a 0 then means "wait"
+  // (poll), not the end; the first readiness (data, or the hang-up of a
+  // writer that came and went) clears it.
+  bool await_writer_ = false;
   // Set by the open job for a caller's non-regular fd: the status flags to
   // put back when the source ends (-1: nothing to restore).
   int restore_flags_ = -1;

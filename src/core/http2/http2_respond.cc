@@ -178,9 +178,19 @@ int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
   return r == 0 ? kResultOk : kResultInvalid;
 }
 
-int Http2Session::ResetStream(int32_t id, uint32_t code) {
+int Http2Session::ResetStream(int32_t id, uint32_t code, bool after_end) {
   if (dead()) return kResultClosed;
-  if (!Find(id)) return kResultNoRequest;
+  Stream* st = Find(id);
+  if (!st) return kResultNoRequest;
+  st->embedder_reset = true;
+  if (after_end && st->responded && st->ended && !st->end_stream_sent) {
+    // A reset queued now would make nghttp2 drop the response's unsent
+    // frames (it marks the stream closing at submit time): OnFrameSendCb
+    // submits it once END_STREAM is out.
+    st->reset_after_response = true;
+    st->reset_code = code;
+    return kResultOk;
+  }
   int r = nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, code);
   conn_->MarkDirty();
   return r == 0 ? kResultOk : kResultInvalid;

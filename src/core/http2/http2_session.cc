@@ -69,6 +69,8 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
         c, OnDataChunkRecvCb);
     nghttp2_session_callbacks_set_on_stream_close_callback(c,
                                                            OnStreamCloseCb);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(
+        c, OnInvalidFrameRecvCb);
     return c;
   }()};
   return holder.cbs;
@@ -379,17 +381,33 @@ ssize_t Http2Session::ReadCb(nghttp2_session* session, int32_t id, uint8_t*,
 
 int Http2Session::OnFrameSendCb(nghttp2_session* session,
                                 const nghttp2_frame* frame, void* user) {
+  if (frame->hd.type == NGHTTP2_RST_STREAM) {
+    // Every reset the server sends passes here, whoever decided it:
+    // nghttp2 (stream errors), the frame rules, or the embedder. NO_ERROR
+    // (a refused body's end) and REFUSED_STREAM (nothing was processed)
+    // cost no handler work.
+    uint32_t code = frame->rst_stream.error_code;
+    if (code == NGHTTP2_NO_ERROR || code == NGHTTP2_REFUSED_STREAM) return 0;
+    Http2Session* self = From(user);
+    Stream* st = self->Find(frame->hd.stream_id);
+    if (st != nullptr && (st->embedder_reset || st->cancel_submitted)) return 0;
+    self->NoteProvokedReset(st);
+    return 0;
+  }
   if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
   if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
     return 0;
   }
   Http2Session* self = From(user);
   Stream* st = self->Find(frame->hd.stream_id);
-  if (st && st->reset_after_response && !st->remote_ended) {
-    // The response to a refused body is complete; the rest of the body is
-    // not wanted (RFC 9113 8.1).
+  if (st == nullptr) return 0;
+  st->end_stream_sent = true;
+  if (st->reset_after_response &&
+      (!st->remote_ended || st->reset_code != NGHTTP2_NO_ERROR)) {
+    // The response is complete: the rest of a refused body is not wanted
+    // (RFC 9113 8.1, NO_ERROR), or the embedder's reset follows it.
     nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
-                              NGHTTP2_NO_ERROR);
+                              st->reset_code);
   }
   return 0;
 }
@@ -669,6 +687,30 @@ void Http2Session::RefuseBody(Stream* st) {
   conn_->MarkDirty();
   Http2Delegate* d = conn_->listener()->delegate()->http2();
   if (d) d->OnStreamBodyTooLarge(this, id, status);
+}
+
+int Http2Session::OnInvalidFrameRecvCb(nghttp2_session*,
+                                       const nghttp2_frame* frame, int,
+                                       void* user) {
+  Http2Session* self = From(user);
+  // Only streams the embedder was given: their handler's work is what a
+  // provoked reset wastes. The reset itself is counted here, not again
+  // when it is sent (provoked).
+  Stream* st = self->Find(frame->hd.stream_id);
+  if (st != nullptr && st->delivered) self->NoteProvokedReset(st);
+  return 0;
+}
+
+void Http2Session::NoteProvokedReset(Stream* st) {
+  if (st != nullptr) {
+    if (st->provoked) return;
+    st->provoked = true;
+  }
+  if (goaway_ || dead()) return;
+  if (provoked_resets_.Take(uv_now(conn_->listener()->loop()))) return;
+  // Inside nghttp2's input or output processing: the GOAWAY is queued
+  // (OnFlush sends it), fatal_ stops Feed before the next frame.
+  Terminate(NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
 int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,

@@ -52,6 +52,7 @@
 #include "core/http2/frame_prescan.h"
 #include "core/http2/http2_body_source.h"
 #include "core/http2/http2_delegate.h"
+#include "core/http2/reset_budget.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
 
@@ -140,8 +141,11 @@ class Http2Session final : public Session, private FramePrescan::Sink,
                         Http2HeaderList* trailers);
   // After OnStreamWantTrailers.
   int SendTrailers(int32_t id, Http2HeaderList& trailers);
-  // RST_STREAM with `code`.
-  int ResetStream(int32_t id, uint32_t code);
+  // RST_STREAM with `code`. after_end: a stream whose response has ended
+  // but whose END_STREAM has not left yet gets the reset after it (the
+  // client receives the complete response first, as node's close(code)
+  // after respond()); otherwise, and for any other stream, now.
+  int ResetStream(int32_t id, uint32_t code, bool after_end = false);
   // Request-body flow control: while paused, consumed bytes are not
   // acknowledged; Resume acknowledges them (WINDOW_UPDATE as nghttp2 sees
   // fit) and the rest as it arrives.
@@ -259,7 +263,19 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // events_ while sending).
   static int OnStreamCloseCb(nghttp2_session*, int32_t id,
                              uint32_t error_code, void* user);
+  // nghttp2 found a received non-DATA frame invalid and answers it with a
+  // stream error (or a connection error): a stream error on a stream the
+  // embedder was given counts against the provoked-reset budget now,
+  // before the rest of the input is parsed.
+  static int OnInvalidFrameRecvCb(nghttp2_session*, const nghttp2_frame* frame,
+                                  int lib_error_code, void* user);
   static nghttp2_session_callbacks* Callbacks();
+
+  // A reset of stream `id` (`st` when sluice holds it, else null) that a
+  // client's frame provoked, not the embedder: counted once per stream
+  // (Stream::provoked); past the budget the session ends with
+  // GOAWAY(ENHANCE_YOUR_CALM) and parses no more input.
+  void NoteProvokedReset(Stream* st);
 
   // FramePrescan::Sink (from OnRead's Scan): Feed hands input to
   // nghttp2_session_mem_recv; OnFrame decides about a frame before nghttp2
@@ -332,6 +348,11 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   int32_t goaway_last_id_ = INT32_MAX;
   bool fatal_ = false;          // a connection error: close once written
   ClientStreamIds client_ids_;  // skipped and client-closed stream ids
+  // Server resets provoked by the client (ResetBudget; the defaults leave
+  // nghttp2's own rapid-reset limit, burst 1000 at 33/s, to fire later).
+  ResetBudget provoked_resets_{kProvokedResetBurst, kProvokedResetsPerSecond};
+  static constexpr uint32_t kProvokedResetBurst = 100;
+  static constexpr uint32_t kProvokedResetsPerSecond = 10;
   FramePrescan prescan_;        // frame layout of the input, across reads
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing

@@ -114,6 +114,8 @@ struct Http2Stream final : public CompressStream::Sink {
   bool head_request = false;
   bool remote_ended = false;
   bool client_reset = false;  // the client sent RST_STREAM
+  bool embedder_reset = false;  // the embedder reset it (ResetStream)
+  bool provoked = false;        // counted against the provoked-reset budget
   // Response.
   bool responded = false;
   bool no_body = false;        // HEAD, 204, 304, or respond(endStream)
@@ -137,7 +139,9 @@ struct Http2Stream final : public CompressStream::Sink {
   // the rest is discarded (Http2Session::RefuseBody).
   uint64_t body_bytes = 0;
   bool body_refused = false;
-  bool reset_after_response = false;  // RST_STREAM(NO_ERROR) after END_STREAM
+  bool reset_after_response = false;  // RST_STREAM(reset_code) after END_STREAM
+  uint32_t reset_code = 0;            // NGHTTP2_NO_ERROR unless ResetStream(after_end)
+  bool end_stream_sent = false;       // our END_STREAM left (OnFrameSendCb)
   // Request-body flow control.
   bool read_paused = false;
   size_t unacked = 0;

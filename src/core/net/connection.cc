@@ -376,6 +376,17 @@ void Connection::SniAnswered(TlsContext ctx) {
 
 bool Connection::OnHandshakeDone() {
   ClearDeadline(kDeadlineHandshake);
+  if (listener_->tls()->refuse_unverified && !tls_->PeerVerified()) {
+    // As node, which destroys the socket as soon as it learns the
+    // handshake is done, before its last flight is written: no session, no
+    // 'secureConnection', no alert. The flight still queued (TLS 1.2: the
+    // server's Finished; TLS 1.3: session tickets) is dropped, so a TLS 1.2
+    // client sees the close before its handshake completes, a TLS 1.3
+    // client (done already) the close after it.
+    writer_.wire().Clear();
+    Destroy();
+    return false;
+  }
   std::string alpn = tls_->alpn();
   if (alpn == "h2" && listener_->delegate()->http2() != nullptr) {
     // As a connection opening with the preface: the initial session saw

@@ -297,4 +297,11 @@ std::string TlsChannel::peer_certificate_der() const {
   return der;
 }
 
+bool TlsChannel::PeerVerified() const {
+  X509* peer = SSL_get_peer_certificate(ssl_);
+  if (peer == nullptr) return false;
+  X509_free(peer);
+  return SSL_get_verify_result(ssl_) == X509_V_OK;
+}
+
 }  // namespace sluice

@@ -98,6 +98,9 @@ class TlsChannel final : public Sealer {
   // X509_V_OK (0) when the peer's certificate verified; node's
   // authorizationError code otherwise.
   long verify_result() const { return SSL_get_verify_result(ssl_); }
+  // A peer certificate was presented and verified (node's
+  // socket.authorized after a handshake with requestCert).
+  bool PeerVerified() const;
   SSL* ssl() const { return ssl_; }
 
  private:

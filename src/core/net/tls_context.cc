@@ -110,8 +110,9 @@ int TicketKeyCb(SSL* ssl, unsigned char* name, unsigned char* iv,
   return 1;
 }
 
-// requestCert without rejectUnauthorized: the handshake goes on whatever
-// the verification said; the result is reported (socket.authorized).
+// requestCert: the handshake goes on whatever the verification said; the
+// result is reported (socket.authorized) and, with rejectUnauthorized,
+// acted on once the handshake completed.
 int AcceptAnyPeer(int preverify_ok, X509_STORE_CTX* ctx) {
   (void)preverify_ok;
   (void)ctx;
@@ -365,9 +366,17 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
     X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
   }
   if (o.request_cert) {
+    // As node's: a certificate that does not verify does not fail the
+    // handshake (the verify callback accepts everything); with
+    // rejectUnauthorized the connection is destroyed right after it
+    // (Connection::OnHandshakeDone, TlsServer::refuse_unverified), so such
+    // a client sees no alert. No certificate at all with
+    // rejectUnauthorized fails the handshake itself, as node's
+    // (SSL_VERIFY_FAIL_IF_NO_PEER_CERT: a handshake_failure or
+    // certificate_required alert).
     int mode = SSL_VERIFY_PEER;
     if (o.reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-    SSL_CTX_set_verify(c, mode, o.reject_unauthorized ? nullptr : AcceptAnyPeer);
+    SSL_CTX_set_verify(c, mode, AcceptAnyPeer);
   }
   // Sessions resume only in the context that made them (required by
   // OpenSSL once client certificates are verified).

@@ -130,6 +130,11 @@ class TlsServer {
   // until the embedder answers with a context (TlsChannel::SetSniAnswer);
   // the addContext names are not consulted then (as node).
   bool sni_callback = false;
+  // requestCert + rejectUnauthorized: a peer without a verified
+  // certificate is destroyed once the handshake completed (as node's
+  // onServerSocketSecure), not refused inside it; the contexts verify
+  // without failing the handshake (tls_context.cc).
+  bool refuse_unverified = false;
 
  private:
   TlsContext default_;
