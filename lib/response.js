@@ -576,7 +576,7 @@ class ServerResponse extends Stream {
     }
     this._result(r);
     if (cb) this.once('finish', cb);
-    nextTick(emitFinish, this);
+    finishTick(this);
     return this;
   }
 
@@ -673,7 +673,7 @@ class ServerResponse extends Stream {
     const done = (status) => {
       if (status === 0) {
         this._nativeFileDone = true;  // _closed() may come before the tick
-        nextTick(emitFinish, this);
+        finishTick(this);
       } else {
         onError(status);
       }
@@ -686,7 +686,7 @@ class ServerResponse extends Stream {
         block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
       conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this[kReason],
         block, file, done);
-    if (r === RESULT_NO_BODY) nextTick(emitFinish, this);  // HEAD: no body
+    if (r === RESULT_NO_BODY) finishTick(this);  // HEAD: no body
     return r;
   }
 
@@ -749,13 +749,47 @@ function isFront(res) {
   return st === undefined || st.live.length < 2 || st.live[1] === res || !st.live.includes(res);
 }
 
+// One tick for a batch: fn(item) for every item queued before the tick
+// runs, in order. A read of 16 pipelined requests ends 16 responses in
+// one synchronous run; their 'finish' events then share one tick (and
+// their 'close' events the next) instead of one process.nextTick each —
+// the tick machinery was most of a response's cost after the read. The
+// order against other ticks stays node's where it matters: each event
+// still comes a tick after what caused it, and anything scheduled before
+// the batch's first item (a write-after-end's 'error') runs first. An
+// item whose listener throws does not lose the rest: they go on in a new
+// tick (the throw propagates as from any tick).
+function tickBatch(fn) {
+  let queue = [];
+  function run() {
+    const q = queue;
+    queue = [];
+    let i = 0;
+    try {
+      for (; i < q.length; i++) fn(q[i]);
+    } finally {
+      if (i < q.length - 1) {
+        if (queue.length === 0) nextTick(run);
+        queue = q.slice(i + 1).concat(queue);
+      }
+    }
+  }
+  return function schedule(item) {
+    if (queue.length === 0) nextTick(run);
+    queue.push(item);
+  };
+}
+
+const finishTick = tickBatch(emitFinish);
+const closeTick = tickBatch(emitClose);
+
 function emitFinish(res) {
   if (res[kFinished] || res.destroyed) return;
   res[kFinished] = true;
   // As node: 'close' a tick after 'finish', scheduled before the 'finish'
   // listeners run (what was scheduled earlier, such as a write-after-end's
   // 'error', comes first).
-  nextTick(emitClose, res);
+  closeTick(res);
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
 }
