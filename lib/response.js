@@ -746,7 +746,9 @@ function writeAfterEnd(res, cb, fromWrite) {
 // `_st` is the connection's state, lib/http1_server.js).
 function isFront(res) {
   const st = res._st;
-  return st === undefined || st.live.length < 2 || st.live[1] === res || !st.live.includes(res);
+  if (st === undefined || st.tail - st.head < 2 || st.live[st.head + 1] === res) return true;
+  const i = st.live.indexOf(res, st.head);
+  return i === -1 || i >= st.tail;
 }
 
 // One tick for a batch: fn(item) for every item queued before the tick
