@@ -48,6 +48,10 @@ class ConnState {
     this.head = 0;
     this.tail = 0;
     this.bodyBuf = null;  // allocator buffer native code reads body bytes into
+    // conn.handle(), taken by the first response (binding.respondHttp1):
+    // kept here, beside the socket that holds `conn`, so the connection
+    // object it points into lives as long as this does.
+    this.handle = null;
     this.socket._onHttpTimeout = () => socketOnTimeout(server, this);
     // As node: server.timeout (server.setTimeout) is each new socket's.
     if (server.timeout > 0) this.socket.setTimeout(server.timeout);

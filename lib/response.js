@@ -20,6 +20,7 @@ const {
   HEAD_USER_CONNECTION, HEAD_USER_CONNECTION_CLOSE, HEAD_USER_KEEP_ALIVE, HEAD_WHOLE_BODY,
   HEAD_END, STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_NO_BODY,
 } = require('./binding').constants;
+const { respondHttp1 } = require('./binding');
 
 const {
   kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed,
@@ -565,10 +566,18 @@ class ServerResponse extends Stream {
       this[kHeadOnWire] = true;
       const statusWord = this._statusFlags(flags | HEAD_END);
       const cfg = this._compressCfg;
-      r = coding ?
-        this[kConn].respondCompressed(this[kSeq], statusWord, this[kReason], block, body,
-          trailers, coding, cfg.level, cfg.brotliQuality) :
-        this[kConn].respond(this[kSeq], statusWord, this[kReason], block, body, trailers);
+      const st = this._st;
+      if (coding) {
+        r = this[kConn].respondCompressed(this[kSeq], statusWord, this[kReason], block, body,
+          trailers, coding, cfg.level, cfg.brotliQuality);
+      } else if (st !== undefined) {
+        // HTTP/1.1: the connection's native handle, taken once per
+        // connection, saves the method call's unwrap of the connection.
+        if (st.handle === null) st.handle = this[kConn].handle();
+        r = respondHttp1(st.handle, this[kSeq], statusWord, this[kReason], block, body, trailers);
+      } else {
+        r = this[kConn].respond(this[kSeq], statusWord, this[kReason], block, body, trailers);
+      }
     } else if (this._compressor) {
       r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {

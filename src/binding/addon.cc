@@ -179,6 +179,12 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
 
   exports.Set("NativeServer", JsServer::Init(env));
   exports.Set("NativeConnection", data->connection_ctor.Value());
+  {
+    napi_value fn = nullptr;
+    napi_create_function(env, "respondHttp1", NAPI_AUTO_LENGTH,
+                         JsConnection::RespondFast, nullptr, &fn);
+    exports.Set("respondHttp1", Napi::Value(env, fn));
+  }
   exports.Set("NativeFile", JsFile::Init(env));
   exports.Set("constants", WireConstants(env));
   exports.Set("errname", Napi::Function::New(env, ErrName));
