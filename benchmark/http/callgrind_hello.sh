@@ -4,16 +4,26 @@
 # User-space instructions per response of the hello path, counted with
 # callgrind (repeatable on a loaded machine, where CPU time is not):
 #   h1: benchmark/http/hello_server.js (res.end('hello')), h2load --h1
-#       -c $CONNS (default 20) -m 16 (16 pipelined requests per connection);
+#       -c $CONNS (default 4) -m 16 (16 pipelined requests per connection);
 #   h2: benchmark/http2/file_server.js --mode memory --file-size 1024
-#       (respond + end(1 KiB buffer)), h2load -c 10 -m 100 (h2c).
-# The server runs under callgrind with instrumentation off; it is switched
-# on (callgrind_control -i on) after the warm-up requests and off after the
-# measured ones, so JIT warm-up and start-up are not counted. Prints the
-# total and the count per completed response (h2load's "done"; under
-# callgrind the server is ~50x slower, and with many connections some wait
-# past the server's timeouts and are closed: fewer connections than the
-# runner's c100 keep every request answered); the profile stays in $OUT (default
+#       (respond + end(1 KiB buffer)), h2load -c $CONNS (default 2) -m 100 (h2c).
+# The server runs under callgrind; its counters are zeroed
+# (callgrind_control -z) after the warm-up requests and dumped after the
+# measured ones, so JIT warm-up and start-up are not counted. valgrind runs
+# one thread at a time: V8's compiler and GC threads can stall the loop for
+# seconds, so the HTTP/1.1 server gets a long keepAliveTimeout (an idle
+# timer fired in such a stall closes a connection whose next requests
+# already wait unread). (Not
+# --instr-atstart=no and -i on: switching instrumentation on retranslates
+# all code, a stall of seconds in which the fresh connections of the
+# measured run pass the server's keepAliveTimeout and are closed.) Prints the
+# total and the count per completed response (h2load's "done"). Fewer
+# connections than the runner's (c100 / c10): under callgrind the server is
+# ~50x slower while h2load keeps every connection full, so libuv's up to
+# 32 reads per connection per loop turn starve the other connections past
+# the server's headersTimeout and they are closed, failing their requests
+# (and the error paths then count). Each read still carries 16 pipelined
+# requests (h1) or up to 100 streams (h2); the profile stays in $OUT (default
 # /tmp/callgrind_hello.<pid>) for callgrind_annotate.
 # SLUICE_MODULE selects another sluice build, as for the runner.
 set -eu
@@ -27,8 +37,8 @@ CPU_SERVER=${CPU_SERVER:-0}
 CPU_LOAD=${CPU_LOAD:-1}
 
 case "$MODE" in
-  h1) SERVER="$HERE/http/hello_server.js sluice"; LOAD="--h1 -c ${CONNS:-20} -m 16" ;;
-  h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024"; LOAD="-c 10 -m 100" ;;
+  h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000"; LOAD="--h1 -c ${CONNS:-4} -m 16" ;;
+  h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024"; LOAD="-c ${CONNS:-2} -m 100" ;;
   *) echo "usage: $0 [h1|h2] [measured] [warm-up]" >&2; exit 2 ;;
 esac
 
@@ -37,11 +47,12 @@ mkfifo "$OUT/stdin"
 sleep 100000 > "$OUT/stdin" &
 HOLD=$!
 # shellcheck disable=SC2086
-taskset -c "$CPU_SERVER" valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file \
+taskset -c "$CPU_SERVER" valgrind --tool=callgrind --fair-sched=yes --smc-check=all-non-file \
   --callgrind-out-file="$OUT/callgrind.out" node $SERVER < "$OUT/stdin" > "$OUT/server.log" 2> "$OUT/valgrind.log" &
 VG=$!
 cleanup() { kill "$HOLD" 2>/dev/null || true; kill "$VG" 2>/dev/null || true; }
 trap cleanup EXIT
+trap 'cleanup; exit 1' INT TERM
 
 i=0
 until grep -q '^PORT ' "$OUT/server.log" 2>/dev/null; do
@@ -54,12 +65,10 @@ URL="http://127.0.0.1:$PORT/"
 
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" h2load $LOAD -n "$WARM" "$URL" > "$OUT/warm.log"
-callgrind_control -z "$VG" > /dev/null
-callgrind_control -i on "$VG" > /dev/null
+callgrind_control -z "$VG" > /dev/null 2>&1
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" h2load $LOAD -n "$N" "$URL" > "$OUT/measured.log"
-callgrind_control -i off "$VG" > /dev/null
-callgrind_control -d "$VG" > /dev/null
+callgrind_control -d "$VG" > /dev/null 2>&1
 sleep 1
 grep -E 'requests: ' "$OUT/measured.log" | head -1
 FILE=$(ls -t "$OUT"/callgrind.out* | head -1)
