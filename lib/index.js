@@ -2,15 +2,15 @@
 
 // sluice: a native HTTP/1.1 server for Node.js with node:http's API.
 
-const binding = require('./binding');
-const { Server } = require('./server');
-const { SecureServer, createSecureServer, createSecureContext } = require('./secure_server');
-const { IncomingRequest } = require('./incoming');
-const { ServerResponse } = require('./response');
-const { createBufferPool, releaseBuffer, BufferPool } = require('./buffer_pool');
+const binding = require('./common/binding');
+const { Server } = require('./server/server');
+const { SecureServer, createSecureServer, createSecureContext } = require('./tls/secure_server');
+const { IncomingRequest } = require('./http/request');
+const { ServerResponse } = require('./http/response');
+const { createBufferPool, releaseBuffer, BufferPool } = require('./uploads/buffer_pool');
 const { STATUS_CODES, METHODS } = require('http');
-const fileCache = require('./file_cache');
-const { serveStaticMiddleware, koaServeStatic } = require('./static_middleware');
+const fileCache = require('./files/open_file_cache');
+const { serveStaticMiddleware, koaServeStatic } = require('./middleware/serve_static');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);

@@ -642,8 +642,19 @@ function withAndWithoutPool(title, define, { bufferSize = 1024, maxBuffers = 409
   }
 }
 
+// The one way a test outside test/unit/ reaches a lib/ internal: the native
+// binding's counters (NativeFile.stats, compressionStats …) and the wire
+// constants, which the public API does not expose. Paths are relative to
+// lib/ ('common/binding'), so a move inside lib/ changes them here and in
+// the callers' strings only; test/unit/lib_imports.test.js checks that no
+// other test file requires into lib/ by a relative path.
+function libInternal(rel) {
+  return require(path.join(ROOT, 'lib', rel));
+}
+
 module.exports = {
   impl,
+  libInternal,
   implName: IMPL_NAME,
   isNode,
   isSluice,

@@ -29,7 +29,7 @@ function snapshotSluice() {
   fs.cpSync(path.join(src, 'lib'), path.join(dir, 'lib'), { recursive: true });
   fs.mkdirSync(path.join(dir, 'build', 'Release'), { recursive: true });
   fs.copyFileSync(addon, path.join(dir, 'build', 'Release', 'sluice.node'));
-  // lib/binding.js loads ../build/Release/sluice.node unless SLUICE_ADDON
+  // lib/common/binding.js loads ../build/Release/sluice.node unless SLUICE_ADDON
   // names another file: then that file was copied, and the copy is used.
   if (process.env.SLUICE_ADDON) process.env.SLUICE_ADDON = path.join(dir, 'build', 'Release', 'sluice.node');
   process.env.SLUICE_MODULE = dir;

@@ -436,7 +436,7 @@ Napi::Value CompressionStats(const Napi::CallbackInfo& info) {
   return o;
 }
 
-// Per streamed response (lib/compression.js startStream): one number, no
+// Per streamed response (lib/compress/compression.js startStream): one number, no
 // object.
 Napi::Value LiveBrotliStreams(const Napi::CallbackInfo& info) {
   return Napi::Number::New(

@@ -1,4 +1,4 @@
-// Response compression for JS (lib/compression.js decides; this encodes):
+// Response compression for JS (lib/compress/compression.js decides; this encodes):
 //
 //   respondCompressed(conn, seq, statusFlags, reason, headerBlock, body,
 //                     trailers, coding, level, brotliQuality) -> result
@@ -37,7 +37,7 @@ namespace sluice {
 void InitCompression(Napi::Env env, Napi::Object exports);
 
 // coding (1..3), level, brotliQuality at info[at..at+2], as lib/ passes
-// them (lib/compression.js CODING). False for anything else (a missing
+// them (lib/compress/compression.js CODING). False for anything else (a missing
 // level or quality means the default: -1, 4).
 bool CompressArgs(const Napi::CallbackInfo& info, size_t at,
                   CompressParams* p);

@@ -62,7 +62,7 @@ class JsHttp2 final : public Http2Delegate {
 
   napi_env env_;
   std::string packed_;  // PackedFields' scratch, reused (loop thread only)
-  // The HTTP/2 callbacks lib/http2_server.js passes.
+  // The HTTP/2 callbacks lib/http2/session.js passes.
 #define SLUICE_HTTP2_CALLBACKS(V)                  \
   V(on_stream_, "onStream")                        \
   V(on_data_, "onStreamData")                      \

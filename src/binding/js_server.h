@@ -101,7 +101,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   std::unique_ptr<JsHttp1> http1_;
   // HTTP/2 events (js_http2.cc); null when lib/ gave no onStream callback.
   std::unique_ptr<JsHttp2> http2_;
-  // The callbacks lib/server.js passes (new NativeServer(options, callbacks)).
+  // The callbacks lib/server/server.js passes (new NativeServer(options, callbacks)).
 #define SLUICE_SERVER_CALLBACKS(V)      \
   V(on_drain_, "onDrain")               \
   V(on_close_, "onClose")               \

@@ -17,7 +17,7 @@ struct MountBox {
 }  // namespace
 
 void ReadStaticMountOptions(const Napi::Object& o, StaticMountOptions* so) {
-  // index / extensions: arrays of strings (lib/static_files.js checked).
+  // index / extensions: arrays of strings (lib/files/static_mount.js checked).
   auto strings = [](Napi::Value v) {
     std::vector<std::string> out;
     if (v.IsArray()) {

@@ -1,7 +1,7 @@
 // serveStatic mounts as JS hands them over: the option object both
 // server.serveStatic (a listener's mount) and the sluice.serveStatic
 // middleware (a mount of its own, looked up per request by a NativeFile)
-// build a StaticMount from (lib/static_files.js normalizes it first).
+// build a StaticMount from (lib/files/static_mount.js normalizes it first).
 #pragma once
 
 #include <napi.h>
@@ -12,7 +12,7 @@
 
 namespace sluice {
 
-// Reads lib/static_files.js's normalized options into `so`.
+// Reads lib/files/static_mount.js's normalized options into `so`.
 void ReadStaticMountOptions(const Napi::Object& o, StaticMountOptions* so);
 
 // Sets `m->root` from an absolute path (checked in JS): no trailing '/',

@@ -13,7 +13,7 @@ namespace sluice {
 
 class Connection;
 
-// Builds a context from the plain object lib/tls_options.js prepares
+// Builds a context from the plain object lib/tls/tls_options.js prepares
 // (PEM strings, version numbers...). On failure: empty, and *error.
 TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error);
 // A native context handed to JS: an External owning a counted reference

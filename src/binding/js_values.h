@@ -54,7 +54,7 @@ napi_value FieldArray(napi_env env, const Fields& fields) {
   return arr;
 }
 class Connection;
-// [address, port, family] of `c`'s peer or local end, as lib/socket.js
+// [address, port, family] of `c`'s peer or local end, as lib/net/socket.js
 // reads it; undefined when `c` is null or the address cannot be read.
 napi_value AddressArray(napi_env env, const Connection* c, AddressKind kind);
 

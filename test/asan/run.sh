@@ -53,7 +53,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # (binding.leakForTest, sanitizer builds only), and node's own allocations
 # lost at process.exit() are not (they are suppressed).
 if [ "${SLUICE_ASAN_LEAKS:-1}" = "1" ]; then
-  if out=$(LD_PRELOAD="$SLUICE_ASAN_PRELOAD" node -e "require('$root/lib/binding').leakForTest()" 2>&1); then
+  if out=$(LD_PRELOAD="$SLUICE_ASAN_PRELOAD" node -e "require('$root/lib/common/binding').leakForTest()" 2>&1); then
     echo "asan: LeakSanitizer did not report a deliberate leak of the addon (see test/asan/lsan.supp)"
     exit 1
   fi

@@ -19,7 +19,7 @@ function versionNum(v) {
 }
 
 maybe('nghttp2 linkage', function () {
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   const sluice = require('../..');
   const shared = process.config.variables.node_shared_nghttp2 === true ||
     process.config.variables.node_shared_nghttp2 === 'true';

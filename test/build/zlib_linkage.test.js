@@ -13,8 +13,8 @@ const { assert } = common;
 const maybe = common.isSluice ? describe : describe.skip;
 
 maybe('compression linkage', function () {
-  const binding = require('../../lib/binding');
-  const { CODING } = require('../../lib/compression');
+  const binding = common.libInternal('common/binding');
+  const { CODING } = common.libInternal('compress/compression');
 
   const text = Buffer.from(Array.from({ length: 4000 },
     (_, i) => `{"id":${i},"name":"n${i % 97}","ok":${i % 3 === 0}}`).join('\n'));

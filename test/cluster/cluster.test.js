@@ -3,7 +3,7 @@
 // workers call listen(port) on the same port and both take connections.
 // node:http shares the primary's socket (round-robin); sluice binds one
 // socket per worker with SO_REUSEPORT and the kernel spreads connections
-// (lib/server.js listen, docs/deployment.md). Shared test: under
+// (lib/server/server.js listen, docs/deployment.md). Shared test: under
 // SLUICE_TEST_IMPL=node it checks node's own behaviour.
 
 const path = require('node:path');

@@ -56,7 +56,7 @@ async function waitFor(fn, ms = 30000) {
 // Returns the decoded length, the expected length, the largest lag seen
 // and how long compressing it all inline takes on this machine.
 async function loopLagWhileCompressing(fetch) {
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   const chunk = Buffer.from(textChunk('lag', 1024 * 1024));
   const t0 = process.hrtime.bigint();
   binding.compressBuffer(1, 9, 4, Buffer.concat(Array(8).fill(chunk)));
@@ -86,7 +86,7 @@ async function loopLagWhileCompressing(fetch) {
 // threadpool: a leak check compares against these, and a job still running
 // from before would end (and free its compressor) during the check.
 async function quietStats() {
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   await waitFor(() => {
     const st = binding.compressionStats();
     return st.jobs === 0 && st.running === 0 && st.waiting === 0;

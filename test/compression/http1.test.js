@@ -18,8 +18,8 @@ maybe(`compression [${common.implName}]`, function () {
   // workers at nice +19, which a loaded machine starves (every job of a
   // test once took over 20 s while other processes kept both CPUs busy).
   this.timeout(90000);
-  const binding = require('../../lib/binding');
-  const { negotiate, CODING } = require('../../lib/compression');
+  const binding = common.libInternal('common/binding');
+  const { negotiate, CODING } = common.libInternal('compress/compression');
   afterEach(common.cleanup);
 
   const bodies = {

@@ -20,7 +20,7 @@ maybe(`compression: streamed writes off the loop [${common.implName}]`, function
   // workers at nice +19, which a loaded machine starves (every job of a
   // test once took over 20 s while other processes kept both CPUs busy).
   this.timeout(90000);
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   afterEach(common.cleanup);
 
   // Mixed small (inline) and large (threadpool) writes, strings and
@@ -270,7 +270,7 @@ maybe(`compression: streamed writes off the loop [${common.implName}]`, function
   it('SLUICE_COMPRESS_JOBS=1: one job runs at a time, the others wait their turn, and every response is intact', async function () {
     const r = await common.runNodeScript(`
       const sluice = require('./');
-      const binding = require('./lib/binding');
+      const binding = require('./test/common').libInternal('common/binding');
       const http = require('node:http');
       const zlib = require('node:zlib');
       const body = Buffer.alloc(3 << 20, 'gate check 0123456789 abcdefghij ');

@@ -21,7 +21,7 @@ maybe(`compression over HTTP/2: streamed writes off the loop [${common.implName}
   // workers at nice +19, which a loaded machine starves (every job of a
   // test once took over 20 s while other processes kept both CPUs busy).
   this.timeout(90000);
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   afterEach(common.cleanup);
 
   // Small (inline) and large (threadpool) writes, strings and Buffers,

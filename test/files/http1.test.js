@@ -249,7 +249,7 @@ maybe(`http1 respondWithFile [${common.implName}]`, function () {
 
   it('a slow reader gets all of a 10 MiB file while the server holds only a few pipe buffers (backpressure, resumed on write completion)', async function () {
     this.timeout(30000);
-    const binding = require('../../lib/binding');
+    const binding = common.libInternal('common/binding');
     const { port } = await common.startServer((req, res) => res.respondWithFile(big));
     const c = await common.rawConnect(port);
     let maxOut = 0;

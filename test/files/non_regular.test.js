@@ -420,7 +420,7 @@ describe(`non-regular files: FIFOs, sockets, devices [${common.implName}]`, func
       assert.strictEqual(r.headers[':status'], 200);
       assert.strictEqual(r.body.length, 0);
     }
-    const binding = require('../../lib/binding');
+    const binding = common.libInternal('common/binding');
     while (binding.NativeFile.stats().sources !== 0) await common.sleep(10);
     assert.strictEqual(fdFlags(devNullFd) & O_NONBLOCK, 0, 'O_NONBLOCK restored');
     fs.closeSync(devNullFd);

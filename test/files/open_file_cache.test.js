@@ -344,8 +344,8 @@ describe(`open-file cache: a file changed while cached is served as it is now [$
       await new Promise((resolve) => req.once('data', resolve));
       req.close(http2.constants.NGHTTP2_CANCEL);
     }
-    await waitFor(() => require('../../lib/binding').NativeFile.stats().sources === 0, 5000, 'sources to close');
-    assert.strictEqual(require('../../lib/binding').NativeFile.stats().buffersOutstanding, 0);
+    await waitFor(() => common.libInternal('common/binding').NativeFile.stats().sources === 0, 5000, 'sources to close');
+    assert.strictEqual(common.libInternal('common/binding').NativeFile.stats().buffersOutstanding, 0);
     assert.strictEqual(stats().fds, 1);
     const r = await h2.request(s, { ':path': '/big.bin' }, { timeout: 15000 });
     assert.strictEqual(common.sha256(r.body), common.sha256(data));

@@ -83,7 +83,7 @@ describeSluice('serveStatic', function () {
     async function table(mechanism) {
       const sl = await startSluice(tree.root);
       const ref = await startReference(tree.root);
-      const binding = require('../../lib/binding');
+      const binding = common.libInternal('common/binding');
       assert.strictEqual(binding.staticOpenBeneath(mechanism === 'procfs'), mechanism);
       try {
         const report = [];
@@ -209,7 +209,7 @@ describeSluice('serveStatic', function () {
         assert.strictEqual(a.statusCode, 200, f);
         assert.strictEqual(a.headers['content-type'], b.headers['content-type'], f);
       }
-      const table = require('../../lib/binding').staticContentTypes();
+      const table = common.libInternal('common/binding').staticContentTypes();
       const doc = fs.readFileSync(path.join(common.ROOT, 'docs/files.md'), 'utf8');
       for (const [ext, type] of table) {
         assert.ok(doc.includes(`| \`.${ext}\` | \`${type}\` |`), `docs/files.md lists .${ext}`);

@@ -15,7 +15,7 @@ function fdCount() {
 // response) and the fd count is back to `before`; resolves
 // { sources, buffersOutstanding, fds } as they are then (also on timeout).
 async function settled(before, ms = 3000) {
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   const deadline = Date.now() + ms;
   for (;;) {
     const st = binding.NativeFile.stats();

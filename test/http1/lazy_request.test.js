@@ -1,7 +1,7 @@
 'use strict';
 
 // sluice builds an HTTP/1.1 request's Readable state only when something
-// touches it (lib/incoming.js materialize), emits the 'finish' (and then
+// touches it (lib/http/request.js materialize), emits the 'finish' (and then
 // the 'close') events of all the responses ended in one run from one tick,
 // and keeps the connection's unfinished responses in a list it only moves
 // a head index through. Whatever a handler does later — read the body,

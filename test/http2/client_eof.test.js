@@ -49,7 +49,7 @@ function fdCount() {
 }
 
 describeSluice('http2: the client closes its socket with streams open', function () {
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   afterEach(common.cleanup);
 
   let dir;

@@ -1,7 +1,7 @@
 'use strict';
 
 // sluice builds a stream's Duplex state only when something touches it
-// (lib/http2_stream.js LazyDuplex): a stream answered with respond() +
+// (lib/http2/stream.js LazyDuplex): a stream answered with respond() +
 // end(body) and never read, piped or listened to gets none. Whatever
 // touches it later — a property read, a listener, a method — must find
 // the stream node:http2 would show at that moment. Shared with

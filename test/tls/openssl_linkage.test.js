@@ -15,7 +15,7 @@ const { assert } = common;
 const maybe = common.isSluice ? describe : describe.skip;
 
 maybe('OpenSSL linkage', function () {
-  const binding = require('../../lib/binding');
+  const binding = common.libInternal('common/binding');
   const sluice = require('../..');
   const v = process.config.variables.node_shared_openssl;
   const shared = v === true || v === 'true';

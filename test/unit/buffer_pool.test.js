@@ -1,13 +1,13 @@
 'use strict';
 
-// Unit tests of lib/buffer_pool.js: the pool and the ownership registry,
+// Unit tests of lib/uploads/buffer_pool.js: the pool and the ownership registry,
 // without a server.
 
 const assert = require('node:assert/strict');
 const {
   createBufferPool, releaseBuffer, BufferPool, POISON_BYTE,
   retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
-} = require('../../lib/buffer_pool');
+} = require('../../lib/uploads/buffer_pool');
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 const code = (c) => (err) => { assert.equal(err.code, c); return true; };

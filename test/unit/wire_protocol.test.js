@@ -8,7 +8,7 @@
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { constants: C } = require('../../lib/binding');
+const { constants: C } = require('../../lib/common/binding');
 
 const names = (prefix) => Object.keys(C).filter((k) => k.startsWith(prefix));
 const isBit = (v) => Number.isInteger(v) && v > 0 && (v & (v - 1)) === 0;
@@ -77,7 +77,9 @@ describe('wire protocol (binding.constants)', () => {
       [/\b(?:const|let)\s+(?:R|RF|F|RQ|ALLOC)_[A-Z_]+\s*=\s*-?\d/, 'a hand-written flag or result'],
     ];
     const hits = [];
-    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+    const files = fs.readdirSync(dir, { recursive: true }).filter((n) => n.endsWith('.js'));
+    assert.ok(files.some((f) => f.includes(path.sep)), 'lib/ is read with its folders');
+    for (const f of files) {
       const lines = fs.readFileSync(path.join(dir, f), 'utf8').split('\n');
       lines.forEach((line, i) => {
         if (/^\s*\/\//.test(line)) return;

@@ -1,5 +1,5 @@
 // Accept-Encoding negotiation in the core, for responses that never
-// reach JS (serveStatic). The same rules as lib/compression.js
+// reach JS (serveStatic). The same rules as lib/compress/compression.js
 // `negotiate` (RFC 9110 12.5.3; q=0 refuses, `*` stands for codings not
 // listed, the highest q wins and the server's order breaks ties,
 // `identity` not listed is acceptable at the lowest q listed, x-gzip is

@@ -24,7 +24,7 @@
 
 namespace sluice {
 
-// Wire values shared with lib/compression.js (CODING_*).
+// Wire values shared with lib/compress/compression.js (CODING_*).
 enum class Coding : int {
   kIdentity = 0,
   kGzip = 1,

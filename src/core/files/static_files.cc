@@ -201,7 +201,7 @@ void StaticLookup::BuildCandidates(size_t k) {
   plain.full = mount_->root + "/" + file_rel_;
   cands_.push_back(std::move(plain));
   if (!o.precompressed) return;
-  // The client's order among br and gzip (lib/compression.js does the
+  // The client's order among br and gzip (lib/compress/compression.js does the
   // same for respondWithFile's precompressed option).
   Coding left[2] = {Coding::kBrotli, Coding::kGzip};
   size_t n = 2;

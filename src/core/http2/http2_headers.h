@@ -21,7 +21,7 @@ class Http2HeaderList {
   // ":status" with a 3-digit value; must come before regular fields.
   void AddStatus(int status);
   // "name\0value\0name\0value\0..." (the 'stream' API: names lower-cased
-  // and validated by lib/http2_stream.js).
+  // and validated by lib/http2/stream.js).
   void AddPairs(std::string_view block);
   // HTTP/1-style "Name: value\r\n" lines (the compat ServerResponse's
   // header block): names are lower-cased and the connection-specific

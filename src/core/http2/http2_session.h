@@ -113,7 +113,7 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   int Write(int32_t id, const char* data, size_t len, ExternalRef* ref);
   // Ends the body; `trailers` (may be null or empty) are sent after it.
   int End(int32_t id, Http2HeaderList* trailers);
-  // ---- response compression (lib/http2_stream.js decides) ----
+  // ---- response compression (lib/http2/stream.js decides) ----
   // From now on the stream's body (Write, End) goes through an ordered
   // streaming compressor with `params` (CompressStream: writes below 32
   // KiB with nothing queued inline, the others on the threadpool, one job

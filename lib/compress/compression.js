@@ -43,8 +43,8 @@
 // when compressing, Content-Encoding is set and a user Content-Length is
 // replaced (whole bodies: the compressed length; streams: chunked).
 
-const binding = require('./binding');
-const { codedTypeError } = require('./errors');
+const binding = require('../common/binding');
+const { codedTypeError } = require('../common/errors');
 
 // Coding values of the native compressor (binding.constants).
 const { CODING_GZIP, CODING_DEFLATE, CODING_BR } = binding.constants;

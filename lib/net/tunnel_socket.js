@@ -9,7 +9,7 @@
 
 const { Duplex } = require('stream');
 
-const { kConn } = require('./symbols');
+const { kConn } = require('../common/symbols');
 const kInfo = Symbol('sluice.socketInfo');
 const kPaused = Symbol('sluice.tunnelPaused');
 const kPendingWrite = Symbol('sluice.pendingWrite');
@@ -67,7 +67,7 @@ class TunnelSocket extends Duplex {
 
   address() { return this[kInfo].address(); }
 
-  // ---- reading: native reads (lib/http1_server.js onTunnelData / onTunnelEnd) ----
+  // ---- reading: native reads (lib/http1/session.js onTunnelData / onTunnelEnd) ----
   _onData(chunk) {
     this.bytesRead += chunk.length;
     this._active();
@@ -101,7 +101,7 @@ class TunnelSocket extends Duplex {
       cb();
     } else {
       // Over the high-water mark: the callback waits for the native drain
-      // (lib/http1_server.js onDrain -> _onDrain), so the stream's own
+      // (lib/http1/session.js onDrain -> _onDrain), so the stream's own
       // backpressure reaches the writer.
       this[kPendingWrite] = cb;
     }

@@ -19,7 +19,7 @@ module.exports = {
   // carry pool references): pipe() and async iteration then release them.
   kPoolBacked: Symbol('sluice.poolBacked'),
   // On a pipe destination: its original write, _write and _writev, wrapped
-  // (lib/incoming.js, hookPipeDestination).
+  // (lib/http/request.js, hookPipeDestination).
   kOrigWrite: Symbol('sluice.origWrite'),
   kOrigUnderlyingWrite: Symbol('sluice.origUnderlyingWrite'),
   kOrigWritev: Symbol('sluice.origWritev'),

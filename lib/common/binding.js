@@ -5,7 +5,7 @@
 const path = require('path');
 
 const file = process.env.SLUICE_ADDON ||
-  path.join(__dirname, '..', 'build', 'Release', 'sluice.node');
+  path.join(__dirname, '..', '..', 'build', 'Release', 'sluice.node');
 
 const binding = require(file);
 

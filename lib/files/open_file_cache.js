@@ -9,8 +9,8 @@
 // (descriptors close as their responses end). Several servers: the bounds
 // of the one that started listening last apply.
 
-const binding = require('./binding');
-const { codedTypeError, codedRangeError } = require('./errors');
+const binding = require('../common/binding');
+const { codedTypeError, codedRangeError } = require('../common/errors');
 
 const DEFAULTS = Object.freeze({
   max: 1000,             // entries (one open descriptor each), LRU

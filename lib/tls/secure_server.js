@@ -5,11 +5,11 @@
 // events and certificate rotation (docs/tls.md).
 
 const tls = require('tls');
-const binding = require('./binding');
-const { Server } = require('./server');
-const { connState } = require('./http1_server');
-const { kNative } = require('./symbols');
-const { codedError, codedTypeError, codedRangeError } = require('./errors');
+const binding = require('../common/binding');
+const { Server } = require('../server/server');
+const { connState } = require('../net/connection_state');
+const { kNative } = require('../common/symbols');
+const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
 const { nativeContextOptions, pickContextOptions, checkSupported } = require('./tls_options');
 
 // Contexts made by sluice.createSecureContext: their options, so that

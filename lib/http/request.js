@@ -10,13 +10,13 @@ const { EventEmitter } = require('events');
 const http = require('http');
 const bridge = require('./prototype_bridge');
 const { headersObject, headersDistinct } = require('./headers');
-const { codedError } = require('./errors');
-const { releaseHold, holdsReference } = require('./buffer_pool');
+const { codedError } = require('../common/errors');
+const { releaseHold, holdsReference } = require('../uploads/buffer_pool');
 
 const {
   kConn, kSeq, kHeaders, kSocketPaused, kSocket, kRaw, kEofPending,
   kPoolBacked, kOrigWrite, kOrigUnderlyingWrite, kOrigWritev, kCopyOnPush,
-} = require('./symbols');
+} = require('../common/symbols');
 
 // As node, whose server pauses and resumes the socket itself for a body's
 // backpressure: the HTTP/1.1 socket's 'pause' / 'resume' (HTTP/2: the
@@ -47,7 +47,7 @@ const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
 // while unbuilt is limited to what needs no state: the body's end (EOF
 // waits in kEofPending for a _read, as it does built), 'end' / 'close' /
 // other listeners (on() below), the server's dump decision.
-// (lib/http2_stream.js's LazyDuplex is the same for the HTTP/2 stream.)
+// (lib/http2/stream.js's LazyDuplex is the same for the HTTP/2 stream.)
 // The class's prototype chains to node's IncomingMessage.prototype
 // (prototype_bridge.chain), so this constructor's prototype is unused.
 function LazyReadable() {
@@ -94,7 +94,7 @@ class IncomingRequest extends LazyReadable {
     this._dumped = false;
     this._consuming = false;
     // As node's server requests: true when the server's
-    // joinDuplicateHeaders option is, null otherwise (lib/http1_server.js
+    // joinDuplicateHeaders option is, null otherwise (lib/http1/session.js
     // sets it; the HTTP/2 compat request leaves it undefined, as node's).
     this.joinDuplicateHeaders = null;
   }
@@ -257,7 +257,7 @@ class IncomingRequest extends LazyReadable {
     this.destroy(this.listenerCount('error') > 0 ? err : undefined);
   }
 
-  // HTTP/2 compat (lib/http2_server.js): the stream closed before the
+  // HTTP/2 compat (lib/http2/session.js): the stream closed before the
   // response ended. As node's Http2ServerRequest: 'aborted' even when the
   // body was complete, then 'close'; never 'error' (node's HTTP/2 compat
   // emits none).
@@ -268,7 +268,7 @@ class IncomingRequest extends LazyReadable {
     this.destroy();
   }
 
-  // The request failed while the connection stays (lib/http1_server.js: body
+  // The request failed while the connection stays (lib/http1/session.js: body
   // over maxRequestBodySize, answered natively): 'error' only when someone
   // listens for it, as _abort; the connection is not destroyed here.
   _fail(err) {
@@ -295,7 +295,7 @@ class IncomingRequest extends LazyReadable {
 
 // ---- the stream idioms with pool memory (docs/uploads.md) ---------------------
 // Shared by the Readables sluice delivers request bodies through:
-// IncomingRequest (both protocols) and ServerHttp2Stream (lib/http2_stream.js).
+// IncomingRequest (both protocols) and ServerHttp2Stream (lib/http2/stream.js).
 // Each sets kPoolBacked when its chunks may carry pool references, pushes
 // through pushChunk and gives queued chunks back in _destroy
 // (releaseQueuedChunks).
@@ -478,9 +478,8 @@ function forEachQueued(state, fn) {
 
 withPoolIdioms(IncomingRequest);
 
-// instanceof http.IncomingMessage (lib/prototype_bridge.js).
-bridge.chain(IncomingRequest, http.IncomingMessage.prototype, bridge.hiddenRequest,
-  bridge.requestData);
+// instanceof http.IncomingMessage (http/prototype_bridge.js).
+bridge.install('IncomingMessage', IncomingRequest);
 
 module.exports = {
   IncomingRequest, kSeq, kConn, kPoolBacked, withPoolIdioms, pushChunk, releaseQueuedChunks,

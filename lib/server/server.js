@@ -3,29 +3,30 @@
 // Server: node:http's Server shape over the native listener: construction,
 // listen / close / address, listener bookkeeping and the properties that
 // reach the native server. What happens on a connection lives with its
-// protocol: lib/http1_server.js and lib/http2_server.js; option parsing in
-// lib/options.js.
+// protocol: lib/http1/session.js and lib/http2/session.js; option parsing in
+// lib/server/options.js.
 
 const { EventEmitter } = require('events');
 const dns = require('dns');
 const net = require('net');
 const { STATUS_CODES } = require('http');
-const binding = require('./binding');
-const http1Server = require('./http1_server');
-const http2Server = require('./http2_server');
-const compression = require('./compression');
-const staticFiles = require('./static_files');
-const fileCache = require('./file_cache');
-const prototypeBridge = require('./prototype_bridge');
+const binding = require('../common/binding');
+const http1Session = require('../http1/session');
+const { BodyMemory } = require('../http1/body_memory');
+const http2Session = require('../http2/session');
+const compression = require('../compress/compression');
+const staticFiles = require('../files/static_mount');
+const fileCache = require('../files/open_file_cache');
+const prototypeBridge = require('../http/prototype_bridge');
 const clusterSupport = require('./cluster');
 const {
   limitDefaults, validateLimit, nativeLimit, nativeTimeout, serverArgs, serverOptions, listenArgs,
 } = require('./options');
-const { codedError } = require('./errors');
+const { codedError } = require('../common/errors');
 
 const { TUNNEL_UPGRADE, TUNNEL_CONNECT } = binding.constants;
 
-const { kNative, kLimits } = require('./symbols');
+const { kNative, kLimits } = require('../common/symbols');
 
 // server.timeout (node's socket idle timeout for new connections).
 const kTimeout = Symbol('sluice.serverTimeout');
@@ -62,19 +63,19 @@ class Server extends EventEmitter {
     this._highWaterMark = opts.server.highWaterMark;
     const allocator = opts.server.requestBufferAllocator;
     this.requestBufferAllocator = allocator;
-    // Response compression (lib/compression.js): null when off.
+    // Response compression (lib/compress/compression.js): null when off.
     this._compression = compression.normalize(options.compression);
-    this._bodyMemory = allocator === null ? null : new http1Server.BodyMemory(this, allocator);
-    // The HTTP/2 stream window we advertise (lib/http2_server.js: how many
+    this._bodyMemory = allocator === null ? null : new BodyMemory(this, allocator);
+    // The HTTP/2 stream window we advertise (lib/http2/session.js: how many
     // unreleased body bytes can stall a client).
     const h2Window = opts.native.http2StreamWindow;
     this._h2StreamWindow = h2Window === undefined ? binding.constants.H2_DEFAULT_STREAM_WINDOW : h2Window;
-    // The open-file cache (lib/file_cache.js): null when off; on while
+    // The open-file cache (lib/files/open_file_cache.js): null when off; on while
     // listening (this._fileCache says whether file responses use it).
     this._fileCacheCfg = fileCache.normalize(options.openFileCache);
     this._fileCache = false;
     // node's IncomingMessage / ServerResponse options (HTTP/1.1 requests):
-    // null when not given (lib/prototype_bridge.js adoptClass).
+    // null when not given (lib/http/prototype_bridge.js adoptClass).
     this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
     this._ServerResponse = prototypeBridge.adoptClass(options.ServerResponse, 'ServerResponse');
     if (requestListener) this.on('request', requestListener);
@@ -82,8 +83,8 @@ class Server extends EventEmitter {
     // Kept here: native code holds the callbacks weakly, strongly only
     // while listening or serving (so an unused server can be collected).
     this._nativeCallbacks = {
-      ...http1Server.callbacks(this, this._bodyMemory),
-      ...http2Server.callbacks(this),
+      ...http1Session.callbacks(this, this._bodyMemory),
+      ...http2Session.callbacks(this),
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
       ...this._tlsCallbacks(),
@@ -125,11 +126,11 @@ class Server extends EventEmitter {
 
   get listening() { return this._listening; }
 
-  // The native TLS events' callbacks (lib/secure_server.js); none here.
+  // The native TLS events' callbacks (lib/tls/secure_server.js); none here.
   _tlsCallbacks() { return {}; }
 
   // A request listener that re-parents req/res onto node's prototypes
-  // (Express) is adopted when it is added (lib/prototype_bridge.js): the
+  // (Express) is adopted when it is added (lib/http/prototype_bridge.js): the
   // per-request path stays free of checks.
   // 'upgrade' / 'connect' listeners decide natively whether such a request
   // becomes a tunnel, 'connection' listeners whether native code reports
@@ -195,7 +196,7 @@ class Server extends EventEmitter {
       this._listenResult(r, path, -1);
       return this;
     }
-    // In a cluster worker: SO_REUSEPORT by default (lib/cluster.js).
+    // In a cluster worker: SO_REUSEPORT by default (lib/server/cluster.js).
     const reusePort = given !== undefined ? given : clusterSupport.defaultReusePort(port, exclusive);
     const start = (address) => this._listen(address, port, backlog, reusePort);
     if (host === undefined || host === null || host === '') {
@@ -254,7 +255,7 @@ class Server extends EventEmitter {
   }
 
   // Files under `root` answered natively for GET / HEAD requests under
-  // `urlPrefix` (lib/static_files.js, docs/files.md "serveStatic"): those
+  // `urlPrefix` (lib/files/static_mount.js, docs/files.md "serveStatic"): those
   // requests never reach 'request' / 'stream'; misses do. Returns this.
   serveStatic(urlPrefix, root, options) {
     staticFiles.serveStatic(this[kNative], urlPrefix, root, options, this._fileCacheCfg !== null,
@@ -293,8 +294,8 @@ class Server extends EventEmitter {
   closeIdleConnections() { this[kNative].closeIdleConnections(); }
 
   // As node: the idle timeout of every connection accepted from now on
-  // (lib/socket.js); 'timeout' (socket) is heard here when neither the
-  // request nor the response listens (lib/http1_server.js).
+  // (lib/net/socket.js); 'timeout' (socket) is heard here when neither the
+  // request nor the response listens (lib/http1/session.js).
   setTimeout(ms, cb) {
     this.timeout = ms;
     if (cb) this.on('timeout', cb);

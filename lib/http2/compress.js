@@ -1,7 +1,7 @@
 'use strict';
 
 // Response compression for the HTTP/2 'stream' API. The rules are
-// HTTP/1.1's (lib/compression.js prepare: HEAD, 204/304, Content-Encoding,
+// HTTP/1.1's (lib/compress/compression.js prepare: HEAD, 204/304, Content-Encoding,
 // Cache-Control: no-transform, filter / compressible type, threshold,
 // Accept-Encoding negotiation, Vary), applied to a node:http2 headers object
 // through a small res-shaped view of it; the encoding is native
@@ -22,7 +22,7 @@
 // Nothing is lost by the wait: the session sends frames only when the
 // current dispatch ends, after the nextTick queue has run.
 
-const compression = require('./compression');
+const compression = require('../compress/compression');
 
 // The parts of ServerResponse that compression.prepare / precompressed
 // read and write, over a headers object with lower-case names (pseudo
@@ -52,7 +52,7 @@ class ResponseShim {
 
   removeHeader(name) { delete this.headers[name.toLowerCase()]; }
 
-  // What lib/compression.js sets on a ServerResponse past writeHead().
+  // What lib/compress/compression.js sets on a ServerResponse past writeHead().
   _putHeader(name, value) { this.setHeader(name, value); }
 
   _dropHeader(name) { this.removeHeader(name); }

@@ -9,9 +9,9 @@ const { EventEmitter } = require('events');
 const net = require('net');
 const { X509Certificate } = require('crypto');
 
-const { kConn, kPeer, kLocal, kTlsInfo } = require('./symbols');
-const { codedError, codedTypeError, codedRangeError } = require('./errors');
-const { defaults } = require('./options');
+const { kConn, kPeer, kLocal, kTlsInfo } = require('../common/symbols');
+const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
+const defaults = require('../common/defaults');
 
 // The socket's IdleTimer (setTimeout), undefined when none.
 const kIdle = Symbol('sluice.idleTimer');
@@ -28,7 +28,7 @@ class SluiceSocket extends EventEmitter {
     this.destroyed = false;
     this.timeout = 0;
     this[kIdle] = undefined;
-    // Set by lib/http1_server.js: node's socketOnTimeout for HTTP/1.1.
+    // Set by lib/http1/session.js: node's socketOnTimeout for HTTP/1.1.
     this._onHttpTimeout = undefined;
   }
 
@@ -225,7 +225,7 @@ class SluiceSocket extends EventEmitter {
   }
 
   // The idle timer fired: the server's handling (an HTTP connection's
-  // request / response / server 'timeout', see lib/http1_server.js) and
+  // request / response / server 'timeout', see lib/http1/session.js) and
   // then the socket's own listeners, in node's order.
   _timedOut() {
     if (this._onHttpTimeout !== undefined) this._onHttpTimeout();

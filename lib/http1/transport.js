@@ -4,10 +4,10 @@
 // already has respond, write, end, writeContinue, pause, resume, destroy,
 // peer and local; this adds the three calls that other native objects
 // carry out for it, so that an HTTP/1.1 connection and an HTTP/2 stream
-// (lib/http2_server.js StreamConn) offer ServerResponse and
+// (lib/http2/session.js StreamConn) offer ServerResponse and
 // IncomingRequest the same interface, docs/transport.md.
 
-const binding = require('./binding');
+const binding = require('../common/binding');
 
 const proto = binding.NativeConnection.prototype;
 

@@ -1,6 +1,6 @@
 'use strict';
 
-// lib/buffer_pool.js — the bounded pool of request-body read buffers, and the
+// lib/uploads/buffer_pool.js — the bounded pool of request-body read buffers, and the
 // registry that says who owns which bytes (zero-copy uploads).
 //
 // The pool's API is specified in docs/api.md ("The buffer pool in detail");
@@ -10,7 +10,7 @@
 
 const { constants: { MAX_LENGTH } } = require('buffer');
 const { inspect } = require('util');
-const { codedError, codedTypeError, codedRangeError, received } = require('./errors');
+const { codedError, codedTypeError, codedRangeError, received } = require('../common/errors');
 
 const POISON_BYTE = 0xdb;
 

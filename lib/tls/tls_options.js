@@ -13,7 +13,7 @@
 
 const tls = require('tls');
 const crypto = require('crypto');
-const { codedTypeError, codedError } = require('./errors');
+const { codedTypeError, codedError } = require('../common/errors');
 
 // TLS protocol versions as OpenSSL numbers (TLS1_x_VERSION).
 const VERSIONS = { 'TLSv1': 0x0301, 'TLSv1.1': 0x0302, 'TLSv1.2': 0x0303, 'TLSv1.3': 0x0304 };

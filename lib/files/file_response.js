@@ -3,7 +3,7 @@
 // respondWithFile / respondWithFD for HTTP/1.1 responses (and, through
 // `openNativeFile`, for any protocol whose stream can take a native
 // FileSource). The file is opened and stat'ed on the libuv threadpool (or
-// found in the open-file cache, lib/file_cache.js: no open at all); JS
+// found in the open-file cache, lib/files/open_file_cache.js: no open at all); JS
 // sees the stat once (statCheck, Content-Length); then the body flows
 // natively (src/core/body/pipe.h, src/core/body/file_source.h): no JS call per
 // chunk, no synchronous file I/O anywhere.
@@ -26,10 +26,10 @@
 //     when the file is opened, so its first read can start at once).
 
 const { URL, fileURLToPath } = require('url');
-const binding = require('./binding');
-const compression = require('./compression');
-const fileCache = require('./file_cache');
-const { codedError, codedTypeError, codedRangeError } = require('./errors');
+const binding = require('../common/binding');
+const compression = require('../compress/compression');
+const fileCache = require('./open_file_cache');
+const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -127,7 +127,7 @@ function validateOptions(options) {
 // onStat(err, stat, file) once, never from inside this call; `file` is the
 // NativeFile whose opened source a protocol sink takes (file.respondHttp1,
 // or an HTTP/2 stream). With useCache a path goes through the open-file
-// cache (lib/file_cache.js): a hit is open at once, its stat comes back in
+// cache (lib/files/open_file_cache.js): a hit is open at once, its stat comes back in
 // fileCache.statArray and onStat follows on the next tick (no threadpool).
 function openNativeFile(target, isFd, opts, onStat, useCache) {
   const file = new binding.NativeFile();
@@ -170,7 +170,7 @@ function respond(res, target, isFd, headers, options) {
   target = isFd ? toFd(target) : toPath(target);
   const opts = validateOptions(options);
   if (options && options.precompressed && !isFd) {
-    // path.br / path.gz when acceptable, present and not older (compression.js).
+    // path.br / path.gz when acceptable, present and not older (compress/compression.js).
     compression.precompressed(res, target, (path) => {
       if (!res.headersSent && !res.writableEnded && !res.destroyed) {
         respond(res, path, false, headers, { ...options, precompressed: false });
@@ -198,7 +198,7 @@ function respond(res, target, isFd, headers, options) {
 // stat natively, refuse what node:http2 refuses, statCheck, the length,
 // then `target` sends the head and hands the file to its pipe sink.
 // `target` (ResponseFileTarget below, Http2StreamFileTarget in
-// lib/http2_stream.js) adapts the flow to its response object:
+// lib/http2/stream.js) adapts the flow to its response object:
 //   opened()             the open finished (drop the pending NativeFile)
 //   useCache()           true: open through the open-file cache
 //   gone()               true when nothing can be sent any more
@@ -312,7 +312,7 @@ class ResponseFileTarget {
     }
     if (length >= 0) res.setHeader('content-length', length);
     else res._dropHeader('content-length');
-    // Response compression (lib/compression.js): a compressible body goes
+    // Response compression (lib/compress/compression.js): a compressible body goes
     // through the native compressor in the pipe (then chunked).
     if (res._compressCfg) res._fileCoding = compression.prepare(res, res._compressCfg, length);
     const r = res._respondWithNativeFile(file, onMidBodyError);

@@ -4,82 +4,32 @@
 // connections (one call per request on the common path: head and, for
 // bodiless requests, completion together), turned into node:http's
 // 'request' / 'checkContinue' / 'upgrade' / 'clientError' … events over
-// IncomingRequest / ServerResponse; the per-connection JS state; and the
-// memory glue of requestBufferAllocator (body reads into allocator
-// buffers). lib/http2_server.js is the HTTP/2 counterpart.
+// IncomingRequest / ServerResponse, and the hand-off of body reads that landed in requestBufferAllocator memory
+// (body_memory.js). lib/http2/session.js is the HTTP/2 counterpart; the
+// connection's own state is lib/net/connection_state.js.
 
-const binding = require('./binding');
-const { IncomingRequest, kPoolBacked } = require('./incoming');
-const { ServerResponse } = require('./response');
-const { SluiceSocket } = require('./socket');
-require('./http1_transport');
-const { TunnelSocket } = require('./tunnel_socket');
+const binding = require('../common/binding');
+const { IncomingRequest, kPoolBacked } = require('../http/request');
+const { ServerResponse } = require('../http/response');
+const { connState } = require('../net/connection_state');
+require('./transport');
+const { TunnelSocket } = require('../net/tunnel_socket');
 const {
-  retainChunk, releaseHold, isPoolAllocator, onBufferAvailable, offBufferAvailable,
-} = require('./buffer_pool');
-const { codedError } = require('./errors');
+  retainChunk, releaseHold,
+} = require('../uploads/buffer_pool');
+const { codedError } = require('../common/errors');
 
 const { methods } = binding;
 
 const {
-  ALLOC_FALLBACK, ALLOC_DRY, ALLOC_ERROR,
   REQUEST_COMPLETE, REQUEST_KEEP_ALIVE, REQUEST_UPGRADE, REQUEST_HAS_EXPECT,
   REQUEST_HAS_HOST, REQUEST_OVER_LIMIT, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
 } = binding.constants;
 
-const { kConnState: kState, kLimits } = require('./symbols');
+const { kConnState: kState, kLimits } = require('../common/symbols');
 
 // As node's _http_server.js: "100-continue" anywhere in Expect.
 const continueExpression = /(?:^|\W)100-continue(?:$|\W)/i;
-
-// Per-connection JS state, kept on the native connection object.
-class ConnState {
-  constructor(server, conn) {
-    this.socket = new SluiceSocket(conn, server);
-    this.current = null;  // request receiving body
-    this.tunnel = null;   // TunnelSocket after an accepted Upgrade / CONNECT
-    this.upgradeReq = null;  // its request, until the native switch
-    // [req, res] pairs not finished, in request order, in live[head] to
-    // live[tail - 1]. Finished front pairs only move `head` (their slots
-    // are cleared) and the array is reused from 0 once every pair is done:
-    // no splice moving every later pipelined pair (each move a write
-    // barrier into this long-lived array) per response.
-    this.live = [];
-    this.head = 0;
-    this.tail = 0;
-    this.bodyBuf = null;  // allocator buffer native code reads body bytes into
-    // conn.handle(), taken by the first response (binding.respondHttp1):
-    // kept here, beside the socket that holds `conn`, so the connection
-    // object it points into lives as long as this does.
-    this.handle = null;
-    this.socket._onHttpTimeout = () => socketOnTimeout(server, this);
-    // As node: server.timeout (server.setTimeout) is each new socket's.
-    if (server.timeout > 0) this.socket.setTimeout(server.timeout);
-  }
-}
-
-// The socket's idle timeout, as node's socketOnTimeout: 'timeout' for the
-// request still receiving its body, for the response in progress (the
-// front one), and for the server; with nobody listening to any of them
-// the socket is destroyed.
-function socketOnTimeout(server, st) {
-  const socket = st.socket;
-  const req = st.current;
-  const reqTimeout = req !== null && !req.complete && req.emit('timeout', socket);
-  const res = st.tail > st.head ? st.live[st.head + 1] : null;
-  const resTimeout = res !== null && res.emit('timeout', socket);
-  const serverTimeout = server.emit('timeout', socket);
-  if (!reqTimeout && !resTimeout && !serverTimeout) socket.destroy();
-}
-
-function connState(server, conn) {
-  let st = conn[kState];
-  if (st === undefined) {
-    st = new ConnState(server, conn);
-    conn[kState] = st;
-  }
-  return st;
-}
 
 // ---- requests ----------------------------------------------------------------
 
@@ -288,7 +238,7 @@ function onTunnelData(conn, chunk) {
 }
 
 // A read of an HTTP/1.1 connection whose socket has a 'data' listener
-// (lib/socket.js), after the parser saw it.
+// (lib/net/socket.js), after the parser saw it.
 function onReadCopy(conn, chunk) {
   const st = conn[kState];
   if (st !== undefined) st.socket.emit('data', chunk);
@@ -371,73 +321,6 @@ function onClose(conn) {
   if (st.tunnel !== null) st.tunnel._closed();
 }
 
-// ---- body memory (requestBufferAllocator) ----------------------------------------
-
-// Where body reads land when the server has a requestBufferAllocator. A
-// pool's own alloc returning undefined means "dry": the connection stops
-// reading and waits for the pool's signal. Any other allocator's
-// non-Buffer means "copy this read".
-class BodyMemory {
-  constructor(server, allocator) {
-    this._server = server;
-    this._allocator = allocator;
-    this._pool = isPoolAllocator(allocator);
-    this._waiting = new Set();
-    this._onAvailable = this._retryWaiting.bind(this);
-    this._attached = false;
-    this.attach();
-  }
-
-  // The server listens (again, after a close): pool refills retry.
-  attach() {
-    if (this._pool && !this._attached) onBufferAvailable(this._allocator, this._onAvailable);
-    this._attached = true;
-  }
-
-  // Native code needs memory for the next body read of `conn`.
-  alloc(conn, size) {
-    const st = connState(this._server, conn);
-    let buf;
-    try {
-      buf = this._allocator(size);
-    } catch (err) {
-      // The connection is destroyed (native side); the request learns why.
-      const req = st.current;
-      if (req !== null && !req.complete) {
-        req.aborted = true;
-        if (req.listenerCount('error') > 0) req.destroy(err);
-      }
-      const server = this._server;
-      if (server.listenerCount('clientError') > 0) server.emit('clientError', err, st.socket);
-      return ALLOC_ERROR;
-    }
-    if (buf instanceof Uint8Array && buf.length > 0 && Buffer.isBuffer(buf)) {
-      st.bodyBuf = buf;
-      return buf;
-    }
-    if (this._pool) {
-      this._waiting.add(conn);
-      return ALLOC_DRY;
-    }
-    return ALLOC_FALLBACK;
-  }
-
-  // A pool refilled: retry the connections waiting for memory. A retry
-  // that finds the pool dry again re-registers through alloc.
-  _retryWaiting() {
-    const waiting = [...this._waiting];
-    this._waiting.clear();
-    for (const conn of waiting) conn.retryBodyBuffer();
-  }
-
-  // The server closed: no more retries.
-  detach() {
-    if (this._pool && this._attached) offBufferAvailable(this._allocator, this._onAvailable);
-    this._attached = false;
-    this._waiting.clear();
-  }
-}
-
 // The NativeServer callbacks of HTTP/1.1 connections, for `server`.
 // memory: its BodyMemory, or null without a requestBufferAllocator.
 function callbacks(server, memory) {
@@ -461,4 +344,4 @@ function callbacks(server, memory) {
   };
 }
 
-module.exports = { callbacks, BodyMemory, connState };
+module.exports = { callbacks };

@@ -17,7 +17,13 @@
 //   else (a node:http request served by the same app) gets node's. Requests
 //   of apps that never swap prototypes never meet the bridge: no cost.
 
+// The seam: this file requires neither request.js nor http/response.js. Each of
+// them installs its class here when it loads (install()), and the bridges
+// are built from the installed classes on first use; so the message files
+// depend on the bridge, never the other way round.
+
 const http = require('http');
+const { kConn } = require('../common/symbols');
 
 // Members of node's prototypes that sluice's classes must not inherit: node
 // internals that poke state sluice does not have (res._send, res._storeHeader,
@@ -49,11 +55,28 @@ function shadow(proto, hidden, data) {
   }
 }
 
-// Chains `cls.prototype` to `nodeProto` (the class constructor keeps its own
-// parent: `super()` still runs the cheap Readable/Stream constructor).
-function chain(cls, nodeProto, hidden, data) {
-  Object.setPrototypeOf(cls.prototype, nodeProto);
-  shadow(cls.prototype, hidden, data);
+// The two kinds of message object: node's prototype each chains to, and the
+// node members each must not inherit.
+const kinds = {
+  IncomingMessage: {
+    nodeProto: http.IncomingMessage.prototype, hidden: hiddenRequest, data: requestData, cls: null,
+  },
+  ServerResponse: {
+    nodeProto: http.ServerResponse.prototype, hidden: hiddenResponse, data: responseData, cls: null,
+  },
+};
+
+// Called once by request.js / http/response.js when they load: chains
+// `cls.prototype` to node's prototype of that kind (the class constructor
+// keeps its own parent: `super()` still runs the cheap Readable/Stream
+// constructor) and records the class for the bridges. Objects of `cls` carry
+// their transport as an own kConn property, which is how a bridge tells them
+// from node's.
+function install(kind, cls) {
+  const k = kinds[kind];
+  Object.setPrototypeOf(cls.prototype, k.nodeProto);
+  shadow(cls.prototype, k.hidden, k.data);
+  k.cls = cls;
 }
 
 // A bridge: an object chained to nodeProto with an accessor for every member
@@ -84,11 +107,11 @@ let bridges = null;
 
 function getBridges() {
   if (bridges === null) {
-    const { IncomingRequest, kConn: reqConn } = require('./incoming');
-    const { ServerResponse, kConn: resConn } = require('./response');
+    const req = kinds.IncomingMessage;
+    const res = kinds.ServerResponse;
     bridges = {
-      request: makeBridge(IncomingRequest.prototype, http.IncomingMessage.prototype, reqConn),
-      response: makeBridge(ServerResponse.prototype, http.ServerResponse.prototype, resConn),
+      request: makeBridge(req.cls.prototype, req.nodeProto, kConn),
+      response: makeBridge(res.cls.prototype, res.nodeProto, kConn),
     };
   }
   return bridges;
@@ -147,11 +170,8 @@ function adopt(listener) {
 // Returns the class, or null for node's own class (nothing to do).
 function adoptClass(cls, kind) {
   const isRequest = kind === 'IncomingMessage';
-  const nodeProto = isRequest ? http.IncomingMessage.prototype : http.ServerResponse.prototype;
+  const { nodeProto, cls: own } = kinds[kind];
   if (cls === undefined || cls === null || cls.prototype === nodeProto) return null;
-  const { IncomingRequest } = require('./incoming');
-  const { ServerResponse } = require('./response');
-  const own = isRequest ? IncomingRequest : ServerResponse;
   if (typeof cls !== 'function' || cls.prototype === null || typeof cls.prototype !== 'object' ||
       !nodeProto.isPrototypeOf(cls.prototype)) {
     const err = new TypeError(`The "options.${kind}" property must be a class extending http.${kind}`);
@@ -169,6 +189,4 @@ function adoptClass(cls, kind) {
   return cls;
 }
 
-module.exports = {
-  chain, adopt, adoptClass, hiddenRequest, hiddenResponse, requestData, responseData,
-};
+module.exports = { install, adopt, adoptClass };

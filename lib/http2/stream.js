@@ -4,24 +4,24 @@
 // over one stream of a native HTTP/2 session. The readable side is the
 // request body (DATA payloads: copies, or with a requestBufferAllocator
 // views of its memory whose release credits the flow-control windows, see
-// lib/http2_server.js); the writable side is the response body.
+// lib/http2/session.js); the writable side is the response body.
 // Backpressure both ways: a full readable buffer pauses the stream
 // natively (its window is then not replenished, so the client stops); a
 // full native queue holds the write callback until 'drain'. The stream
 // idioms with pool memory (pipe, pipeline, for await) are IncomingRequest's
-// (lib/incoming.js).
+// (lib/http/request.js).
 
 const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
-const { headersObject, serializeHeaders } = require('./headers');
-const { toChunk } = require('./body');
-const { codedError, codedTypeError, codedRangeError } = require('./errors');
-const fileResponse = require('./file_response');
-const h2compress = require('./http2_compress');
-const { byteLength } = require('./compression');
-const binding = require('./binding');
-const { withPoolIdioms, pushChunk, releaseQueuedChunks } = require('./incoming');
-const { releaseHold } = require('./buffer_pool');
+const { headersObject, serializeHeaders } = require('../http/headers');
+const { toChunk } = require('../http/body');
+const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
+const fileResponse = require('../files/file_response');
+const h2compress = require('./compress');
+const { byteLength } = require('../compress/compression');
+const binding = require('../common/binding');
+const { withPoolIdioms, pushChunk, releaseQueuedChunks } = require('../http/request');
+const { releaseHold } = require('../uploads/buffer_pool');
 
 // NGHTTP2 error codes (RFC 9113 7).
 const constants = Object.freeze({
@@ -172,11 +172,11 @@ LazyDuplex.prototype.on = function on(event, listener) {
 LazyDuplex.prototype.addListener = LazyDuplex.prototype.on;
 
 // respond() may hold the head back (_held): HELD_DISPATCH, a plain head
-// given inside the 'stream' handler (lib/http2_server.js), sent when the
+// given inside the 'stream' handler (lib/http2/session.js), sent when the
 // handler returns — or with the body and END_STREAM when end(body) comes
 // first, all in one native call; HELD_COMPRESS, a compressible head
 // without a length, waiting one tick for the body to decide whether it is
-// worth compressing (lib/http2_compress.js). Either is sent by _flushHead,
+// worth compressing (lib/http2/compress.js). Either is sent by _flushHead,
 // before anything else of the stream reaches the wire (write, end, close,
 // destroy), so frames keep node:http2's order.
 const HELD_NONE = 0;
@@ -207,7 +207,7 @@ class ServerHttp2Stream extends LazyDuplex {
     this.aborted = false;
     this.endAfterHeaders = endStream;
     this.timeout = 0;
-    // Response compression (lib/http2_compress.js): the server's config
+    // Response compression (lib/http2/compress.js): the server's config
     // (null: off).
     this._compressCfg = null;
     this._fileCache = false;  // file responses use the open-file cache
@@ -278,7 +278,7 @@ class ServerHttp2Stream extends LazyDuplex {
       [block] = serializeHeaders(headers, true);
       if (coding !== 0 && lengthUnknown) {
         // Only the threshold is left to decide: the head waits for the
-        // body (lib/http2_compress.js).
+        // body (lib/http2/compress.js).
         this._hold(HELD_COMPRESS, status, flags, '', headers, coding);
         process.nextTick(sendCompressHead, this);
         return;
@@ -377,7 +377,7 @@ class ServerHttp2Stream extends LazyDuplex {
     else this._held = HELD_NONE;
   }
 
-  // The 'stream' handler returned (lib/http2_server.js).
+  // The 'stream' handler returned (lib/http2/session.js).
   _dispatched() {
     this._dispatching = false;
     if (this._held === HELD_DISPATCH) this._flushHead(false, undefined);
@@ -467,7 +467,7 @@ class ServerHttp2Stream extends LazyDuplex {
     serializeHeaders(headers, true);  // throws now, not after the open
     if (options && options.precompressed && !isFd) {
       // path.br / path.gz when acceptable, present and not older
-      // (lib/compression.js precompressed), with their own length.
+      // (lib/compress/compression.js precompressed), with their own length.
       this._fileResponding = true;
       h2compress.precompressed(this._requestHeaders, headers[':status'] | 0 || 200, headers, target,
         (path, h) => {
@@ -584,7 +584,7 @@ class ServerHttp2Stream extends LazyDuplex {
     cb(err);
   }
 
-  // ---- native events (lib/http2_server.js) -----------------------------------
+  // ---- native events (lib/http2/session.js) -----------------------------------
   _onData(chunk) {
     if (this.destroyed) {
       releaseHold(chunk);

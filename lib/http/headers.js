@@ -10,7 +10,7 @@
 // encoding of the head would truncate to its low byte (U+010A -> LF).
 
 const { format } = require('util');
-const { codedError, codedTypeError, codedRangeError } = require('./errors');
+const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
 
 const tokenRegExp = /^[\^_`a-zA-Z\-0-9!#$%&'*+.|~]+$/;
 // As node's checkInvalidHeaderChar: anything but HTAB, SP..~ and obs-text.

@@ -8,7 +8,7 @@
 
 const fs = require('fs');
 const path = require('path');
-const { codedError, codedTypeError } = require('./errors');
+const { codedError, codedTypeError } = require('../common/errors');
 
 const DOTFILES = Object.freeze({ ignore: 0, deny: 1, allow: 2 });
 

@@ -18,14 +18,14 @@
 // are what any other response shows. A miss calls next().
 
 const http = require('http');
-const binding = require('./binding');
-const compression = require('./compression');
-const { codedError, codedTypeError } = require('./errors');
-const { FileStat } = require('./file_response');
-const fileCache = require('./file_cache');
-const { kConn, kHeaders } = require('./symbols');
-const { ServerResponse } = require('./response');
-const staticFiles = require('./static_files');
+const binding = require('../common/binding');
+const compression = require('../compress/compression');
+const { codedError, codedTypeError } = require('../common/errors');
+const { FileStat } = require('../files/file_response');
+const fileCache = require('../files/open_file_cache');
+const { kConn, kHeaders } = require('../common/symbols');
+const { ServerResponse } = require('../http/response');
+const staticFiles = require('../files/static_mount');
 
 const NativeFile = binding.NativeFile;
 const {
@@ -225,7 +225,7 @@ function serveStaticMiddleware(root, options) {
       return;
     }
     // Response compression (the server's `compression` option), as
-    // respondWithFile's (lib/compression.js, which leaves a 206 alone).
+    // respondWithFile's (lib/compress/compression.js, which leaves a 206 alone).
     res._fileCoding = res._compressCfg ?
       compression.prepare(res, res._compressCfg, length) : 0;
     const r = respondWithNativeFile.call(res, file, () => {

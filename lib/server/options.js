@@ -6,7 +6,8 @@
 // when they are set later (node has the limits and timeouts as
 // properties too).
 
-const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('./errors');
+const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
+const defaults = require('../common/defaults');
 
 // Limits enforced natively (src/core/common/options.h), as createServer options
 // and as server properties: name -> default.
@@ -34,13 +35,6 @@ function nativeLimit(name, v) {
   return v === null || v === undefined ? Infinity : v;
 }
 
-const defaults = {
-  maxHeaderSize: 16384,
-  headersTimeout: 60000,
-  requestTimeout: 300000,
-  keepAliveTimeout: 5000,
-  highWaterMark: 65536,
-};
 
 function validateTimeout(name, v) {
   if (v === undefined) return defaults[name];

@@ -6,18 +6,18 @@
 // HTTP/1.1 uses (IncomingRequest / ServerResponse over a per-stream
 // adapter that speaks the native connection's method names).
 
-const binding = require('./binding');
-const { IncomingRequest, kPoolBacked } = require('./incoming');
-const { retainChunk, releaseHold } = require('./buffer_pool');
-const { ServerResponse } = require('./response');
-const { SluiceSocket } = require('./socket');
-const { connState } = require('./http1_server');
-const { headersObject } = require('./headers');
-const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./http2_stream');
-const { toChunk } = require('./body');
-const { codedError } = require('./errors');
+const binding = require('../common/binding');
+const { IncomingRequest, kPoolBacked } = require('../http/request');
+const { retainChunk, releaseHold } = require('../uploads/buffer_pool');
+const { ServerResponse } = require('../http/response');
+const { SluiceSocket } = require('../net/socket');
+const { connState } = require('../net/connection_state');
+const { headersObject } = require('../http/headers');
+const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./stream');
+const { toChunk } = require('../http/body');
+const { codedError } = require('../common/errors');
 
-const { kH2State: kState, kConnState } = require('./symbols');
+const { kH2State: kState, kConnState } = require('../common/symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
@@ -51,7 +51,7 @@ class StreamConn {
     return r < 0 ? RESULT_CLOSED : r;
   }
 
-  // res.end(body) with a negotiated coding (lib/compression.js respond):
+  // res.end(body) with a negotiated coding (lib/compress/compression.js respond):
   // head, compressed body (content-length = its size) and end in one
   // native call; on the threadpool from 32 KiB.
   respondCompressed(seq, statusWord, reason, block, body, trailers, coding, level, quality) {
@@ -71,12 +71,12 @@ class StreamConn {
     return r < 0 ? RESULT_CLOSED : r;
   }
 
-  // ServerResponse.respondWithFile over HTTP/2 (lib/response.js): the head,
+  // ServerResponse.respondWithFile over HTTP/2 (lib/http/response.js): the head,
   // then the opened NativeFile into this stream's native pipe sink.
   // Returns < 0 (not started), 0 (onDone(status) follows) or 1 (no body:
   // HEAD, 204, 304; the stream is ended here).
   // coding, level, quality: the response compression res._fileCoding
-  // chose (lib/file_response.js); the file then runs through a native
+  // chose (lib/files/file_response.js); the file then runs through a native
   // compressor in the pipe.
   respondWithNativeFile(seq, statusWord, reason, block, file, onDone, coding, level, quality) {
     let r = this.respond(seq, statusWord, reason, block, undefined, undefined);
@@ -201,16 +201,16 @@ function onCompatFinish(res) {
 // With a requestBufferAllocator the session reads into the allocator's
 // memory and a DATA payload there arrives as (offset, len) into the
 // connection's current read buffer (its ConnState's bodyBuf, set by
-// BodyMemory.alloc in lib/http1_server.js). It is handed out as a view
+// BodyMemory.alloc in lib/http1/session.js). It is handed out as a view
 // retained with a WindowCredit: when the view's reference is dropped —
-// releaseBuffer, a pipe destination's write callback (lib/incoming.js), or
+// releaseBuffer, a pipe destination's write callback (lib/http/request.js), or
 // the view collected unreleased — the session credits the stream's and the
 // connection's flow-control windows (native consume). So a consumer that
 // keeps its chunks holds back its client (the window shuts), not the pool.
 
 // A stream's window held shut this long by unreleased chunks, with no
 // data and no release meanwhile, warns (once per stream), as a dry pool
-// does (lib/buffer_pool.js): a silent stall is the likely result of a
+// does (lib/uploads/buffer_pool.js): a silent stall is the likely result of a
 // handler that never releases.
 const WINDOW_HELD_WARNING_MS = 500;
 
@@ -271,7 +271,7 @@ function checkWindowHeld(w, activity) {
 }
 
 // One view's share of its stream's window: settled once by the pool
-// (lib/buffer_pool.js retainChunk) when the view's reference is dropped.
+// (lib/uploads/buffer_pool.js retainChunk) when the view's reference is dropped.
 // References neither the view nor its memory.
 class WindowCredit {
   constructor(window, n) {
@@ -457,7 +457,7 @@ function emitCompat(server, st, native, id, raw, endStream) {
   res._fileCache = server._fileCache;
   const cfg = server._compression;
   if (cfg) {
-    // Response compression as on HTTP/1.1 (lib/compression.js): whole
+    // Response compression as on HTTP/1.1 (lib/compress/compression.js): whole
     // bodies through conn.respondCompressed, streams through the stream's
     // compressor, files through the pipe's.
     res._compressCfg = cfg;

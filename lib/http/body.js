@@ -10,8 +10,8 @@
 // copied here: the user may release it right after write(), and the pool
 // then reads the next request bytes into that memory while it is queued.
 
-const { invalidArgType } = require('./errors');
-const { isPoolMemory } = require('./buffer_pool');
+const { invalidArgType } = require('../common/errors');
+const { isPoolMemory } = require('../uploads/buffer_pool');
 
 function toChunk(chunk, encoding) {
   if (typeof chunk === 'string') {

@@ -11,20 +11,20 @@ const {
   validateHeaderName, validateHeaderValue, validateStatusCode, validateStatusMessage,
   validateLinkHeaderValue, wireValue, headersSentError,
 } = require('./headers');
-const { codedError, codedTypeError, invalidArgType } = require('./errors');
-const fileResponse = require('./file_response');
+const { codedError, codedTypeError, invalidArgType } = require('../common/errors');
+const fileResponse = require('../files/file_response');
 const { toChunk } = require('./body');
-const compression = require('./compression');
+const compression = require('../compress/compression');
 const {
   HEAD_USER_CONTENT_LENGTH, HEAD_USER_TRANSFER_ENCODING, HEAD_USER_CHUNKED, HEAD_USER_DATE,
   HEAD_USER_CONNECTION, HEAD_USER_CONNECTION_CLOSE, HEAD_USER_KEEP_ALIVE, HEAD_WHOLE_BODY,
   HEAD_END, STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_NO_BODY,
-} = require('./binding').constants;
-const { respondHttp1 } = require('./binding');
+} = require('../common/binding').constants;
+const { respondHttp1 } = require('../common/binding');
 
 const {
   kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed,
-} = require('./symbols');
+} = require('../common/symbols');
 const { STATUS_CODES } = http;
 // Taken once: node defines globalThis.process as an accessor, so each
 // `process.nextTick` on the per-response path ran a getter call first.
@@ -102,8 +102,8 @@ class ServerResponse extends Stream {
     this[kStatus] = 0;
     this[kReason] = undefined;
     this[kRemoved] = 0;
-    // Set by the server that made the response (lib/http1_server.js,
-    // lib/http2_server.js) and read on every response: present from the
+    // Set by the server that made the response (lib/http1/session.js,
+    // lib/http2/session.js) and read on every response: present from the
     // start, so every response has one shape and no store adds a property.
     this._onFinish = null;
     this._st = undefined;
@@ -223,7 +223,7 @@ class ServerResponse extends Stream {
     return this;
   }
 
-  // sluice's own framing headers (lib/compression.js: Content-Encoding,
+  // sluice's own framing headers (lib/compress/compression.js: Content-Encoding,
   // Vary), set between writeHead() and the head's serialization, when
   // setHeader() no longer may.
   _putHeader(name, value) {
@@ -605,7 +605,7 @@ class ServerResponse extends Stream {
     } else if (!isFront(this)) {
       // As node: a pipelined response gets the socket only when the ones
       // before it have finished (assignSocket), and its destroy() waits for
-      // that; the server destroys the socket then (lib/http1_server.js
+      // that; the server destroys the socket then (lib/http1/session.js
       // onResponseFinish), so the responses before it are still sent.
     } else {
       this[kSocket].destroy(err);
@@ -651,7 +651,7 @@ class ServerResponse extends Stream {
     this[kBytesWritten] = total;
   }
 
-  // ---- native file bodies (lib/file_response.js) ---------------------------
+  // ---- native file bodies (lib/files/file_response.js) ---------------------------
   // As node:http2's stream.respondWithFile(path[, headers][, options]): the
   // file is opened, stat'ed and sent by native code (async fs on the
   // threadpool, no JS per chunk), with Content-Length from the stat and
@@ -688,7 +688,7 @@ class ServerResponse extends Stream {
       }
     };
     // The transport feeds the file to its own pipe sink; a negotiated
-    // coding (lib/compression.js) puts a native compressor in the pipe.
+    // coding (lib/compress/compression.js) puts a native compressor in the pipe.
     const cfg = this._compressCfg;
     const r = cfg && this._fileCoding ?
       conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this[kReason],
@@ -731,9 +731,8 @@ class ServerResponse extends Stream {
 // node's deprecated alias.
 ServerResponse.prototype.writeHeader = ServerResponse.prototype.writeHead;
 
-// instanceof http.ServerResponse (lib/prototype_bridge.js).
-bridge.chain(ServerResponse, http.ServerResponse.prototype, bridge.hiddenResponse,
-  bridge.responseData);
+// instanceof http.ServerResponse (http/prototype_bridge.js).
+bridge.install('ServerResponse', ServerResponse);
 
 // write()/end(body) after end(), as node: while the response is not
 // destroyed the callback hears ERR_STREAM_WRITE_AFTER_END and 'error' is
@@ -752,7 +751,7 @@ function writeAfterEnd(res, cb, fromWrite) {
 }
 
 // Whether `res` is its connection's first unfinished response (HTTP/1.1;
-// `_st` is the connection's state, lib/http1_server.js).
+// `_st` is the connection's state, lib/http1/session.js).
 function isFront(res) {
   const st = res._st;
   if (st === undefined || st.tail - st.head < 2 || st.live[st.head + 1] === res) return true;
