@@ -7,25 +7,23 @@
 #       -c $CONNS (default 4) -m 16 (16 pipelined requests per connection);
 #   h2: benchmark/http2/file_server.js --mode memory --file-size 1024
 #       (respond + end(1 KiB buffer)), h2load -c $CONNS (default 2) -m 100 (h2c).
-# The server runs under callgrind; its counters are zeroed
-# (callgrind_control -z) after the warm-up requests and dumped after the
-# measured ones, so JIT warm-up and start-up are not counted. valgrind runs
-# one thread at a time: V8's compiler and GC threads can stall the loop for
-# seconds, so the HTTP/1.1 server gets a long keepAliveTimeout (an idle
-# timer fired in such a stall closes a connection whose next requests
-# already wait unread). (Not
-# --instr-atstart=no and -i on: switching instrumentation on retranslates
-# all code, a stall of seconds in which the fresh connections of the
-# measured run pass the server's keepAliveTimeout and are closed.) Prints the
-# total and the count per completed response (h2load's "done"). Fewer
-# connections than the runner's (c100 / c10): under callgrind the server is
-# ~50x slower while h2load keeps every connection full, so libuv's up to
-# 32 reads per connection per loop turn starve the other connections past
-# the server's headersTimeout and they are closed, failing their requests
-# (and the error paths then count). Each read still carries 16 pipelined
-# requests (h1) or up to 100 streams (h2); the profile stays in $OUT (default
+# The server starts under callgrind with instrumentation off (start-up is
+# fast); it is switched on (callgrind_control -i on) before the warm-up
+# requests, the counters are zeroed (-z) after them and dumped (-d) after
+# the measured ones: start-up and JIT warm-up are not counted, and the
+# stall of switching instrumentation on (all code is retranslated) falls in
+# the warm-up. Prints the total and the count per completed response
+# (h2load's "done"); the profile stays in $OUT (default
 # /tmp/callgrind_hello.<pid>) for callgrind_annotate.
-# SLUICE_MODULE selects another sluice build, as for the runner.
+# Under callgrind the server is ~50x slower and runs one thread at a time
+# (V8's compiler and GC threads can stall the loop for seconds), so:
+# the HTTP/1.1 server gets a long keepAliveTimeout (an idle timer fired in
+# such a stall closes a connection whose next requests already wait
+# unread), and there are fewer connections than the runner's c100 / c10
+# (h2load keeps every connection full, and libuv's up to 32 reads per
+# connection per loop turn starve the others past the server's timeouts).
+# Each read still carries 16 pipelined requests (h1) or up to 100 streams
+# (h2). SLUICE_MODULE selects another sluice build, as for the runner.
 set -eu
 MODE=${1:-h1}
 N=${2:-50000}
@@ -47,7 +45,7 @@ mkfifo "$OUT/stdin"
 sleep 100000 > "$OUT/stdin" &
 HOLD=$!
 # shellcheck disable=SC2086
-taskset -c "$CPU_SERVER" valgrind --tool=callgrind --fair-sched=yes --smc-check=all-non-file \
+taskset -c "$CPU_SERVER" valgrind --tool=callgrind --instr-atstart=no --fair-sched=yes --smc-check=all-non-file \
   --callgrind-out-file="$OUT/callgrind.out" node $SERVER < "$OUT/stdin" > "$OUT/server.log" 2> "$OUT/valgrind.log" &
 VG=$!
 cleanup() { kill "$HOLD" 2>/dev/null || true; kill "$VG" 2>/dev/null || true; }
@@ -57,12 +55,13 @@ trap 'cleanup; exit 1' INT TERM
 i=0
 until grep -q '^PORT ' "$OUT/server.log" 2>/dev/null; do
   i=$((i + 1))
-  if [ "$i" -gt 600 ]; then echo "server did not start" >&2; cat "$OUT/valgrind.log" >&2; exit 1; fi
+  if [ "$i" -gt 2400 ]; then echo "server did not start" >&2; cat "$OUT/valgrind.log" >&2; exit 1; fi
   sleep 0.5
 done
 PORT=$(sed -n 's/^PORT //p' "$OUT/server.log")
 URL="http://127.0.0.1:$PORT/"
 
+callgrind_control -i on "$VG" > /dev/null 2>&1
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" h2load $LOAD -n "$WARM" "$URL" > "$OUT/warm.log"
 callgrind_control -z "$VG" > /dev/null 2>&1

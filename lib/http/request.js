@@ -39,19 +39,27 @@ const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0' };
 // Most requests are bodiless GETs whose handler never reads, pipes or
 // listens for the body: for them the Readable's state object (and the
 // push(null) / end / close machinery it drives) was the largest JS cost of
-// a request after the response. So IncomingRequest's constructor runs only
-// EventEmitter's; the first access to _readableState — which every
+// a request after the response. So IncomingRequest's constructor runs none
+// of Readable's; the first access to _readableState — which every
 // Readable method and property makes — runs Readable's constructor on the
 // object (materialize) and replays what the state would have recorded
-// meanwhile, so it reads as if it had existed all along. What happens
-// while unbuilt is limited to what needs no state: the body's end (EOF
-// waits in kEofPending for a _read, as it does built), 'end' / 'close' /
-// other listeners (on() below), the server's dump decision.
+// meanwhile, so it reads as if it had existed all along. (Not even
+// EventEmitter's listener dictionary is made up front: EventEmitter's
+// methods create `_events` with the first listener, and most requests
+// get none.) What happens while unbuilt is limited to what needs no
+// state: the body's end (EOF waits in kEofPending for a _read, as it does
+// built), 'end' / 'close' / other listeners (on() below), the server's
+// dump decision.
 // (lib/http2/stream.js's LazyDuplex is the same for the HTTP/2 stream.)
 // The class's prototype chains to node's IncomingMessage.prototype
 // (prototype_bridge.chain), so this constructor's prototype is unused.
 function LazyReadable() {
-  EventEmitter.call(this);
+  // EventEmitter's own fields, as EventEmitter.init leaves them, less the
+  // dictionary (see above); Readable's constructor (materialize) keeps
+  // whatever listeners there are by then.
+  this._events = undefined;
+  this._eventsCount = 0;
+  this._maxListeners = undefined;
   this._built = false;
 }
 Object.setPrototypeOf(LazyReadable, Readable);
@@ -59,7 +67,7 @@ Object.setPrototypeOf(LazyReadable, Readable);
 function materialize(req) {
   if (req._built) return;
   req._built = true;
-  Readable.call(req);  // keeps the listeners (_events is set)
+  Readable.call(req);  // keeps the listeners (_events, when set)
   // As node's IncomingMessage: no read-ahead (maybeReadMore's read(0))
   // until someone reads, so a body nobody touched is still seen as
   // unconsumed when the response finishes, and is dumped.
