@@ -7,17 +7,18 @@
 #       -c $CONNS (default 4) -m 16 (16 pipelined requests per connection);
 #   h2: benchmark/http2/file_server.js --mode memory --file-size 1024
 #       (respond + end(1 KiB buffer)), h2load -c $CONNS (default 2) -m 100 (h2c).
-# The server starts under callgrind with instrumentation off (start-up is
-# fast); it is switched on (callgrind_control -i on) before the warm-up
-# requests, the counters are zeroed (-z) after them and dumped (-d) after
-# the measured ones: start-up and JIT warm-up are not counted, and the
-# stall of switching instrumentation on (all code is retranslated) falls in
-# the warm-up. Prints the total and the count per completed response
-# (h2load's "done"); the profile stays in $OUT (default
+# The server starts under callgrind with instrumentation off, serves the
+# warm-up requests so (valgrind runs uninstrumented code several times
+# faster, and the JIT settles: V8 still recompiles hot functions after
+# tens of thousands of requests, which would otherwise be counted), then
+# instrumentation is switched on (callgrind_control -i on; all code is
+# retranslated, a stall of seconds), the measured requests run, and the
+# counts are dumped (-d). Prints the total and the count per completed
+# response (h2load's "done"); the profile stays in $OUT (default
 # /tmp/callgrind_hello.<pid>) for callgrind_annotate.
 # Under callgrind the server is ~50x slower and runs one thread at a time
 # (V8's compiler and GC threads can stall the loop for seconds), so:
-# the HTTP/1.1 server gets a long keepAliveTimeout (an idle timer fired in
+# the server gets a long keepAliveTimeout (an idle timer fired in
 # such a stall closes a connection whose next requests already wait
 # unread), and there are fewer connections than the runner's c100 / c10
 # (h2load keeps every connection full, and libuv's up to 32 reads per
@@ -36,7 +37,7 @@ CPU_LOAD=${CPU_LOAD:-1}
 
 case "$MODE" in
   h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000"; LOAD="--h1 -c ${CONNS:-4} -m 16" ;;
-  h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024"; LOAD="-c ${CONNS:-2} -m 100" ;;
+  h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
   *) echo "usage: $0 [h1|h2] [measured] [warm-up]" >&2; exit 2 ;;
 esac
 
@@ -61,12 +62,12 @@ done
 PORT=$(sed -n 's/^PORT //p' "$OUT/server.log")
 URL="http://127.0.0.1:$PORT/"
 
-callgrind_control -i on "$VG" > /dev/null 2>&1
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" h2load $LOAD -n "$WARM" "$URL" > "$OUT/warm.log"
-callgrind_control -z "$VG" > /dev/null 2>&1
+callgrind_control -i on "$VG" > /dev/null 2>&1
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" h2load $LOAD -n "$N" "$URL" > "$OUT/measured.log"
+callgrind_control -i off "$VG" > /dev/null 2>&1
 callgrind_control -d "$VG" > /dev/null 2>&1
 sleep 1
 grep -E 'requests: ' "$OUT/measured.log" | head -1
