@@ -132,6 +132,8 @@ export interface ServerOptions {
   requireHostHeader?: boolean;
   /** As node: repeated request fields whose duplicates are otherwise dropped (Authorization, ...) are joined with ', '. */
   joinDuplicateHeaders?: boolean;
+  /** As node: lenient HTTP/1.1 parsing for legacy clients (docs/compat.md); unset takes --insecure-http-parser. */
+  insecureHTTPParser?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
   /** File responses go through this thread's open-file cache: `true` for the defaults, or options. Default off. */
@@ -473,6 +475,8 @@ export declare class Server extends EventEmitter {
   timeout: number;
   requireHostHeader: boolean;
   joinDuplicateHeaders: boolean | undefined;
+  /** The insecureHTTPParser option as given. */
+  insecureHTTPParser: boolean | undefined;
   /** As node: false aborts the requests in flight at a client's FIN; true lets their responses finish. */
   httpAllowHalfOpen: boolean;
   requestBufferAllocator: RequestBufferAllocator | null;

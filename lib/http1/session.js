@@ -161,8 +161,8 @@ function onClientError(server, conn, status, code, reason, rawPacket, bytesParse
   const st = connState(server, conn);
   const err = codedError(code, code === 'ERR_HTTP_REQUEST_TIMEOUT' ?
     'Request timeout' : `Parse Error: ${reason}`);
-  // Status 0: the input is not HTTP/1.x (neither protocol of this port):
-  // the default answer is a close without bytes.
+  // Status 0: a first line naming another protocol on a port that also
+  // serves h2c: the default answer is a close without bytes.
   if (status !== 0) err.statusCode = status;
   if (code !== 'ERR_HTTP_REQUEST_TIMEOUT') err.reason = reason;  // as node's parse errors
   if (rawPacket !== undefined) {

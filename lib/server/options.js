@@ -141,12 +141,10 @@ function serverOptions(options) {
       throw invalidArgType(`"options.${name}" property`, 'of type boolean', options[name]);
     }
   }
-  if (options.insecureHTTPParser === true) {
-    // Refused rather than ignored: a server that asked for lenient parsing
-    // and silently got strict parsing would fail its clients at run time.
-    throw codedError('ERR_SLUICE_UNSUPPORTED',
-      'sluice does not support insecureHTTPParser: its HTTP/1.1 parser always runs strict (docs/compat.md)');
-  }
+  // As node: the option, else the process flag (--insecure-http-parser,
+  // on the command line or in NODE_OPTIONS).
+  const insecureHTTPParser = options.insecureHTTPParser !== undefined ?
+    options.insecureHTTPParser : insecureParserFlag();
   const allocator = options.requestBufferAllocator;
   if (allocator !== undefined && allocator !== null && typeof allocator !== 'function') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE',
@@ -170,6 +168,7 @@ function serverOptions(options) {
       rejectNonStandardBodyWrites: options.rejectNonStandardBodyWrites === true,
       // As node: undefined unless given.
       joinDuplicateHeaders: options.joinDuplicateHeaders,
+      insecureHTTPParser: options.insecureHTTPParser,
       // The native backpressure threshold (res.writableHighWaterMark,
       // socket.writableHighWaterMark).
       highWaterMark: options.highWaterMark || defaults.highWaterMark,
@@ -185,10 +184,20 @@ function serverOptions(options) {
       noDelay: options.noDelay !== false,
       tcpKeepAlive: options.keepAlive === true,
       tcpKeepAliveDelay: Math.max(0, ~~(options.keepAliveInitialDelay / 1000)),
+      insecureHTTPParser,
       ...nativeLimits,
       ...http2NativeOptions(options),
     },
   };
+}
+
+// node's --insecure-http-parser, which node reads through its internal
+// option parser: the public places it can be are the process's own
+// arguments and NODE_OPTIONS.
+function insecureParserFlag() {
+  if (process.execArgv.includes('--insecure-http-parser')) return true;
+  const env = process.env.NODE_OPTIONS;
+  return typeof env === 'string' && /(?:^|\s)--insecure-http-parser(?:\s|$)/.test(env);
 }
 
 // As net: a string that reads as a number is a port, any other a path.

@@ -60,6 +60,9 @@ class Server extends EventEmitter {
     // As node: read at each request (a later assignment applies to the
     // next one); true makes req.headers join duplicates of every field.
     this.joinDuplicateHeaders = opts.server.joinDuplicateHeaders;
+    // As node: the option as given (undefined unless given); the parser
+    // also honours --insecure-http-parser (lib/server/options.js).
+    this.insecureHTTPParser = opts.server.insecureHTTPParser;
     this._highWaterMark = opts.server.highWaterMark;
     const allocator = opts.server.requestBufferAllocator;
     this.requestBufferAllocator = allocator;

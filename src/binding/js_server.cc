@@ -142,6 +142,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   if (opts.Has("noDelay")) o.no_delay = opts.Get("noDelay").ToBoolean().Value();
+  o.insecure_http_parser = opts.Get("insecureHTTPParser").ToBoolean().Value();
   o.tcp_keep_alive = opts.Get("tcpKeepAlive").ToBoolean().Value();
   o.tcp_keep_alive_delay_s = static_cast<unsigned int>(
       OptionMs(opts, "tcpKeepAliveDelay", o.tcp_keep_alive_delay_s));

@@ -342,16 +342,6 @@ describe(`http1 node parity [${common.implName}]`, function () {
       }
     });
 
-    it('insecureHTTPParser: a boolean; true is refused by sluice (strict parsing only)', function () {
-      assert.throws(() => create({ insecureHTTPParser: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
-      create({ insecureHTTPParser: false });
-      if (common.isNode) {
-        create({ insecureHTTPParser: true });
-      } else {
-        assert.throws(() => create({ insecureHTTPParser: true }), { code: 'ERR_SLUICE_UNSUPPORTED' });
-      }
-    });
-
     it('requestTimeout alone lowers the default headersTimeout', function () {
       const a = create({ requestTimeout: 20000 });
       assert.strictEqual(a.headersTimeout, 20000);

@@ -164,10 +164,16 @@ describe('shared HTTP/1.1 + h2c port: the connection preface', function () {
     assert.doesNotMatch(data.toString('latin1'), /HTTP\/1\.1/);
   });
 
-  common.sluiceOnly('first bytes that are neither an HTTP/1.x method nor the preface: closed without an answer', async function () {
+  common.sluiceOnly('a first line naming another protocol (h2spec\'s invalid preface): closed without an answer', async function () {
     const { port } = await common.startServer(() => {});
     const c = await common.rawUntilClose(port, 'INVALID CONNECTION PREFACE\r\n\r\n');
     assert.strictEqual(c.data.length, 0, c.text);
+  });
+
+  it('a first line with an unknown method and no version (node\'s FOO /): node\'s exact 400 and close', async function () {
+    const { port } = await common.startServer(() => {});
+    const c = await common.rawUntilClose(port, 'FOO /\r\n');
+    assert.strictEqual(c.text, 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   });
 
   common.sluiceOnly('... and clientError is emitted (code HPE_INVALID_METHOD, no statusCode); a listener may still answer', async function () {

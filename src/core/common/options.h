@@ -90,6 +90,14 @@ struct ServerOptions {
   // default): the EOF ends the connection at once, as node's socket.end(),
   // and the requests in flight are aborted when it closes.
   bool http_allow_half_open = false;
+  // node's insecureHTTPParser (server option or --insecure-http-parser):
+  // llhttp's lenient flags (header value characters, conflicting
+  // Transfer-Encoding / Content-Length, keep-alive after Connection: close,
+  // Transfer-Encoding other than chunked last) and none of the checks
+  // sluice adds to llhttp 8 to match node's strict llhttp 9 (line folds,
+  // bare LF line ends, "Expected CRLF after version"). Read when a
+  // connection's parser is made.
+  bool insecure_http_parser = false;
   // The embedder supplies body read buffers (requestBufferAllocator).
   bool body_allocator = false;
   // Size asked of the allocator; a buffer with less free space than

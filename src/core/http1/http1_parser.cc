@@ -32,7 +32,10 @@ inline Http1Parser* From(llhttp_t* p) {
 
 Http1Parser::Http1Parser(Http1ParserListener* listener,
                          const ServerOptions* options, bool detect_http2)
-    : listener_(listener), options_(options), detect_http2_(detect_http2) {
+    : listener_(listener),
+      options_(options),
+      detect_http2_(detect_http2),
+      lenient_(options->insecure_http_parser) {
   llhttp_settings_init(&settings_);
   settings_.on_message_begin = OnMessageBeginCb;
   settings_.on_url = OnUrlCb;
@@ -53,6 +56,13 @@ Http1Parser::Http1Parser(Http1ParserListener* listener,
   settings_.on_chunk_extension_value = OnChunkExtensionValueCb;
   llhttp_init(&parser_, HTTP_REQUEST, &settings_);
   parser_.data = this;
+  if (lenient_) {
+    // Kept by llhttp_reset between messages.
+    llhttp_set_lenient_headers(&parser_, 1);
+    llhttp_set_lenient_chunked_length(&parser_, 1);
+    llhttp_set_lenient_keep_alive(&parser_, 1);
+    llhttp_set_lenient_transfer_encoding(&parser_, 1);
+  }
 }
 
 // ---- llhttp trampolines -------------------------------------------------
@@ -169,12 +179,14 @@ Http1Parser::Status Http1Parser::Fail(llhttp_errno_t err, const char* pos) {
     error_ = {Error::kStopped, 0, nullptr, nullptr};
   } else {
     const char* reason = llhttp_get_error_reason(&parser_);
-    // Neither HTTP/1.x nor the HTTP/2 preface, on a port that serves both:
-    // the client may speak HTTP/2 (an invalid preface, RFC 9113 3.4: a
-    // connection error whose GOAWAY may be omitted) as well as anything
-    // else, so the default answer is no HTTP/1.1 bytes, only a close
-    // (status 0). clientError is still reported.
-    int status = err == HPE_INVALID_METHOD && NotHttp1(pos) ? 0 : 400;
+    // A first request line that names a protocol version other than
+    // HTTP/1.x, on a port that also serves h2c, may come from an HTTP/2
+    // client with a bad preface (RFC 9113 3.4: a connection error whose
+    // GOAWAY may be omitted): it gets no HTTP/1.1 bytes, only a close
+    // (status 0; h2spec reads an HTTP/1.1 answer as a broken frame).
+    // Every other parse error is answered 400, as node — also a line with
+    // no version at all (`FOO /`).
+    int status = err == HPE_INVALID_METHOD && NamesOtherProtocol(pos) ? 0 : 400;
     error_ = {Error::kClientError, status, llhttp_errno_name(err),
               reason ? reason : ""};
   }
@@ -182,21 +194,25 @@ Http1Parser::Status Http1Parser::Fail(llhttp_errno_t err, const char* pos) {
   return Status::kError;
 }
 
-bool Http1Parser::NotHttp1(const char* pos) const {
+bool Http1Parser::NamesOtherProtocol(const char* pos) const {
   // Only the connection's first request on a port that also detects h2c.
   if (messages_ != 1 || !detect_http2_) return false;
   if (pos < exec_start_ || pos > exec_end_) return false;
-  // The rest of the request line, as far as this read holds it: a client
-  // speaking HTTP/1.x names its version there. A line not complete in
-  // this read is given the benefit of the doubt (400).
+  // The rest of the request line, as far as this read holds it. A line not
+  // complete in this read is given the benefit of the doubt (400).
   const char* eol = static_cast<const char*>(
       memchr(pos, '\n', static_cast<size_t>(exec_end_ - pos)));
   if (eol == nullptr) return false;
-  static constexpr char kVersion[] = " HTTP/1.";
-  static constexpr size_t kVersionLen = sizeof(kVersion) - 1;
   std::string_view line(pos, static_cast<size_t>(eol - pos));
-  return line.find(std::string_view(kVersion, kVersionLen)) ==
-         std::string_view::npos;
+  // METHOD SP TARGET SP VERSION: a third token is a version; one that is
+  // not HTTP/1.x names another protocol.
+  size_t first_space = line.find(' ');
+  if (first_space == std::string_view::npos ||
+      line.find(' ', first_space + 1) == std::string_view::npos) {
+    return false;
+  }
+  static constexpr std::string_view kVersion = " HTTP/1.";
+  return line.find(kVersion) == std::string_view::npos;
 }
 
 bool Http1Parser::Finish() {
@@ -249,7 +265,9 @@ int Http1Parser::OnMessageBegin() {
 
 int Http1Parser::OnUrl(const char* at, size_t len) {
   if (CheckHeaderBudget(len) != 0) return -1;
-  if (url_.len == 0) fold_.Arm(at);
+  // Lenient parsing (insecureHTTPParser) leaves the scanner unarmed: no
+  // line fold or bare-LF refusal.
+  if (url_.len == 0 && !lenient_) fold_.Arm(at);
   if (LineFoldScanner::Result r = fold_.Span(at, at + len)) {
     return RefuseLines(r);
   }
@@ -277,6 +295,7 @@ int Http1Parser::OnVersionComplete() {
   // A span piece from an earlier read ended at that read's end: the
   // terminator is this read's first byte.
   const char* next = version_gen_ == exec_gen_ ? version_end_ : exec_start_;
+  if (lenient_) return 0;
   if (next < exec_end_) {
     if (*next == '\r') return 0;
     return Refuse("HPE_INVALID_VERSION", "Expected CRLF after version");

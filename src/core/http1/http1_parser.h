@@ -60,9 +60,10 @@ class Http1ParserListener {
 
 class Http1Parser {
  public:
-  // `options` are read when used (some limits may change at run time);
-  // detect_http2: the port also serves h2c, so a first request line that
-  // is not HTTP/1.x gets no HTTP/1.1 answer (see Error::status 0).
+  // `options` are read when used (some limits may change at run time),
+  // except insecure_http_parser, read here. detect_http2: the port also
+  // serves h2c, so a first request line naming another protocol gets no
+  // HTTP/1.1 answer (see Error::status 0).
   Http1Parser(Http1ParserListener* listener, const ServerOptions* options,
               bool detect_http2);
   Http1Parser(const Http1Parser&) = delete;
@@ -179,9 +180,9 @@ class Http1Parser {
   // The scanner found a fold or a bare-LF blank line: the request is
   // invalid (400, as node).
   int RefuseLines(LineFoldScanner::Result why);
-  // A method error at `pos` whose request line is not HTTP/1.x, on the
-  // first request of a port that also serves h2c.
-  bool NotHttp1(const char* pos) const;
+  // A method error at `pos` on a first request line whose version token is
+  // not HTTP/1.x, on a port that also serves h2c.
+  bool NamesOtherProtocol(const char* pos) const;
   // Body coalescing: the body spans llhttp reports while parsing one input
   // are gathered into one run and handed to the listener once, by
   // FlushBodyRun, before anything that must follow them (the request's
@@ -193,7 +194,8 @@ class Http1Parser {
 
   Http1ParserListener* listener_;
   const ServerOptions* options_;
-  bool detect_http2_;
+  const bool detect_http2_;
+  const bool lenient_;  // insecureHTTPParser
   llhttp_t parser_;
   llhttp_settings_t settings_;
   uint64_t messages_ = 0;

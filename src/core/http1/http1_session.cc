@@ -801,7 +801,8 @@ void Http1Session::Advance() {
 void Http1Session::SendErrorAndClose(int status) {
   if (conn_->closing()) return;
   if (status == 0) {
-    // Input that is not HTTP/1.x (ReportClientError's status 0): no answer.
+    // A first line naming another protocol (the parser's status 0): no
+    // answer.
     conn_->Destroy();
     return;
   }
