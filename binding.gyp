@@ -15,6 +15,10 @@
         "src/core/net/connection.cc",
         "src/core/net/read_buffers.cc",
         "src/core/net/tunnel_session.cc",
+        "src/core/websocket/ws_frame_parser.cc",
+        "src/core/websocket/ws_session.cc",
+        "src/core/websocket/ws_hub.cc",
+        "src/core/websocket/ws_deflate.cc",
         "src/core/net/tls_context.cc",
         "src/core/net/tls_channel.cc",
         "src/core/http1/http1_parser.cc",
@@ -36,6 +40,12 @@
         "src/core/http2/http2_pipe_body.cc",
         "src/core/http2/http2_upgrade.cc",
         "src/core/http2/nghttp2_link.cc",
+        "src/core/http3/varint.cc",
+        "src/core/http3/frames.cc",
+        "src/core/http3/huffman.cc",
+        "src/core/http3/qpack.cc",
+        "src/core/http3/qpack_decoder.cc",
+        "src/core/http3/message.cc",
         "src/core/body/file_source.cc",
         "src/core/files/open_file_cache.cc",
         "src/core/files/open_beneath.cc",
@@ -52,6 +62,7 @@
         "src/core/compress/worker_priority.cc",
         "src/core/compress/compress_gate.cc",
         "src/core/compress/brotli_alloc.cc",
+        "src/core/common/glibc_baseline.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",
@@ -63,7 +74,8 @@
         "src/binding/js_file.cc",
         "src/binding/js_static_mount.cc",
         "src/binding/js_compress.cc",
-        "src/binding/js_tls.cc"
+        "src/binding/js_tls.cc",
+        "src/binding/js_websocket.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
@@ -84,6 +96,12 @@
       "ldflags": [ "-Wl,--exclude-libs,ALL", "-Wl,-z,now",
                    "-Wl,--version-script=<(module_root_dir)/src/binding/exports.map" ],
       "conditions": [
+        # Every translation unit starts with glibc_baseline.h: the addon's
+        # glibc and libstdc++ imports stay at the 2.28 / GLIBCXX_3.4.25
+        # baseline whatever the build machine has (docs/install.md).
+        [ "OS=='linux'", {
+          "cflags": [ "-include", "core/common/glibc_baseline.h" ]
+        } ],
         [ "sluice_asan==1", {
           "cflags": [ "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1" ],
           "defines": [ "SLUICE_ASAN_BUILD=1" ],

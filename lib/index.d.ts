@@ -87,6 +87,10 @@ export interface OpenFileCacheStats {
   expirations: number;
   /** Entries or content pushed out by a bound. */
   evictions: number;
+  /** Opens begun for the cache (misses that opened the path). */
+  opens: number;
+  /** Misses that waited for another request's open of the same path instead of opening it. */
+  coalesced: number;
   entries: number;
   contentBytes: number;
   /** Descriptors held by entries (open or closing). */
@@ -136,7 +140,7 @@ export interface ServerOptions {
   insecureHTTPParser?: boolean;
   /** Response compression: `true` for the defaults, or options. Default off. */
   compression?: boolean | CompressionOptions | null;
-  /** File responses go through this thread's open-file cache: `true` for the defaults, or options. Default off. */
+  /** This thread's open-file cache. Not given (default): static mounts (`serveStatic`, the middleware) use it with the defaults; `true` or options: every file response (respondWithFile too); `false` / `null`: none. */
   openFileCache?: boolean | OpenFileCacheOptions | null;
   /** HTTP/2 settings. */
   http2?: Http2Options;
@@ -721,3 +725,114 @@ export declare function serveStatic(root: string, options?: ServeStaticMiddlewar
 /** The same for Koa: `app.use(sluice.koaServeStatic(root))`. */
 export declare function koaServeStatic(root: string, options?: ServeStaticMiddlewareOptions):
   (ctx: { req: http.IncomingMessage; res: http.ServerResponse; respond?: boolean }, next: () => Promise<unknown>) => Promise<unknown>;
+
+// ---- WebSockets (docs/websocket.md) -----------------------------------------
+
+export interface WebSocketServerOptions {
+  /** A sluice server whose 'upgrade' events this server answers. */
+  server?: Server;
+  /** Make and listen a sluice server on this port (plain requests get 426). */
+  port?: number;
+  host?: string;
+  backlog?: number;
+  /** Handshakes come only through handleUpgrade. */
+  noServer?: boolean;
+  /** Only this URL path (query ignored) is accepted; others get 400. */
+  path?: string;
+  /** Largest message (all its fragments) accepted; larger: close 1009. Default 100 MiB. */
+  maxPayload?: number;
+  /** Accepted for ws compatibility; permessage-deflate is not negotiated yet (docs/websocket.md). */
+  perMessageDeflate?: boolean | object;
+  clientTracking?: boolean;
+  skipUTF8Validation?: boolean;
+  autoPong?: boolean;
+  allowSynchronousEvents?: boolean;
+  handleProtocols?: (protocols: Set<string>, request: IncomingRequest) => string | false;
+  verifyClient?:
+    | ((info: { origin: string | undefined; secure: boolean; req: IncomingRequest }) => boolean)
+    | ((info: { origin: string | undefined; secure: boolean; req: IncomingRequest },
+        callback: (verified: boolean, code?: number, message?: string, headers?: http.OutgoingHttpHeaders) => void) => void);
+  /** (sluice) ms a close handshake waits for the peer's close frame. Default 30000. */
+  closeTimeout?: number;
+  /** (sluice) ms of silence before a ping, then as long again before the connection is closed; 0: off. */
+  idleTimeout?: number;
+  /** (sluice) send-buffer bytes past which sends are dropped (WS_DROPPED); 0: unbounded. */
+  maxBackpressure?: number;
+}
+
+/** What WebSocket#send / ping / pong return: 0 sent, 1 buffered (a drain follows), 2 dropped (over maxBackpressure), 3 not open. */
+export type WebSocketSendResult = 0 | 1 | 2 | 3;
+
+export interface WebSocketSendOptions {
+  binary?: boolean;
+  /** Accepted for ws compatibility (no compression yet). */
+  compress?: boolean;
+  fin?: boolean;
+  mask?: boolean;
+}
+
+export declare class WebSocket extends EventEmitter {
+  static readonly CONNECTING: 0;
+  static readonly OPEN: 1;
+  static readonly CLOSING: 2;
+  static readonly CLOSED: 3;
+  readonly CONNECTING: 0;
+  readonly OPEN: 1;
+  readonly CLOSING: 2;
+  readonly CLOSED: 3;
+  readonly readyState: 0 | 1 | 2 | 3;
+  readonly protocol: string;
+  readonly extensions: string;
+  readonly bufferedAmount: number;
+  readonly isPaused: boolean;
+  readonly url: undefined;
+  binaryType: 'nodebuffer' | 'arraybuffer' | 'fragments' | 'blob';
+  send(data: unknown, cb?: (err?: Error) => void): WebSocketSendResult;
+  send(data: unknown, options: WebSocketSendOptions, cb?: (err?: Error) => void): WebSocketSendResult;
+  ping(data?: unknown, mask?: boolean, cb?: (err?: Error) => void): WebSocketSendResult;
+  pong(data?: unknown, mask?: boolean, cb?: (err?: Error) => void): WebSocketSendResult;
+  close(code?: number, reason?: string | Buffer): void;
+  terminate(): void;
+  pause(): void;
+  resume(): void;
+  /** (sluice) Pub/sub: false when already subscribed (or closed). */
+  subscribe(topic: string): boolean;
+  unsubscribe(topic: string): boolean;
+  isSubscribed(topic: string): boolean;
+  readonly topics: string[];
+  /** (sluice) To every subscriber of `topic` but this socket; returns how many it was queued for. */
+  publish(topic: string, data: unknown, options?: { binary?: boolean }): number;
+  onopen: ((ev: { type: string; target: WebSocket }) => void) | null;
+  onmessage: ((ev: { type: string; target: WebSocket; data: Buffer | ArrayBuffer | Buffer[] | Blob | string }) => void) | null;
+  onclose: ((ev: { type: string; target: WebSocket; code: number; reason: string; wasClean: boolean }) => void) | null;
+  onerror: ((ev: { type: string; target: WebSocket; error: Error; message: string }) => void) | null;
+  addEventListener(type: 'open' | 'message' | 'close' | 'error', listener: (ev: any) => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'open' | 'message' | 'close' | 'error', listener: (ev: any) => void): void;
+  on(event: 'message', listener: (data: Buffer | ArrayBuffer | Buffer[] | Blob, isBinary: boolean) => void): this;
+  on(event: 'close', listener: (code: number, reason: Buffer) => void): this;
+  on(event: 'ping' | 'pong', listener: (data: Buffer) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+export declare class WebSocketServer extends EventEmitter {
+  constructor(options: WebSocketServerOptions, callback?: () => void);
+  readonly options: WebSocketServerOptions;
+  /** The open sockets (with clientTracking, the default). */
+  readonly clients: Set<WebSocket>;
+  address(): ReturnType<Server['address']>;
+  close(cb?: (err?: Error) => void): void;
+  shouldHandle(req: IncomingRequest): boolean | Promise<boolean>;
+  handleUpgrade(req: IncomingRequest, socket: TunnelSocket, head: Buffer,
+    cb: (ws: WebSocket, req: IncomingRequest) => void): void;
+  /** (sluice) To every subscriber of `topic`; returns how many it was queued for. */
+  publish(topic: string, data: unknown, options?: { binary?: boolean }): number;
+  /** (sluice) How many sockets are subscribed to `topic`. */
+  subscribers(topic: string): number;
+  on(event: 'connection', listener: (ws: WebSocket, req: IncomingRequest) => void): this;
+  on(event: 'headers', listener: (headers: string[], req: IncomingRequest) => void): this;
+  on(event: 'wsClientError', listener: (err: Error, socket: TunnelSocket, req: IncomingRequest) => void): this;
+  on(event: 'listening' | 'close', listener: () => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}

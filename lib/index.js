@@ -11,10 +11,15 @@ const { createBufferPool, releaseBuffer, BufferPool } = require('./uploads/buffe
 const { STATUS_CODES, METHODS } = require('http');
 const fileCache = require('./files/open_file_cache');
 const { serveStaticMiddleware, koaServeStatic } = require('./middleware/serve_static');
+const { WebSocketServer, setServerFactory } = require('./websocket/websocket_server');
+const { WebSocket } = require('./websocket/websocket');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
 }
+
+// A WebSocketServer given { port } makes its own server with this.
+setServerFactory(createServer);
 
 const versions = Object.freeze({
   sluice: require('../package.json').version,
@@ -30,6 +35,8 @@ const versions = Object.freeze({
 
 module.exports = {
   createServer,
+  WebSocketServer,
+  WebSocket,
   Server,
   createSecureServer,
   createSecureContext,

@@ -1,6 +1,11 @@
 'use strict';
-// file_server.js <sluice|node> --file-size N --proto h2|h1 [--cache on|off]
+// file_server.js <sluice|node> --file-size N --proto h2|h1
+//                [--cache default|on|off] [--sendfile on|off]
 //                [--mode file|static|express]
+// --cache: sluice's openFileCache option: not given (default: static mounts
+// and the middleware use the cache, respondWithFile does not), true, false.
+// --sendfile off: sluice's `sendfile: false` (HTTP/1.1 file bodies read +
+// writev instead of sendfile(2)).
 // One file of N random bytes (written to a temp dir at startup, removed at
 // exit), served at /f on every request:
 //   sluice: stream.respondWithFile (h2c) / res.respondWithFile (HTTP/1.1),
@@ -8,14 +13,14 @@
 //   node:   node:http2 stream.respondWithFile (h2c) /
 //           node:http fs.createReadStream(path).pipe(res) (HTTP/1.1)
 // --mode static: the directory holding f is served at / instead:
-//   sluice: server.serveStatic('/', dir) with `openFileCache: true` (no
-//           JS per request); the request handler is never reached
+//   sluice: server.serveStatic('/', dir) (no JS per request); the request
+//           handler is never reached
 //   node:   the `serve-static` middleware (express.static) on node:http
 //           (HTTP/1.1) or on the node:http2 compat API (h2c)
 // --mode express: the same directory through an Express 5 app's static
 // middleware, mounted at /:
 //   sluice: sluice.serveStatic(dir) (a native lookup per request, the
-//           answer sent as a respondWithFile body) with `openFileCache: true`
+//           answer sent as a respondWithFile body)
 //   node:   express.static(dir) on node:http (HTTP/1.1 only: Express does
 //           not run on the node:http2 compat API)
 //   --set-headers on: both with serve-static's setHeaders option (one
@@ -29,7 +34,12 @@ const crypto = require('node:crypto');
 const { loadImpl, parseArgs, serve } = require('../server_harness.js');
 
 const opts = parseArgs(process.argv.slice(2),
-  { fileSize: 1024, proto: 'h2', cache: 'off', mode: 'file', setHeaders: 'off' });
+  { fileSize: 1024, proto: 'h2', cache: 'default', mode: 'file', setHeaders: 'off', sendfile: 'on' });
+// sluice's options for --cache / --sendfile.
+const fileOptions = {
+  ...(opts.cache === 'default' ? {} : { openFileCache: opts.cache === 'on' }),
+  ...(opts.sendfile === 'off' ? { sendfile: false } : {}),
+};
 const impl = opts._[0];
 const h2 = opts.proto === 'h2';
 const mod = loadImpl(impl, h2 ? 'node:http2' : 'node:http');
@@ -49,10 +59,10 @@ if (opts.mode === 'express') {
     { setHeaders(res, p, stat) { res.setHeader('X-Static-Size', String(stat.size)); } } : {};
   app.use(impl === 'sluice' ? mod.serveStatic(dir, staticOpts) : express.static(dir, staticOpts));
   server = impl === 'sluice' ?
-    mod.createServer({ http2: { maxConcurrentStreams: 256 }, openFileCache: true }, app) :
+    mod.createServer({ http2: { maxConcurrentStreams: 256 }, ...fileOptions }, app) :
     mod.createServer(app);
 } else if (opts.mode === 'static' && impl === 'sluice') {
-  server = mod.createServer({ http2: { maxConcurrentStreams: 256 }, openFileCache: true },
+  server = mod.createServer({ http2: { maxConcurrentStreams: 256 }, ...fileOptions },
     (req, res) => { res.statusCode = 404; res.end(); });
   server.serveStatic('/', dir);
 } else if (opts.mode === 'static') {
@@ -64,7 +74,7 @@ if (opts.mode === 'express') {
 } else if (impl === 'sluice') {
   server = mod.createServer({
     http2: { maxConcurrentStreams: 256 },
-    openFileCache: opts.cache === 'on',
+    ...fileOptions,
   }, (req, res) => res.respondWithFile(file, headers));
   server.on('stream', (stream) => stream.respondWithFile(file, headers));
 } else if (h2) {

@@ -6,11 +6,14 @@
 //   sluice respondWithFile + cache    the same with `openFileCache: true`
 //                                     (fd + stat cached; files <= 64 KiB
 //                                     answered from memory)
-//   sluice serveStatic                `server.serveStatic('/', dir)` with the
-//                                     open-file cache: answered in the core,
-//                                     no JS per request
+//   sluice serveStatic                `server.serveStatic('/', dir)` with
+//                                     default options (the open-file cache
+//                                     on, HTTP/1.1 bodies by sendfile):
+//                                     answered in the core, no JS per
+//                                     request; also with `openFileCache:
+//                                     false` and with `sendfile: false`
 //   sluice serveStatic middleware     `sluice.serveStatic(dir)` in an
-//     (Express)                       Express 5 app, openFileCache on: a
+//     (Express)                       Express 5 app, default options: a
 //                                     native lookup per request after
 //                                     Express's routing
 //   node:http2 respondWithFile /      node's own (the ratio baseline)
@@ -42,7 +45,10 @@ function variants(proto) {
   return [
     { label: 'sluice respondWithFile', impl: 'sluice', args: ['--cache', 'off'] },
     { label: 'sluice respondWithFile + openFileCache', impl: 'sluice', args: ['--cache', 'on'] },
-    { label: 'sluice serveStatic + openFileCache', impl: 'sluice', args: ['--mode', 'static'] },
+    { label: 'sluice serveStatic (default options)', impl: 'sluice', args: ['--mode', 'static'] },
+    { label: 'sluice serveStatic openFileCache: false', impl: 'sluice', args: ['--mode', 'static', '--cache', 'off'] },
+    ...(proto === 'h2' ? [] :
+      [{ label: 'sluice serveStatic sendfile: false', impl: 'sluice', args: ['--mode', 'static', '--sendfile', 'off'] }]),
     { label: 'sluice serveStatic middleware (Express)', impl: 'sluice', args: ['--mode', 'express'] },
     { label: 'sluice serveStatic middleware + setHeaders (Express)', impl: 'sluice',
       args: ['--mode', 'express', '--set-headers', 'on'] },

@@ -1,12 +1,25 @@
 'use strict';
 
 // Loads the native addon. SLUICE_ADDON overrides the path (the sanitizer
-// build lives in build-asan/).
+// build lives in build-asan/). Otherwise a local build wins (build/Release:
+// what `npm run build` or a from-source install makes), else node-gyp-build
+// picks the package's prebuilt binary for this platform, arch and libc
+// (prebuilds/linux-x64/sluice.glibc.node; docs/install.md). build/Release
+// is looked at here first, before node-gyp-build (which would find it too),
+// so that a copy of lib/ with a build beside it and no node_modules (the
+// benchmark runner's snapshot) loads without the dependency.
+const fs = require('fs');
 const path = require('path');
 
-const file = process.env.SLUICE_ADDON ||
-  path.join(__dirname, '..', '..', 'build', 'Release', 'sluice.node');
+function addonFile() {
+  if (process.env.SLUICE_ADDON) return process.env.SLUICE_ADDON;
+  const root = path.join(__dirname, '..', '..');
+  const local = path.join(root, 'build', 'Release', 'sluice.node');
+  if (fs.existsSync(local)) return local;
+  return require('node-gyp-build').resolve(root);
+}
 
+const file = addonFile();
 const binding = require(file);
 
 // binding.constants is the wire protocol (src/binding/wire_protocol.h):

@@ -264,7 +264,7 @@ class ResponseFileTarget {
 
   opened() { this.res._nativeFile = null; }
 
-  useCache() { return this.res._fileCache === true; }
+  useCache() { return this.res._fileCache === 2; }  // fileCache.ALL
 
   gone() {
     const res = this.res;

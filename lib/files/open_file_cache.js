@@ -1,13 +1,16 @@
 'use strict';
 
 // The `openFileCache` server option: this thread's open-file cache
-// (src/core/files/open_file_cache.h), shared by every file response of the
-// servers that turn it on (HTTP/1.1 and HTTP/2, compressed or not). Off by
-// default, as node (which has none). The cache is per loop thread: the
-// main thread and each worker have their own. A listening server with the
-// option holds it on; when the last one closes, every entry is forgotten
-// (descriptors close as their responses end). Several servers: the bounds
-// of the one that started listening last apply.
+// (src/core/files/open_file_cache.h). Not given (the default): static
+// mounts (server.serveStatic) and the sluice.serveStatic middleware use it,
+// with the DEFAULTS bounds; respondWithFile does not (node has no cache,
+// and a handler calling it may expect each call to open the path).
+// `true` or an object: every file response of the server uses it (HTTP/1.1
+// and HTTP/2, compressed or not). `false`: nothing does. The cache is per
+// loop thread: the main thread and each worker have their own. A listening
+// server using it holds it on; when the last one closes, every entry is
+// forgotten (descriptors close as their responses end). Several servers:
+// the bounds of the one that started listening last apply.
 
 const binding = require('../common/binding');
 const { codedTypeError, codedRangeError } = require('../common/errors');
@@ -25,16 +28,24 @@ binding.NativeFile.setStatArray(statArray);
 
 let users = 0;
 
+// Who uses a server's cache (res._fileCache, stream._fileCache).
+const OFF = 0;
+const STATIC = 1;  // static mounts and the middleware
+const ALL = 2;     // and every respondWithFile
+
+const STATIC_DEFAULT = Object.freeze({ ...DEFAULTS, mode: STATIC });
+
 // Returns the normalized option (null: off). Throws ERR_INVALID_ARG_TYPE /
 // ERR_OUT_OF_RANGE for a bad one.
 function normalize(option) {
-  if (option === undefined || option === null || option === false) return null;
+  if (option === undefined) return STATIC_DEFAULT;
+  if (option === null || option === false) return null;
   if (option === true) option = {};
   if (typeof option !== 'object') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE',
       'The "options.openFileCache" property must be of type boolean or object');
   }
-  const cfg = { ...DEFAULTS };
+  const cfg = { ...DEFAULTS, mode: ALL };
   for (const name of Object.keys(DEFAULTS)) {
     const v = option[name];
     if (v === undefined) continue;
@@ -49,13 +60,13 @@ function normalize(option) {
   return Object.freeze(cfg);
 }
 
-// A server with the option starts listening: the cache is on (with its
-// bounds). Returns true when its responses should use the cache.
+// A server using the cache starts listening: the cache is on (with its
+// bounds). Returns who uses it (OFF, STATIC or ALL).
 function acquire(cfg) {
-  if (cfg === null) return false;
+  if (cfg === null) return OFF;
   users++;
   binding.NativeFile.configureCache(cfg.max, cfg.validMs, cfg.smallFileSize, cfg.smallFileBytes);
-  return true;
+  return cfg.mode;
 }
 
 // That server closed.
@@ -65,9 +76,9 @@ function release(acquired) {
 }
 
 // { enabled, hits, misses, contentHits, invalidations, expirations,
-//   evictions, entries, contentBytes, fds }
+//   evictions, opens, coalesced, entries, contentBytes, fds }
 function stats() {
   return binding.NativeFile.cacheStats();
 }
 
-module.exports = { normalize, acquire, release, stats, statArray, DEFAULTS };
+module.exports = { normalize, acquire, release, stats, statArray, DEFAULTS, OFF, STATIC, ALL };

@@ -108,7 +108,7 @@ class ServerResponse extends Stream {
     this._onFinish = null;
     this._st = undefined;
     this._compressCfg = null;
-    this._fileCache = false;
+    this._fileCache = 0;
     this._rejectBodyWrites = false;
     this._compressor = null;
     this._nativeFile = null;

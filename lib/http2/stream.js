@@ -210,7 +210,7 @@ class ServerHttp2Stream extends LazyDuplex {
     // Response compression (lib/http2/compress.js): the server's config
     // (null: off).
     this._compressCfg = null;
-    this._fileCache = false;  // file responses use the open-file cache
+    this._fileCache = 0;  // lib/files/open_file_cache.js: OFF, STATIC (mounts only) or ALL
     this._fileResponding = false;
     this._nativeFile = null;
     this._wantTrailers = false;
@@ -674,7 +674,7 @@ class Http2StreamFileTarget {
 
   opened() { this.stream._nativeFile = null; }
 
-  useCache() { return this.stream._fileCache === true; }
+  useCache() { return this.stream._fileCache === 2; }  // fileCache.ALL
 
   gone() {
     const s = this.stream;

@@ -149,7 +149,8 @@ function serveStaticMiddleware(root, options) {
   const fallthrough = opts.fallthrough;
   const redirect = opts.redirect;
   // Whether a request uses the open-file cache is its server's
-  // openFileCache option (res._fileCache), asked per request.
+  // openFileCache option (res._fileCache: on unless `false`), asked per
+  // request.
   opts.useCache = true;
   const absRoot = staticFiles.resolveRoot(root);
   const rootSlash = absRoot.endsWith('/') ? absRoot : `${absRoot}/`;
@@ -255,7 +256,7 @@ function serveStaticMiddleware(root, options) {
     }
     const file = new NativeFile();
     const r = file.lookupStatic(mount, req.url, req.method === 'HEAD', fields,
-      res._fileCache === true, validators === null ? 0 : flags, etag, lastModified, onLookup);
+      res._fileCache > 0, validators === null ? 0 : flags, etag, lastModified, onLookup);
     if (typeof r === 'string') {
       answer(req, res, next, served, file, r, validators);
     } else if (r === STATIC_PENDING) {

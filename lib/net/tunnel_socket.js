@@ -92,6 +92,21 @@ class TunnelSocket extends Duplex {
     }
   }
 
+  // A WebSocketServer took the connection over (lib/websocket/): native
+  // code parses its frames from now on. Returns the bytes read but not
+  // consumed (to be parsed first) and stops this socket's own timer; the
+  // connection is no longer paused for this stream's sake.
+  _takeOver() {
+    this._clearTimer();
+    let pending = null;
+    if (this.readableLength > 0) pending = this.read();
+    if (this[kPaused]) {
+      this[kPaused] = false;
+      this[kConn].resume();
+    }
+    return pending;
+  }
+
   // ---- writing -------------------------------------------------------------
   _write(chunk, encoding, cb) {
     if (typeof chunk === 'string') chunk = Buffer.from(chunk, encoding);

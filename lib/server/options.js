@@ -150,6 +150,10 @@ function serverOptions(options) {
     throw codedTypeError('ERR_INVALID_ARG_TYPE',
       'The "options.requestBufferAllocator" property must be of type function');
   }
+  if (options.sendfile !== undefined && typeof options.sendfile !== 'boolean') {
+    throw codedTypeError('ERR_INVALID_ARG_TYPE',
+      'The "options.sendfile" property must be of type boolean');
+  }
   return {
     server: {
       maxHeaderSize,
@@ -181,6 +185,8 @@ function serverOptions(options) {
       keepAliveTimeoutBuffer,
       highWaterMark: options.highWaterMark || defaults.highWaterMark,
       bodyAllocator: !!allocator,
+      // Cleartext HTTP/1.1 file bodies with sendfile(2) (docs/files.md).
+      sendfile: options.sendfile !== false,
       noDelay: options.noDelay !== false,
       tcpKeepAlive: options.keepAlive === true,
       tcpKeepAliveDelay: Math.max(0, ~~(options.keepAliveInitialDelay / 1000)),

@@ -14,6 +14,7 @@ const binding = require('../common/binding');
 const http1Session = require('../http1/session');
 const { BodyMemory } = require('../http1/body_memory');
 const http2Session = require('../http2/session');
+const wsEvents = require('../websocket/native_events');
 const compression = require('../compress/compression');
 const staticFiles = require('../files/static_mount');
 const fileCache = require('../files/open_file_cache');
@@ -74,9 +75,11 @@ class Server extends EventEmitter {
     const h2Window = opts.native.http2StreamWindow;
     this._h2StreamWindow = h2Window === undefined ? binding.constants.H2_DEFAULT_STREAM_WINDOW : h2Window;
     // The open-file cache (lib/files/open_file_cache.js): null when off; on while
-    // listening (this._fileCache says whether file responses use it).
+    // listening. this._fileCache says who uses it: fileCache.OFF, STATIC
+    // (the default: static mounts and the serveStatic middleware) or ALL
+    // (`openFileCache: true`: every respondWithFile too).
     this._fileCacheCfg = fileCache.normalize(options.openFileCache);
-    this._fileCache = false;
+    this._fileCache = fileCache.OFF;
     // node's IncomingMessage / ServerResponse options (HTTP/1.1 requests):
     // null when not given (lib/http/prototype_bridge.js adoptClass).
     this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
@@ -88,6 +91,7 @@ class Server extends EventEmitter {
     this._nativeCallbacks = {
       ...http1Session.callbacks(this, this._bodyMemory),
       ...http2Session.callbacks(this),
+      ...wsEvents.callbacks,
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
       ...this._tlsCallbacks(),
@@ -283,7 +287,7 @@ class Server extends EventEmitter {
       this._listening = false;
       this._closing = true;
       fileCache.release(this._fileCache);
-      this._fileCache = false;
+      this._fileCache = fileCache.OFF;
       if (this._forgetCluster) this._forgetCluster();
       this[kNative].close();
     } else {

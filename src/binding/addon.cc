@@ -4,6 +4,7 @@
 #include <uv.h>
 
 #include "binding/addon_data.h"
+#include "binding/js_websocket.h"
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "binding/js_http2.h"
@@ -186,6 +187,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
     exports.Set("respondHttp1", Napi::Value(env, fn));
   }
   exports.Set("NativeFile", JsFile::Init(env));
+  exports.Set("NativeWsHub", JsWsHub::Init(env));
   exports.Set("constants", WireConstants(env));
   exports.Set("errname", Napi::Function::New(env, ErrName));
   exports.Set("strerror", Napi::Function::New(env, StrError));

@@ -19,6 +19,8 @@ class JsServer;
 struct AddonData {
   Napi::FunctionReference connection_ctor;
   Napi::FunctionReference http2_session_ctor;
+  // NativeWsHub: wsAccept recognises hub objects by it (napi_instanceof).
+  Napi::FunctionReference ws_hub_ctor;
   // Set when the environment starts tearing down (worker terminated,
   // process exiting): JS cannot run any more; native code makes no JS
   // call from then on (checked where a libuv callback could reach JS).

@@ -79,6 +79,16 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
           InstanceMethod<&JsConnection::CopyReads>("copyReads"),
           InstanceMethod<&JsConnection::Handle>("handle"),
+          InstanceMethod<&JsConnection::WsAccept>("wsAccept"),
+          InstanceMethod<&JsConnection::WsFeed>("wsFeed"),
+          InstanceMethod<&JsConnection::WsSend>("wsSend"),
+          InstanceMethod<&JsConnection::WsClose>("wsClose"),
+          InstanceMethod<&JsConnection::WsBuffered>("wsBuffered"),
+          InstanceMethod<&JsConnection::WsSubscribe>("wsSubscribe"),
+          InstanceMethod<&JsConnection::WsUnsubscribe>("wsUnsubscribe"),
+          InstanceMethod<&JsConnection::WsIsSubscribed>("wsIsSubscribed"),
+          InstanceMethod<&JsConnection::WsTopics>("wsTopics"),
+          InstanceMethod<&JsConnection::WsPublish>("wsPublish"),
       });
 }
 
@@ -98,10 +108,11 @@ Connection* JsConnection::alive() const {
 bool JsConnection::RawOk() const {
   Connection* c = core();
   if (!c || c->destroyed()) return false;
-  // HTTP/1.1, or a tunnel after an accepted Upgrade / CONNECT; never the
-  // HTTP/2 session an h2c upgrade switched to.
+  // HTTP/1.1, a tunnel after an accepted Upgrade / CONNECT, or a
+  // WebSocket (pause / resume); never the HTTP/2 session an h2c upgrade
+  // switched to.
   Session* s = c->session();
-  return (s != nullptr && s->AsHttp1() != nullptr) ||
+  return (s != nullptr && (s->AsHttp1() != nullptr || s->AsWebSocket() != nullptr)) ||
          dynamic_cast<TunnelSession*>(s) != nullptr;
 }
 

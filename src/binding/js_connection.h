@@ -10,6 +10,7 @@
 #include "core/common/result.h"
 #include "core/net/connection.h"
 #include "core/http1/http1_session.h"
+#include "core/websocket/ws_session.h"
 
 namespace sluice {
 
@@ -91,6 +92,20 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   // reaches lib/ as a copy (onReadCopy: socket 'data' listeners); a no-op
   // on other protocols or once closed.
   Napi::Value CopyReads(const Napi::CallbackInfo& info);
+  // WebSocket (js_websocket.cc): after wsAccept the connection's session
+  // is a WebSocketSession; every ws* method is a no-op answering "not
+  // open" once it is closed.
+  WebSocketSession* ws() const;
+  Napi::Value WsAccept(const Napi::CallbackInfo& info);
+  Napi::Value WsFeed(const Napi::CallbackInfo& info);
+  Napi::Value WsSend(const Napi::CallbackInfo& info);
+  Napi::Value WsClose(const Napi::CallbackInfo& info);
+  Napi::Value WsBuffered(const Napi::CallbackInfo& info);
+  Napi::Value WsSubscribe(const Napi::CallbackInfo& info);
+  Napi::Value WsUnsubscribe(const Napi::CallbackInfo& info);
+  Napi::Value WsIsSubscribed(const Napi::CallbackInfo& info);
+  Napi::Value WsTopics(const Napi::CallbackInfo& info);
+  Napi::Value WsPublish(const Napi::CallbackInfo& info);
 
   // A body argument read once: a string (sent as UTF-8; len is its UTF-8
   // length) or the bytes of a binary view; value is null for no body.

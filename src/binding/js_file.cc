@@ -8,6 +8,7 @@
 #include "binding/js_connection.h"
 #include "binding/js_static_mount.h"
 #include "binding/wire_protocol.h"
+#include "core/http1/http1_pipe_body.h"
 #include "core/http1/http1_session.h"
 
 namespace sluice {
@@ -247,7 +248,7 @@ Napi::Value JsFile::RespondHttp1(const Napi::CallbackInfo& info) {
     Unhold();
     return Napi::Number::New(env, kResultClosed);
   }
-  int r = s->StartPipeBody(seq, body, this);
+  int r = s->StartPipeBody(seq, body, this, body == src ? src : nullptr);
   if (r != kResultOk) Unhold();  // the listener will not be called
   return Napi::Number::New(env, r);
 }
@@ -431,6 +432,14 @@ Napi::Value JsFile::Stats(const Napi::CallbackInfo& info) {
   o.Set("sources", Napi::Number::New(info.Env(), static_cast<double>(FileSource::live_count())));
   o.Set("buffersOutstanding", Napi::Number::New(info.Env(),
         static_cast<double>(PipeBufferPool::ForThisThread()->outstanding())));
+  const SendfileStats& sf = ThreadSendfileStats();
+  Napi::Object s = Napi::Object::New(info.Env());
+  s.Set("bodies", Napi::Number::New(info.Env(), static_cast<double>(sf.bodies)));
+  s.Set("calls", Napi::Number::New(info.Env(), static_cast<double>(sf.calls)));
+  s.Set("bytes", Napi::Number::New(info.Env(), static_cast<double>(sf.bytes)));
+  s.Set("waits", Napi::Number::New(info.Env(), static_cast<double>(sf.waits)));
+  s.Set("fallbacks", Napi::Number::New(info.Env(), static_cast<double>(sf.fallbacks)));
+  o.Set("sendfile", s);
   return o;
 }
 
@@ -485,6 +494,8 @@ Napi::Value JsFile::CacheStats(const Napi::CallbackInfo& info) {
   o.Set("invalidations", Napi::Number::New(env, static_cast<double>(s.invalidations)));
   o.Set("expirations", Napi::Number::New(env, static_cast<double>(s.expirations)));
   o.Set("evictions", Napi::Number::New(env, static_cast<double>(s.evictions)));
+  o.Set("opens", Napi::Number::New(env, static_cast<double>(s.opens)));
+  o.Set("coalesced", Napi::Number::New(env, static_cast<double>(s.coalesced)));
   o.Set("entries", Napi::Number::New(env, static_cast<double>(s.entries)));
   o.Set("contentBytes", Napi::Number::New(env, static_cast<double>(s.content_bytes)));
   o.Set("fds", Napi::Number::New(env, static_cast<double>(OpenFileCache::open_fds())));

@@ -128,6 +128,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
                                             o.keep_alive_timeout_buffer_ms);
   o.high_water_mark = OptionMs(opts, "highWaterMark", o.high_water_mark);
   o.max_pipelined = OptionMs(opts, "maxPipelined", o.max_pipelined);
+  if (opts.Has("sendfile")) o.sendfile = opts.Get("sendfile").ToBoolean().Value();
   for (const char* name : kLimitNames) {
     if (opts.Has(name)) SetLimit(&o, name, opts.Get(name));
   }
@@ -140,6 +141,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
       OptionMs(opts, "http2ConnectionWindow", o.http2_connection_window);
   http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
+  if (JsWebSocket::Wanted(cbs)) ws_.reset(new JsWebSocket(env, cbs));
   o.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value();
   if (opts.Has("noDelay")) o.no_delay = opts.Get("noDelay").ToBoolean().Value();
   o.insecure_http_parser = opts.Get("insecureHTTPParser").ToBoolean().Value();
@@ -448,6 +450,8 @@ void JsServer::OnDrain(Connection* c) {
 Http1Delegate* JsServer::http1() { return http1_.get(); }
 
 Http2Delegate* JsServer::http2() { return http2_.get(); }
+
+WsDelegate* JsServer::websocket() { return ws_.get(); }
 
 void JsServer::OnSecureConnection(Connection* c) {
   if (on_secure_.IsEmpty()) return;

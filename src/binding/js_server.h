@@ -11,6 +11,7 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_core_handle.h"
+#include "binding/js_websocket.h"
 #include "core/net/listener.h"
 #include "core/net/server_delegate.h"
 
@@ -42,6 +43,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   void OnConnection(Connection* c) override;
   Http1Delegate* http1() override;
   Http2Delegate* http2() override;
+  WsDelegate* websocket() override;
   void OnSecureConnection(Connection* c) override;
   void OnTlsClientError(Connection* c, const char* code,
                         const char* message) override;
@@ -101,6 +103,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   std::unique_ptr<JsHttp1> http1_;
   // HTTP/2 events (js_http2.cc); null when lib/ gave no onStream callback.
   std::unique_ptr<JsHttp2> http2_;
+  // WebSocket events (js_websocket.cc); null when lib/ gave no onWsMessage.
+  std::unique_ptr<JsWebSocket> ws_;
   // The callbacks lib/server/server.js passes (new NativeServer(options, callbacks)).
 #define SLUICE_SERVER_CALLBACKS(V)      \
   V(on_drain_, "onDrain")               \

@@ -12,6 +12,8 @@
 #include "core/compress/compressor.h"
 #include "core/http1/http1_session.h"
 #include "core/http2/http2_session.h"
+#include "core/websocket/ws_frame.h"
+#include "core/websocket/ws_session.h"
 
 namespace sluice {
 namespace wire {
@@ -88,7 +90,17 @@ SLUICE_WIRE_BINDING_LIST(SLUICE_WIRE_CONSTEXPR)
   /* Coding (compressor.h) */                                            \
   V(CODING_GZIP, static_cast<int>(Coding::kGzip))                        \
   V(CODING_DEFLATE, static_cast<int>(Coding::kDeflate))                  \
-  V(CODING_BR, static_cast<int>(Coding::kBrotli))
+  V(CODING_BR, static_cast<int>(Coding::kBrotli))                        \
+  /* WsSendResult (ws_session.h): what a WebSocket send did */           \
+  V(WS_SENT, kWsSent)                                                    \
+  V(WS_BUFFERED, kWsBuffered)                                            \
+  V(WS_DROPPED, kWsDropped)                                              \
+  V(WS_NOT_OPEN, kWsNotOpen)                                             \
+  /* WsOpcode (ws_frame.h): the opcodes lib/ sends */                    \
+  V(WS_OPCODE_TEXT, kWsText)                                             \
+  V(WS_OPCODE_BINARY, kWsBinary)                                         \
+  V(WS_OPCODE_PING, kWsPing)                                             \
+  V(WS_OPCODE_PONG, kWsPong)
 
 // The head flags the core reads from a status word (the rest are the
 // binding's, as kHeadEnd).

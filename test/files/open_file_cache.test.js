@@ -222,13 +222,21 @@ describe(`open-file cache: a file changed while cached is served as it is now [$
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('is off unless asked for; the option is validated', async function () {
+  it('respondWithFile uses it only when asked for; false turns it off; the option is validated', async function () {
     const f = path.join(dir, 'a.txt');
     fs.writeFileSync(f, 'a');
+    // Default options: the cache is on (static mounts use it), respondWithFile does not.
     const { port } = await common.startServer((req, res) => res.respondWithFile(f));
     await common.httpRequest(port);
     await common.httpRequest(port);
-    const st = stats();
+    let st = stats();
+    assert.strictEqual(st.enabled, true);
+    assert.strictEqual(st.hits + st.misses, 0);
+    await common.cleanup();
+    // openFileCache: false: no cache at all.
+    const off = await common.startServer({ openFileCache: false }, (req, res) => res.respondWithFile(f));
+    await common.httpRequest(off.port);
+    st = stats();
     assert.strictEqual(st.enabled, false);
     assert.strictEqual(st.hits + st.misses, 0);
     assert.throws(() => common.impl.createServer({ openFileCache: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });

@@ -76,15 +76,33 @@ done
 wait
 llhttp_objs=("$OUT/obj/llhttp_api.o" "$OUT/obj/llhttp_http.o" "$OUT/obj/llhttp_llhttp.o")
 
-for h in "${@:-http1 http2 prescan http1_parser}"; do
+for h in "${@:-http1 http2 prescan http1_parser http3 ws_frame_parser}"; do
   for name in $h; do
     src="$ROOT/test/fuzz/fuzz_$name.cc"
     [ -f "$src" ] || continue
+    if [ "$name" = ws_frame_parser ]; then
+      # The WebSocket frame parser alone: no connection, loop or delegate.
+      clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_ws_frame_parser.o" \
+        -o "$OUT/fuzz_$name"
+      echo "fuzz: built $OUT/fuzz_$name" >&2
+      continue
+    fi
     if [ "$name" = http1_parser ]; then
       # The parser alone: no connection, loop or delegate to link.
       clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_http1_parser.o" \
         "$OUT/obj/core_line_fold_scanner.o" "${llhttp_objs[@]}" -o "$OUT/fuzz_$name"
+      echo "fuzz: built $OUT/fuzz_$name" >&2
+      continue
+    fi
+    if [ "$name" = http3 ]; then
+      # The HTTP/3 framing and QPACK core alone: no QUIC, loop or library.
+      clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_varint.o" \
+        "$OUT/obj/core_frames.o" "$OUT/obj/core_huffman.o" "$OUT/obj/core_qpack.o" \
+        "$OUT/obj/core_qpack_decoder.o" "$OUT/obj/core_message.o" \
+        -o "$OUT/fuzz_$name"
       echo "fuzz: built $OUT/fuzz_$name" >&2
       continue
     fi

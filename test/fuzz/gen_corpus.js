@@ -1,5 +1,5 @@
 'use strict';
-// Writes the seed corpus (test/fuzz/corpus/http1, http2) in the harnesses'
+// Writes the seed corpus (test/fuzz/corpus/http1, http2, http3) in the harnesses'
 // input format (see harness.h): config bytes, split records, decision
 // bytes, then the client's bytes. Crash inputs found later are added to the
 // same directories by hand (crash-*), never regenerated.
@@ -160,6 +160,61 @@ const upgrade = `GET / HTTP/1.1${CRLF}Host: a${CRLF}Connection: Upgrade, HTTP2-S
   `HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA${CRLF}${CRLF}`;
 write(dir2, 'h2c_upgrade', encode({ flags: 128, data: upgrade + Buffer.concat([PREFACE, SETTINGS, req(3)]).toString('latin1') }));
 write(dir2, 'h2c_upgrade_post', encode({ flags: 128, data: upgrade.replace('GET', 'POST') }));
+
+// HTTP/3 core (fuzz_http3.cc): byte 0 mode | param << 3, byte 1 cut count,
+// 2 bytes per cut, then one stream's bytes.
+function varint(v) {
+  if (v < 64) return Buffer.from([v]);
+  if (v < 16384) return Buffer.from([0x40 | (v >> 8), v & 0xff]);
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(v);
+  b[0] |= 0x80;
+  return b;
+}
+const h3frame = (type, payload) => Buffer.concat([varint(type), varint(payload.length), Buffer.from(payload)]);
+function h3(mode, param, cuts, data) {
+  const head = [mode | (param << 3), cuts.length];
+  for (const c of cuts) head.push(c >> 8, c & 0xff);
+  return Buffer.concat([Buffer.from(head), data]);
+}
+// A QPACK field section: prefix, :method GET, :scheme https, :path / (all
+// indexed), a literal with a name reference (:authority) and a literal
+// name, one Huffman-coded ('www.example.com' from RFC 7541 C.4.1).
+const wwwHuffman = Buffer.from('f1e3c2e5f23a6ba0ab90f4ff', 'hex');
+const section = Buffer.concat([Buffer.from([0, 0, 0xd1, 0xd7, 0xc1, 0x50, 0x80 | wwwHuffman.length]), wwwHuffman,
+  Buffer.from([0x23]), Buffer.from('abc'), Buffer.from([0x03]), Buffer.from('def')]);
+const trailer = Buffer.concat([Buffer.from([0, 0, 0x2a]), Buffer.from('x-sum'), Buffer.from([0x01]), Buffer.from('1')]);
+const settings = h3frame(4, Buffer.concat([varint(6), varint(16384), varint(0x21), varint(1), varint(1), varint(0)]));
+const dir3 = path.join(__dirname, 'corpus', 'http3');
+const h3seeds = {
+  frames: h3(0, 4, [3, 10], Buffer.concat([h3frame(1, section), h3frame(0, 'hello'), h3frame(0x21, 'grease'), h3frame(0, '')])),
+  request: h3(1, 4, [5, 1, 20], Buffer.concat([h3frame(1, section), h3frame(0, 'body'), h3frame(0x40, 'x'), h3frame(1, trailer)])),
+  request_data_first: h3(1, 0, [], Buffer.concat([h3frame(0, 'x'), h3frame(1, section)])),
+  request_cut: h3(1, 0, [2], h3frame(1, section).subarray(0, 9)),
+  control: h3(2, 0, [1, 1, 4], Buffer.concat([settings, h3frame(0xd, varint(8)), h3frame(7, varint(100)), h3frame(7, varint(4))])),
+  control_client: h3(2, 1, [7], Buffer.concat([settings, h3frame(7, varint(8)), h3frame(3, varint(2))])),
+  control_no_settings: h3(2, 0, [], h3frame(7, varint(0))),
+  uni_control: h3(3, 0, [1], Buffer.concat([varint(0), settings, h3frame(7, varint(0))])),
+  uni_encoder: h3(3, 0, [2], Buffer.concat([varint(2), Buffer.from([0x3f, 0xe1, 0x01, 0x20])])),
+  uni_decoder: h3(3, 1, [1], Buffer.concat([varint(3), Buffer.from([0x41, 0x7f, 0x80, 0x01, 0x80])])),
+  uni_grease: h3(3, 1, [], Buffer.concat([varint(0x21 + 0x1f * 2), Buffer.from('ignored')])),
+  qpack: h3(4, 1, [], section),
+  qpack_dynamic: h3(4, 1, [], Buffer.from('0381101100', 'hex')),
+  huffman: h3(4, 0, [], wwwHuffman),
+};
+// Mode 5 (dynamic-table decoder, capacity 512, one blocked stream): records
+// [op][len][bytes]; RFC 9204 B.2's encoder stream and section, a section
+// blocked on a third insert, the insert, the decoder-stream bytes.
+const rec = (op, bytes) => Buffer.concat([Buffer.from([op, bytes.length]), bytes]);
+const b2enc = Buffer.from('3fbd01c00f7777772e6578616d706c652e636f6dc10c2f73616d706c652f70617468', 'hex');
+h3seeds.dynamic = Buffer.concat([Buffer.from([5 | (7 << 3)]),
+  rec(0, b2enc.subarray(0, 10)), rec(0, b2enc.subarray(10)), rec(5, Buffer.from('03811011', 'hex')),
+  rec(3, Buffer.alloc(0)), rec(9, Buffer.from('040080', 'hex')),
+  rec(0, Buffer.from('4a637573746f6d2d6b65790c637573746f6d2d76616c7565', 'hex')), rec(3, Buffer.alloc(0)),
+  rec(9, Buffer.from('040080', 'hex')), rec(13, Buffer.from('040080', 'hex')), rec(14, Buffer.alloc(0)), rec(3, Buffer.alloc(0))]);
+for (const [name, buf] of Object.entries(h3seeds)) write(dir3, name, buf);
+
 console.log('corpus: %d http1, %d http2 seeds', fs.readdirSync(dir1).filter((f) => f.startsWith('seed-')).length,
   fs.readdirSync(dir2).filter((f) => f.startsWith('seed-')).length);
+console.log('corpus: %d http3 seeds', fs.readdirSync(dir3).filter((f) => f.startsWith('seed-')).length);
 void crypto;

@@ -8,7 +8,9 @@
 //                 and every buffer came back).
 //   GET /file     res.respondWithFile() of the file named by argv[2]
 //                 (HTTP/1.1, and HTTP/2 through the compat res).
-// Prints "PORT <n> <path of the sluice module>" when listening.
+// Prints "PORT <n> <path of the sluice module> <path of the addon loaded>"
+// when listening (the addon as the process's shared-object list names it:
+// prebuilds/... or build/Release/...).
 
 const crypto = require('node:crypto');
 const sluice = require('sluice');
@@ -46,6 +48,7 @@ const server = sluice.createServer({ requestBufferAllocator: pool.alloc }, (req,
 });
 
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`PORT ${server.address().port} ${require.resolve('sluice')}\n`);
+  const addon = process.report.getReport().sharedObjects.find((f) => /sluice[^/]*\.node$/.test(f));
+  process.stdout.write(`PORT ${server.address().port} ${require.resolve('sluice')} ${addon}\n`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

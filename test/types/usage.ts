@@ -316,3 +316,33 @@ void [status, methods, ver, counters, compression];
   const koaMw = sluice.koaServeStatic('/srv/www');
   void koaMw;
 }
+
+// ---- WebSockets ----
+{
+  const wsHttp: Server = createServer();
+  const wss = new sluice.WebSocketServer({
+    server: wsHttp, path: '/ws', maxPayload: 1 << 20, idleTimeout: 60000, maxBackpressure: 1 << 24,
+    handleProtocols: (protocols) => (protocols.has('chat') ? 'chat' : false),
+  });
+  wss.on('connection', (ws: sluice.WebSocket, req: IncomingRequest) => {
+    const u: string = req.url;
+    ws.on('message', (data, isBinary: boolean) => {
+      const r: sluice.WebSocketSendResult = ws.send(data, { binary: isBinary }, (err?: Error) => { void err; });
+      void r;
+    });
+    ws.subscribe('room');
+    const n: number = ws.publish('room', `hi from ${u}`);
+    const topics: string[] = ws.topics;
+    void n; void topics;
+    ws.on('close', (code: number, reason: Buffer) => { void code; void reason; });
+    ws.onmessage = (ev) => { void ev.data; };
+    if (ws.readyState === sluice.WebSocket.OPEN) ws.close(1000, 'done');
+  });
+  const delivered: number = wss.publish('room', Buffer.from('all'));
+  const subs: number = wss.subscribers('room');
+  void delivered; void subs;
+  const noServer = new sluice.WebSocketServer({ noServer: true });
+  wsHttp.on('upgrade', (req, socket, head) => {
+    noServer.handleUpgrade(req, socket, head, (ws) => noServer.emit('connection', ws, req));
+  });
+}

@@ -74,7 +74,8 @@ int FileSource::OpenForCache(const char* path, int64_t offset, int64_t length,
   return StartOpenJob(-1, offset, length, listener);
 }
 
-void FileSource::OpenCached(CachedFile* entry, int64_t offset, int64_t length) {
+void FileSource::OpenCached(CachedFile* entry, int64_t offset, int64_t length,
+                            bool prefetch) {
   cached_ = entry;
   fd_ = entry->fd();
   owns_fd_ = false;
@@ -90,11 +91,11 @@ void FileSource::OpenCached(CachedFile* entry, int64_t offset, int64_t length) {
     pos_ = length_;
     return;
   }
-  StartRead();  // the prefetch, while JS runs statCheck
+  if (prefetch) StartRead();  // the prefetch, while JS runs statCheck
 }
 
 void FileSource::OpenOwned(int fd, const uv_stat_t& st, int64_t offset,
-                           int64_t length, PipeBuffer* first) {
+                           int64_t length, PipeBuffer* first, bool prefetch) {
   fd_ = fd;
   owns_fd_ = true;
   offset_ = offset > 0 ? static_cast<uint64_t>(offset) : 0;
@@ -107,7 +108,7 @@ void FileSource::OpenOwned(int fd, const uv_stat_t& st, int64_t offset,
     return;
   }
   if (first != nullptr) first->Unref();
-  if (length_ > 0) StartRead();
+  if (length_ > 0 && prefetch) StartRead();
 }
 
 void FileSource::SetRange(uint64_t size) {
@@ -301,8 +302,20 @@ void FileSource::AfterOpenJob(uv_work_t* w, int status) {
   self->Leave();
 }
 
+bool FileSource::BeginSendfile() {
+  if (closed_ || job_busy_ || waiting() || poll_mode_ || !length_known_ ||
+      fd_ < 0 || ready_err_ || ready_eof_ || client_waiting_) {
+    return false;
+  }
+  sendfile_ = true;
+  return true;
+}
+
 void FileSource::StartRead() {
-  if (closed_ || waiting() || ready_ || ready_eof_ || ready_err_) return;
+  if (closed_ || sendfile_ || waiting() || ready_ || ready_eof_ ||
+      ready_err_) {
+    return;
+  }
   if (poll_mode_) {
     PollRead();
     return;

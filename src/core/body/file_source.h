@@ -134,21 +134,50 @@ class FileSource final : public PipeSource {
   // content) with no open and no fstat; the stat is entry->stat(). Takes
   // over the caller's reference on `entry`. Synchronous: the source is
   // open when this returns (no OnFileOpened). The first read starts at
-  // once unless the content is cached.
-  void OpenCached(CachedFile* entry, int64_t offset, int64_t length);
+  // once unless the content is cached, or `prefetch` is false (the caller
+  // hands the source to its sink at once, which may send the file with
+  // sendfile instead: the first Read starts it then).
+  void OpenCached(CachedFile* entry, int64_t offset, int64_t length,
+                  bool prefetch = true);
   // A descriptor opened and fstat'ed elsewhere (serveStatic's lookup job)
   // that the source now owns and closes (async). `first` (may be null;
   // its reference passes to the source) holds the file's bytes from
   // offset 0 as already read: used when the range starts at 0.
-  // Synchronous like OpenCached.
+  // Synchronous like OpenCached (and `prefetch` as there).
   void OpenOwned(int fd, const uv_stat_t& st, int64_t offset, int64_t length,
-                 PipeBuffer* first);
+                 PipeBuffer* first, bool prefetch = true);
 
   // After OnFileOpened(0): the range actually served, clamped to the file
   // size (for a regular file).
   uint64_t offset() const { return offset_; }
   uint64_t length() const { return length_; }
   bool length_known() const { return length_known_; }
+
+  // Sendfile (the cleartext HTTP/1.1 sink, http1_pipe_body.cc): the sink
+  // sends the rest of the range from fd() itself, on the loop thread, and
+  // the source reads nothing more. Possible only before any Read, for a
+  // regular file with a known length, with no request in flight (a read
+  // started by OpenCached may still be running: then not). True: the
+  // source is in sendfile mode for good, until EndSendfile.
+  bool BeginSendfile();
+  // Back to reading (the pages were not resident): the next Read reads
+  // from file_pos(), as if the sent bytes had been read.
+  void EndSendfile() { sendfile_ = false; }
+  // In sendfile mode: the bytes already in memory at the front of the
+  // range (the prefetch or the cached content), one reference for the
+  // caller, or nullptr. Counted as sent by the caller.
+  PipeBuffer* TakeReady() {
+    PipeBuffer* b = ready_;
+    ready_ = nullptr;
+    return b;
+  }
+  int fd() const { return fd_; }
+  // The file offset of the first byte not yet handed out, and how many
+  // bytes of the range follow it.
+  uint64_t file_pos() const { return offset_ + pos_; }
+  uint64_t remaining() const { return length_ - pos_; }
+  // The sink sent n bytes from file_pos() itself.
+  void Advance(uint64_t n) { pos_ += n; }
 
   // PipeSource
   void SetClient(PipeSourceClient* client) override { client_ = client; }
@@ -231,6 +260,7 @@ class FileSource final : public PipeSource {
   PipeBuffer* reading_ = nullptr;   // the buffer the in-flight read fills
   bool client_waiting_ = false;     // Read called, answer owed
 
+  bool sendfile_ = false;           // the sink sends; no reads (BeginSendfile)
   bool closed_ = false;             // Close called: finish and free
   bool closing_fd_ = false;
   int depth_ = 0;                   // in a callback into client/listener

@@ -33,6 +33,9 @@ struct ServerOptions {
   uint64_t linger_ms = 2000;
   // res.write() returns false once this many bytes wait to be written.
   size_t high_water_mark = 65536;
+  // Cleartext HTTP/1.1 file bodies go out with sendfile(2) while their
+  // pages are resident (src/core/http1/http1_pipe_body.cc).
+  bool sendfile = true;
   // Requests parsed ahead of their responses before the connection stops
   // reading (bounds memory against pipelining floods).
   size_t max_pipelined = 128;

@@ -95,6 +95,46 @@ class FileWatch {
   CachedFile* owner_;
 };
 
+// Wakes the waiters of one settled entry from a zero-timeout timer, so
+// that no waiter answers inside the opener's frames (its job callback, a
+// cancel from JS, a connection closing). Holds a reference on the entry
+// until libuv's close callback; LoopTracked: teardown waits for it.
+class OpenWake {
+ public:
+  static void Start(uv_loop_t* loop, CachedFile* f) {
+    OpenWake* w = new OpenWake(f);
+    uv_timer_init(loop, &w->timer_);
+    w->timer_.data = w;
+    uv_timer_start(&w->timer_, OnTimer, 0, 0);
+  }
+
+ private:
+  explicit OpenWake(CachedFile* f) : f_(f) { f_->Ref(); }
+  // libuv → wake, loop thread. A waiter's answer may cancel another waiter
+  // (CancelWait takes it out of the list): take them one at a time.
+  static void OnTimer(uv_timer_t* t) {
+    OpenWake* w = static_cast<OpenWake*>(t->data);
+    CachedFile* f = w->f_;
+    f->wake_scheduled_ = false;
+    while (!f->waiters_.empty()) {
+      OpenWaiter* waiter = f->waiters_.front();
+      f->waiters_.pop_front();
+      f->Unref();  // the waiter's (ours keeps f alive)
+      // cache_ is non-null only while the entry is in a live cache.
+      waiter->OnOpenSettled(f->in_map_ ? f->cache_ : nullptr);
+    }
+    uv_close(reinterpret_cast<uv_handle_t*>(t), OnClosed);
+  }
+  static void OnClosed(uv_handle_t* h) {
+    OpenWake* w = static_cast<OpenWake*>(h->data);
+    w->f_->Unref();
+    delete w;
+  }
+  LoopTracked tracked_;
+  uv_timer_t timer_;
+  CachedFile* f_;
+};
+
 // ---- CachedFile ---------------------------------------------------------------
 
 CachedFile::CachedFile(OpenFileCache* cache, uv_loop_t* loop,
@@ -130,8 +170,26 @@ void CachedFile::Abandon() {
 
 void CachedFile::Abandoned() {
   pending_ = false;
+  if (cache_) cache_->ForgetPendingPath(this);
   cache_ = nullptr;
   StopWatch();
+  Settled();
+}
+
+void CachedFile::Settled() {
+  if (waiters_.empty() || wake_scheduled_) return;
+  wake_scheduled_ = true;
+  OpenWake::Start(loop_, this);
+}
+
+void CachedFile::CancelWait(OpenWaiter* w) {
+  for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+    if (*it == w) {
+      waiters_.erase(it);
+      Unref();  // the waiter's; may free this
+      return;
+    }
+  }
 }
 
 void CachedFile::OfferContent(const char* data, size_t len) {
@@ -215,7 +273,28 @@ CachedFile* OpenFileCache::BeginOpen(const std::string& path) {
   }
   pending_.insert(f);
   f->Ref();  // the pending set's
+  stats_.opens++;
+  if (pending_paths_.emplace(path, f).second) f->in_pending_paths_ = true;
   return f;
+}
+
+CachedFile* OpenFileCache::Await(const std::string& path, OpenWaiter* w) {
+  if (!enabled_) return nullptr;
+  auto it = pending_paths_.find(path);
+  if (it == pending_paths_.end()) return nullptr;
+  CachedFile* f = it->second;
+  if (!f->pending_ || f->changed_) return nullptr;
+  f->waiters_.push_back(w);
+  f->Ref();  // the waiter's
+  stats_.coalesced++;
+  return f;
+}
+
+void OpenFileCache::ForgetPendingPath(CachedFile* f) {
+  if (!f->in_pending_paths_) return;
+  f->in_pending_paths_ = false;
+  auto it = pending_paths_.find(f->path_);
+  if (it != pending_paths_.end() && it->second == f) pending_paths_.erase(it);
 }
 
 void OpenFileCache::Abandon(CachedFile* f) {
@@ -234,6 +313,7 @@ bool OpenFileCache::Complete(CachedFile* f, int fd, const uv_stat_t& st,
   }
   f->pending_ = false;
   if (pending_.erase(f) == 1) f->refs_--;  // the pending set's
+  ForgetPendingPath(f);
   f->fd_ = fd;
   f->st_ = st;
   t_open_fds++;
@@ -246,6 +326,8 @@ bool OpenFileCache::Complete(CachedFile* f, int fd, const uv_stat_t& st,
   f->lru_ = lru_.begin();
   if (data != nullptr) SetContent(f, data, len);
   Trim();
+  f->Settled();  // (the map's reference keeps f alive: Trim may have
+                 // removed it, the caller's reference still holds)
   return true;
 }
 
@@ -309,8 +391,10 @@ void OpenFileCache::Trim() {
 
 void OpenFileCache::Clear() {
   while (!lru_.empty()) Remove(lru_.back());
-  // Pending opens finish uncached.
+  // Pending opens finish uncached (their waiters are woken then).
+  pending_paths_.clear();
   for (CachedFile* f : pending_) {
+    f->in_pending_paths_ = false;
     f->cache_ = nullptr;
     f->StopWatch();
     f->Unref();  // the pending set's

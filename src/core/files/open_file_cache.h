@@ -50,6 +50,21 @@ namespace sluice {
 class PipeBuffer;
 class OpenFileCache;
 class FileWatch;
+class OpenWake;
+
+// Waits for another caller's open of the same path (OpenFileCache::Await).
+class OpenWaiter {
+ public:
+  virtual ~OpenWaiter() = default;
+  // The open awaited settled. `cache`: the cache that holds the entry now
+  // (look the path up again), or nullptr when the entry went uncached (the
+  // open failed, a change was seen, or the cache was cleared or destroyed:
+  // the waiter must not use the cache it had, it may be gone). Called on
+  // the loop thread from a timer callback of its own (never inside the
+  // opener's frames), at most once, never after CachedFile::CancelWait.
+  // The waiter's reference on the entry is released just before the call.
+  virtual void OnOpenSettled(OpenFileCache* cache) = 0;
+};
 
 // One path's open file. Refcounted: the cache holds one reference while
 // the entry is in it, each response one while it uses it.
@@ -76,9 +91,14 @@ class CachedFile {
   void Abandon();
   void OfferContent(const char* data, size_t len);
 
+  // The waiter no longer waits (it is being cancelled): it will not be
+  // called, and its reference on this entry is dropped here.
+  void CancelWait(OpenWaiter* w);
+
  private:
   friend class OpenFileCache;
   friend class FileWatch;
+  friend class OpenWake;
   CachedFile(OpenFileCache* cache, uv_loop_t* loop, const std::string& path);
   ~CachedFile();
   // The watch saw a change of the path (loop thread, from FileWatch).
@@ -87,6 +107,9 @@ class CachedFile {
   void Abandoned();
   void StopWatch();
   void DropContent();
+  // Out of the pending state (cached or not): the waiters are woken from
+  // a fresh loop callback.
+  void Settled();
 
   OpenFileCache* cache_;   // null once the cache forgot the entry
   uv_loop_t* loop_;
@@ -101,6 +124,11 @@ class CachedFile {
   bool in_map_ = false;
   bool pending_ = true;    // BeginOpen'ed, not yet Complete'd
   FileWatch* watch_ = nullptr;
+  // Lookups of the same path that wait for this pending open (each holds
+  // one reference on the entry), and whether a wake is scheduled for them.
+  std::list<OpenWaiter*> waiters_;
+  bool wake_scheduled_ = false;
+  bool in_pending_paths_ = false;
   std::list<CachedFile*>::iterator lru_;
   std::list<CachedFile*>::iterator content_lru_;
   bool in_content_lru_ = false;
@@ -122,6 +150,8 @@ class OpenFileCache {
     uint64_t invalidations = 0;  // entries dropped on an event
     uint64_t expirations = 0;    // entries dropped at the end of the window
     uint64_t evictions = 0;      // entries or content pushed out by a bound
+    uint64_t opens = 0;          // opens begun for the cache (BeginOpen)
+    uint64_t coalesced = 0;      // misses that waited for another's open
     size_t entries = 0;
     size_t content_bytes = 0;
   };
@@ -143,6 +173,12 @@ class OpenFileCache {
   // path cannot be cached. The caller opens the path itself, then calls
   // Complete, or just Unrefs the entry (the open failed).
   CachedFile* BeginOpen(const std::string& path);
+  // After a miss: when an open of `path` begun by another caller is still
+  // pending, `w` waits for it (OnOpenSettled) and the pending entry is
+  // returned (one reference for the waiter, dropped when it is woken or
+  // cancels with CachedFile::CancelWait); nullptr: none pending, open it
+  // yourself. Concurrent misses on one path so cost one open.
+  CachedFile* Await(const std::string& path, OpenWaiter* w);
   // The open of a pending entry succeeded: `fd` and `st` describe it;
   // `data`/`len` are bytes read from offset 0 (nullptr: none). Returns true
   // when the entry was cached: it owns `fd` from now on (the caller keeps
@@ -168,6 +204,7 @@ class OpenFileCache {
  private:
   friend class CachedFile;
   void Remove(CachedFile* f);  // out of the map and LRUs; drops its ref
+  void ForgetPendingPath(CachedFile* f);
   void SetContent(CachedFile* f, const char* data, size_t len);
   void Trim();
 
@@ -178,6 +215,8 @@ class OpenFileCache {
   std::list<CachedFile*> lru_;          // front: most recently used
   std::list<CachedFile*> content_lru_;  // entries holding content
   std::unordered_set<CachedFile*> pending_;
+  // The first pending entry per path (what Await joins).
+  std::unordered_map<std::string, CachedFile*> pending_paths_;
   size_t content_bytes_ = 0;
   Stats stats_;
 };

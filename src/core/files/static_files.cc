@@ -127,6 +127,10 @@ void StaticLookup::TakeHeader(std::string_view name, std::string_view value) {
 
 void StaticLookup::Cancel() {
   client_ = nullptr;
+  if (waiting_ != nullptr) {
+    waiting_->CancelWait(this);
+    waiting_ = nullptr;
+  }
   if (job_busy_) {
     cancelled_ = true;
     uv_cancel(reinterpret_cast<uv_req_t*>(&work_));
@@ -165,14 +169,39 @@ StaticLookup::Start StaticLookup::Begin(StaticLookupClient* client,
   BuildCandidates(0);
   if (cache_ != nullptr) {
     if (AnswerFromCache()) return kAnswered;
+    // Another request's open of this path is under way: wait for it
+    // rather than open the file a second time.
+    waiting_ = cache_->Await(cands_[0].full, this);
+    if (waiting_ != nullptr) return kPending;
+  }
+  return StartJob() ? kPending : kFallThrough;
+}
+
+bool StaticLookup::StartJob() {
+  if (cache_ != nullptr) {
     for (Candidate& c : cands_) c.pending = cache_->BeginOpen(c.full);
   }
   job_buf_ = pool_->Acquire();
   if (job_buf_ == nullptr || uv_queue_work(loop_, &work_, Job, AfterJob) != 0) {
-    return kFallThrough;
+    DropPending();
+    return false;
   }
   job_busy_ = true;
-  return kPending;
+  return true;
+}
+
+void StaticLookup::OnOpenSettled(OpenFileCache* cache) {
+  waiting_ = nullptr;  // the cache dropped our reference
+  cache_ = cache;      // nullptr: uncached (the old cache may be gone)
+  // Cached now (by a lookup with this mount's rules): answered here, and
+  // freed by the client inside the answer. Otherwise (the open failed, the
+  // entry went uncached or is another mount's) the job finds out for
+  // itself; it does not wait a second time.
+  if (cache_ != nullptr && AnswerFromCache()) return;
+  if (!StartJob()) {
+    StaticLookupClient* c = client_;
+    if (c) c->OnStaticFallThrough(tag_);
+  }
 }
 
 void StaticLookup::PlanNames() {
@@ -458,12 +487,14 @@ void StaticLookup::AnswerFile(CachedFile* entry, int fd, const uv_stat_t& st,
   if (d.body && d.length > 0 && !head_) {
     src = FileSource::Create(loop_, pool_);
     if (entry != nullptr) {
+      // No prefetch: the sink starts reading at once, or (cleartext
+      // HTTP/1.1) sends the file with sendfile and reads nothing.
       src->OpenCached(entry, static_cast<int64_t>(d.offset),
-                      static_cast<int64_t>(d.length));
+                      static_cast<int64_t>(d.length), false);
       entry = nullptr;  // the source's reference now
     } else {
       src->OpenOwned(fd, st, static_cast<int64_t>(d.offset),
-                     static_cast<int64_t>(d.length), first);
+                     static_cast<int64_t>(d.length), first, false);
       first = nullptr;
       fd = -1;
     }

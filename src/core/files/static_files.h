@@ -33,6 +33,7 @@
 
 #include "core/common/loop_tracked.h"
 #include "core/compress/compressor.h"
+#include "core/files/open_file_cache.h"
 #include "core/files/static_headers.h"
 #include "core/files/static_path.h"
 
@@ -110,7 +111,7 @@ class StaticLookupClient {
   virtual void OnStaticFallThrough(uint64_t tag) = 0;
 };
 
-class StaticLookup {
+class StaticLookup final : public OpenWaiter {
  public:
   enum Start { kFallThrough, kAnswered, kPending };
   // Records the request fields that matter (values copied).
@@ -128,12 +129,16 @@ class StaticLookup {
   // without the trailing slash, or one without index.html).
   bool found_directory() const { return found_directory_; }
 
+  // OpenWaiter: the open of cands_[0] that this lookup waited for (begun
+  // by another lookup) settled; answer from the cache or open it here.
+  void OnOpenSettled(OpenFileCache* cache) override;
+
  private:
   friend class StaticFiles;
   StaticLookup(uv_loop_t* loop, std::shared_ptr<const StaticMount> mount,
                StaticPath path, bool head, OpenFileCache* cache,
                PipeBufferPool* pool);
-  ~StaticLookup();
+  ~StaticLookup() override;
   // The names to try for path_ (index names, or the path and its
   // extension fallbacks), the first into cands_ with its siblings.
   void PlanNames();
@@ -150,6 +155,9 @@ class StaticLookup {
   // Closes a descriptor we own without file I/O on the loop thread.
   void CloseAsync(int fd);
   void AnswerStatus(int status);
+  // Begins the cache entries and queues the job: false when it could not
+  // be queued (the request then falls through).
+  bool StartJob();
   // The BeginOpen'ed cache entries go uncached (DropStale: only those
   // of names the job passed over). Loop thread.
   void DropPending();
@@ -192,6 +200,9 @@ class StaticLookup {
   uint64_t tag_ = 0;
   // Request fields (StaticConditionals::Take names).
   std::vector<std::pair<std::string, std::string>> fields_;
+  // The pending cache entry of another lookup's open this one waits for
+  // (one reference, dropped by the cache on wake or by CancelWait).
+  CachedFile* waiting_ = nullptr;
   // The job.
   uv_work_t work_;
   bool job_busy_ = false;

@@ -16,26 +16,50 @@
 // references. The session itself is freed only in the connection's close
 // callback, never inside these frames.
 //
-// Why read + writev and not uv_fs_sendfile (measured 2026-12-02, this VM,
-// 2 vCPUs, server pinned to CPU 0, wrk -t1 -c20 pinned to CPU 1, a 1 MiB
-// file over HTTP/1.1 keep-alive, a standalone libuv server written for the
-// comparison; two interleaved runs each, noisy machine):
-//   uv_fs_read 128 KiB + uv_write, one read ahead:  552 / 514 req/s,
-//                                                  0.91 / 0.78 ms CPU/req
-//   uv_fs_sendfile(socket, file) on the threadpool: 506 / 291 req/s,
-//                                                  1.05 / 1.03 ms CPU/req
-// and strace shows why: libuv (1.44 here, the same code in node 20's 1.46)
-// first tries copy_file_range, which fails with EINVAL for a socket; that
-// is not ENOSYS, so sendfile(2) is never tried and uv__fs_sendfile_emul
-// copies through an 8 KiB buffer with pread + write + poll on a threadpool
-// thread (128 syscall pairs per MiB, and a socket written from a second
-// thread behind the writer's back). So sendfile is not used. A direct
-// sendfile(2) from uv_queue_work would also block a threadpool thread on a
-// full socket (or spin on EAGAIN: the loop owns the socket's poll watcher).
+// Sendfile (cleartext connections, a file body sent as is: no compression,
+// no chunking, a regular file of known length). StartPipeBody puts the
+// file source in sendfile mode and does not start its pipe. The pump then
+//   1. queues what is already in memory (the open job's first read, or
+//      the small-file cache's content) behind the held head, by reference,
+//      as the pipe path does: a small file is still one writev;
+//   2. flushes the writer and waits (OnWritesDone) until nothing is queued
+//      or in flight. Ordering is the hazard: sendfile(2) writes to the
+//      socket past the Writer, so the head, the first bytes and any
+//      earlier pipelined response must all be in the kernel first;
+//   3. probes that the next pages are in the page cache with
+//      preadv2(RWF_NOWAIT) of one byte at every kSendfileProbeStride step,
+//      the final step moved to the chunk's last byte (EAGAIN: a page would
+//      need disk I/O),
+//      then calls sendfile(2) on the non-blocking socket for up to
+//      kSendfileChunk bytes; the kernel takes what fits in the socket
+//      buffer. On EAGAIN the connection waits for writability
+//      (Connection::WaitWritable) and the pump resumes from OnWritesDone;
+//   4. a probe that finds a page missing ends sendfile mode for this body:
+//      the pipe starts and reads the rest on the threadpool as before
+//      (file_pos onwards), so the loop thread never waits for the disk.
+// No user-space buffer is involved: memory stays flat however slow the
+// reader. sendfile returning 0 before the range ends means the file shrank:
+// the connection is destroyed (the length was promised), as a failed read.
+// A client gone mid-body: EPIPE / ECONNRESET, the same.
+// Why not a probe by mincore(2): it needs an mmap of the range (a syscall
+// pair and page-table work per response); why not uv_fs_sendfile: with a
+// socket target libuv (1.44–1.48) first tries copy_file_range, gets EINVAL,
+// and then copies through an 8 KiB buffer with pread + write + poll on a
+// threadpool thread (measured 2026-12-02: more CPU per 1 MiB response than
+// read + writev), writing the socket from a second thread behind the
+// writer's back.
 #include "core/http1/http1_pipe_body.h"
+
+#include <errno.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#ifdef __linux__
+#include <sys/sendfile.h>
+#endif
 
 #include <algorithm>
 
+#include "core/body/file_source.h"
 #include "core/net/connection.h"
 #include "core/http1/http1_session.h"
 #include "core/net/listener.h"
@@ -48,7 +72,38 @@ namespace {
 // pump waits for a write to complete: two pool buffers keep the socket
 // busy while the next read lands.
 constexpr size_t kPipeBacklog = 2 * PipeBufferPool::kDefaultBufferSize;
+
+// At most this many bytes per sendfile(2) call (the socket buffer bounds
+// what one call takes anyway), and one residency probe per stride of it.
+constexpr uint64_t kSendfileChunk = 1024 * 1024;
+constexpr uint64_t kSendfileProbeStride = 512 * 1024;
+
+thread_local SendfileStats t_sendfile;
+
+#ifdef __linux__
+// Whether the pages holding [pos, pos + len) of `fd` look resident: one
+// byte read with RWF_NOWAIT at each stride and at the last byte. EAGAIN:
+// a page is not in the page cache. A kernel or file system without
+// RWF_NOWAIT (EOPNOTSUPP, ENOSYS, EINVAL) answers "no": the threadpool path.
+bool PagesResident(int fd, uint64_t pos, uint64_t len) {
+  char byte;
+  struct iovec iov = {&byte, 1};
+  for (uint64_t at = 0;; at += kSendfileProbeStride) {
+    const bool last = at + kSendfileProbeStride >= len;
+    uint64_t where = pos + (last ? len - 1 : at);
+    ssize_t r;
+    do {
+      r = preadv2(fd, &iov, 1, static_cast<off_t>(where), RWF_NOWAIT);
+    } while (r < 0 && errno == EINTR);
+    // r == 0: the file ended early; sendfile will see it and fail the body.
+    if (r < 0) return false;
+    if (last) return true;
+  }
+}
+#endif
 }  // namespace
+
+const SendfileStats& ThreadSendfileStats() { return t_sendfile; }
 
 Http1PipeBody::Http1PipeBody(Http1Session* session, uint32_t seq,
                              PipeSource* source, PipeBodyListener* listener)
@@ -71,7 +126,7 @@ void Http1PipeBody::OnPipeError(int err) {
 // ---- Http1Session members ------------------------------------------------------
 
 int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
-                                PipeBodyListener* listener) {
+                                PipeBodyListener* listener, FileSource* file) {
   if (conn_->closing()) {
     source->Close();
     return kResultClosed;
@@ -97,9 +152,20 @@ int Http1Session::StartPipeBody(uint32_t seq, PipeSource* source,
   }
   in_pipe_api_++;
   r->pipe_body.reset(new Http1PipeBody(this, seq, source, listener));
+#ifdef __linux__
+  // Cleartext, the file as is, and bytes left beyond what is in memory:
+  // sendfile (the pipe is not started). See the top of this file.
+  if (file != nullptr && file == source && conn_->tls() == nullptr &&
+      !r->chunked && conn_->listener()->options().sendfile &&
+      file->remaining() > 0 && conn_->socket_fd() >= 0 &&
+      file->BeginSendfile()) {
+    r->pipe_body->set_sendfile(file);
+    t_sendfile.bodies++;
+  }
+#endif
   // Start may report a synchronous failure (OnPipeError), which destroys
   // the connection and with it `r`: look it up again afterwards.
-  r->pipe_body->Start();
+  if (!r->pipe_body->sendfile()) r->pipe_body->Start();
   if (!conn_->closing()) {
     Request* now = Find(seq);
     if (now && now->pipe_body && IsFront(*now)) PumpPipeBody();
@@ -171,6 +237,35 @@ void Http1Session::PumpFrontPipe() {
     Http1PipeBody* body = r.pipe_body.get();
     if (body == nullptr) break;
     Writer& w = conn_->writer();
+    if (body->sendfile() != nullptr) {
+      int err = 0;
+      SendfileStep step = SendfileFront(r, &err);
+      if (step == kSendfileWait) break;  // OnWritesDone resumes
+      if (step == kSendfileFailed) {
+        FailPipeBody(r.seq, err);
+        return;
+      }
+      if (step == kSendfileRead) {
+        t_sendfile.fallbacks++;
+        // Pages not resident: the rest through the pipe (threadpool reads).
+        body->sendfile()->EndSendfile();
+        body->set_sendfile(nullptr);
+        uint32_t seq = r.seq;
+        body->Start();  // may fail synchronously (OnPipeError)
+        if (conn_->closing()) return;
+        Request* now = Find(seq);
+        if (now == nullptr || now != &requests_.front()) break;
+        continue;
+      }
+      // kSendfileDone: the whole range is in the kernel.
+      uint32_t seq = r.seq;
+      PipeBodyListener* listener = body->TakeListener();
+      r.pipe_body.reset();  // closes the source (and its fd)
+      End(seq, std::string_view());  // may pump the next response (nested)
+      queued = true;
+      if (listener) listener->OnPipeBodyDone(0);
+      continue;
+    }
     if (w.Backlog() >= limit) {
       if (w.HasWritesInFlight()) break;  // OnWritesDone resumes
       // All of it is still corked here: send it now, then look again.
@@ -206,6 +301,63 @@ void Http1Session::PumpFrontPipe() {
     return;
   }
   if (queued) conn_->MarkDirty();
+}
+
+Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
+#ifdef __linux__
+  FileSource* f = r.pipe_body->sendfile();
+  Writer& w = conn_->writer();
+  // 1. The held head, and what is already in memory, by reference.
+  if (r.hold_output) ReleaseOutput(r);
+  if (PipeBuffer* b = f->TakeReady()) {
+    w.queue().AppendExternal(b->data(), b->size, new PipeBufferRef(b));
+  }
+  // 2. Everything queued leaves before the first sendfile byte.
+  if (!w.queue().empty()) {
+    conn_->Flush();
+    if (conn_->closing()) {
+      *err = UV_ECANCELED;
+      return kSendfileWait;  // destroyed: the pipe body is gone with it
+    }
+  }
+  if (w.HasWritesInFlight() || !w.queue().empty()) return kSendfileWait;
+  // 3. sendfile while the pages are resident and the socket takes bytes.
+  const int sock = conn_->socket_fd();
+  while (f->remaining() > 0) {
+    uint64_t chunk = std::min<uint64_t>(f->remaining(), kSendfileChunk);
+    if (!PagesResident(f->fd(), f->file_pos(), chunk)) return kSendfileRead;
+    off_t off = static_cast<off_t>(f->file_pos());
+    ssize_t n = sendfile(sock, f->fd(), &off, static_cast<size_t>(chunk));
+    if (n > 0) {
+      f->Advance(static_cast<uint64_t>(n));
+      conn_->CountDirectWrite(static_cast<size_t>(n));
+      t_sendfile.calls++;
+      t_sendfile.bytes += static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      *err = UV_EOF;  // the file shrank under us
+      return kSendfileFailed;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      t_sendfile.waits++;
+      int e = conn_->WaitWritable();
+      if (e != 0) {
+        *err = e;
+        return kSendfileFailed;
+      }
+      return kSendfileWait;
+    }
+    *err = -errno;  // EPIPE, ECONNRESET: the client left
+    return kSendfileFailed;
+  }
+  return kSendfileDone;
+#else
+  (void)r;
+  (void)err;
+  return kSendfileRead;
+#endif
 }
 
 void Http1Session::FailPipeBody(uint32_t seq, int err) {

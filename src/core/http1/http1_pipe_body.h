@@ -17,6 +17,7 @@
 
 namespace sluice {
 
+class FileSource;
 class Http1Session;
 
 // Told once how a pipe body ended. Loop thread.
@@ -32,6 +33,16 @@ class PipeBodyListener {
   virtual void OnPipeBodyDone(int status) = 0;
 };
 
+// This thread's sendfile counters (tests and benchmarks: NativeFile.stats()).
+struct SendfileStats {
+  uint64_t bodies = 0;     // bodies sent in sendfile mode (started)
+  uint64_t calls = 0;      // sendfile(2) calls that sent bytes
+  uint64_t bytes = 0;      // bytes sent by them
+  uint64_t waits = 0;      // EAGAIN: waited for the socket to be writable
+  uint64_t fallbacks = 0;  // pages not resident: the rest read on the threadpool
+};
+const SendfileStats& ThreadSendfileStats();
+
 class Http1PipeBody final : public PipeSink {
  public:
   // Takes `source` (a Pipe is built around it). `listener` may be null.
@@ -46,6 +57,11 @@ class Http1PipeBody final : public PipeSink {
 
   void Start() { pipe_->Start(); }
   Pipe* pipe() { return pipe_; }
+  // Sendfile mode (the file's bytes go out with sendfile(2), the pipe is
+  // not started): `file` is the pipe's source, already in sendfile mode
+  // (FileSource::BeginSendfile). Null: the pipe path.
+  void set_sendfile(FileSource* file) { sendfile_ = file; }
+  FileSource* sendfile() const { return sendfile_; }
   // The listener, detached (it will not hear the destructor's cancel).
   PipeBodyListener* TakeListener() {
     PipeBodyListener* l = listener_;
@@ -62,6 +78,7 @@ class Http1PipeBody final : public PipeSink {
   uint32_t seq_;
   Pipe* pipe_;
   PipeBodyListener* listener_;
+  FileSource* sendfile_ = nullptr;  // owned by the pipe (its source)
 };
 
 }  // namespace sluice

@@ -1,5 +1,7 @@
 #include "core/http1/http1_session.h"
 
+#include "core/body/file_source.h"
+
 #include "core/common/text.h"
 #include "core/net/connection.h"
 #include "core/http2/http2_upgrade.h"
@@ -289,7 +291,7 @@ void Http1Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
     }
     FinishHead(seq, flags, 0);
     if (a.body != nullptr) {
-      StartPipeBody(seq, a.body, nullptr);
+      StartPipeBody(seq, a.body, nullptr, a.body == a.file ? a.file : nullptr);
     } else {
       End(seq, std::string_view());
     }

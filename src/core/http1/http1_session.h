@@ -24,6 +24,7 @@
 namespace sluice {
 
 class Connection;
+class FileSource;
 class Http1PipeBody;
 class PipeBodyListener;
 
@@ -115,9 +116,11 @@ class Http1Session final : public Session, private Http1ParserListener,
   // 304 — and the response is already ended; the listener is not called),
   // or an error. Bodies stream in request order: a pipelined response's
   // pipe only starts pulling when it reaches the front. See
-  // http1_pipe_body.cc.
+  // http1_pipe_body.cc. `file`: the same object as `source` when the body
+  // is a file read as is (no transform): on a cleartext connection its
+  // bytes may then go out with sendfile(2) instead of through the pipe.
   int StartPipeBody(uint32_t seq, PipeSource* source,
-                    PipeBodyListener* listener);
+                    PipeBodyListener* listener, FileSource* file = nullptr);
   // Before BeginHead of a response whose body will come from a pipe: keep
   // its output (the head) back until the pipe has data, so that head and
   // first data go out in one write. StartPipeBody (or End) releases it.
@@ -162,6 +165,11 @@ class Http1Session final : public Session, private Http1ParserListener,
   // to the writer until the backlog bound, the pipe runs dry, or it ends.
   void PumpPipeBody();
   void PumpFrontPipe();
+  // The front response's file in sendfile mode: what is in memory goes
+  // through the writer, then (the writer empty) sendfile(2) from the
+  // loop while the next pages are resident. See http1_pipe_body.cc.
+  enum SendfileStep { kSendfileWait, kSendfileDone, kSendfileRead, kSendfileFailed };
+  SendfileStep SendfileFront(Request& r, int* err);
   void FailPipeBody(uint32_t seq, int err);
   // Ends HoldOutput: staged output joins the writer if r is the front.
   void ReleaseOutput(Request& r);

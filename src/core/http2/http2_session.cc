@@ -562,8 +562,10 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
   if (end_stream && !too_large && conn_->listener()->static_files() != nullptr &&
       TryStatic(st, fields)) {
     if (Stream* s = Find(id)) {
-      s->arena.clear();
-      s->arena.shrink_to_fit();
+      // Swapped with an empty string, not shrink_to_fit(): libstdc++ 11+
+      // implements that with reserve(), a GLIBCXX_3.4.29 import the
+      // glibc baseline forbids (core/common/glibc_baseline.h).
+      std::string().swap(s->arena);
       s->fields.clear();
       s->fields.shrink_to_fit();
     }
@@ -574,8 +576,7 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
   if (d) d->OnStream(this, id, fields, end_stream);
   // `st` may be gone now (reset from the handler); do not touch it.
   if (Stream* s = Find(id)) {
-    s->arena.clear();
-    s->arena.shrink_to_fit();
+    std::string().swap(s->arena);
     s->fields.clear();
     s->fields.shrink_to_fit();
     if (too_large && !s->body_refused && !conn_->destroyed()) RefuseBody(s);

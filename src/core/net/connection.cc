@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/net/address.h"
 #include "core/net/session_factory.h"
@@ -17,7 +19,95 @@ Connection::Connection(Listener* listener)
       writer_(reinterpret_cast<uv_stream_t*>(&h_), this),
       read_buffers_(this) {}
 
+// Waits for the socket to become writable, for a session that wrote to it
+// past the Writer (sendfile) and met EAGAIN. libuv allows one watcher per
+// descriptor number and the uv_tcp_t already has the socket's, so this
+// polls a dup: epoll keys its interest list on (descriptor, open file), so
+// the dup is watched on its own while the readiness is the socket's.
+// One-shot: stopped after one wake-up (libuv's poll is level-triggered).
+// Its own heap object, LoopTracked: the handle outlives the connection
+// until libuv's close callback, which also closes the dup.
+class WritableWatch {
+ public:
+  static WritableWatch* Create(uv_loop_t* loop, int fd, Connection* owner,
+                               int* err) {
+    int dup_fd = DupCloexec(fd);
+    if (dup_fd < 0) {
+      *err = dup_fd;
+      return nullptr;
+    }
+    WritableWatch* w = new WritableWatch(owner, dup_fd);
+    int r = uv_poll_init(loop, &w->poll_, dup_fd);
+    if (r != 0) {
+      close(dup_fd);
+      delete w;
+      *err = r;
+      return nullptr;
+    }
+    w->poll_.data = w;
+    return w;
+  }
+  int Start() {
+    return uv_poll_start(&poll_, UV_WRITABLE | UV_DISCONNECT, OnPoll);
+  }
+  // Owner → watch: no more calls; frees itself after libuv's close.
+  void Close() {
+    owner_ = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), OnClosed);
+  }
+
+ private:
+  WritableWatch(Connection* owner, int fd) : owner_(owner), fd_(fd) {}
+  // libuv → watch, loop thread: writable, hung up or an error (status < 0):
+  // either way the session's next write says what happened.
+  static void OnPoll(uv_poll_t* h, int /*status*/, int /*events*/) {
+    WritableWatch* w = static_cast<WritableWatch*>(h->data);
+    uv_poll_stop(h);
+    if (w->owner_) w->owner_->OnSocketWritable();
+  }
+  static void OnClosed(uv_handle_t* h) {
+    WritableWatch* w = static_cast<WritableWatch*>(h->data);
+    close(w->fd_);
+    delete w;
+  }
+  static int DupCloexec(int fd) {
+    int r = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    return r < 0 ? -errno : r;
+  }
+  LoopTracked tracked_;
+  uv_poll_t poll_;
+  Connection* owner_;
+  int fd_;
+};
+
 Connection::~Connection() = default;
+
+int Connection::socket_fd() const {
+  uv_os_fd_t fd;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&h_), &fd) != 0) return -1;
+  return fd;
+}
+
+int Connection::WaitWritable() {
+  if (closing_) return UV_ECANCELED;
+  if (writable_watch_ == nullptr) {
+    int fd = socket_fd();
+    if (fd < 0) return UV_EBADF;
+    int err = 0;
+    writable_watch_ = WritableWatch::Create(loop(), fd, this, &err);
+    if (writable_watch_ == nullptr) return err;
+  }
+  return writable_watch_->Start();
+}
+
+void Connection::OnSocketWritable() {
+  if (closing_) return;
+  // As after a completed write of the Writer's.
+  session_->OnWritesDone();
+  if (closing_) return;
+  MaybeEmitDrain();
+  MaybeResumeOutput();
+}
 
 uv_loop_t* Connection::loop() const { return listener_->loop(); }
 
@@ -382,7 +472,7 @@ void Connection::FailTls() {
 }
 
 void Connection::ReplaceSession(Session* s) {
-  retired_session_ = std::move(session_);
+  retired_sessions_.push_back(std::move(session_));
   session_.reset(s);
 }
 
@@ -515,6 +605,10 @@ void Connection::Destroy() {
   // The embedder drops its hold on a read buffer in OnConnectionClose.
   read_buffers_.Forget();
   if (session_) session_->OnClose();
+  if (writable_watch_ != nullptr) {
+    writable_watch_->Close();
+    writable_watch_ = nullptr;
+  }
   uv_close(handle(), OnClosed);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/common/loop_tracked.h"
 #include "core/net/protocol_detect.h"
@@ -20,6 +21,7 @@
 namespace sluice {
 
 class Listener;
+class WritableWatch;
 
 enum DeadlineKind {
   kDeadlineHeaders = 0,   // headersTimeout
@@ -27,7 +29,9 @@ enum DeadlineKind {
   kDeadlineKeepAlive = 2, // keepAliveTimeout
   kDeadlineLinger = 3,    // closing: stop waiting for the peer's EOF
   kDeadlineHandshake = 4, // TLS: handshakeTimeout (the connection's own)
-  kDeadlineCount = 5,
+  kDeadlineWsIdle = 5,    // WebSocket: silent peer (ping, then close)
+  kDeadlineWsClose = 6,   // WebSocket: close frame sent, peer's not come
+  kDeadlineCount = 7,
 };
 
 class Connection final : private WriterClient {
@@ -105,6 +109,18 @@ class Connection final : private WriterClient {
   // Asks for OnDrain once the backlog falls below the high-water mark.
   void WantDrain() { drain_wanted_ = true; }
 
+  // For a session that writes to the socket itself, past the Writer
+  // (sendfile(2) of a file body, src/core/http1/http1_pipe_body.cc): the
+  // socket's descriptor (-1 when there is none), and a one-shot wait for
+  // it to become writable after such a write met EAGAIN. When it is, the
+  // session is told Session::OnWritesDone, as after the Writer's own
+  // writes. Returns 0 or a UV_E* error (the caller then destroys the
+  // connection). Cleartext only: with TLS every byte must pass the Writer.
+  int socket_fd() const;
+  int WaitWritable();
+  // Bytes a session wrote itself (socket.bytesWritten counts them).
+  void CountDirectWrite(size_t n) { writer_.CountDirect(n); }
+
   // TCP keep-alive probes (node's socket.setKeepAlive): 0 or a libuv error.
   int SetKeepAlive(bool enable, unsigned int delay_s);
   // Bytes read from the socket so far (node's socket.bytesRead).
@@ -131,6 +147,9 @@ class Connection final : private WriterClient {
   static void OnShutdown(uv_shutdown_t* req, int status);
   static void OnClosed(uv_handle_t* h);
   void OnWriteComplete(int status) override;
+  // The watch of WaitWritable fired (loop thread, from libuv).
+  void OnSocketWritable();
+  friend class WritableWatch;
   void StartReading();
   void StopReading();
   void StartShutdown();
@@ -177,9 +196,12 @@ class Connection final : private WriterClient {
   std::unique_ptr<Session> session_;
   // Declared after writer_ (its wire queue), destroyed before it.
   std::unique_ptr<TlsChannel> tls_;
-  std::unique_ptr<Session> retired_session_;  // see ReplaceSession
+  // Sessions replaced by ReplaceSession, possibly still on the stack (an
+  // HTTP/1.1 session that became a tunnel that became a WebSocket in the
+  // same read): freed with the connection.
+  std::vector<std::unique_ptr<Session>> retired_sessions_;
   uv_shutdown_t shutdown_req_;
-  uint64_t deadlines_[kDeadlineCount] = {0, 0, 0, 0};
+  uint64_t deadlines_[kDeadlineCount] = {};
   int pause_mask_ = 0;
   bool reading_ = false;
   bool closing_ = false;     // uv_close called
@@ -192,6 +214,9 @@ class Connection final : private WriterClient {
   // the embedder speaks HTTP/2).
   bool detecting_ = false;
   PrefaceMatcher preface_;
+  // WaitWritable's watcher (created on first use, closed with the
+  // connection).
+  WritableWatch* writable_watch_ = nullptr;
 };
 
 }  // namespace sluice

@@ -25,6 +25,7 @@ namespace sluice {
 class Connection;
 class Http1Delegate;
 class Http2Delegate;
+class WsDelegate;
 
 class ServerDelegate {
  public:
@@ -103,6 +104,9 @@ class ServerDelegate {
   // HTTP/2 stream events go here (http2_delegate.h); nullptr: the server
   // speaks HTTP/1.1 only.
   virtual Http2Delegate* http2() { return nullptr; }
+  // WebSocket events go here (websocket/ws_delegate.h); nullptr: no
+  // connection of this server becomes a WebSocket.
+  virtual WsDelegate* websocket() { return nullptr; }
 };
 
 }  // namespace sluice

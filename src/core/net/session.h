@@ -13,6 +13,7 @@
 namespace sluice {
 
 class Http1Session;
+class WebSocketSession;
 
 class Session {
  public:
@@ -72,6 +73,8 @@ class Session {
   // call, where a dynamic_cast through the multiple bases cost more than
   // the call's own work.
   virtual Http1Session* AsHttp1() { return nullptr; }
+  // This session as a WebSocket, or null (the binding's ws* methods).
+  virtual WebSocketSession* AsWebSocket() { return nullptr; }
 };
 
 }  // namespace sluice

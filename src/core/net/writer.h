@@ -61,6 +61,8 @@ class Writer {
   // Bytes handed to the kernel or to libuv so far (TLS: records) plus
   // those queued: node's socket.bytesWritten.
   uint64_t bytes_written() const { return dispatched_ + queue_.size() + wire_.size(); }
+  // Bytes the connection's session wrote to the socket itself (sendfile).
+  void CountDirect(size_t n) { dispatched_ += n; }
 
  private:
   struct WriteReq {

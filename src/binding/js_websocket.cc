@@ -1,0 +1,321 @@
+#include "binding/js_websocket.h"
+
+#include <string>
+
+#include "binding/addon_data.h"
+#include "binding/js_connection.h"
+#include "binding/js_core_handle.h"
+#include "binding/js_values.h"
+#include "binding/wire_protocol.h"
+#include "core/net/connection.h"
+#include "core/net/output_queue.h"
+#include "core/net/tunnel_session.h"
+#include "core/websocket/ws_frame.h"
+#include "core/websocket/ws_session.h"
+
+namespace sluice {
+
+// ---- JsWebSocket: core events -> lib/ ----------------------------------------
+
+bool JsWebSocket::Wanted(const Napi::Object& callbacks) {
+  return callbacks.Get("onWsMessage").IsFunction();
+}
+
+JsWebSocket::JsWebSocket(Napi::Env env, const Napi::Object& cbs) : env_(env) {
+#define SLUICE_WS_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
+  SLUICE_WS_CALLBACKS(SLUICE_WS_CALLBACK_READ)
+#undef SLUICE_WS_CALLBACK_READ
+}
+
+void JsWebSocket::OnWsMessage(Connection* c, bool binary, const char* data,
+                              size_t len) {
+  if (!c->user_data) return;
+  // A copy the handler may keep: the parser reuses its buffer.
+  napi_value argv[3] = {ConnectionObject(env_, c), BufferCopy(env_, data, len),
+                        nullptr};
+  napi_get_boolean(env_, binary, &argv[2]);
+  CallJs(env_, on_message_, 3, argv);
+}
+
+void JsWebSocket::OnWsPing(Connection* c, const char* data, size_t len) {
+  if (!c->user_data) return;
+  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
+  CallJs(env_, on_ping_, 2, argv);
+}
+
+void JsWebSocket::OnWsPong(Connection* c, const char* data, size_t len) {
+  if (!c->user_data) return;
+  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
+  CallJs(env_, on_pong_, 2, argv);
+}
+
+void JsWebSocket::OnWsPeerClose(Connection* c, int code, const char* reason,
+                                size_t len) {
+  if (!c->user_data) return;
+  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, code),
+                        BufferCopy(env_, reason, len)};
+  CallJs(env_, on_peer_close_, 3, argv);
+}
+
+void JsWebSocket::OnWsError(Connection* c, int code, const char* message) {
+  if (!c->user_data) return;
+  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, code), nullptr};
+  napi_create_string_utf8(env_, message, NAPI_AUTO_LENGTH, &argv[2]);
+  CallJs(env_, on_error_, 3, argv);
+}
+
+// ---- JsWsHub -----------------------------------------------------------------
+
+namespace {
+
+Napi::Value IntV(napi_env env, int64_t n) { return Napi::Value(env, Int(env, n)); }
+
+bool TopicArg(const Napi::Value& v, std::string* out) {
+  if (!v.IsString()) return false;
+  *out = v.As<Napi::String>().Utf8Value();
+  return true;
+}
+
+}  // namespace
+
+Napi::Function JsWsHub::Init(Napi::Env env) {
+  Napi::Function f = DefineClass(
+      env, "NativeWsHub",
+      {
+          InstanceMethod<&JsWsHub::Publish>("publish"),
+          InstanceMethod<&JsWsHub::Subscribers>("subscribers"),
+      });
+  GetAddonData(env)->ws_hub_ctor = Napi::Persistent(f);
+  return f;
+}
+
+JsWsHub::JsWsHub(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<JsWsHub>(info), hub_(std::make_shared<WsHub>()) {}
+
+std::shared_ptr<WsHub> JsWsHub::From(napi_env env, napi_value v) {
+  AddonData* data = GetAddonData(env);
+  if (data == nullptr || data->ws_hub_ctor.IsEmpty() || v == nullptr) return nullptr;
+  bool is = false;
+  if (napi_instanceof(env, v, data->ws_hub_ctor.Value(), &is) != napi_ok || !is) {
+    return nullptr;
+  }
+  JsWsHub* h = Napi::ObjectWrap<JsWsHub>::Unwrap(Napi::Object(env, v));
+  return h ? h->hub_ : nullptr;
+}
+
+// publish(topic, data, opcode) -> subscribers the frame was queued for
+Napi::Value JsWsHub::Publish(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  std::string topic;
+  const char* data = nullptr;
+  size_t len = 0;
+  std::string text;
+  if (!TopicArg(info[0], &topic)) return IntV(env, 0);
+  if (info[1].IsString()) {
+    text = info[1].As<Napi::String>().Utf8Value();
+    data = text.data();
+    len = text.size();
+  } else if (!GetBytes(env, info[1], &data, &len)) {
+    return IntV(env, 0);
+  }
+  const uint8_t opcode = static_cast<uint8_t>(info[2].As<Napi::Number>().Uint32Value());
+  WsHub::PublishResult r = hub_->Publish(topic, opcode, data, len, nullptr);
+  return IntV(env, static_cast<int64_t>(r.queued));
+}
+
+Napi::Value JsWsHub::Subscribers(const Napi::CallbackInfo& info) {
+  std::string topic;
+  if (!TopicArg(info[0], &topic)) return IntV(info.Env(), 0);
+  return IntV(info.Env(), static_cast<int64_t>(hub_->Subscribers(topic)));
+}
+
+// ---- JsConnection's WebSocket methods -------------------------------------------
+
+WebSocketSession* JsConnection::ws() const {
+  Connection* c = core();
+  if (!c || c->destroyed()) return nullptr;
+  Session* s = c->session();
+  return s != nullptr ? s->AsWebSocket() : nullptr;
+}
+
+// wsAccept(responseHead, config, hub) -> 0 or kResultClosed. The
+// connection is a tunnel (an accepted Upgrade): the 101 response is
+// queued and the connection speaks WebSocket from its next read on.
+Napi::Value JsConnection::WsAccept(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  Connection* c = alive();
+  if (!c || c->closing() || dynamic_cast<TunnelSession*>(c->session()) == nullptr ||
+      !info[1].IsObject()) {
+    return IntV(env, kResultClosed);
+  }
+  Napi::Object o = info[1].As<Napi::Object>();
+  auto num = [&](const char* name, double dflt) {
+    Napi::Value v = o.Get(name);
+    return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
+  };
+  WsConfig cfg;
+  const double max_payload = num("maxPayload", 100 * 1024 * 1024);
+  // 0 or Infinity (or beyond 2^53): no limit.
+  cfg.parser.max_payload =
+      max_payload > 0 && max_payload < 9007199254740992.0 ? static_cast<uint64_t>(max_payload) : 0;
+  cfg.parser.skip_utf8 = o.Get("skipUTF8Validation").ToBoolean().Value();
+  cfg.auto_pong = o.Get("autoPong").ToBoolean().Value();
+  cfg.idle_timeout_ms = static_cast<uint32_t>(num("idleTimeout", 0));
+  cfg.close_timeout_ms = static_cast<uint32_t>(num("closeTimeout", 30000));
+  const double mb = num("maxBackpressure", 0);
+  cfg.max_backpressure = mb > 0 && mb < 9007199254740992.0 ? static_cast<size_t>(mb) : 0;
+  // permessage-deflate as lib/ negotiated it (an object), or absent.
+  Napi::Value pmd = o.Get("deflate");
+  if (pmd.IsObject()) {
+    Napi::Object d = pmd.As<Napi::Object>();
+    auto dnum = [&](const char* name, double dflt) {
+      Napi::Value v = d.Get(name);
+      return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
+    };
+    WsDeflateConfig& dc = cfg.deflate;
+    dc.enabled = true;
+    dc.server_no_context_takeover = d.Get("serverNoContextTakeover").ToBoolean().Value();
+    dc.client_no_context_takeover = d.Get("clientNoContextTakeover").ToBoolean().Value();
+    dc.server_max_window_bits = static_cast<int>(dnum("serverMaxWindowBits", 15));
+    dc.client_max_window_bits = static_cast<int>(dnum("clientMaxWindowBits", 15));
+    dc.level = static_cast<int>(dnum("level", 1));
+    dc.mem_level = static_cast<int>(dnum("memLevel", 8));
+    dc.threshold = static_cast<size_t>(dnum("threshold", 1024));
+    cfg.parser.rsv1_allowed = true;
+  }
+  std::string head;
+  Latin1(env, info[0], &head);
+  c->writer().queue().Append(head.data(), head.size());
+  auto* s = new WebSocketSession(c, cfg, JsWsHub::From(env, info[2]));
+  // The tunnel (and the HTTP/1.1 session before it) may be on the stack
+  // (an 'upgrade' listener answering at once): both are retired, freed
+  // with the connection.
+  c->ReplaceSession(s);
+  s->Start();
+  c->MarkDirty();
+  return IntV(env, 0);
+}
+
+// wsFeed(bytes): input that arrived with the handshake (the 'upgrade'
+// head) or while it was decided, parsed as if just read. Called from JS,
+// so not inside a dispatch: output is flushed at the end of the loop turn.
+Napi::Value JsConnection::WsFeed(const Napi::CallbackInfo& info) {
+  WebSocketSession* s = ws();
+  const char* data;
+  size_t len;
+  if (s && GetBytes(info.Env(), info[0], &data, &len) && len > 0) {
+    // The session reads from its own copy: the Buffer is JS memory that a
+    // handler called from OnRead could change.
+    std::string copy(data, len);
+    s->OnRead(copy.data(), copy.size());
+  }
+  return info.Env().Undefined();
+}
+
+// wsSend(data, opcode, fin, compress) -> WsSendResult
+Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  WebSocketSession* s = ws();
+  if (!s) return IntV(env, kWsNotOpen);
+  BodyArg body;
+  if (!ReadBody(env, info[0], &body)) return IntV(env, kResultBadBody);
+  const uint8_t opcode = static_cast<uint8_t>(info[1].As<Napi::Number>().Uint32Value());
+  const bool fin = info[2].ToBoolean().Value();
+  if (WsIsControl(opcode) && body.len > kWsMaxControlPayload) return IntV(env, kResultBadBody);
+  if (!WsIsControl(opcode) &&
+      s->WantsCompression(body.len, fin, info[3].ToBoolean().Value())) {
+    if (!body.is_string) return IntV(env, s->SendCompressed(opcode, body.data, body.len));
+    std::string text(body.len + 1, '\0');
+    size_t written = 0;
+    napi_get_value_string_utf8(env, body.value, &text[0], body.len + 1, &written);
+    return IntV(env, s->SendCompressed(opcode, text.data(), written));
+  }
+  int result = 0;
+  OutputQueue* q = s->BeginSend(opcode, body.len, fin, &result);
+  if (!q) return IntV(env, result);
+  if (body.is_string) {
+    // Encoded straight into the output buffer.
+    char* p = q->Reserve(body.len + 1);
+    size_t written = 0;
+    napi_get_value_string_utf8(env, body.value, p, body.len + 1, &written);
+    q->Commit(written);
+  } else if (body.len < kCopyBelow) {
+    q->Append(body.data, body.len);
+  } else {
+    q->AppendExternal(body.data, body.len, new NapiValueRef(env, body.value));
+  }
+  return IntV(env, s->EndSend());
+}
+
+// wsClose(code, reason) -> WsSendResult (code 0: a close frame without one)
+Napi::Value JsConnection::WsClose(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  WebSocketSession* s = ws();
+  if (!s) return IntV(env, kWsNotOpen);
+  const int code = info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+  std::string reason;
+  if (info[1].IsString()) reason = info[1].As<Napi::String>().Utf8Value();
+  return IntV(env, s->Close(code, reason.data(), reason.size()));
+}
+
+Napi::Value JsConnection::WsBuffered(const Napi::CallbackInfo& info) {
+  WebSocketSession* s = ws();
+  return IntV(info.Env(), s ? static_cast<int64_t>(s->buffered_amount()) : 0);
+}
+
+// wsSubscribe(topic) / wsUnsubscribe(topic) / wsIsSubscribed(topic) -> bool
+Napi::Value JsConnection::WsSubscribe(const Napi::CallbackInfo& info) {
+  WebSocketSession* s = ws();
+  std::string topic;
+  const bool ok = s && TopicArg(info[0], &topic) && s->Subscribe(topic);
+  return Napi::Boolean::New(info.Env(), ok);
+}
+
+Napi::Value JsConnection::WsUnsubscribe(const Napi::CallbackInfo& info) {
+  WebSocketSession* s = ws();
+  std::string topic;
+  const bool ok = s && TopicArg(info[0], &topic) && s->Unsubscribe(topic);
+  return Napi::Boolean::New(info.Env(), ok);
+}
+
+Napi::Value JsConnection::WsIsSubscribed(const Napi::CallbackInfo& info) {
+  WebSocketSession* s = ws();
+  std::string topic;
+  const bool ok = s && TopicArg(info[0], &topic) && s->IsSubscribed(topic);
+  return Napi::Boolean::New(info.Env(), ok);
+}
+
+Napi::Value JsConnection::WsTopics(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  WebSocketSession* s = ws();
+  const size_t n = s ? s->topics().size() : 0;
+  Napi::Array a = Napi::Array::New(env, n);
+  for (size_t i = 0; i < n; i++) {
+    a.Set(static_cast<uint32_t>(i), Napi::String::New(env, s->topics()[i]));
+  }
+  return a;
+}
+
+// wsPublish(topic, data, opcode) -> subscribers queued (every one but this
+// connection)
+Napi::Value JsConnection::WsPublish(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  WebSocketSession* s = ws();
+  std::string topic;
+  if (!s || !s->hub() || !TopicArg(info[0], &topic)) return IntV(env, 0);
+  const char* data = nullptr;
+  size_t len = 0;
+  std::string text;
+  if (info[1].IsString()) {
+    text = info[1].As<Napi::String>().Utf8Value();
+    data = text.data();
+    len = text.size();
+  } else if (!GetBytes(env, info[1], &data, &len)) {
+    return IntV(env, 0);
+  }
+  const uint8_t opcode = static_cast<uint8_t>(info[2].As<Napi::Number>().Uint32Value());
+  WsHub::PublishResult r = s->hub()->Publish(topic, opcode, data, len, s);
+  return IntV(env, static_cast<int64_t>(r.queued));
+}
+
+}  // namespace sluice

@@ -1,0 +1,142 @@
+// WebSocketSession: what a connection speaks after an accepted WebSocket
+// handshake (RFC 6455). Like TunnelSession it replaces the HTTP/1.1
+// session (Connection::ReplaceSession); unlike it, it parses frames
+// natively (WsFrameParser) and reports whole messages to the embedder's
+// WsDelegate, and frames what the embedder sends straight into the
+// connection's Writer queue, corked: every send of a loop turn leaves in
+// one writev.
+//
+// Backpressure is an explicit answer of every send (WsSendResult): sent
+// (the backlog is under the high-water mark), buffered (queued, but the
+// backlog is over it: ServerDelegate::OnDrain follows once it falls
+// below), dropped (the backlog was already over max_backpressure: nothing
+// queued). The queue is bounded by max_backpressure plus one message.
+//
+// Closing: Close sends a close frame and waits for the peer's (at most
+// close_timeout_ms), then ends the connection (FIN); the peer's close
+// frame is answered with its code. A protocol violation sends the close
+// code the parser names and ends the connection. Idle: with
+// idle_timeout_ms, a connection silent that long gets a ping, and is
+// closed if still silent after as long again.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/net/session.h"
+#include "core/websocket/ws_deflate.h"
+#include "core/websocket/ws_frame_parser.h"
+
+namespace sluice {
+
+class Connection;
+class OutputQueue;
+class ExternalRef;
+class WsDelegate;
+class WsHub;
+
+// What a send did (also the numbers lib/ sees: wire_protocol.h).
+enum WsSendResult {
+  kWsSent = 0,      // queued; the backlog is under the high-water mark
+  kWsBuffered = 1,  // queued; over the high-water mark: a drain follows
+  kWsDropped = 2,   // not queued: over max_backpressure
+  kWsNotOpen = 3,   // not queued: closing or closed
+};
+
+struct WsConfig {
+  WsFrameParser::Config parser;
+  bool auto_pong = true;
+  uint32_t idle_timeout_ms = 0;      // 0: none
+  uint32_t close_timeout_ms = 30000;
+  size_t max_backpressure = 0;       // 0: unbounded
+  WsDeflateConfig deflate;           // permessage-deflate, when negotiated
+};
+
+class WebSocketSession final : public Session, private WsParserListener {
+ public:
+  WebSocketSession(Connection* conn, const WsConfig& config,
+                   std::shared_ptr<WsHub> hub);
+  ~WebSocketSession() override;
+
+  // Session (called by Connection; see session.h).
+  int Start() override;
+  void OnRead(const char* data, size_t len) override;
+  void OnEof() override;
+  void OnTimeout(int kind) override;
+  // Like a tunnel, a WebSocket belongs to its user: never idle for
+  // closeIdleConnections; server.close() leaves it open (as ws on node).
+  bool IsIdle() const override { return false; }
+  void OnServerClosing() override {}
+  void OnClose() override;
+  WebSocketSession* AsWebSocket() override { return this; }
+
+  // ---- sending (the embedder's calls, any time on the loop thread) ----
+  // Starts a data frame of `len` payload bytes: checks state and the
+  // backlog, writes the header and returns the queue the caller appends
+  // exactly `len` payload bytes to, then calls EndSend. Null (and
+  // *result kWsDropped / kWsNotOpen) when nothing may be queued.
+  // fin false: a fragment; the next sends continue the message
+  // (continuation frames) until one with fin.
+  OutputQueue* BeginSend(uint8_t opcode, size_t len, bool fin, int* result);
+  // The payload is queued: flush at the end of the loop turn. Returns
+  // kWsSent or kWsBuffered.
+  int EndSend();
+  // Send of bytes the session may copy (control frames, small messages).
+  int Send(uint8_t opcode, const char* data, size_t len, bool fin);
+  // True when a data message of `len` bytes is to be compressed: deflate
+  // negotiated, a whole message (fin, none of ours fragmented), at least
+  // the threshold, and the sender asked (`compress`).
+  bool WantsCompression(size_t len, bool fin, bool compress) const;
+  // Sends one whole data message compressed (RSV1), deflated here; falls
+  // back to plain when zlib fails.
+  int SendCompressed(uint8_t opcode, const char* data, size_t len);
+  // A frame built once for many sessions (pub/sub): [data, len) is a whole
+  // frame; large frames are referenced (ref retained by the caller per
+  // use: Retain is called once per queueing), small ones copied.
+  int SendFrame(const char* frame, size_t len, ExternalRef* ref,
+                void (*retain)(ExternalRef*));
+  // Starts the closing handshake with `code` (0: no code) and a reason of
+  // at most 123 bytes. kWsNotOpen when a close frame was already sent.
+  int Close(int code, const char* reason, size_t len);
+  bool open() const { return !close_sent_ && !failed_; }
+  size_t buffered_amount() const;
+
+  // ---- pub/sub ----
+  WsHub* hub() const { return hub_.get(); }
+  bool Subscribe(const std::string& topic);
+  bool Unsubscribe(const std::string& topic);
+  bool IsSubscribed(const std::string& topic) const;
+  const std::vector<std::string>& topics() const { return topics_; }
+
+ private:
+  // WsParserListener
+  bool OnWsMessage(bool binary, bool compressed, const char* data,
+                   size_t len) override;
+  bool OnWsControl(uint8_t opcode, const char* data, size_t len) override;
+  // The parser found a violation: close frame with its code, the
+  // embedder's OnWsError, end.
+  void FailConnection(int code, const char* message);
+  // Both close frames were exchanged (or the peer is gone): FIN.
+  void Finish();
+  int BacklogResult() const;
+  WsDelegate* delegate() const;
+
+  Connection* conn_;
+  WsConfig config_;
+  WsFrameParser parser_;
+  std::unique_ptr<WsDeflate> deflate_;  // null unless negotiated
+  std::string inflated_;                // a compressed message, inflated
+  std::string deflated_;                // a message being sent, deflated
+  std::shared_ptr<WsHub> hub_;
+  std::vector<std::string> topics_;
+  bool close_sent_ = false;
+  bool close_received_ = false;
+  bool failed_ = false;
+  bool fragmenting_ = false;   // a message sent with fin false is open
+  bool ping_outstanding_ = false;
+};
+
+}  // namespace sluice

@@ -1,0 +1,319 @@
+'use strict';
+
+// Cleartext HTTP/1.1 file bodies go out with sendfile(2) from the loop
+// while their pages are resident (docs/files.md "sendfile"); the head and
+// any bytes already in memory leave first, through the writer. Checked
+// with real clients (curl, node http, raw sockets for byte-exact cases)
+// on server.serveStatic and res.respondWithFile: sizes 0 B .. 16 MiB
+// (sha256), ranges, HEAD, 304, keep-alive and pipelining after a sendfile
+// body, a client leaving mid-body, a file truncated while it is sent, a
+// slow reader (no buffers held), pages not resident (the threadpool path
+// takes over), and the paths that must not use it (TLS, compression, the
+// option off). The counters are NativeFile.stats().sendfile. sendfile is
+// sluice's own: sluice-only.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const https = require('node:https');
+const { execFileSync } = require('node:child_process');
+const common = require('../common');
+const { assert } = common;
+const { fdCount, settled } = require('./settled');
+
+const describeSluice = common.isSluice ? describe : describe.skip;
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const SIZES = [0, 1, 1000, 64 * KiB, 128 * KiB, 128 * KiB + 1, MiB, 3 * MiB + 7, 16 * MiB];
+
+// The addon's binding (lib/common/binding.js; lib/binding.js before the
+// lib/ move).
+function nativeStats() {
+  let binding;
+  try {
+    binding = require(path.join(common.ROOT, 'lib/common/binding'));
+  } catch {
+    binding = require(path.join(common.ROOT, 'lib/binding'));
+  }
+  return binding.NativeFile.stats();
+}
+function sendfileStats() {
+  return nativeStats().sendfile;
+}
+
+// Drops the file's pages from the page cache (GNU dd: count=0 with
+// iflag=nocache advises the whole file away; dirty pages stay, so the file
+// is written back first).
+function evict(file) {
+  const fd = fs.openSync(file, 'r+');
+  fs.fsyncSync(fd);
+  fs.closeSync(fd);
+  execFileSync('dd', [`if=${file}`, 'of=/dev/null', 'iflag=nocache', 'count=0', 'status=none']);
+}
+
+describeSluice('[sluice-only] sendfile for cleartext HTTP/1.1 file bodies', function () {
+  this.timeout(60000);
+  let dir;
+  const files = {};
+
+  before(function () {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-sendfile-'));
+    for (const size of SIZES) {
+      const buf = crypto.randomBytes(size);
+      const name = `f${size}.bin`;
+      fs.writeFileSync(path.join(dir, name), buf);
+      files[size] = { name, buf, sha: common.sha256(buf) };
+    }
+    fs.writeFileSync(path.join(dir, 'text.txt'), 'compressible text '.repeat(20000));
+  });
+  after(function () {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  afterEach(async function () {
+    await common.cleanup();
+  });
+
+  async function start(serverOptions = {}) {
+    const server = common.impl.createServer(serverOptions, (req, res) => {
+      const m = /^\/rwf\/(.*)$/.exec(req.url);
+      if (m) {
+        res.respondWithFile(path.join(dir, m[1]), { 'content-type': 'application/octet-stream' });
+        return;
+      }
+      res.statusCode = 404;
+      res.end('miss');
+    });
+    server.serveStatic('/s', dir);
+    const port = await common.listenLocal(server);
+    return { server, port };
+  }
+
+  it('bodies of 0 B .. 16 MiB arrive intact (sha256) through serveStatic and respondWithFile, curl and node http', async function () {
+    const { port } = await start();
+    const before = sendfileStats();
+    for (const size of SIZES) {
+      const f = files[size];
+      for (const prefix of ['/s/', '/rwf/']) {
+        const url = `http://127.0.0.1:${port}${prefix}${f.name}`;
+        const c = await common.curl(['--http1.1', url], { timeout: 20000 });
+        assert.strictEqual(c.code, 0, c.stderr);
+        assert.strictEqual(c.stdout.length, size, `${prefix}${f.name} via curl`);
+        assert.strictEqual(common.sha256(c.stdout), f.sha, `${prefix}${f.name} via curl`);
+        const r = await common.httpRequest(port, { path: `${prefix}${f.name}`, timeout: 20000 });
+        assert.strictEqual(r.statusCode, 200);
+        assert.strictEqual(r.headers['content-length'], String(size));
+        assert.strictEqual(common.sha256(r.body), f.sha, `${prefix}${f.name} via node http`);
+      }
+    }
+    const after = sendfileStats();
+    // Files larger than what is already in memory (the small-file cache:
+    // up to 64 KiB; the first read: 128 KiB) were sent with sendfile.
+    assert.ok(after.bodies - before.bodies >= 4 * 4, JSON.stringify({ before, after }));
+    assert.ok(after.bytes - before.bytes >= 2 * 2 * (16 * MiB - 128 * KiB), JSON.stringify({ before, after }));
+  });
+
+  it('ranges (206), HEAD and 304 answer byte-exact', async function () {
+    const { port } = await start();
+    const f = files[3 * MiB + 7];
+    const rows = [[0, 0], [0, 131071], [131072, 131072 + 500000], [1, 3 * MiB + 6], [3 * MiB, 3 * MiB + 6], [2 * MiB + 5, 2 * MiB + 5]];
+    for (const [a, b] of rows) {
+      for (const prefix of ['/s/']) {
+        const c = await common.curl(['--http1.1', '-r', `${a}-${b}`, '-D', '-', `http://127.0.0.1:${port}${prefix}${f.name}`]);
+        const headEnd = c.stdout.indexOf('\r\n\r\n');
+        const head = c.stdout.subarray(0, headEnd).toString('latin1');
+        const body = c.stdout.subarray(headEnd + 4);
+        assert.match(head, /^HTTP\/1\.1 206 /);
+        assert.match(head, new RegExp(`Content-Range: bytes ${a}-${b}/${f.buf.length}`, 'i'));
+        assert.ok(body.equals(f.buf.subarray(a, b + 1)), `range ${a}-${b}`);
+      }
+      // respondWithFile's offset/length.
+      const srv = common.impl.createServer((req, res) => res.respondWithFile(path.join(dir, f.name), {},
+        { offset: a, length: b - a + 1 }));
+      const p2 = await common.listenLocal(srv);
+      const r = await common.httpRequest(p2, { path: '/' });
+      assert.ok(r.body.equals(f.buf.subarray(a, b + 1)), `respondWithFile offset ${a} length ${b - a + 1}`);
+    }
+    // HEAD: the length, no body; then a GET on the same connection.
+    const c = await common.rawConnect(port);
+    c.write(`HEAD /s/${f.name} HTTP/1.1\r\nHost: x\r\n\r\nGET /s/${files[1000].name} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const [head, get] = await c.responses(2, { methods: ['HEAD', 'GET'] });
+    assert.strictEqual(head.headers['content-length'], String(f.buf.length));
+    assert.strictEqual(head.body.length, 0);
+    assert.ok(get.body.equals(files[1000].buf));
+    // 304.
+    const first = await common.httpRequest(port, { path: `/s/${f.name}` });
+    const nm = await common.httpRequest(port, { path: `/s/${f.name}`, headers: { 'if-none-match': first.headers.etag } });
+    assert.strictEqual(nm.statusCode, 304);
+    assert.strictEqual(nm.body.length, 0);
+  });
+
+  it('keep-alive and pipelining: responses after a sendfile body are intact and in order (raw socket, byte-exact)', async function () {
+    const { port } = await start();
+    const big = files[3 * MiB + 7];
+    const small = files[1000];
+    const mid = files[MiB];
+    const c = await common.rawConnect(port);
+    const reqs = [
+      `GET /s/${big.name} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /s/${small.name} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /rwf/${mid.name} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /s/${big.name} HTTP/1.1\r\nHost: x\r\nRange: bytes=1000-2000000\r\n\r\n`,
+      `GET /nope HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /s/${big.name} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    ];
+    c.write(reqs.join(''));
+    const res = await c.responses(reqs.length, {}, 20000);
+    assert.deepStrictEqual(res.map((r) => r.statusCode), [200, 200, 200, 206, 404, 200]);
+    assert.ok(res[0].body.equals(big.buf));
+    assert.ok(res[1].body.equals(small.buf));
+    assert.ok(res[2].body.equals(mid.buf));
+    assert.ok(res[3].body.equals(big.buf.subarray(1000, 2000001)));
+    assert.strictEqual(res[4].body.toString(), 'miss');
+    assert.ok(res[5].body.equals(big.buf));
+    // Nothing after the last response.
+    const total = res.reduce((n, r) => n + r.body.length, 0);
+    assert.ok(c.data.length < total + 4096);
+    c.destroy();
+  });
+
+  it('a client that leaves mid-body: the connection goes, nothing leaks, the server keeps serving', async function () {
+    const { port } = await start();
+    const f = files[16 * MiB];
+    await common.httpRequest(port, { path: `/s/${f.name}`, timeout: 20000 });  // cached fd
+    const fds = fdCount();
+    for (let i = 0; i < 10; i++) {
+      const c = await common.rawConnect(port);
+      c.socket.pause();
+      c.write(`GET /s/${f.name} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await common.sleep(30);
+      c.socket.resume();
+      await c.waitFor((x) => x.data.length > 200000, 10000, 'some body bytes');
+      c.socket.resetAndDestroy();
+    }
+    const st = await settled(fds);
+    assert.strictEqual(st.buffersOutstanding, 0);
+    assert.ok(st.fds <= fds, `fds ${st.fds} > ${fds}`);
+    const r = await common.httpRequest(port, { path: `/s/${f.name}`, timeout: 20000 });
+    assert.strictEqual(common.sha256(r.body), f.sha);
+  });
+
+  it('a file truncated while it is sent ends the connection early (no hang; the bytes up to the new end are the file\'s)', async function () {
+    const { port } = await start();
+    const name = 'shrinks.bin';
+    const full = crypto.randomBytes(16 * MiB);
+    for (const via of ['/s/', '/rwf/']) {
+      fs.writeFileSync(path.join(dir, name), full);
+      const c = await common.rawConnect(port);
+      c.socket.pause();  // the socket buffers fill; sendfile waits for writable
+      c.write(`GET ${via}${name} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await common.sleep(200);
+      fs.truncateSync(path.join(dir, name), MiB);
+      c.socket.resume();
+      const data = await c.waitClose(20000);
+      const headEnd = data.indexOf('\r\n\r\n');
+      assert.match(data.subarray(0, headEnd).toString('latin1'), /Content-Length: 16777216/i);
+      const body = data.subarray(headEnd + 4);
+      assert.ok(body.length < full.length, `${via}: ${body.length} bytes, the connection should have ended early`);
+      // Up to the new end: the file's bytes. Past it, bytes sendfile had
+      // already put in the socket buffer still reference the page cache,
+      // and the truncation zeroes them (docs/files.md: the client sees a
+      // body cut short of its Content-Length either way, as with nginx);
+      // never any other data.
+      const keep = Math.min(body.length, MiB);
+      assert.ok(body.subarray(0, keep).equals(full.subarray(0, keep)), `${via}: wrong bytes before the new end`);
+      for (let i = MiB; i < body.length; i++) {
+        if (body[i] !== 0 && body[i] !== full[i]) assert.fail(`${via}: byte ${i} is neither the file's nor zero`);
+      }
+    }
+  });
+
+  it('a slow reader gets all of 16 MiB while the server holds no pipe buffers (sendfile waits for writable)', async function () {
+    const { port } = await start();
+    const f = files[16 * MiB];
+    await common.httpRequest(port, { path: `/s/${f.name}`, timeout: 20000 });
+    const before = sendfileStats();
+    const c = await common.rawConnect(port);
+    c.socket.pause();
+    c.write(`GET /s/${f.name} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    let maxOut = 0;
+    const rss0 = process.memoryUsage().rss;
+    let maxRss = rss0;
+    // Read in small steps with pauses.
+    const timer = setInterval(() => {
+      maxOut = Math.max(maxOut, nativeStats().buffersOutstanding);
+      maxRss = Math.max(maxRss, process.memoryUsage().rss);
+      c.socket.resume();
+      setTimeout(() => c.socket.pause(), 5);
+    }, 20);
+    try {
+      const [res] = await c.responses(1, {}, 50000);
+      assert.strictEqual(common.sha256(res.body), f.sha);
+    } finally {
+      clearInterval(timer);
+    }
+    const after = sendfileStats();
+    assert.strictEqual(maxOut, 0, 'pipe buffers held during a sendfile body');
+    assert.ok(after.waits > before.waits, 'the socket filled: sendfile must have waited for writable');
+    c.destroy();
+  });
+
+  it('pages not in the page cache: the rest is read on the threadpool (fallback), the body intact', async function () {
+    const { port } = await start();
+    const f = files[16 * MiB];
+    const file = path.join(dir, f.name);
+    try {
+      evict(file);
+    } catch {
+      this.skip();
+    }
+    const before = sendfileStats();
+    const r = await common.httpRequest(port, { path: `/s/${f.name}`, timeout: 30000 });
+    assert.strictEqual(common.sha256(r.body), f.sha);
+    const after = sendfileStats();
+    assert.ok(after.fallbacks > before.fallbacks, JSON.stringify({ before, after }));
+  });
+
+  it('not used: TLS, a compressed body, HTTP/2, the option sendfile: false', async function () {
+    const f = files[MiB];
+    // sendfile: false.
+    const off = await start({ sendfile: false });
+    let before = sendfileStats();
+    const r = await common.httpRequest(off.port, { path: `/s/${f.name}` });
+    assert.strictEqual(common.sha256(r.body), f.sha);
+    assert.deepStrictEqual(sendfileStats(), before);
+    assert.throws(() => common.impl.createServer({ sendfile: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE' });
+    await common.cleanup();
+
+    // Compression: the compressor reads the file.
+    const z = common.impl.createServer({ compression: true }, () => {});
+    z.serveStatic('/s', dir);
+    const zp = await common.listenLocal(z);
+    before = sendfileStats();
+    const zr = await common.curl(['--http1.1', '--compressed', `http://127.0.0.1:${zp}/s/text.txt`]);
+    assert.strictEqual(zr.stdout.toString(), 'compressible text '.repeat(20000));
+    assert.deepStrictEqual(sendfileStats(), before);
+
+    // HTTP/2 (h2c): DATA frames need the bytes.
+    const h2r = await common.curl(['--http2-prior-knowledge', `http://127.0.0.1:${zp}/s/${f.name}`]);
+    assert.strictEqual(common.sha256(h2r.stdout), f.sha);
+    assert.deepStrictEqual(sendfileStats(), before);
+
+    // TLS: the record layer needs the bytes.
+    const { fixtures } = require('../tls/tls_common');
+    const fx = fixtures();
+    const tls = common.impl.createSecureServer({ key: fx.localhost.key, cert: fx.localhost.cert }, () => {});
+    tls.serveStatic('/s', dir);
+    const tp = await common.listenLocal(tls);
+    const body = await new Promise((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port: tp, path: `/s/${f.name}`, servername: 'localhost', ca: fx.ca, agent: false }, (res) => {
+        const chunks = [];
+        res.on('data', (d) => chunks.push(d));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      }).on('error', reject);
+    });
+    assert.strictEqual(common.sha256(body), f.sha);
+    assert.deepStrictEqual(sendfileStats(), before);
+  });
+});
