@@ -171,14 +171,16 @@ function selectCases(spec, filters, opts) {
 function settings(c, opts) {
   return {
     runs: opts.runs || (opts.quick ? 1 : (c.runs || 3)),
+    // c.warmup 0: the case measures a fresh server (websocket/idle.js).
     // wrk and h2load take whole seconds
     duration: Math.max(1, Math.round(opts.duration || (opts.quick ? 2 : (c.duration || 5)))),
-    warmup: Math.max(0, Math.round(opts.warmup ?? (opts.quick ? 1 : (c.warmup ?? 2)))),
+    warmup: Math.max(0, Math.round(opts.warmup ?? (c.warmup === 0 ? 0 : (opts.quick ? 1 : (c.warmup ?? 2))))),
   };
 }
 
+// The program a case needs on PATH (wsload is compiled with cc at run time).
 function toolFor(load) {
-  return load.tool;
+  return load.tool === 'wsload' ? 'cc' : load.tool;
 }
 
 function log(msg) {
@@ -200,7 +202,7 @@ async function runCase(spec, c, opts) {
 
   for (const tool of ['taskset', toolFor(c.load)]) {
     if (!hasTool(tool)) {
-      const pkg = { taskset: 'util-linux', wrk: 'wrk', h2load: 'nghttp2-client' }[tool] || tool;
+      const pkg = { taskset: 'util-linux', wrk: 'wrk', h2load: 'nghttp2-client', cc: 'gcc' }[tool] || tool;
       const why = `${tool} not found: skipped (sudo apt-get install -y ${pkg})`;
       log(`${tag} ${why}`);
       for (const v of vres) v.skipped = why;
@@ -348,7 +350,11 @@ async function measure(c, spec, l, duration) {
   try { gc0 = await h.stats(); } catch (err) { return { failure: `no stats before run: ${err.message}` }; }
   resetPeakRss(h.pid);
   let s0;
-  try { s0 = snapshot(h.pid); } catch { return { failure: `server gone before run (${describeExit(h.exited)})` }; }
+  let status0;
+  try {
+    s0 = snapshot(h.pid);
+    status0 = readProcStatus(h.pid);
+  } catch { return { failure: `server gone before run (${describeExit(h.exited)})` }; }
 
   // c.probe: a tiny request every few ms on its own connection while the
   // load runs; its latency shows how responsive the server's loop stays.
@@ -382,6 +388,19 @@ async function measure(c, spec, l, duration) {
   const errs = Object.entries(load.errors || {}).filter(([, v]) => v > 0);
   if (errs.length) warnings.push(`errors: ${errs.map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (load.non2xx) warnings.push(`${load.non2xx} non-2xx responses`);
+  // wsload idle: connections held open and silent; what counts is the
+  // server's memory for them: peak RSS during the run (VmHWM, reset before
+  // it) over the RSS before it, per 10,000 sockets.
+  if (load.idle) {
+    if (load.open !== c.load.connections) return { failure: `only ${load.open} of ${c.load.connections} WebSockets open` };
+    return {
+      requests: 0, seconds, rps: NaN, cpuSec, cpuPct: (cpuSec / wall) * 100, loadCpuPct: (load.cpuSec / seconds) * 100,
+      otherCpuPct: Math.max(0, (((s1.machineBusy - s0.machineBusy) / hz - cpuSec - (load.cpuSec || 0)) / wall) * 100),
+      rss: status.VmRSS || NaN, peakRss: status.VmHWM || NaN, rssBefore: status0.VmRSS || NaN,
+      rssPer10k: ((status.VmHWM - status0.VmRSS) / load.open) * 10000,
+      writesPerResp: null, faultsPerReq: NaN, gcMsPerSec: NaN, warnings, command: load.command,
+    };
+  }
   if (!(n > 0)) return { failure: `no completed requests (${warnings.join('; ') || 'load tool reported 0'})` };
 
   const m = {
@@ -449,6 +468,11 @@ const COLUMNS = {
   peakRss: { header: 'peak RSS MB', get: (r) => fmtNum(med(r, 'peakRss') / 1048576, 0) },
   bytesPerResp: { header: 'bytes/resp', get: (r) => fmtNum(med(r, 'bytesPerResp'), 0) },
   probeP99: { header: 'tiny req p99 ms', get: (r) => fmtNum(med(r, 'probeP99Ms'), 2) },
+  // WebSocket cases (benchmark/websocket): a message is a request.
+  msgs: { header: 'msg/s median (min–max)', get: (r) => fmtRate(r.runs.map((m) => m.rps)) },
+  cpuUsPerMsg: { header: 'CPU µs/msg', get: (r) => fmtNum(med(r, 'cpuUsPerReq'), 2) },
+  rssPer10k: { header: 'RSS MB per 10k idle', get: (r) => fmtNum(med(r, 'rssPer10k') / 1048576, 1) },
+  ratioRss: { header: 'RSS ratio', get: (r, base) => ratio(r, base, 'rssPer10k') },
   ratioRps: { header: 'req/s ratio', get: (r, base) => ratio(r, base, 'rps') },
   ratioCpu: { header: 'CPU ratio', get: (r, base, spec) => ratio(r, base, spec.ratioCpuMetric) },
 };

@@ -95,8 +95,77 @@ function http2Get(port, p = '/', timeoutMs = 10000, tls = false) {
   });
 }
 
+// A WebSocket server of benchmark/websocket: /echo echoes a masked binary
+// message, and a message sent on /pub reaches a socket on /sub.
+function wsOpen(port, p, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, HOST);
+    let buf = Buffer.alloc(0);
+    let open = false;
+    const waiters = [];
+    const t = setTimeout(() => { sock.destroy(); reject(new Error(`WebSocket ${p}: no answer within ${timeoutMs} ms`)); }, timeoutMs);
+    sock.on('error', (e) => { clearTimeout(t); reject(e); });
+    sock.on('connect', () => sock.write(`GET ${p} HTTP/1.1\r\nHost: ${HOST}:${port}\r\nUpgrade: websocket\r\n` +
+      'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'));
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (!open) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        if (!/^HTTP\/1\.1 101/.test(buf.toString('latin1', 0, 12))) {
+          clearTimeout(t);
+          sock.destroy();
+          return reject(new Error(`WebSocket ${p}: ${buf.toString('latin1', 0, end).split('\r\n')[0]}`));
+        }
+        open = true;
+        buf = buf.subarray(end + 4);
+        clearTimeout(t);
+        resolve({
+          send(payload) {  // one masked binary frame (payload < 126 bytes)
+            const key = Buffer.from([1, 2, 3, 4]);
+            sock.write(Buffer.concat([Buffer.from([0x82, 0x80 | payload.length]), key,
+              Buffer.from(payload.map((x, i) => x ^ key[i & 3]))]));
+          },
+          next() { return new Promise((r) => { waiters.push(r); sock.emit('frames'); }); },
+          close() { sock.destroy(); },
+        });
+      }
+      sock.emit('frames');
+    });
+    sock.on('frames', () => {
+      while (waiters.length && buf.length >= 2 && buf.length >= 2 + (buf[1] & 0x7f)) {
+        const len = buf[1] & 0x7f;
+        waiters.shift()(buf.subarray(2, 2 + len));
+        buf = buf.subarray(2 + len);
+      }
+    });
+  });
+}
+
+async function wsCheck(port, timeoutMs = 10000) {
+  const deadline = (what, p) => Promise.race([p, sleep(timeoutMs).then(() => { throw new Error(`WebSocket check: no ${what} within ${timeoutMs} ms`); })]);
+  const echo = await wsOpen(port, '/echo', timeoutMs);
+  const sub = await wsOpen(port, '/sub', timeoutMs);
+  const pub = await wsOpen(port, '/pub', timeoutMs);
+  try {
+    const msg = Buffer.from('0123456789abcdef');
+    echo.send(msg);
+    const back = await deadline('echo', echo.next());
+    if (!back.equals(msg)) throw new Error(`WebSocket echo answered ${JSON.stringify(back.toString('latin1'))}`);
+    await sleep(100);  // the subscription is made on open; let it land
+    pub.send(msg);
+    const got = await deadline('published message on /sub', sub.next());
+    if (!got.equals(msg)) throw new Error(`WebSocket /sub got ${JSON.stringify(got.toString('latin1'))}`);
+  } finally {
+    echo.close();
+    sub.close();
+    pub.close();
+  }
+}
+
 async function checkServer(port, check) {
   if (!check) return;
+  if (check.websocket) return wsCheck(port);
   const body = check.bodySize ? Buffer.alloc(check.bodySize, 'x') : undefined;
   const res = check.http2 ? await http2Get(port, check.path, 10000, check.tls) :
     await httpRequest(port, { method: check.method, path: check.path, body, tls: check.tls });
@@ -147,4 +216,4 @@ function startProbe(port, probe) {
   };
 }
 
-module.exports = { httpRequest, pipelinedCheck, http2Get, checkServer, startProbe };
+module.exports = { httpRequest, pipelinedCheck, http2Get, checkServer, startProbe, wsCheck };

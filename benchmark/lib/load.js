@@ -6,6 +6,7 @@ const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { HOST } = require('./host.js');
 const { track, killChild, installExitHandlers } = require('./children.js');
+const { wsloadBinary, wsloadArgs, parseWsload } = require('./wsload.js');
 
 // Run `cmd args` pinned to `cpu` under a tiny sh wrapper whose `times`
 // builtin reports the command's user+sys CPU time on stderr. The wrapper is
@@ -121,6 +122,9 @@ function loadCommand(load, port, seconds, caseDir, requests) {
       '-t', String(load.threads || 1), ...(requests ? ['-n', String(requests)] : ['-D', String(seconds)]), url];
     return { cmd: 'h2load', args, parse: parseH2load };
   }
+  if (load.tool === 'wsload') {
+    return { cmd: wsloadBinary(), args: wsloadArgs(load, HOST, port, seconds), parse: parseWsload };
+  }
   throw new Error(`unknown load tool ${load.tool}`);
 }
 
@@ -140,7 +144,8 @@ function h2loadShape(load) {
 // so the time limit is generous.
 async function runLoad(load, port, seconds, caseDir, cpu = 1, { requests } = {}) {
   const { cmd, args, parse } = loadCommand(load, port, seconds, caseDir, requests);
-  const limit = requests ? seconds * 4 + 20 : seconds + 20;
+  // wsload opens all its connections (10,000 for idle) before the timed part.
+  const limit = requests ? seconds * 4 + 20 : seconds + (load.tool === 'wsload' ? 90 : 20);
   const res = await runPinned(cmd, args, { cpu, timeoutMs: limit * 1000 });
   const parsed = parse(res.stdout);
   parsed.command = `taskset -c ${cpu} ${cmd} ${args.join(' ')}`;
@@ -155,4 +160,4 @@ async function runLoad(load, port, seconds, caseDir, cpu = 1, { requests } = {})
   return parsed;
 }
 
-module.exports = { runPinned, runLoad, h2loadShape, loadCommand, parseWrk, parseH2load, parseSize };
+module.exports = { runPinned, runLoad, h2loadShape, loadCommand, parseWrk, parseH2load, parseWsload, parseSize };
