@@ -39,7 +39,48 @@ function isReadingBody(req) {
 
 const versionStrings = { 10: '1.0', 11: '1.1', 9: '0.9', 20: '2.0', 30: '3.0' };
 
-class IncomingRequest extends Readable {
+// ---- a Readable built when touched ------------------------------------------------
+// Most requests are bodiless GETs whose handler never reads, pipes or
+// listens for the body: for them the Readable's state object (and the
+// push(null) / end / close machinery it drives) was the largest JS cost of
+// a request after the response. So IncomingRequest's constructor runs none
+// of Readable's; the first access to _readableState — which every
+// Readable method and property makes — runs Readable's constructor on the
+// object (materialize) and replays what the state would have recorded
+// meanwhile, so it reads as if it had existed all along. (Not even
+// EventEmitter's listener dictionary is made up front: EventEmitter's
+// methods create `_events` with the first listener, and most requests
+// get none.) What happens while unbuilt is limited to what needs no
+// state: the body's end (EOF waits in kEofPending for a _read, as it does
+// built), 'end' / 'close' / other listeners (on() below), the server's
+// dump decision.
+// (lib/http2/stream.js's LazyDuplex is the same for the HTTP/2 stream.)
+// The class's prototype chains to node's IncomingMessage.prototype
+// (prototype_bridge.chain), so this constructor's prototype is unused.
+function LazyReadable() {
+  // EventEmitter's own fields, as EventEmitter.init leaves them, less the
+  // dictionary (see above); Readable's constructor (materialize) keeps
+  // whatever listeners there are by then.
+  this._events = undefined;
+  this._eventsCount = 0;
+  this._maxListeners = undefined;
+  this._built = false;
+}
+Object.setPrototypeOf(LazyReadable, Readable);
+
+function materialize(req) {
+  if (req._built) return;
+  req._built = true;
+  Readable.call(req);  // keeps the listeners (_events, when set)
+  // As node's IncomingMessage: no read-ahead (maybeReadMore's read(0))
+  // until someone reads, so a body nobody touched is still seen as
+  // unconsumed when the response finishes, and is dumped.
+  // (startConsuming clears it; a request consumed while unbuilt cannot
+  // exist: consuming reads the state.)
+  req._readableState.readingMore = !req._consuming;
+}
+
+class IncomingRequest extends LazyReadable {
   constructor(conn, seq, method, url, rawHeaders, versionCode, socket) {
     super();
     this[kConn] = conn;
@@ -68,10 +109,38 @@ class IncomingRequest extends Readable {
     // joinDuplicateHeaders option is, null otherwise (lib/http1/session.js
     // sets it; the HTTP/2 compat request leaves it undefined, as node's).
     this.joinDuplicateHeaders = null;
-    // As node's IncomingMessage: no read-ahead (maybeReadMore's read(0))
-    // until someone reads, so a body nobody touched is still seen as
-    // unconsumed when the response finishes, and is dumped.
-    this._readableState.readingMore = true;
+  }
+
+  // The state, built on first access (materialize). Readable's constructor
+  // assigns it: an own data property from then on (the accessor is not
+  // consulted again).
+  get _readableState() {
+    materialize(this);
+    return this._readableState;
+  }
+
+  set _readableState(value) {
+    Object.defineProperty(this, '_readableState', {
+      value, writable: true, configurable: true, enumerable: true,
+    });
+  }
+
+  // Readable.prototype.on reads the state for every event; only 'data'
+  // and 'readable' need it.
+  on(event, listener) {
+    if (!this._built && event !== 'data' && event !== 'readable') {
+      return EventEmitter.prototype.on.call(this, event, listener);
+    }
+    return Readable.prototype.on.call(this, event, listener);
+  }
+
+  addListener(event, listener) { return this.on(event, listener); }
+
+  // An unbuilt request is not destroyed (destroy() builds it).
+  get destroyed() { return this._built ? this._readableState.destroyed : false; }
+
+  set destroyed(value) {
+    this._readableState.destroyed = value;
   }
 
   get rawHeaders() {
@@ -155,6 +224,12 @@ class IncomingRequest extends Readable {
       this.rawTrailers = rawTrailers;
       this.trailers = headersObject(rawTrailers, this.joinDuplicateHeaders);
     }
+    if (!this._built) {
+      // Nobody touched the stream: nothing reads or flows yet; EOF waits
+      // for the first _read, as below.
+      this[kEofPending] = true;
+      return;
+    }
     if (this._dumped) {
       // As node: a dumped request (flowing, its data discarded) still
       // ends when its body is complete, then closes.
@@ -186,7 +261,7 @@ class IncomingRequest extends Readable {
   // IncomingMessage: 'aborted' unless the body was received and read to
   // its end (a complete GET nobody read is aborted too).
   _abort() {
-    if (this.aborted || (this.complete && this.readableEnded)) return;
+    if (this.aborted || (this.complete && this._built && this.readableEnded)) return;
     this.aborted = true;
     this.emit('aborted');
     const err = codedError('ECONNRESET', 'aborted');

@@ -20,6 +20,7 @@ const {
   HEAD_USER_CONNECTION, HEAD_USER_CONNECTION_CLOSE, HEAD_USER_KEEP_ALIVE, HEAD_WHOLE_BODY,
   HEAD_END, STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_WAIT_DRAIN, RESULT_NO_BODY,
 } = require('../common/binding').constants;
+const { respondHttp1 } = require('../common/binding');
 
 const {
   kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed,
@@ -565,10 +566,18 @@ class ServerResponse extends Stream {
       this[kHeadOnWire] = true;
       const statusWord = this._statusFlags(flags | HEAD_END);
       const cfg = this._compressCfg;
-      r = coding ?
-        this[kConn].respondCompressed(this[kSeq], statusWord, this[kReason], block, body,
-          trailers, coding, cfg.level, cfg.brotliQuality) :
-        this[kConn].respond(this[kSeq], statusWord, this[kReason], block, body, trailers);
+      const st = this._st;
+      if (coding) {
+        r = this[kConn].respondCompressed(this[kSeq], statusWord, this[kReason], block, body,
+          trailers, coding, cfg.level, cfg.brotliQuality);
+      } else if (st !== undefined) {
+        // HTTP/1.1: the connection's native handle, taken once per
+        // connection, saves the method call's unwrap of the connection.
+        if (st.handle === null) st.handle = this[kConn].handle();
+        r = respondHttp1(st.handle, this[kSeq], statusWord, this[kReason], block, body, trailers);
+      } else {
+        r = this[kConn].respond(this[kSeq], statusWord, this[kReason], block, body, trailers);
+      }
     } else if (this._compressor) {
       r = this._compressor.end(this[kConn], this[kSeq], body, trailers);
     } else {
@@ -576,7 +585,7 @@ class ServerResponse extends Stream {
     }
     this._result(r);
     if (cb) this.once('finish', cb);
-    nextTick(emitFinish, this);
+    finishTick(this);
     return this;
   }
 
@@ -673,7 +682,7 @@ class ServerResponse extends Stream {
     const done = (status) => {
       if (status === 0) {
         this._nativeFileDone = true;  // _closed() may come before the tick
-        nextTick(emitFinish, this);
+        finishTick(this);
       } else {
         onError(status);
       }
@@ -686,7 +695,7 @@ class ServerResponse extends Stream {
         block, file, done, this._fileCoding, cfg.level, cfg.brotliQuality) :
       conn.respondWithNativeFile(this[kSeq], this._statusFlags(flags), this[kReason],
         block, file, done);
-    if (r === RESULT_NO_BODY) nextTick(emitFinish, this);  // HEAD: no body
+    if (r === RESULT_NO_BODY) finishTick(this);  // HEAD: no body
     return r;
   }
 
@@ -745,8 +754,44 @@ function writeAfterEnd(res, cb, fromWrite) {
 // `_st` is the connection's state, lib/http1/session.js).
 function isFront(res) {
   const st = res._st;
-  return st === undefined || st.live.length < 2 || st.live[1] === res || !st.live.includes(res);
+  if (st === undefined || st.tail - st.head < 2 || st.live[st.head + 1] === res) return true;
+  const i = st.live.indexOf(res, st.head);
+  return i === -1 || i >= st.tail;
 }
+
+// One tick for a batch: fn(item) for every item queued before the tick
+// runs, in order. A read of 16 pipelined requests ends 16 responses in
+// one synchronous run; their 'finish' events then share one tick (and
+// their 'close' events the next) instead of one process.nextTick each —
+// the tick machinery was most of a response's cost after the read. The
+// order against other ticks stays node's where it matters: each event
+// still comes a tick after what caused it, and anything scheduled before
+// the batch's first item (a write-after-end's 'error') runs first. An
+// item whose listener throws does not lose the rest: they go on in a new
+// tick (the throw propagates as from any tick).
+function tickBatch(fn) {
+  let queue = [];
+  function run() {
+    const q = queue;
+    queue = [];
+    let i = 0;
+    try {
+      for (; i < q.length; i++) fn(q[i]);
+    } finally {
+      if (i < q.length - 1) {
+        if (queue.length === 0) nextTick(run);
+        queue = q.slice(i + 1).concat(queue);
+      }
+    }
+  }
+  return function schedule(item) {
+    if (queue.length === 0) nextTick(run);
+    queue.push(item);
+  };
+}
+
+const finishTick = tickBatch(emitFinish);
+const closeTick = tickBatch(emitClose);
 
 function emitFinish(res) {
   if (res[kFinished] || res.destroyed) return;
@@ -754,7 +799,7 @@ function emitFinish(res) {
   // As node: 'close' a tick after 'finish', scheduled before the 'finish'
   // listeners run (what was scheduled earlier, such as a write-after-end's
   // 'error', comes first).
-  nextTick(emitClose, res);
+  closeTick(res);
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
 }

@@ -75,7 +75,9 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
   res._fileCache = server._fileCache;
   if (server.rejectNonStandardBodyWrites) res._rejectBodyWrites = true;
   st.current = req;
-  st.live.push(req, res);
+  st.live[st.tail] = req;
+  st.live[st.tail + 1] = res;
+  st.tail += 2;
   if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);
   if (version === VERSION_1_1) {
     // As node's parserOnIncoming, for HTTP/1.1 only.
@@ -194,8 +196,8 @@ function bodyTooLarge(server, conn, status) {
   const req = st.current;
   if (req === null) return;
   st.current = null;
-  const i = st.live.indexOf(req);
-  if (status !== 0 && i !== -1) st.live[i + 1].destroyed = true;
+  const i = st.live.indexOf(req, st.head);
+  if (status !== 0 && i !== -1 && i < st.tail) st.live[i + 1].destroyed = true;
   const err = codedError('ERR_SLUICE_BODY_TOO_LARGE',
     `Request body larger than maxRequestBodySize (${server[kLimits].maxRequestBodySize} bytes)`);
   err.statusCode = 413;
@@ -256,21 +258,36 @@ function onDrain(conn) {
   const st = conn[kState];
   if (st.tunnel !== null) st.tunnel._onDrain();
   const live = st.live;
-  for (let i = 1; i < live.length; i += 2) live[i]._drain();
+  for (let i = st.head + 1; i < st.tail; i += 2) live[i]._drain();
 }
 
 function onResponseFinish(res) {
   const req = res.req;
-  const live = res._st.live;
-  // Responses finish in order: the front pair is the common case. (One
-  // splice: shift() twice moves every later entry twice, each move a write
-  // barrier into the connection's long-lived array.)
-  const i = live[0] === req ? 0 : live.indexOf(req);
-  if (i !== -1) live.splice(i, 2);
-  // The next response reached the front: if it was destroyed while it
-  // waited (ServerResponse#destroy), its socket goes now, as node's
-  // destroy() on the 'socket' it is assigned.
-  if (i === 0 && live.length > 0 && live[1].destroyed) live[1].socket.destroy(live[1].errored);
+  const st = res._st;
+  const live = st.live;
+  // Responses finish in order: the front pair is the common case, which
+  // only clears its slots and moves `head` (see ConnState).
+  if (live[st.head] === req) {
+    live[st.head] = undefined;
+    live[st.head + 1] = undefined;
+    st.head += 2;
+    if (st.head === st.tail) {
+      st.head = 0;
+      st.tail = 0;
+    } else {
+      // The next response reached the front: if it was destroyed while
+      // it waited (ServerResponse#destroy), its socket goes now, as
+      // node's destroy() on the 'socket' it is assigned.
+      const next = live[st.head + 1];
+      if (next.destroyed) next.socket.destroy(next.errored);
+    }
+  } else {
+    const i = live.indexOf(req, st.head);
+    if (i !== -1 && i < st.tail) {
+      live.splice(i, 2);
+      st.tail -= 2;
+    }
+  }
   // As node: a request nobody read is dumped (its body discarded so the
   // connection keeps reading; it ends and closes). A complete one that
   // nobody listens to has nothing to discard and nobody to tell: skipped,
@@ -291,9 +308,13 @@ function onClose(conn) {
   const st = conn[kState];
   if (st === undefined) return;
   const live = st.live;
+  const head = st.head;
+  const tail = st.tail;
   st.live = [];
+  st.head = 0;
+  st.tail = 0;
   st.current = null;
-  for (let i = 0; i < live.length; i += 2) {
+  for (let i = head; i < tail; i += 2) {
     live[i]._abort();
     live[i + 1]._closed();
   }

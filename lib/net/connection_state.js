@@ -17,8 +17,20 @@ class ConnState {
     this.current = null;  // request receiving body
     this.tunnel = null;   // TunnelSocket after an accepted Upgrade / CONNECT
     this.upgradeReq = null;  // its request, until the native switch
-    this.live = [];       // [req, res] pairs not finished
+    // [req, res] pairs not finished, in request order, in live[head] to
+    // live[tail - 1]. Finished front pairs only move `head` (their slots
+    // are cleared) and the array is reused from 0 once every pair is done:
+    // no splice moving every later pipelined pair (each move a write
+    // barrier into this long-lived array) per response.
+    this.live = [];
+    this.head = 0;
+    this.tail = 0;
     this.bodyBuf = null;  // allocator buffer native code reads body bytes into
+    // conn.handle(), taken by the first HTTP/1.1 response
+    // (binding.respondHttp1): kept here, beside the socket that holds
+    // `conn`, so the connection object it points into lives as long as
+    // this does.
+    this.handle = null;
     this.socket._onHttpTimeout = () => socketOnTimeout(server, this);
     // As node: server.timeout (server.setTimeout) is each new socket's.
     if (server.timeout > 0) this.socket.setTimeout(server.timeout);
@@ -33,7 +45,7 @@ function socketOnTimeout(server, st) {
   const socket = st.socket;
   const req = st.current;
   const reqTimeout = req !== null && !req.complete && req.emit('timeout', socket);
-  const res = st.live.length > 0 ? st.live[1] : null;
+  const res = st.tail > st.head ? st.live[st.head + 1] : null;
   const resTimeout = res !== null && res.emit('timeout', socket);
   const serverTimeout = server.emit('timeout', socket);
   if (!reqTimeout && !resTimeout && !serverTimeout) socket.destroy();

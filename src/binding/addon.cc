@@ -188,6 +188,12 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
 
   exports.Set("NativeServer", JsServer::Init(env));
   exports.Set("NativeConnection", data->connection_ctor.Value());
+  {
+    napi_value fn = nullptr;
+    napi_create_function(env, "respondHttp1", NAPI_AUTO_LENGTH,
+                         JsConnection::RespondFast, nullptr, &fn);
+    exports.Set("respondHttp1", Napi::Value(env, fn));
+  }
   exports.Set("NativeFile", JsFile::Init(env));
   exports.Set("NativeWsHub", JsWsHub::Init(env));
   exports.Set("constants", WireConstants(env));

@@ -78,6 +78,7 @@ Napi::Function JsConnection::Init(Napi::Env env) {
           InstanceMethod<&JsConnection::TlsQueryMethod>("tlsQuery"),
           InstanceMethod<&JsConnection::RetryBodyBuffer>("retryBodyBuffer"),
           InstanceMethod<&JsConnection::CopyReads>("copyReads"),
+          InstanceMethod<&JsConnection::Handle>("handle"),
           InstanceMethod<&JsConnection::WsAccept>("wsAccept"),
           InstanceMethod<&JsConnection::WsFeed>("wsFeed"),
           InstanceMethod<&JsConnection::WsSend>("wsSend"),
@@ -163,22 +164,55 @@ int JsConnection::AppendBody(uint32_t seq, const BodyArg& body) {
 
 int JsConnection::Respond(const Napi::CallbackInfo& info, Http1Session* s,
                           uint32_t seq) {
-  napi_env env = info.Env();
-  uint32_t sf = info[1].As<Napi::Number>().Uint32Value();
+  napi_value a[6];
+  for (size_t i = 0; i < 6; i++) a[i] = info[i];
+  return RespondArgs(info.Env(), a, s, seq);
+}
+
+Napi::Value JsConnection::Handle(const Napi::CallbackInfo& info) {
+  napi_value out = nullptr;
+  napi_create_external(info.Env(), this, nullptr, nullptr, &out);
+  return Napi::Value(info.Env(), out);
+}
+
+napi_value JsConnection::RespondFast(napi_env env, napi_callback_info cbinfo) {
+  // Missing arguments read as undefined (napi_get_cb_info fills them).
+  napi_value argv[7];
+  size_t argc = 7;
+  napi_get_cb_info(env, cbinfo, &argc, argv, nullptr, nullptr);
+  int r = kResultClosed;
+  void* p = nullptr;
+  if (napi_get_value_external(env, argv[0], &p) == napi_ok && p != nullptr) {
+    JsConnection* w = static_cast<JsConnection*>(p);
+    uint32_t seq = 0;
+    napi_get_value_uint32(env, argv[1], &seq);
+    if (Http1Session* s = w->live()) r = w->RespondArgs(env, argv + 1, s, seq);
+  } else {
+    r = kResultInvalid;
+  }
+  napi_value out = nullptr;
+  napi_create_int32(env, r, &out);
+  return out;
+}
+
+int JsConnection::RespondArgs(napi_env env, const napi_value* a,
+                              Http1Session* s, uint32_t seq) {
+  uint32_t sf = 0;
+  napi_get_value_uint32(env, a[1], &sf);
   int status = static_cast<int>(sf & wire::kStatusMask);
   uint32_t flags = sf >> wire::kStatusFlagsShift;
   // Strings only where lib/ passes one (a reason, a header block,
   // trailers); undefined otherwise.
   std::string text;
-  Latin1IfString(env, info[2], &text);
+  Latin1IfString(env, a[2], &text);
   BodyArg body;
-  if (!ReadBody(env, info[4], &body)) return kResultBadBody;
+  if (!ReadBody(env, a[4], &body)) return kResultBadBody;
   int err = 0;
   OutputQueue* q = s->BeginHead(seq, status, text, &err);
   if (!q) return err;
   // The header block, "Name: value\r\n" lines validated by lib/, encoded
   // as latin1 (as node does) straight into the output buffer.
-  napi_value block = info[3];
+  napi_value block = a[3];
   size_t len = 0;
   if (napi_get_value_string_latin1(env, block, nullptr, 0, &len) == napi_ok && len > 0) {
     char* p = q->Reserve(len + 1);
@@ -189,7 +223,7 @@ int JsConnection::Respond(const Napi::CallbackInfo& info, Http1Session* s,
   if (err == 0 && body.len > 0) err = AppendBody(seq, body);
   if (err == 0 && (flags & wire::kHeadEnd)) {
     text.clear();
-    Latin1IfString(env, info[5], &text);
+    Latin1IfString(env, a[5], &text);
     err = s->End(seq, text);
   }
   return Result(err);

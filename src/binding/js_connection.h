@@ -21,6 +21,14 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
 
   // The live HTTP/1.1 session, or null once closed (native file responses).
   Http1Session* http1_session() const { return live(); }
+  // binding.respondHttp1(handle, seq, statusAndFlags, reason, headerBlock,
+  // body, trailers): respond() without the ObjectWrap method's napi_unwrap
+  // of `this` (a private-symbol lookup, most of the call's fixed cost).
+  // `handle` is this connection's handle() external; the JS that passes it
+  // holds the connection object too (lib/http1_server.js ConnState keeps
+  // both), so the JsConnection it points to is alive. Called from JS on
+  // the loop thread; re-enters nothing.
+  static napi_value RespondFast(napi_env env, napi_callback_info cbinfo);
   // Unbinds (the core connection closed); its byte counts are kept for
   // stats(). Hides CoreWrap::Detach (the server calls it on this type).
   void Detach();
@@ -40,6 +48,11 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   }
   // respond(seq, statusAndFlags, reason, headerBlock, body, trailers)
   int Respond(const Napi::CallbackInfo& info, Http1Session* s, uint32_t seq);
+  // Respond's work; a[0..5] are its six arguments.
+  int RespondArgs(napi_env env, const napi_value* a, Http1Session* s,
+                  uint32_t seq);
+  // handle() -> an external pointing at this object, for respondHttp1.
+  Napi::Value Handle(const Napi::CallbackInfo& info);
   // write(seq, chunk) -> >= 0 (bit 0: wants drain) or error
   int Write(const Napi::CallbackInfo& info, Http1Session* s, uint32_t seq);
   // end(seq, chunk, trailers)

@@ -1,0 +1,79 @@
+#!/bin/sh
+# callgrind_hello.sh [h1|h2] [measured-requests] [warm-up-requests]
+#
+# User-space instructions per response of the hello path, counted with
+# callgrind (repeatable on a loaded machine, where CPU time is not):
+#   h1: benchmark/http/hello_server.js (res.end('hello')), h2load --h1
+#       -c $CONNS (default 4) -m 16 (16 pipelined requests per connection);
+#   h2: benchmark/http2/file_server.js --mode memory --file-size 1024
+#       (respond + end(1 KiB buffer)), h2load -c $CONNS (default 2) -m 100 (h2c).
+# The server starts under callgrind with instrumentation off, serves the
+# warm-up requests so (valgrind runs uninstrumented code several times
+# faster, and the JIT settles: V8 still recompiles hot functions after
+# tens of thousands of requests, which would otherwise be counted), then
+# instrumentation is switched on (callgrind_control -i on; all code is
+# retranslated, a stall of seconds), the measured requests run, and the
+# counts are dumped (-d). Prints the total and the count per completed
+# response (h2load's "done"); the profile stays in $OUT (default
+# /tmp/callgrind_hello.<pid>) for callgrind_annotate.
+# Under callgrind the server is ~50x slower and runs one thread at a time
+# (V8's compiler and GC threads can stall the loop for seconds), so:
+# the server gets a long keepAliveTimeout (an idle timer fired in
+# such a stall closes a connection whose next requests already wait
+# unread), and there are fewer connections than the runner's c100 / c10
+# (h2load keeps every connection full, and libuv's up to 32 reads per
+# connection per loop turn starve the others past the server's timeouts).
+# Each read still carries 16 pipelined requests (h1) or up to 100 streams
+# (h2). SLUICE_MODULE selects another sluice build, as for the runner.
+set -eu
+MODE=${1:-h1}
+N=${2:-50000}
+WARM=${3:-20000}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/callgrind_hello.$$}
+mkdir -p "$OUT"
+CPU_SERVER=${CPU_SERVER:-0}
+CPU_LOAD=${CPU_LOAD:-1}
+
+case "$MODE" in
+  h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000"; LOAD="--h1 -c ${CONNS:-4} -m 16" ;;
+  h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
+  *) echo "usage: $0 [h1|h2] [measured] [warm-up]" >&2; exit 2 ;;
+esac
+
+# stdin stays open (the harness exits on EOF) until we kill the sleep.
+mkfifo "$OUT/stdin"
+sleep 100000 > "$OUT/stdin" &
+HOLD=$!
+# shellcheck disable=SC2086
+taskset -c "$CPU_SERVER" valgrind --tool=callgrind --instr-atstart=no --fair-sched=yes --smc-check=all-non-file \
+  --callgrind-out-file="$OUT/callgrind.out" node $SERVER < "$OUT/stdin" > "$OUT/server.log" 2> "$OUT/valgrind.log" &
+VG=$!
+cleanup() { kill "$HOLD" 2>/dev/null || true; kill "$VG" 2>/dev/null || true; }
+trap cleanup EXIT
+trap 'cleanup; exit 1' INT TERM
+
+i=0
+until grep -q '^PORT ' "$OUT/server.log" 2>/dev/null; do
+  i=$((i + 1))
+  if [ "$i" -gt 2400 ]; then echo "server did not start" >&2; cat "$OUT/valgrind.log" >&2; exit 1; fi
+  sleep 0.5
+done
+PORT=$(sed -n 's/^PORT //p' "$OUT/server.log")
+URL="http://127.0.0.1:$PORT/"
+
+# shellcheck disable=SC2086
+taskset -c "$CPU_LOAD" h2load $LOAD -n "$WARM" "$URL" > "$OUT/warm.log"
+callgrind_control -i on "$VG" > /dev/null 2>&1
+# shellcheck disable=SC2086
+taskset -c "$CPU_LOAD" h2load $LOAD -n "$N" "$URL" > "$OUT/measured.log"
+callgrind_control -i off "$VG" > /dev/null 2>&1
+callgrind_control -d "$VG" > /dev/null 2>&1
+sleep 1
+grep -E 'requests: ' "$OUT/measured.log" | head -1
+FILE=$(ls -t "$OUT"/callgrind.out* | head -1)
+TOTAL=$(callgrind_annotate "$FILE" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+echo "profile: $FILE"
+echo "instructions: $TOTAL"
+DONE=$(sed -n 's/^requests: .* \([0-9]*\) done.*/\1/p' "$OUT/measured.log")
+echo "per response: $((TOTAL / DONE))"
