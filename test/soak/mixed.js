@@ -330,6 +330,21 @@ function loops(ctx) {
     if (enc === 'deflate') return zlib.inflateSync(body);
     throw new Error(`content-encoding ${enc}`);
   }
+  // Where a wrong body parts from the versions of its length (to tell a
+  // stale cache, a zero fill or a mix of two versions apart).
+  function describe(f, b) {
+    const out = [];
+    f.versions.forEach((v, i) => {
+      let j = 0;
+      const n = Math.min(v.length, b.length);
+      while (j < n && v[j] === b[j]) j++;
+      let k = j;
+      while (k < b.length && b[k] === 0) k++;
+      const other = f.versions.findIndex((w) => w.length > j && b.length > j && w.subarray(j, Math.min(w.length, b.length)).equals(b.subarray(j, Math.min(w.length, b.length))));
+      out.push(`v${i}(${v.length}) same for ${j} bytes${k > j ? `, then ${k - j} zero bytes` : ''}${other >= 0 ? `, the rest is v${other}'s` : ''}`);
+    });
+    return ` [${out.join('; ')}; file now v${f.cur}${f.truncated ? ' truncated' : ''}]`;
+  }
   function isPrefixOfVersion(f, b) {
     return f.versions.some((v) => v.length >= b.length && v.subarray(0, b.length).equals(b));
   }
@@ -370,7 +385,7 @@ function loops(ctx) {
     }
     const d = sha(plain);
     const ok = e.file ? e.file.valid.has(d) : d === e.want;
-    if (!ok) corrupt(kind, `${url}${enc ? ` (${enc})` : ''}: ${plain.length} bytes, sha256 ${d.slice(0, 16)} is no version`);
+    if (!ok) corrupt(kind, `${url}${enc ? ` (${enc})` : ''}: ${plain.length} bytes, sha256 ${d.slice(0, 16)} is no version${e.file ? describe(e.file, plain) : ''}`);
     else served(`${kind}${enc ? '-z' : ''}`, plain.length);
   }
 
