@@ -437,7 +437,10 @@ function loops(ctx) {
         res.on('close', () => fin(res.complete));
       });
       req.on('error', (e) => resolve({ error: e }));
-      req.setTimeout(TIMEOUT, () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' })));
+      req.setTimeout(TIMEOUT, () => {
+        console.log(`STALL ${secure ? 'https' : 'http'} GET ${url} (${enc || 'identity'}): no progress for ${TIMEOUT / 1000} s`);
+        req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' }));
+      });
     });
   }
 
@@ -593,7 +596,11 @@ function loops(ctx) {
       req.on('end', () => fin(true));
       req.on('error', () => fin(false));
       req.on('close', () => fin(req.rstCode === 0 && req.readableEnded));
-      req.setTimeout(TIMEOUT, () => { error(k, { code: 'ETIMEOUT' }); req.close(http2.constants.NGHTTP2_CANCEL); });
+      req.setTimeout(TIMEOUT, () => {
+        console.log(`STALL ${k} GET ${url} (${enc || 'identity'}): ${headers ? `head, ${len} bytes` : 'no head'} after ${TIMEOUT / 1000} s`);
+        error(k, { code: 'ETIMEOUT' });
+        req.close(http2.constants.NGHTTP2_CANCEL);
+      });
     });
   }
 
@@ -630,7 +637,10 @@ function loops(ctx) {
       req.on('end', () => fin(null));
       req.on('error', (e) => fin(e));
       req.on('close', () => fin(req.rstCode ? { code: `rst ${req.rstCode}` } : null));
-      req.setTimeout(TIMEOUT, () => { if (!cancel) error(k, { code: 'ETIMEOUT' }); req.close(http2.constants.NGHTTP2_CANCEL); });
+      req.setTimeout(TIMEOUT, () => {
+        if (!cancel) { console.log(`STALL ${k} POST of ${size} bytes: no progress for ${TIMEOUT / 1000} s`); error(k, { code: 'ETIMEOUT' }); }
+        req.close(http2.constants.NGHTTP2_CANCEL);
+      });
       if (cancel) {
         const stop = rand(size);
         req.write(body.subarray(0, stop), () => {
