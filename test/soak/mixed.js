@@ -745,6 +745,8 @@ function loops(ctx) {
   const open = (ws) => new Promise((resolve, reject) => {
     ws.once('open', resolve);
     ws.once('error', reject);
+    ws.once('close', () => reject(Object.assign(new Error('closed before open'), { code: 'EWSCLOSED' })));
+    setTimeout(() => reject(Object.assign(new Error('no open'), { code: 'ETIMEOUT' })), TIMEOUT).unref();
     ws.once('unexpected-response', (_, res) => reject(new Error(`status ${res.statusCode}`)));
   });
 
@@ -810,7 +812,9 @@ function loops(ctx) {
           const s = { ws, next: 0, vanished: false, closed: false, ready: null };
           s.ready = new Promise((resolve, reject) => {
             ws.once('error', reject);
+            ws.once('close', () => reject(Object.assign(new Error('closed before ok'), { code: 'EWSCLOSED' })));
             ws.once('message', (m) => (String(m) === 'ok' ? resolve() : reject(new Error(`said ${m}`))));
+            setTimeout(() => reject(Object.assign(new Error('no ok'), { code: 'ETIMEOUT' })), TIMEOUT).unref();
           });
           ws.on('error', () => {});
           ws.on('close', () => { s.closed = true; });
