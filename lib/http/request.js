@@ -391,10 +391,16 @@ function pushChunk(readable, chunk) {
 }
 
 // From _destroy: chunks still queued in the stream were never handed out;
-// their pool references go back.
+// their pool references go back. Each is replaced by a copy, not left in
+// place: a Readable still emits its queue after destroy() until 'close'
+// (a resume() scheduled before the destroy — a 'data' listener added in
+// the same tick as a client reset — flows it), and that 'data' must not
+// hand out memory the pool may already reuse, nor a chunk whose
+// releaseBuffer throws ERR_SLUICE_BUFFER_RELEASED. The copy is plain
+// memory: releasing it is a no-op.
 function releaseQueuedChunks(readable) {
   const state = readable._readableState;
-  if (state.length > 0 || state.fastChunk != null) forEachQueued(state, releaseQueued);
+  if (state.length > 0 || state.fastChunk != null) forEachQueued(state, copyOut);
 }
 
 function isPlainWritable(dest) {
@@ -471,11 +477,6 @@ function copyOut(chunk) {
   const copy = Buffer.from(chunk);
   releaseHold(chunk);
   return copy;
-}
-
-function releaseQueued(chunk) {
-  releaseHold(chunk);
-  return chunk;
 }
 
 // Replaces each chunk queued in a Readable by fn(chunk). The queue is a

@@ -1,5 +1,5 @@
 'use strict';
-// npm run soak -- [--minutes N] (default 2) [--seconds S]
+// npm run soak -- [--minutes N] (default 2) [--seconds S] [--mixed]
 //
 // One sluice server in a child process (so its RSS and fd count can be read
 // from /proc) under mixed load from this process, on loopback:
@@ -14,11 +14,19 @@
 //   h1file     HTTP/1.1 res.respondWithFile of the same file
 //   abort      clients that send part of a body and then vanish
 //   slowloris  connections trickling header bytes, cut by headersTimeout
+// --mixed adds, beside that load, everything in test/soak/mixed.js (its
+// header says what): HTTP/1.1 keep-alive and pipelined with static files,
+// h2c and HTTP/2 over TLS, uploads by every idiom with a pool and without,
+// respondWithFile and serveStatic of files changing underneath, gzip/br
+// responses, clients aborting mid-head/body/response, slow readers, and
+// WebSockets (echo, permessage-deflate, pub/sub, clients that vanish).
 // Every ~10 s it prints requests served, bytes verified, errors by kind,
 // the server's RSS and fd count. It fails (exit 1) on any corrupt body or
 // out-of-order response, a server crash, RSS growth over 20% after the
-// warm-up, an fd leak (fd count after the load back to its idle value), or
-// pool buffers still in use after the load.
+// warm-up, an fd leak (fd count after the load back to its idle value; the
+// open-file cache's descriptors and libuv's inotify descriptor, which
+// outlive the load by design, are told apart by /proc/PID/fd's links), a
+// request stalled for 60 s, or pool buffers still in use after the load.
 //
 // RSS: the warm-up is a quarter of the run (30 s..3 min): at this load the
 // server's RSS steps up once, ~15 MB, after 1-2.5 min, together with V8's
@@ -43,14 +51,22 @@ const FILE_SIZE = 1024 * 1024;
 function runServer() {
   const sluice = require(path.join(__dirname, '..', '..'));
   const file = process.env.SOAK_FILE;
-  const pool = sluice.createBufferPool({ bufferSize: 65536, maxBuffers: 512 });
+  const mixedMode = process.env.SOAK_MIXED === '1';
+  // poison (mixed): released memory is overwritten, so a chunk used after
+  // its release shows up as a wrong digest.
+  const pool = sluice.createBufferPool({ bufferSize: 65536, maxBuffers: 512, poison: mixedMode });
   const counts = { upload: 0, pipeline: 0, h1file: 0, h2file: 0, aborted: 0 };
+  let mixed = null;
   const server = sluice.createServer({
     requestBufferAllocator: pool.alloc,
     headersTimeout: 3000,
-    requestTimeout: 30000,
+    requestTimeout: mixedMode ? 60000 : 30000,
     keepAliveTimeout: 60000,
+    // Only requests that send Accept-Encoding get compressed: the base
+    // load sends none.
+    compression: mixedMode,
   }, (req, res) => {
+    if (mixed && req.url !== '/up' && mixed.handle(req, res)) return;
     if (req.method === 'POST') {
       const h = crypto.createHash('sha256');
       let n = 0;
@@ -85,6 +101,7 @@ function runServer() {
   });
   server.on('stream', (stream, headers) => {
     stream.on('error', () => {});
+    if (mixed && mixed.handleStream(stream, headers)) return;
     if (headers[':path'] === '/file') {
       counts.h2file++;
       stream.respondWithFile(file, { 'content-type': 'application/octet-stream' });
@@ -93,16 +110,20 @@ function runServer() {
       stream.end();
     }
   });
+  if (mixedMode) mixed = require('./mixed').server(sluice, server, counts);
   server.listen(0, '127.0.0.1', () => {
-    process.send({ type: 'listening', port: server.address().port });
+    const port = server.address().port;
+    if (!mixed) process.send({ type: 'listening', port });
+    else mixed.listen((tlsPort) => process.send({ type: 'listening', port, tlsPort }));
   });
   process.on('message', (m) => {
     if (m.type === 'stats') {
-      process.send({ type: 'stats', counts, pool: pool.stats(), mem: process.memoryUsage() });
+      process.send({ type: 'stats', counts, pool: pool.stats(), mem: process.memoryUsage(), ...(mixed ? mixed.extraStats() : {}) });
     } else if (m.type === 'gc') {
       if (global.gc) global.gc();
       process.send({ type: 'gc' });
     } else if (m.type === 'stop') {
+      if (mixed) mixed.close();
       server.close(() => process.exit(0));
       if (server.closeAllConnections) server.closeAllConnections();
       setTimeout(() => process.exit(0), 5000).unref();
@@ -119,7 +140,10 @@ function parseArgs() {
   const get = (n) => { const i = a.indexOf(`--${n}`); return i >= 0 ? Number(a[i + 1]) : undefined; };
   const seconds = get('seconds');
   const minutes = get('minutes');
-  return { durationMs: seconds !== undefined ? seconds * 1000 : (minutes !== undefined ? minutes : 2) * 60000 };
+  return {
+    durationMs: seconds !== undefined ? seconds * 1000 : (minutes !== undefined ? minutes : 2) * 60000,
+    mixed: a.includes('--mixed'),
+  };
 }
 
 const stats = {
@@ -127,6 +151,8 @@ const stats = {
   verified: 0,
   errors: {},
   corrupt: [],
+  resets: {},     // (mixed) responses that ended short with a reset: accepted
+  mutations: {},  // (mixed) changes made to the served files
 };
 function error(kind, err) {
   const k = `${kind}:${(err && (err.code || err.message)) || err}`;
@@ -139,6 +165,23 @@ function corrupt(kind, what) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const rand = (n) => Math.floor(Math.random() * n);
+
+// The server's descriptors that outlive the load by design: the open-file
+// cache's (files under the served directory) and libuv's inotify one.
+function fdTable(pid, staticDir) {
+  const t = { total: 0, cache: 0, inotify: 0, other: {} };
+  let list = [];
+  try { list = fs.readdirSync(`/proc/${pid}/fd`); } catch (_) { return t; }
+  for (const fd of list) {
+    let l = '?';
+    try { l = fs.readlinkSync(`/proc/${pid}/fd/${fd}`); } catch (_) { continue; }
+    t.total++;
+    if (staticDir && l.startsWith(staticDir)) t.cache++;
+    else if (l === 'anon_inode:inotify') t.inotify++;
+    else { const k = l.replace(/\[\d+\]$/, '').replace(/^\/.*\//, 'file:'); t.other[k] = (t.other[k] || 0) + 1; }
+  }
+  return t;
+}
 
 function procStats(pid) {
   let rss = 0;
@@ -369,16 +412,18 @@ async function slowlorisLoop(port, until, sockets) {
 function fmtMB(n) { return (n / 1048576).toFixed(1); }
 
 async function main() {
-  const { durationMs } = parseArgs();
+  const { durationMs, mixed } = parseArgs();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-soak-'));
   const file = path.join(dir, 'file.bin');
   const fileData = crypto.randomBytes(FILE_SIZE);
   fs.writeFileSync(file, fileData);
   const fileHash = crypto.createHash('sha256').update(fileData).digest('hex');
   const random = crypto.randomBytes(5 * 1024 * 1024);
+  const fx = mixed ? require('./mixed').fixtures(dir) : null;
+  const staticDir = fx ? path.join(dir, 'static') : null;
 
   const child = fork(__filename, ['--server'], {
-    env: { ...process.env, SOAK_FILE: file },
+    env: { ...process.env, SOAK_FILE: file, ...(mixed ? { SOAK_MIXED: '1', SOAK_DIR: dir } : {}) },
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -396,9 +441,11 @@ async function main() {
     replies[type].push(resolve);
     try { child.send({ type }); } catch (_) { resolve(null); }
   });
-  const port = await new Promise((resolve) => { replies.listening.push((m) => resolve(m.port)); });
+  const { port, tlsPort } = await new Promise((resolve) => { replies.listening.push(resolve); });
 
   const idle0 = procStats(child.pid);
+  const idleFds0 = fdTable(child.pid, staticDir);
+  let rssWarm = null;
   console.log(`soak: ${durationMs / 1000} s against pid ${child.pid} port ${port}; idle rss ${fmtMB(idle0.rss)} MB, ${idle0.fds} fds`);
   const start = Date.now();
   const end = start + durationMs;
@@ -420,6 +467,11 @@ async function main() {
     abortLoop(port, random, until),
     ...Array.from({ length: 20 }, () => slowlorisLoop(port, until, slow)),
   ];
+  if (mixed) {
+    loops.push(...require('./mixed').loops({
+      stats, error, corrupt, rand, sleep, until, port, tlsPort, fx, random, fileHash,
+    }));
+  }
 
   let baseline = null;
   let mem = null;  // the server's process.memoryUsage() at the last tick
@@ -436,14 +488,17 @@ async function main() {
       // then, after a full GC.
       const recent = samples.filter((x) => x.t >= warmupMs - 30000).map((x) => x.rss);
       baseline = { rss: Math.max(...recent), heapTotal: mem ? mem.heapTotal : 0 };
+      rssWarm = baseline.rss;
       await ask('gc');
       const st = await ask('stats');
       if (st) baseline.heapUsed = st.mem.heapUsed;
     }
     const s = stats.served;
     const errs = Object.entries(stats.errors).map(([k, v]) => `${k}=${v}`).join(' ') || 'none';
-    console.log(`[${(t / 1000).toFixed(0).padStart(4)} s] served upload=${s.upload} pipeline=${s.pipeline} h2file=${s.h2file} ` +
-      `h1file=${s.h1file} abort=${s.abort} slowloris-cut=${s.slowloris} | verified ${fmtMB(stats.verified)} MB | ` +
+    const servedLine = mixed
+      ? `${Object.values(s).reduce((a, b) => a + b, 0)} (resets accepted ${Object.values(stats.resets).reduce((a, b) => a + b, 0)})`
+      : `upload=${s.upload} pipeline=${s.pipeline} h2file=${s.h2file} h1file=${s.h1file} abort=${s.abort} slowloris-cut=${s.slowloris}`;
+    console.log(`[${(t / 1000).toFixed(0).padStart(4)} s] served ${servedLine} | verified ${fmtMB(stats.verified)} MB | ` +
       `corrupt ${stats.corrupt.length} | errors ${errs} | server rss ${fmtMB(ps.rss)} MB fds ${ps.fds}` +
       (mem ? ` (js heap ${fmtMB(mem.heapUsed)}/${fmtMB(mem.heapTotal)} MB, external ${fmtMB(mem.external)} MB)` : ''));
   }, 10000);
@@ -468,7 +523,15 @@ async function main() {
     await ask('gc');
     serverStats = await ask('stats');
     final = procStats(child.pid);
-    if (final.fds > idle0.fds) failures.push(`fd leak: ${final.fds} fds after the load, ${idle0.fds} idle`);
+    if (mixed) {
+      // Descriptors the open-file cache and inotify keep are not leaks.
+      const ft = fdTable(child.pid, staticDir);
+      const other = ft.total - ft.cache - ft.inotify;
+      const other0 = idleFds0.total - idleFds0.cache - idleFds0.inotify;
+      console.log(`soak: fds idle ${idleFds0.total} -> ${ft.total} (open-file cache ${ft.cache}, inotify ${ft.inotify}; ` +
+        `others ${other0} -> ${other}: ${JSON.stringify(ft.other)})`);
+      if (other > other0) failures.push(`fd leak: ${other} descriptors after the load besides the cache's, ${other0} idle: ${JSON.stringify(ft.other)}`);
+    } else if (final.fds > idle0.fds) failures.push(`fd leak: ${final.fds} fds after the load, ${idle0.fds} idle`);
     if (serverStats.pool.inUse > 0) failures.push(`buffer pool: ${serverStats.pool.inUse} buffers still in use`);
     // RSS under load at the end (the highest of the last three samples, so
     // one lucky low sample does not hide growth) vs after the warm-up.
@@ -499,9 +562,17 @@ async function main() {
   }
   if (stats.corrupt.length) failures.push(`${stats.corrupt.length} corrupt bodies / out-of-order responses`);
   const s = stats.served;
-  const total = s.upload + s.pipeline + s.h2file + s.h1file;
+  const total = mixed ? Object.values(s).reduce((a, b) => a + b, 0) : s.upload + s.pipeline + s.h2file + s.h1file;
   console.log(`soak: ${total} requests verified (${fmtMB(stats.verified)} MB) in ${((Date.now() - start) / 1000).toFixed(0)} s: ` +
     `${JSON.stringify(s)}; errors ${JSON.stringify(stats.errors)}`);
+  if (mixed) {
+    const timeouts = Object.entries(stats.errors).filter(([k]) => /ETIMEOUT|timeout/.test(k));
+    if (timeouts.length) failures.push(`stalled requests: ${JSON.stringify(Object.fromEntries(timeouts))}`);
+    console.log(`soak: totals: ${total} verified, ${fmtMB(stats.verified)} MB; resets accepted ${JSON.stringify(stats.resets)}; ` +
+      `file changes ${JSON.stringify(stats.mutations)}; server rss start ${fmtMB(idle0.rss)} MB, after warm-up ${rssWarm ? fmtMB(rssWarm) : '-'} MB, ` +
+      `end ${final ? fmtMB(final.rss) : '-'} MB; fds idle start ${idle0.fds}, end ${final ? final.fds : '-'}; ` +
+      `errors ${Object.values(stats.errors).reduce((a, b) => a + b, 0)} ${JSON.stringify(stats.errors)}`);
+  }
   stopping = true;
   if (!crashed) {
     child.send({ type: 'stop' });
