@@ -31,17 +31,21 @@ function rng(seed) {
 
 // A relay on 127.0.0.1 forwarding one client's datagrams to `target` and
 // the replies back. opts.drop: share dropped; opts.reorder: share held back
-// until the next datagram in the same direction. Counts what it saw.
+// until the next datagram in the same direction; opts.blackholeDown: the
+// server's datagrams never reach the client (an address that is never
+// validated). Counts datagrams and bytes each way.
 async function startRelay(target, opts = {}) {
   const rand = rng(opts.seed || 12345);
   const front = dgram.createSocket('udp4');
   const back = dgram.createSocket('udp4');
-  const stats = { up: 0, down: 0, dropped: 0, reordered: 0 };
+  const stats = { up: 0, down: 0, upBytes: 0, downBytes: 0, dropped: 0, reordered: 0 };
   let client = null;
   const held = { up: null, down: null };
   const send = (sock, buf, port) => sock.send(buf, port, '127.0.0.1');
   function pass(dir, buf, sock, port) {
     stats[dir]++;
+    stats[`${dir}Bytes`] += buf.length;
+    if (dir === 'down' && opts.blackholeDown) return;
     if (rand() < (opts.drop || 0)) { stats.dropped++; return; }
     if (held[dir] === null && rand() < (opts.reorder || 0)) {
       held[dir] = buf;
@@ -134,6 +138,35 @@ run('HTTP/3 over a lossy, reordering path and under hostile datagrams [sluice-on
     assert.strictEqual(r.status, 200);
     assert.strictEqual(r.body.toString(), sha(body));
     assert(relay.stats.dropped > 10, JSON.stringify(relay.stats));
+  });
+
+  it('an Initial flood from many source ports to unvalidated addresses: the server sends at most 3x what it received', async function () {
+    const { port } = await startH3Server({}, serve);
+    const n = 20;
+    const rs = [];
+    for (let i = 0; i < n; i++) {
+      const relay = await startRelay(port, { blackholeDown: true });
+      relays.push(relay);
+      rs.push(relay);
+      const c = new H3Client();
+      clients.push(c);
+      c.connect(relay.port).catch(() => {});
+    }
+    // Let the clients retransmit their Initials and the server answer.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    let up = 0;
+    let down = 0;
+    for (const r of rs) {
+      up += r.stats.upBytes;
+      down += r.stats.downBytes;
+      // RFC 9000 §8.1: before validation, at most three times the bytes received.
+      assert(r.stats.downBytes <= 3 * r.stats.upBytes, JSON.stringify(r.stats));
+    }
+    assert(up > 0 && down > 0, `up ${up} down ${down}`);
+    // The endpoint still serves a client on a validated path.
+    const c = await common.withTimeout(connect(port), 20000, 'handshake after the flood');
+    const r = await common.withTimeout(c.request('GET', '/a', [], null, port), 30000, 'GET after the flood');
+    assert.strictEqual(sha(r.body), sha(bodies.get('/a')));
   });
 
   it('garbage, truncated Initials and random datagrams to the port: the endpoint keeps serving', async function () {
