@@ -25,6 +25,11 @@
 # connection per loop turn starve the others past the server's timeouts).
 # Each read still carries 16 pipelined requests (h1) or up to 100 streams
 # (h2). SLUICE_MODULE selects another sluice build, as for the runner.
+# After the totals it prints the self cost split by component (nghttp2,
+# libc malloc/free, sluice native, V8 + JIT code + the rest of the node
+# binary (libuv included), other: libc, libstdc++ outside malloc),
+# per response, and the top functions by self and inclusive cost
+# (TOP, default 25).
 set -eu
 MODE=${1:-h1}
 N=${2:-50000}
@@ -77,3 +82,36 @@ echo "profile: $FILE"
 echo "instructions: $TOTAL"
 DONE=$(sed -n 's/^requests: .* \([0-9]*\) done.*/\1/p' "$OUT/measured.log")
 echo "per response: $((TOTAL / DONE))"
+
+# Self cost by component. callgrind_annotate lists each function as
+# "Ir file:function [object]"; nghttp2 is node's own copy (linked into the
+# node binary, see src/core/http2/nghttp2_link.cc), so it is told apart by
+# its symbol prefix before the object is looked at.
+callgrind_annotate --threshold=100 "$FILE" 2>/dev/null | awk -v done="$DONE" '
+  # A function inlined from another file shows as a further line with no
+  # [object]; it counts with the object its name was seen with.
+  $1 ~ /^[0-9,]+$/ && $0 ~ /%\)  / && $0 !~ /PROGRAM TOTALS/ {
+    n = $1; gsub(",", "", n);
+    line = $0; sub(/^[^)]*\)  /, "", line);
+    obj = "";
+    if (match(line, / \[[^]]*\]$/)) { obj = substr(line, RSTART + 2, RLENGTH - 3); line = substr(line, 1, RSTART - 1); }
+    fn = line; sub(/^[^:]*:/, "", fn);
+    cost[fn] += n; if (obj != "") objof[fn] = obj;
+  }
+  END {
+    for (fn in cost) {
+      o = objof[fn];
+      if (fn ~ /^nghttp2_/) c = "nghttp2";
+      else if (fn ~ /^(_int_malloc|_int_free|_int_realloc|malloc|free|calloc|realloc|malloc_consolidate|unlink_chunk|tcache_|operator new|operator delete)/ && o ~ /libc|vgpreload|libstdc/) c = "libc malloc/free";
+      else if (o ~ /sluice[^\/]*\.node$/) c = "sluice native";
+      else if (o ~ /\/node$/ || (fn ~ /^0x/ && o !~ /\.so|\/bin\//)) c = "V8 + JIT + node";
+      else c = "other (libc, libstdc++, ...)";
+      sum[c] += cost[fn]; all += cost[fn];
+    }
+    split("nghttp2|sluice native|libc malloc/free|V8 + JIT + node|other (libc, libstdc++, ...)", order, "|")
+    for (i = 1; i <= 5; i++) { c = order[i]; printf "  %-26s %14d %6.1f%% %9d per response\n", c, sum[c], 100 * sum[c] / all, done ? sum[c] / done : 0 }
+  }'
+echo "top functions, self:"
+callgrind_annotate "$FILE" 2>/dev/null | grep -E '^ *[0-9,]+ ' | sed -n "2,$(( ${TOP:-25} + 1 ))p"
+echo "top functions, inclusive:"
+callgrind_annotate --inclusive=yes "$FILE" 2>/dev/null | grep -E '^ *[0-9,]+ ' | sed -n "2,$(( ${TOP:-25} + 1 ))p"
