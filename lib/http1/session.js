@@ -138,7 +138,7 @@ function onUpgrade(server, conn, seq, head) {
 // timer starts at the accept (connState arms it).
 function onConnection(server, conn) {
   const st = connState(server, conn);
-  if (server.listenerCount('connection') > 0) server.emit('connection', st.socket);
+  if (server._userConnectionListeners() > 0) server.emit('connection', st.socket);
 }
 
 // An idle keep-alive connection's keepAliveTimeout expired while the

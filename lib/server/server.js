@@ -20,6 +20,8 @@ const staticFiles = require('../files/static_mount');
 const fileCache = require('../files/open_file_cache');
 const prototypeBridge = require('../http/prototype_bridge');
 const clusterSupport = require('./cluster');
+const { serveForeign } = require('./foreign_connection');
+const { SluiceSocket } = require('../net/socket');
 const {
   limitDefaults, validateLimit, nativeLimit, nativeTimeout, serverArgs, serverOptions, listenArgs,
 } = require('./options');
@@ -85,6 +87,16 @@ class Server extends EventEmitter {
     this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
     this._ServerResponse = prototypeBridge.adoptClass(options.ServerResponse, 'ServerResponse');
     if (requestListener) this.on('request', requestListener);
+    // As node's connectionListener, registered first: a stream handed to
+    // server.emit('connection', stream) that sluice did not accept is
+    // served (lib/server/foreign_connection.js); sluice's own sockets pass.
+    // Not counted as a listener that asks native code for connection
+    // events (_syncEvents).
+    this._serverOptions = options;
+    this._connectionListener = (socket) => {
+      if (!(socket instanceof SluiceSocket)) this._serveForeign(socket);
+    };
+    super.on('connection', this._connectionListener);
 
     // Kept here: native code holds the callbacks weakly, strongly only
     // while listening or serving (so an unused server can be collected).
@@ -122,7 +134,7 @@ class Server extends EventEmitter {
       this._tunnelEvents = bits;
       this[kNative].setLimit('tunnelEvents', bits);
     }
-    const connection = this.listenerCount('connection') > 0 || this[kTimeout] > 0;
+    const connection = this._userConnectionListeners() > 0 || this[kTimeout] > 0;
     if (connection !== this._connectionEvents) {
       this._connectionEvents = connection;
       this[kNative].setLimit('connectionEvents', connection ? 1 : 0);
@@ -132,6 +144,19 @@ class Server extends EventEmitter {
       this._keepAliveTimeoutEvents = timeout;
       this[kNative].setLimit('keepAliveTimeoutEvents', timeout ? 1 : 0);
     }
+  }
+
+  // 'connection' listeners other than the server's own (constructor).
+  _userConnectionListeners() {
+    const n = this.listenerCount('connection');
+    if (n === 0 || this._connectionListener === undefined) return n;
+    return this.rawListeners('connection').includes(this._connectionListener) ? n - 1 : n;
+  }
+
+  // A stream sluice did not accept, emitted as 'connection': served as
+  // node:http serves it (lib/server/foreign_connection.js).
+  _serveForeign(stream) {
+    serveForeign(this, stream, this._serverOptions);
   }
 
   get listening() { return this._listening; }

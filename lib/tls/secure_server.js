@@ -165,6 +165,11 @@ class SecureServer extends Server {
     super._onServerClose();
   }
 
+  // A stream handed to server.emit('connection') would need its TLS
+  // handshake run in JS (node's tls.Server does that): not served here; it
+  // stays with the 'connection' listeners the app added.
+  _serveForeign() {}
+
   _tlsCallbacks() {
     return {
       onSecure: (conn) => {

@@ -517,7 +517,12 @@ bool Http1Session::IsIdle() const {
 
 void Http1Session::OnServerClosing() {
   server_closing_ = true;
-  if (!IsIdle()) return;  // the last response says Connection: close
+  close_seq_ = next_seq_;
+  // Requests in flight now (begun, even if their head is still arriving)
+  // are answered with their usual keep-alive header, as node's close(),
+  // which closes idle connections only; the connection then closes after
+  // the last of them (Advance) and later ones say Connection: close.
+  if (!IsIdle()) return;
   if (conn_->writer().Backlog() > 0) {
     // The last response has not left yet (ended in this very handler,
     // say): as node, whose response is in flight until its write
@@ -590,7 +595,9 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
   if (!r || !r->head_sent) return kResultNoRequest;
   OutputQueue& q = QueueFor(*r);
   Listener* l = conn_->listener();
-  bool keep_alive = r->req_keep_alive && !server_closing_ && !eof_ &&
+  const bool closing =
+      server_closing_ && static_cast<int32_t>(seq - close_seq_) >= 0;
+  bool keep_alive = r->req_keep_alive && !closing && !eof_ &&
                     !(flags & kHeadUserConnectionClose);
   const uint64_t max_requests = l->options().max_requests_per_socket;
   // As node: a 204 / 304 the user framed as chunked gets no chunks and

@@ -240,6 +240,9 @@ class Http1Session final : public Session, private Http1ParserListener,
   // The input being parsed lies in the connection's read buffer.
   bool read_in_ubuf_ = false;
   bool server_closing_ = false;
+  // next_seq_ when the server began closing: requests begun before it
+  // (seq precedes it, wrap-safe) are in flight and answered as usual.
+  uint32_t close_seq_ = 0;
   bool pumping_ = false;        // PumpPipeBody on the stack
   bool pump_again_ = false;     // asked again while pumping
   int in_pipe_api_ = 0;         // inside StartPipeBody
