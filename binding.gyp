@@ -17,6 +17,7 @@
         "src/core/net/tunnel_session.cc",
         "src/core/websocket/ws_frame_parser.cc",
         "src/core/websocket/ws_session.cc",
+        "src/core/websocket/ws_connection_session.cc",
         "src/core/websocket/ws_hub.cc",
         "src/core/websocket/ws_deflate.cc",
         "src/core/net/tls_context.cc",

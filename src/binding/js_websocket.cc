@@ -5,11 +5,14 @@
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
+#include "binding/js_http2_session.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
+#include "core/http2/http2_session.h"
 #include "core/net/connection.h"
 #include "core/net/output_queue.h"
 #include "core/net/tunnel_session.h"
+#include "core/websocket/ws_connection_session.h"
 #include "core/websocket/ws_frame.h"
 #include "core/websocket/ws_session.h"
 
@@ -27,41 +30,67 @@ JsWebSocket::JsWebSocket(Napi::Env env, const Napi::Object& cbs) : env_(env) {
 #undef SLUICE_WS_CALLBACK_READ
 }
 
-void JsWebSocket::OnWsMessage(Connection* c, bool binary, const char* data,
+bool JsWebSocket::Target(WebSocketSession* ws, napi_value* argv, size_t at,
+                         size_t* argc) {
+  WsTransport* t = ws->transport();
+  Connection* c = t->connection();
+  if (t->stream_id() == 0) {
+    if (!c->user_data) return false;
+    argv[0] = ConnectionObject(env_, c);
+    return true;
+  }
+  auto* h2 = dynamic_cast<Http2Session*>(c->session());
+  if (h2 == nullptr || h2->user_data == nullptr) return false;
+  argv[0] = HandleFor<JsHttp2Session>(h2, GetAddonData(env_)->http2_session_ctor);
+  argv[at] = Int(env_, t->stream_id());
+  (*argc)++;
+  return true;
+}
+
+void JsWebSocket::OnWsMessage(WebSocketSession* ws, bool binary, const char* data,
                               size_t len) {
-  if (!c->user_data) return;
+  napi_value argv[4];
+  size_t argc = 3;
+  if (!Target(ws, argv, 3, &argc)) return;
   // A copy the handler may keep: the parser reuses its buffer.
-  napi_value argv[3] = {ConnectionObject(env_, c), BufferCopy(env_, data, len),
-                        nullptr};
+  argv[1] = BufferCopy(env_, data, len);
   napi_get_boolean(env_, binary, &argv[2]);
-  CallJs(env_, on_message_, 3, argv);
+  CallJs(env_, on_message_, argc, argv);
 }
 
-void JsWebSocket::OnWsPing(Connection* c, const char* data, size_t len) {
-  if (!c->user_data) return;
-  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
-  CallJs(env_, on_ping_, 2, argv);
+void JsWebSocket::OnWsPing(WebSocketSession* ws, const char* data, size_t len) {
+  napi_value argv[3];
+  size_t argc = 2;
+  if (!Target(ws, argv, 2, &argc)) return;
+  argv[1] = BufferCopy(env_, data, len);
+  CallJs(env_, on_ping_, argc, argv);
 }
 
-void JsWebSocket::OnWsPong(Connection* c, const char* data, size_t len) {
-  if (!c->user_data) return;
-  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
-  CallJs(env_, on_pong_, 2, argv);
+void JsWebSocket::OnWsPong(WebSocketSession* ws, const char* data, size_t len) {
+  napi_value argv[3];
+  size_t argc = 2;
+  if (!Target(ws, argv, 2, &argc)) return;
+  argv[1] = BufferCopy(env_, data, len);
+  CallJs(env_, on_pong_, argc, argv);
 }
 
-void JsWebSocket::OnWsPeerClose(Connection* c, int code, const char* reason,
+void JsWebSocket::OnWsPeerClose(WebSocketSession* ws, int code, const char* reason,
                                 size_t len) {
-  if (!c->user_data) return;
-  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, code),
-                        BufferCopy(env_, reason, len)};
-  CallJs(env_, on_peer_close_, 3, argv);
+  napi_value argv[4];
+  size_t argc = 3;
+  if (!Target(ws, argv, 3, &argc)) return;
+  argv[1] = Int(env_, code);
+  argv[2] = BufferCopy(env_, reason, len);
+  CallJs(env_, on_peer_close_, argc, argv);
 }
 
-void JsWebSocket::OnWsError(Connection* c, int code, const char* message) {
-  if (!c->user_data) return;
-  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, code), nullptr};
+void JsWebSocket::OnWsError(WebSocketSession* ws, int code, const char* message) {
+  napi_value argv[4];
+  size_t argc = 3;
+  if (!Target(ws, argv, 3, &argc)) return;
+  argv[1] = Int(env_, code);
   napi_create_string_utf8(env_, message, NAPI_AUTO_LENGTH, &argv[2]);
-  CallJs(env_, on_error_, 3, argv);
+  CallJs(env_, on_error_, argc, argv);
 }
 
 // ---- JsWsHub -----------------------------------------------------------------
@@ -186,7 +215,7 @@ Napi::Value JsConnection::WsAccept(const Napi::CallbackInfo& info) {
   std::string head;
   Latin1(env, info[0], &head);
   c->writer().queue().Append(head.data(), head.size());
-  auto* s = new WebSocketSession(c, cfg, JsWsHub::From(env, info[2]));
+  auto* s = new WsConnectionSession(c, cfg, JsWsHub::From(env, info[2]));
   // The tunnel (and the HTTP/1.1 session before it) may be on the stack
   // (an 'upgrade' listener answering at once): both are retired, freed
   // with the connection.
