@@ -40,6 +40,7 @@
         "src/core/http2/http2_compression.cc",
         "src/core/http2/http2_pipe_body.cc",
         "src/core/http2/http2_upgrade.cc",
+        "src/core/http2/http2_websocket.cc",
         "src/core/http2/nghttp2_link.cc",
         "src/core/http3/varint.cc",
         "src/core/http3/frames.cc",

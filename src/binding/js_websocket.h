@@ -52,6 +52,40 @@ class JsWebSocket final : public WsDelegate {
 #undef SLUICE_WS_CALLBACK_MEMBER
 };
 
+class Http2Session;
+class WebSocketSession;
+struct WsConfig;
+
+// The ws* methods of both handles over one WebSocketSession (`s`, null
+// when the socket is not open: each answers "not open"), their own
+// arguments from info[a] on: JsConnection's (a = 0) and JsHttp2Session's
+// (a = 1, after the stream id). Results as lib/websocket/websocket.js
+// reads them (WsSendResult, booleans, counts).
+struct WsCalls {
+  // (data, opcode, fin, compress) -> WsSendResult or kResultBadBody
+  static Napi::Value Send(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // (code, reason) -> WsSendResult (code 0: a close frame without one)
+  static Napi::Value Close(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // () -> bytes queued, not yet written
+  static Napi::Value Buffered(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // (topic) -> bool
+  static Napi::Value Subscribe(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  static Napi::Value Unsubscribe(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  static Napi::Value IsSubscribed(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // () -> [topic]
+  static Napi::Value Topics(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // (topic, data, opcode) -> subscribers queued (all but `s`)
+  static Napi::Value Publish(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // HTTP/2 wsAccept(id, headerLines, config, hub) -> 0 or an error
+  // result: the extended CONNECT of stream `id` is answered 200 with
+  // headerLines ("Name: value\r\n"... as the 'headers' event left them)
+  // and the stream carries a WebSocket from now on.
+  static Napi::Value AcceptHttp2(const Napi::CallbackInfo& info, Http2Session* s);
+  // The WsConfig of wsAccept's config object (lib/'s WebSocketServer
+  // _config, with `deflate` when permessage-deflate was negotiated).
+  static WsConfig ConfigFrom(const Napi::Object& o);
+};
+
 // new NativeWsHub(): publish(topic, data, opcode) -> subscribers queued,
 // subscribers(topic) -> count. Sessions hold the WsHub too (shared), so
 // the JS object may be collected while they are subscribed.
