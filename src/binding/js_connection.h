@@ -107,6 +107,8 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   Napi::Value WsTopics(const Napi::CallbackInfo& info);
   Napi::Value WsPublish(const Napi::CallbackInfo& info);
 
+  // The ws* calls shared with JsHttp2Session read bodies as respond does.
+  friend struct WsCalls;
   // A body argument read once: a string (sent as UTF-8; len is its UTF-8
   // length) or the bytes of a binary view; value is null for no body.
   struct BodyArg {

@@ -144,7 +144,20 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::Tls>("tls"),
           InstanceMethod<&JsHttp2Session::ConnectionHandle>("connection"),
           InstanceMethod<&JsHttp2Session::TlsQueryMethod>("tlsQuery"),
+          InstanceMethod<&JsHttp2Session::WsAccept>("wsAccept"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Send>>("wsSend"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Close>>("wsClose"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Buffered>>("wsBuffered"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Subscribe>>("wsSubscribe"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Unsubscribe>>("wsUnsubscribe"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::IsSubscribed>>("wsIsSubscribed"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Topics>>("wsTopics"),
+          InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Publish>>("wsPublish"),
       });
+}
+
+Napi::Value JsHttp2Session::WsAccept(const Napi::CallbackInfo& info) {
+  return WsCalls::AcceptHttp2(info, live());
 }
 
 Http2Session* JsHttp2Session::live() const {

@@ -14,8 +14,10 @@
 #include <string>
 
 #include "binding/js_core_handle.h"
+#include "binding/js_websocket.h"
 #include "core/common/result.h"
 #include "core/http2/http2_headers.h"
+#include "core/http2/http2_session.h"
 
 namespace sluice {
 
@@ -83,6 +85,18 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   Napi::Value ConnectionHandle(const Napi::CallbackInfo& info);
   // tlsQuery(what, ...): js_tls.h TlsQuery.
   Napi::Value TlsQueryMethod(const Napi::CallbackInfo& info);
+  // WebSockets over HTTP/2 (RFC 8441): wsAccept(id, headerLines, config,
+  // hub), then ws*(id, ...) as the connection's (js_websocket.h WsCalls)
+  // on stream id's WebSocket.
+  Napi::Value WsAccept(const Napi::CallbackInfo& info);
+  template <Napi::Value (*F)(const Napi::CallbackInfo&, WebSocketSession*, size_t)>
+  Napi::Value WsCall(const Napi::CallbackInfo& info) {
+    Http2Session* s = live();
+    WebSocketSession* ws = s != nullptr && info[0].IsNumber()
+                               ? s->WebSocketOf(info[0].As<Napi::Number>().Int32Value())
+                               : nullptr;
+    return F(info, ws, 1);
+  }
 
   int WriteChunk(int32_t id, napi_value chunk);
   // Ends stream `id`, sending `trailers` (a header block, or null) first.

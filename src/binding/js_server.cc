@@ -53,6 +53,9 @@ bool SetLimit(ServerOptions* o, const std::string& name, const Napi::Value& v) {
     o->keep_alive_timeout_ms = finite ? static_cast<uint64_t>(d) : 0;
   } else if (name == "keepAliveTimeoutBuffer") {
     o->keep_alive_timeout_buffer_ms = finite ? static_cast<uint64_t>(d) : 0;
+  } else if (name == "http2ConnectProtocol") {
+    // From the next session's SETTINGS on (RFC 8441).
+    o->http2_connect_protocol = finite && d > 0;
   } else if (name == "tunnelEvents") {
     o->tunnel_events = finite ? static_cast<int>(d) : 0;
   } else if (name == "connectionEvents") {

@@ -5,11 +5,15 @@
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
+#include "binding/js_http2_session.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
+#include "core/http2/http2_headers.h"
+#include "core/http2/http2_session.h"
 #include "core/net/connection.h"
 #include "core/net/output_queue.h"
 #include "core/net/tunnel_session.h"
+#include "core/websocket/ws_connection_session.h"
 #include "core/websocket/ws_frame.h"
 #include "core/websocket/ws_session.h"
 
@@ -27,41 +31,67 @@ JsWebSocket::JsWebSocket(Napi::Env env, const Napi::Object& cbs) : env_(env) {
 #undef SLUICE_WS_CALLBACK_READ
 }
 
-void JsWebSocket::OnWsMessage(Connection* c, bool binary, const char* data,
+bool JsWebSocket::Target(WebSocketSession* ws, napi_value* argv, size_t at,
+                         size_t* argc) {
+  WsTransport* t = ws->transport();
+  Connection* c = t->connection();
+  if (t->stream_id() == 0) {
+    if (!c->user_data) return false;
+    argv[0] = ConnectionObject(env_, c);
+    return true;
+  }
+  auto* h2 = dynamic_cast<Http2Session*>(c->session());
+  if (h2 == nullptr || h2->user_data == nullptr) return false;
+  argv[0] = HandleFor<JsHttp2Session>(h2, GetAddonData(env_)->http2_session_ctor);
+  argv[at] = Int(env_, t->stream_id());
+  (*argc)++;
+  return true;
+}
+
+void JsWebSocket::OnWsMessage(WebSocketSession* ws, bool binary, const char* data,
                               size_t len) {
-  if (!c->user_data) return;
+  napi_value argv[4];
+  size_t argc = 3;
+  if (!Target(ws, argv, 3, &argc)) return;
   // A copy the handler may keep: the parser reuses its buffer.
-  napi_value argv[3] = {ConnectionObject(env_, c), BufferCopy(env_, data, len),
-                        nullptr};
+  argv[1] = BufferCopy(env_, data, len);
   napi_get_boolean(env_, binary, &argv[2]);
-  CallJs(env_, on_message_, 3, argv);
+  CallJs(env_, on_message_, argc, argv);
 }
 
-void JsWebSocket::OnWsPing(Connection* c, const char* data, size_t len) {
-  if (!c->user_data) return;
-  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
-  CallJs(env_, on_ping_, 2, argv);
+void JsWebSocket::OnWsPing(WebSocketSession* ws, const char* data, size_t len) {
+  napi_value argv[3];
+  size_t argc = 2;
+  if (!Target(ws, argv, 2, &argc)) return;
+  argv[1] = BufferCopy(env_, data, len);
+  CallJs(env_, on_ping_, argc, argv);
 }
 
-void JsWebSocket::OnWsPong(Connection* c, const char* data, size_t len) {
-  if (!c->user_data) return;
-  napi_value argv[2] = {ConnectionObject(env_, c), BufferCopy(env_, data, len)};
-  CallJs(env_, on_pong_, 2, argv);
+void JsWebSocket::OnWsPong(WebSocketSession* ws, const char* data, size_t len) {
+  napi_value argv[3];
+  size_t argc = 2;
+  if (!Target(ws, argv, 2, &argc)) return;
+  argv[1] = BufferCopy(env_, data, len);
+  CallJs(env_, on_pong_, argc, argv);
 }
 
-void JsWebSocket::OnWsPeerClose(Connection* c, int code, const char* reason,
+void JsWebSocket::OnWsPeerClose(WebSocketSession* ws, int code, const char* reason,
                                 size_t len) {
-  if (!c->user_data) return;
-  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, code),
-                        BufferCopy(env_, reason, len)};
-  CallJs(env_, on_peer_close_, 3, argv);
+  napi_value argv[4];
+  size_t argc = 3;
+  if (!Target(ws, argv, 3, &argc)) return;
+  argv[1] = Int(env_, code);
+  argv[2] = BufferCopy(env_, reason, len);
+  CallJs(env_, on_peer_close_, argc, argv);
 }
 
-void JsWebSocket::OnWsError(Connection* c, int code, const char* message) {
-  if (!c->user_data) return;
-  napi_value argv[3] = {ConnectionObject(env_, c), Int(env_, code), nullptr};
+void JsWebSocket::OnWsError(WebSocketSession* ws, int code, const char* message) {
+  napi_value argv[4];
+  size_t argc = 3;
+  if (!Target(ws, argv, 3, &argc)) return;
+  argv[1] = Int(env_, code);
   napi_create_string_utf8(env_, message, NAPI_AUTO_LENGTH, &argv[2]);
-  CallJs(env_, on_error_, 3, argv);
+  CallJs(env_, on_error_, argc, argv);
 }
 
 // ---- JsWsHub -----------------------------------------------------------------
@@ -77,6 +107,45 @@ bool TopicArg(const Napi::Value& v, std::string* out) {
 }
 
 }  // namespace
+
+WsConfig WsCalls::ConfigFrom(const Napi::Object& o) {
+  auto num = [&](const char* name, double dflt) {
+    Napi::Value v = o.Get(name);
+    return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
+  };
+  WsConfig cfg;
+  const double max_payload = num("maxPayload", 100 * 1024 * 1024);
+  // 0 or Infinity (or beyond 2^53): no limit.
+  cfg.parser.max_payload =
+      max_payload > 0 && max_payload < 9007199254740992.0 ? static_cast<uint64_t>(max_payload) : 0;
+  cfg.parser.skip_utf8 = o.Get("skipUTF8Validation").ToBoolean().Value();
+  cfg.auto_pong = o.Get("autoPong").ToBoolean().Value();
+  cfg.idle_timeout_ms = static_cast<uint32_t>(num("idleTimeout", 0));
+  cfg.close_timeout_ms = static_cast<uint32_t>(num("closeTimeout", 30000));
+  const double mb = num("maxBackpressure", 0);
+  cfg.max_backpressure = mb > 0 && mb < 9007199254740992.0 ? static_cast<size_t>(mb) : 0;
+  // permessage-deflate as lib/ negotiated it (an object), or absent.
+  Napi::Value pmd = o.Get("deflate");
+  if (pmd.IsObject()) {
+    Napi::Object d = pmd.As<Napi::Object>();
+    auto dnum = [&](const char* name, double dflt) {
+      Napi::Value v = d.Get(name);
+      return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
+    };
+    WsDeflateConfig& dc = cfg.deflate;
+    dc.enabled = true;
+    dc.server_no_context_takeover = d.Get("serverNoContextTakeover").ToBoolean().Value();
+    dc.client_no_context_takeover = d.Get("clientNoContextTakeover").ToBoolean().Value();
+    dc.server_max_window_bits = static_cast<int>(dnum("serverMaxWindowBits", 15));
+    dc.client_max_window_bits = static_cast<int>(dnum("clientMaxWindowBits", 15));
+    dc.level = static_cast<int>(dnum("level", 1));
+    dc.mem_level = static_cast<int>(dnum("memLevel", 8));
+    dc.threshold = static_cast<size_t>(dnum("threshold", 1024));
+    cfg.parser.rsv1_allowed = true;
+  }
+  return cfg;
+}
+
 
 Napi::Function JsWsHub::Init(Napi::Env env) {
   Napi::Function f = DefineClass(
@@ -148,45 +217,11 @@ Napi::Value JsConnection::WsAccept(const Napi::CallbackInfo& info) {
       !info[1].IsObject()) {
     return IntV(env, kResultClosed);
   }
-  Napi::Object o = info[1].As<Napi::Object>();
-  auto num = [&](const char* name, double dflt) {
-    Napi::Value v = o.Get(name);
-    return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
-  };
-  WsConfig cfg;
-  const double max_payload = num("maxPayload", 100 * 1024 * 1024);
-  // 0 or Infinity (or beyond 2^53): no limit.
-  cfg.parser.max_payload =
-      max_payload > 0 && max_payload < 9007199254740992.0 ? static_cast<uint64_t>(max_payload) : 0;
-  cfg.parser.skip_utf8 = o.Get("skipUTF8Validation").ToBoolean().Value();
-  cfg.auto_pong = o.Get("autoPong").ToBoolean().Value();
-  cfg.idle_timeout_ms = static_cast<uint32_t>(num("idleTimeout", 0));
-  cfg.close_timeout_ms = static_cast<uint32_t>(num("closeTimeout", 30000));
-  const double mb = num("maxBackpressure", 0);
-  cfg.max_backpressure = mb > 0 && mb < 9007199254740992.0 ? static_cast<size_t>(mb) : 0;
-  // permessage-deflate as lib/ negotiated it (an object), or absent.
-  Napi::Value pmd = o.Get("deflate");
-  if (pmd.IsObject()) {
-    Napi::Object d = pmd.As<Napi::Object>();
-    auto dnum = [&](const char* name, double dflt) {
-      Napi::Value v = d.Get(name);
-      return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
-    };
-    WsDeflateConfig& dc = cfg.deflate;
-    dc.enabled = true;
-    dc.server_no_context_takeover = d.Get("serverNoContextTakeover").ToBoolean().Value();
-    dc.client_no_context_takeover = d.Get("clientNoContextTakeover").ToBoolean().Value();
-    dc.server_max_window_bits = static_cast<int>(dnum("serverMaxWindowBits", 15));
-    dc.client_max_window_bits = static_cast<int>(dnum("clientMaxWindowBits", 15));
-    dc.level = static_cast<int>(dnum("level", 1));
-    dc.mem_level = static_cast<int>(dnum("memLevel", 8));
-    dc.threshold = static_cast<size_t>(dnum("threshold", 1024));
-    cfg.parser.rsv1_allowed = true;
-  }
+  WsConfig cfg = WsCalls::ConfigFrom(info[1].As<Napi::Object>());
   std::string head;
   Latin1(env, info[0], &head);
   c->writer().queue().Append(head.data(), head.size());
-  auto* s = new WebSocketSession(c, cfg, JsWsHub::From(env, info[2]));
+  auto* s = new WsConnectionSession(c, cfg, JsWsHub::From(env, info[2]));
   // The tunnel (and the HTTP/1.1 session before it) may be on the stack
   // (an 'upgrade' listener answering at once): both are retired, freed
   // with the connection.
@@ -213,17 +248,16 @@ Napi::Value JsConnection::WsFeed(const Napi::CallbackInfo& info) {
 }
 
 // wsSend(data, opcode, fin, compress) -> WsSendResult
-Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) {
+Napi::Value WsCalls::Send(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   napi_env env = info.Env();
-  WebSocketSession* s = ws();
   if (!s) return IntV(env, kWsNotOpen);
-  BodyArg body;
-  if (!ReadBody(env, info[0], &body)) return IntV(env, kResultBadBody);
-  const uint8_t opcode = static_cast<uint8_t>(info[1].As<Napi::Number>().Uint32Value());
-  const bool fin = info[2].ToBoolean().Value();
+  JsConnection::BodyArg body;
+  if (!JsConnection::ReadBody(env, info[a], &body)) return IntV(env, kResultBadBody);
+  const uint8_t opcode = static_cast<uint8_t>(info[a + 1].As<Napi::Number>().Uint32Value());
+  const bool fin = info[a + 2].ToBoolean().Value();
   if (WsIsControl(opcode) && body.len > kWsMaxControlPayload) return IntV(env, kResultBadBody);
   if (!WsIsControl(opcode) &&
-      s->WantsCompression(body.len, fin, info[3].ToBoolean().Value())) {
+      s->WantsCompression(body.len, fin, info[a + 3].ToBoolean().Value())) {
     if (!body.is_string) return IntV(env, s->SendCompressed(opcode, body.data, body.len));
     std::string text(body.len + 1, '\0');
     size_t written = 0;
@@ -248,46 +282,40 @@ Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) {
 }
 
 // wsClose(code, reason) -> WsSendResult (code 0: a close frame without one)
-Napi::Value JsConnection::WsClose(const Napi::CallbackInfo& info) {
+Napi::Value WsCalls::Close(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   napi_env env = info.Env();
-  WebSocketSession* s = ws();
   if (!s) return IntV(env, kWsNotOpen);
-  const int code = info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+  const int code = info[a].IsNumber() ? info[a].As<Napi::Number>().Int32Value() : 0;
   std::string reason;
-  if (info[1].IsString()) reason = info[1].As<Napi::String>().Utf8Value();
+  if (info[a + 1].IsString()) reason = info[a + 1].As<Napi::String>().Utf8Value();
   return IntV(env, s->Close(code, reason.data(), reason.size()));
 }
 
-Napi::Value JsConnection::WsBuffered(const Napi::CallbackInfo& info) {
-  WebSocketSession* s = ws();
+Napi::Value WsCalls::Buffered(const Napi::CallbackInfo& info, WebSocketSession* s, size_t) {
   return IntV(info.Env(), s ? static_cast<int64_t>(s->buffered_amount()) : 0);
 }
 
 // wsSubscribe(topic) / wsUnsubscribe(topic) / wsIsSubscribed(topic) -> bool
-Napi::Value JsConnection::WsSubscribe(const Napi::CallbackInfo& info) {
-  WebSocketSession* s = ws();
+Napi::Value WsCalls::Subscribe(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   std::string topic;
-  const bool ok = s && TopicArg(info[0], &topic) && s->Subscribe(topic);
+  const bool ok = s && TopicArg(info[a], &topic) && s->Subscribe(topic);
   return Napi::Boolean::New(info.Env(), ok);
 }
 
-Napi::Value JsConnection::WsUnsubscribe(const Napi::CallbackInfo& info) {
-  WebSocketSession* s = ws();
+Napi::Value WsCalls::Unsubscribe(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   std::string topic;
-  const bool ok = s && TopicArg(info[0], &topic) && s->Unsubscribe(topic);
+  const bool ok = s && TopicArg(info[a], &topic) && s->Unsubscribe(topic);
   return Napi::Boolean::New(info.Env(), ok);
 }
 
-Napi::Value JsConnection::WsIsSubscribed(const Napi::CallbackInfo& info) {
-  WebSocketSession* s = ws();
+Napi::Value WsCalls::IsSubscribed(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   std::string topic;
-  const bool ok = s && TopicArg(info[0], &topic) && s->IsSubscribed(topic);
+  const bool ok = s && TopicArg(info[a], &topic) && s->IsSubscribed(topic);
   return Napi::Boolean::New(info.Env(), ok);
 }
 
-Napi::Value JsConnection::WsTopics(const Napi::CallbackInfo& info) {
+Napi::Value WsCalls::Topics(const Napi::CallbackInfo& info, WebSocketSession* s, size_t) {
   Napi::Env env = info.Env();
-  WebSocketSession* s = ws();
   const size_t n = s ? s->topics().size() : 0;
   Napi::Array a = Napi::Array::New(env, n);
   for (size_t i = 0; i < n; i++) {
@@ -298,24 +326,46 @@ Napi::Value JsConnection::WsTopics(const Napi::CallbackInfo& info) {
 
 // wsPublish(topic, data, opcode) -> subscribers queued (every one but this
 // connection)
-Napi::Value JsConnection::WsPublish(const Napi::CallbackInfo& info) {
+Napi::Value WsCalls::Publish(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   napi_env env = info.Env();
-  WebSocketSession* s = ws();
   std::string topic;
-  if (!s || !s->hub() || !TopicArg(info[0], &topic)) return IntV(env, 0);
+  if (!s || !s->hub() || !TopicArg(info[a], &topic)) return IntV(env, 0);
   const char* data = nullptr;
   size_t len = 0;
   std::string text;
-  if (info[1].IsString()) {
-    text = info[1].As<Napi::String>().Utf8Value();
+  if (info[a + 1].IsString()) {
+    text = info[a + 1].As<Napi::String>().Utf8Value();
     data = text.data();
     len = text.size();
-  } else if (!GetBytes(env, info[1], &data, &len)) {
+  } else if (!GetBytes(env, info[a + 1], &data, &len)) {
     return IntV(env, 0);
   }
-  const uint8_t opcode = static_cast<uint8_t>(info[2].As<Napi::Number>().Uint32Value());
+  const uint8_t opcode = static_cast<uint8_t>(info[a + 2].As<Napi::Number>().Uint32Value());
   WsHub::PublishResult r = s->hub()->Publish(topic, opcode, data, len, s);
   return IntV(env, static_cast<int64_t>(r.queued));
 }
+
+Napi::Value WsCalls::AcceptHttp2(const Napi::CallbackInfo& info, Http2Session* s) {
+  napi_env env = info.Env();
+  if (s == nullptr || !info[0].IsNumber() || !info[2].IsObject()) return IntV(env, kResultClosed);
+  const int32_t id = info[0].As<Napi::Number>().Int32Value();
+  WsConfig cfg = ConfigFrom(info[2].As<Napi::Object>());
+  Http2HeaderList h;
+  h.AddStatus(200);
+  std::string block;
+  Latin1(env, info[1], &block);
+  h.AddHttp1Block(block);
+  return IntV(env, s->AcceptWebSocket(id, h, cfg, JsWsHub::From(env, info[3])));
+}
+
+// The connection's ws* methods (the WebSocket of an HTTP/1.1 Upgrade).
+Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) { return WsCalls::Send(info, ws(), 0); }
+Napi::Value JsConnection::WsClose(const Napi::CallbackInfo& info) { return WsCalls::Close(info, ws(), 0); }
+Napi::Value JsConnection::WsBuffered(const Napi::CallbackInfo& info) { return WsCalls::Buffered(info, ws(), 0); }
+Napi::Value JsConnection::WsSubscribe(const Napi::CallbackInfo& info) { return WsCalls::Subscribe(info, ws(), 0); }
+Napi::Value JsConnection::WsUnsubscribe(const Napi::CallbackInfo& info) { return WsCalls::Unsubscribe(info, ws(), 0); }
+Napi::Value JsConnection::WsIsSubscribed(const Napi::CallbackInfo& info) { return WsCalls::IsSubscribed(info, ws(), 0); }
+Napi::Value JsConnection::WsTopics(const Napi::CallbackInfo& info) { return WsCalls::Topics(info, ws(), 0); }
+Napi::Value JsConnection::WsPublish(const Napi::CallbackInfo& info) { return WsCalls::Publish(info, ws(), 0); }
 
 }  // namespace sluice

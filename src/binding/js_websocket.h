@@ -1,7 +1,10 @@
 // JsWebSocket: WebSockets in the binding. Turns the core's WsDelegate
 // events into calls of the JS callbacks lib/ gave (onWsMessage, ...), one
-// per message; sends come back through the connection's handle
-// (JsConnection's ws* methods, defined in js_websocket.cc). JsWsHub is the
+// per message, with the transport's JS handle first: the connection's
+// (HTTP/1.1), or the HTTP/2 session's with the stream id as the last
+// argument. Sends come back through that handle (JsConnection's ws*
+// methods, JsHttp2Session's ws* methods with the stream id; both in
+// js_websocket.cc over WsCalls). JsWsHub is the
 // JS handle of a WsHub (pub/sub topics), one per lib/ WebSocketServer.
 //
 // Ownership: JsServer owns its JsWebSocket and hands it to the core as
@@ -24,15 +27,19 @@ class JsWebSocket final : public WsDelegate {
   JsWebSocket(Napi::Env env, const Napi::Object& callbacks);
 
   // WsDelegate
-  void OnWsMessage(Connection* c, bool binary, const char* data,
+  void OnWsMessage(WebSocketSession* ws, bool binary, const char* data,
                    size_t len) override;
-  void OnWsPing(Connection* c, const char* data, size_t len) override;
-  void OnWsPong(Connection* c, const char* data, size_t len) override;
-  void OnWsPeerClose(Connection* c, int code, const char* reason,
+  void OnWsPing(WebSocketSession* ws, const char* data, size_t len) override;
+  void OnWsPong(WebSocketSession* ws, const char* data, size_t len) override;
+  void OnWsPeerClose(WebSocketSession* ws, int code, const char* reason,
                      size_t len) override;
-  void OnWsError(Connection* c, int code, const char* message) override;
+  void OnWsError(WebSocketSession* ws, int code, const char* message) override;
 
  private:
+  // The JS handle of ws's transport into argv[0] and, for an HTTP/2
+  // stream, its id into argv[at] (*argc grows by one). False when the
+  // handle is gone (no event is due).
+  bool Target(WebSocketSession* ws, napi_value* argv, size_t at, size_t* argc);
   napi_env env_;
 #define SLUICE_WS_CALLBACKS(V)            \
   V(on_message_, "onWsMessage")           \
@@ -43,6 +50,40 @@ class JsWebSocket final : public WsDelegate {
 #define SLUICE_WS_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_WS_CALLBACKS(SLUICE_WS_CALLBACK_MEMBER)
 #undef SLUICE_WS_CALLBACK_MEMBER
+};
+
+class Http2Session;
+class WebSocketSession;
+struct WsConfig;
+
+// The ws* methods of both handles over one WebSocketSession (`s`, null
+// when the socket is not open: each answers "not open"), their own
+// arguments from info[a] on: JsConnection's (a = 0) and JsHttp2Session's
+// (a = 1, after the stream id). Results as lib/websocket/websocket.js
+// reads them (WsSendResult, booleans, counts).
+struct WsCalls {
+  // (data, opcode, fin, compress) -> WsSendResult or kResultBadBody
+  static Napi::Value Send(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // (code, reason) -> WsSendResult (code 0: a close frame without one)
+  static Napi::Value Close(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // () -> bytes queued, not yet written
+  static Napi::Value Buffered(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // (topic) -> bool
+  static Napi::Value Subscribe(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  static Napi::Value Unsubscribe(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  static Napi::Value IsSubscribed(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // () -> [topic]
+  static Napi::Value Topics(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // (topic, data, opcode) -> subscribers queued (all but `s`)
+  static Napi::Value Publish(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
+  // HTTP/2 wsAccept(id, headerLines, config, hub) -> 0 or an error
+  // result: the extended CONNECT of stream `id` is answered 200 with
+  // headerLines ("Name: value\r\n"... as the 'headers' event left them)
+  // and the stream carries a WebSocket from now on.
+  static Napi::Value AcceptHttp2(const Napi::CallbackInfo& info, Http2Session* s);
+  // The WsConfig of wsAccept's config object (lib/'s WebSocketServer
+  // _config, with `deflate` when permessage-deflate was negotiated).
+  static WsConfig ConfigFrom(const Napi::Object& o);
 };
 
 // new NativeWsHub(): publish(topic, data, opcode) -> subscribers queued,

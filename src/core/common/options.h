@@ -112,6 +112,10 @@ struct ServerOptions {
   size_t http2_max_concurrent_streams = 100;
   size_t http2_stream_window = 1024 * 1024;
   size_t http2_connection_window = 16 * 1024 * 1024;
+  // SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441) in the SETTINGS of
+  // sessions started from now on: set by node's
+  // settings.enableConnectProtocol and when a WebSocketServer attaches.
+  bool http2_connect_protocol = false;
 };
 
 }  // namespace sluice

@@ -8,6 +8,7 @@
 #include "core/http2/http2_pipe_body.h"
 #include "core/http2/http2_session.h"
 #include "core/http2/http2_stream.h"
+#include "core/http2/http2_websocket.h"
 #include "core/net/connection.h"
 #include "core/net/listener.h"
 
@@ -165,6 +166,7 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
 
 bool Http2Session::Backlogged(Stream* st) const {
   return (st->queue && st->queue->size() >= high_water_mark_) ||
+         (st->websocket && st->websocket->Backlog() >= high_water_mark_) ||
          (st->compressor &&
           st->compressor->pending_bytes() > CompressStream::kHighWater);
 }

@@ -4,6 +4,7 @@
 #include "core/http2/http2_headers.h"
 #include "core/http2/http2_pipe_body.h"
 #include "core/http2/http2_stream.h"
+#include "core/http2/http2_websocket.h"
 #include "core/net/connection.h"
 #include "core/net/listener.h"
 
@@ -100,9 +101,11 @@ int Http2Session::Start() {
        static_cast<uint32_t>(o.http2_stream_window)},
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
        static_cast<uint32_t>(o.max_header_size)},
+      // Extended CONNECT (RFC 8441), last: left out unless enabled.
+      {NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1},
   };
-  int r = nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, iv,
-                                  sizeof(iv) / sizeof(iv[0]));
+  const size_t n = sizeof(iv) / sizeof(iv[0]) - (o.http2_connect_protocol ? 0 : 1);
+  int r = nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, iv, n);
   if (r != 0) return r;
   r = nghttp2_session_set_local_window_size(
       session_, NGHTTP2_FLAG_NONE, 0,
@@ -235,6 +238,7 @@ void Http2Session::OnWritesDone() {
 
 void Http2Session::OnTimeout(int kind) {
   if (kind == kDeadlineKeepAlive && streams_.empty()) Shutdown();
+  if (kind == kDeadlineWsIdle) CheckWsDeadlines();
 }
 
 bool Http2Session::IsIdle() const { return streams_.empty(); }
@@ -602,6 +606,10 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
 }
 
 void Http2Session::DeliverEnd(Stream* st) {
+  if (st->websocket != nullptr) {
+    st->websocket->OnPeerEnd();
+    return;
+  }
   // A refused body never ends: the embedder was told it failed.
   if (!st->delivered || st->body_refused) return;
   Http2Fields trailers = st->Collect();
@@ -617,6 +625,19 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
   if (!st || !st->delivered || st->body_refused) {
     nghttp2_session_consume(session, id, len);  // nobody's: both windows
     return 0;
+  }
+  if (st->websocket != nullptr) {
+    // A WebSocket's frames, parsed now (the bytes are not kept): the
+    // connection window is credited at once, the stream's unless the
+    // WebSocket is paused (then when it resumes, as a request body).
+    nghttp2_session_consume_connection(session, len);
+    if (st->read_paused) {
+      st->unacked += len;
+    } else {
+      nghttp2_session_consume_stream(session, id, len);
+    }
+    st->websocket->OnData(reinterpret_cast<const char*>(data), len);
+    return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
   }
   st->body_bytes += len;
   if (st->body_bytes >
@@ -741,6 +762,12 @@ void Http2Session::Shutdown() {
   nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_id_,
                         NGHTTP2_NO_ERROR, nullptr, 0);
   conn_->MarkDirty();
+  // A WebSocket never finishes by itself: each is closed with 1001 (going
+  // away), its stream ends after the close handshake. Closing only queues
+  // frames: the stream map does not change while it is walked.
+  for (auto& it : streams_) {
+    if (it.second->websocket != nullptr) it.second->websocket->OnGoingAway();
+  }
 }
 
 int32_t Http2Session::TerminateLastId() const {

@@ -63,7 +63,11 @@ class Connection;
 class Http2HeaderList;
 class Http2PendingCompress;
 class Http2WriteQueue;
+class Http2WsStream;
 struct Http2Stream;
+struct WsConfig;
+class WebSocketSession;
+class WsHub;
 struct CompressParams;
 class PipeBodyListener;
 class PipeSource;
@@ -180,7 +184,20 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // Tells `listener` its body finished with `status`, from a dispatch
   // after the current nghttp2 call (used by Http2PipeBody).
   void DeferBodyDone(PipeBodyListener* listener, int status);
-  // GOAWAY(NO_ERROR) now; open streams finish, then the connection closes.
+  // ---- WebSockets over HTTP/2 (RFC 8441; http2_websocket.h) ----
+  // Accepts the extended CONNECT of stream `id`: `headers` (:status 200
+  // first) go without END_STREAM and the stream carries a WebSocket from
+  // now on (its DATA no longer reaches OnStreamData). kResultOk or an
+  // error (the stream is gone, or was responded to).
+  int AcceptWebSocket(int32_t id, Http2HeaderList& headers,
+                      const WsConfig& config, std::shared_ptr<WsHub> hub);
+  // The WebSocket of stream `id`, or null.
+  WebSocketSession* WebSocketOf(int32_t id);
+  // A WebSocket stream's deadline at `at` (uv_now ms): the connection's
+  // kDeadlineWsIdle is brought forward to it if later.
+  void ArmWsDeadline(uint64_t at);
+  // GOAWAY(NO_ERROR) now; open streams finish, then the connection closes
+  // (WebSocket streams are closed with 1001 first).
   void Shutdown();
   // GOAWAY with `code` and close once it is written.
   void Terminate(uint32_t code);
@@ -333,6 +350,9 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // The last_stream_id for a terminating GOAWAY.
   int32_t TerminateLastId() const;
   void UpdateIdleDeadline();
+  // The connection's kDeadlineWsIdle passed: each WebSocket stream's due
+  // deadlines fire, the next one is armed.
+  void CheckWsDeadlines();
   bool dead() const;
 
   Connection* conn_;
@@ -356,6 +376,7 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   FramePrescan prescan_;        // frame layout of the input, across reads
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
+  uint64_t ws_deadline_ = 0;    // kDeadlineWsIdle armed for (uv_now ms)
 };
 
 }  // namespace sluice

@@ -22,6 +22,7 @@ namespace sluice {
 
 class Http2Session;
 class Http2PendingCompress;
+class Http2WsStream;
 
 // Shares one ExternalRef among several segments: the queue holds one count,
 // each OutputQueue segment another; the last Release releases the inner.
@@ -127,6 +128,9 @@ struct Http2Stream final : public CompressStream::Sink {
   std::unique_ptr<Http2HeaderList> trailers;  // from End, sent after the body
   std::unique_ptr<Http2WriteQueue> queue;        // JS writes
   Http2BodySource* source = nullptr;          // queue.get() or a native one
+  // An accepted extended CONNECT (RFC 8441): also `source`; DATA goes to
+  // it, not to the embedder. Cleared with the source.
+  Http2WsStream* websocket = nullptr;
   // Response compression: the ordered streaming compressor of Write/End
   // (inline below CompressStream::kInlineBelow, else on the threadpool),
   // or the whole body on the threadpool (RespondCompressed).
@@ -162,6 +166,7 @@ struct Http2Stream final : public CompressStream::Sink {
     return out;
   }
   void DetachSource() {
+    websocket = nullptr;
     if (source) {
       Http2BodySource* s = source;
       source = nullptr;

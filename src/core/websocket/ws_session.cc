@@ -13,9 +13,9 @@
 
 namespace sluice {
 
-WebSocketSession::WebSocketSession(Connection* conn, const WsConfig& config,
+WebSocketSession::WebSocketSession(WsTransport* transport, const WsConfig& config,
                                    std::shared_ptr<WsHub> hub)
-    : conn_(conn),
+    : t_(transport),
       config_(config),
       parser_(this, config.parser),
       deflate_(config.deflate.enabled ? new WsDeflate(config.deflate) : nullptr),
@@ -26,84 +26,73 @@ WebSocketSession::~WebSocketSession() {
 }
 
 WsDelegate* WebSocketSession::delegate() const {
-  return conn_->listener()->delegate()->websocket();
+  return t_->connection()->listener()->delegate()->websocket();
 }
 
-int WebSocketSession::Start() {
-  // The HTTP deadlines of the request that upgraded are over.
-  for (int k = 0; k < kDeadlineCount; k++) {
-    conn_->ClearDeadline(static_cast<DeadlineKind>(k));
-  }
-  if (config_.idle_timeout_ms) conn_->SetDeadline(kDeadlineWsIdle, config_.idle_timeout_ms);
-  return 0;
+void WebSocketSession::Start() {
+  if (config_.idle_timeout_ms) t_->SetDeadline(kWsDeadlineIdle, config_.idle_timeout_ms);
 }
 
 void WebSocketSession::OnRead(const char* data, size_t len) {
-  if (len == 0 || conn_->destroyed() || failed_ || close_received_) return;
+  if (len == 0 || t_->Gone() || failed_ || close_received_) return;
   if (config_.idle_timeout_ms) {
-    conn_->SetDeadline(kDeadlineWsIdle, config_.idle_timeout_ms);
+    t_->SetDeadline(kWsDeadlineIdle, config_.idle_timeout_ms);
     ping_outstanding_ = false;
   }
   const int err = parser_.Execute(data, len);
-  if (err != 0 && !failed_ && !conn_->destroyed()) {
+  if (err != 0 && !failed_ && !t_->Gone()) {
     FailConnection(err, parser_.error_message());
   }
 }
 
-void WebSocketSession::OnEof() {
+void WebSocketSession::OnPeerEnd() {
   // The peer left without (or after) its close frame: nothing more can
-  // arrive; our queued output still goes (FIN after it).
-  if (conn_->destroyed()) return;
+  // arrive; our queued output still goes (FIN / END_STREAM after it).
+  if (t_->Gone()) return;
   close_received_ = true;
   Finish();
 }
 
-void WebSocketSession::OnTimeout(int kind) {
-  if (kind == kDeadlineWsClose) {
+void WebSocketSession::OnDeadline(WsDeadline kind) {
+  if (t_->Gone()) return;
+  if (kind == kWsDeadlineClose) {
     // The peer never answered our close frame.
-    conn_->Destroy();
+    t_->Abort();
     return;
   }
-  if (kind != kDeadlineWsIdle || conn_->closing()) return;
+  if (t_->Output() == nullptr) return;
   if (ping_outstanding_) {
     // Silent through a whole second period after our ping: gone.
-    conn_->Destroy();
+    t_->Abort();
     return;
   }
   ping_outstanding_ = true;
   Send(kWsPing, nullptr, 0, true);
-  conn_->SetDeadline(kDeadlineWsIdle, config_.idle_timeout_ms);
+  t_->SetDeadline(kWsDeadlineIdle, config_.idle_timeout_ms);
 }
 
 void WebSocketSession::OnClose() {
-  // No publish reaches a closing connection; the session itself lives
-  // until the connection is freed.
+  // No publish reaches a closing transport; the session itself lives
+  // until the transport frees it.
   if (hub_) hub_->RemoveAll(this, topics_);
   topics_.clear();
 }
 
 size_t WebSocketSession::buffered_amount() const {
-  return conn_->writer().Backlog();
-}
-
-int WebSocketSession::BacklogResult() const {
-  if (conn_->writer().Backlog() >= conn_->listener()->options().high_water_mark) {
-    conn_->WantDrain();
-    return kWsBuffered;
-  }
-  return kWsSent;
+  return t_->Backlog();
 }
 
 OutputQueue* WebSocketSession::BeginSend(uint8_t opcode, size_t len, bool fin,
                                          int* result) {
-  if (!open() || conn_->closing()) {
+  OutputQueue* q = open() ? t_->Output() : nullptr;
+  if (q == nullptr) {
     *result = kWsNotOpen;
     return nullptr;
   }
   // Control frames are never dropped: they are tiny, and a pong or a
   // close must not be lost to a full buffer.
   if (!WsIsControl(opcode) && config_.max_backpressure != 0 &&
-      conn_->writer().Backlog() > config_.max_backpressure) {
+      t_->Backlog() > config_.max_backpressure) {
     *result = kWsDropped;
     return nullptr;
   }
@@ -114,16 +103,14 @@ OutputQueue* WebSocketSession::BeginSend(uint8_t opcode, size_t len, bool fin,
     if (fragmenting_) op = kWsContinuation;
     fragmenting_ = !fin;
   }
-  OutputQueue& q = conn_->writer().queue();
-  char* h = q.Reserve(kWsMaxServerHeader);
-  q.Commit(WsWriteHeader(h, fin, false, op, len));
+  char* h = q->Reserve(kWsMaxServerHeader);
+  q->Commit(WsWriteHeader(h, fin, false, op, len));
   *result = kWsSent;
-  return &q;
+  return q;
 }
 
 int WebSocketSession::EndSend() {
-  conn_->MarkDirty();
-  return BacklogResult();
+  return t_->Queued();
 }
 
 int WebSocketSession::Send(uint8_t opcode, const char* data, size_t len, bool fin) {
@@ -140,13 +127,12 @@ bool WebSocketSession::WantsCompression(size_t len, bool fin, bool compress) con
 }
 
 int WebSocketSession::SendCompressed(uint8_t opcode, const char* data, size_t len) {
-  if (!open() || conn_->closing()) return kWsNotOpen;
-  if (config_.max_backpressure != 0 &&
-      conn_->writer().Backlog() > config_.max_backpressure) {
+  if (!open() || t_->Output() == nullptr) return kWsNotOpen;
+  if (config_.max_backpressure != 0 && t_->Backlog() > config_.max_backpressure) {
     return kWsDropped;
   }
   if (!deflate_->Deflate(data, len, &deflated_)) return Send(opcode, data, len, true);
-  OutputQueue& q = conn_->writer().queue();
+  OutputQueue& q = *t_->Output();
   char* h = q.Reserve(kWsMaxServerHeader);
   q.Commit(WsWriteHeader(h, true, true, opcode, deflated_.size()));
   if (deflated_.size() < kCopyBelow) {
@@ -161,27 +147,26 @@ int WebSocketSession::SendCompressed(uint8_t opcode, const char* data, size_t le
 
 int WebSocketSession::SendFrame(const char* frame, size_t len, ExternalRef* ref,
                                 void (*retain)(ExternalRef*)) {
-  if (!open() || conn_->closing()) return kWsNotOpen;
+  OutputQueue* q = open() ? t_->Output() : nullptr;
+  if (q == nullptr) return kWsNotOpen;
   // A fragmented message of our own is being sent: a whole frame in its
   // middle would break it. Subscribers mid-fragment miss the publish
   // (counted as dropped).
   if (fragmenting_) return kWsDropped;
-  if (config_.max_backpressure != 0 &&
-      conn_->writer().Backlog() > config_.max_backpressure) {
+  if (config_.max_backpressure != 0 && t_->Backlog() > config_.max_backpressure) {
     return kWsDropped;
   }
-  OutputQueue& q = conn_->writer().queue();
   if (len < kCopyBelow) {
-    q.Append(frame, len);
+    q->Append(frame, len);
   } else {
     retain(ref);
-    q.AppendExternal(frame, len, ref);
+    q->AppendExternal(frame, len, ref);
   }
   return EndSend();
 }
 
 int WebSocketSession::Close(int code, const char* reason, size_t len) {
-  if (!open() || conn_->closing()) return kWsNotOpen;
+  if (!open() || t_->Output() == nullptr) return kWsNotOpen;
   char payload[kWsMaxControlPayload];
   size_t n = 0;
   if (code != 0) {
@@ -197,28 +182,29 @@ int WebSocketSession::Close(int code, const char* reason, size_t len) {
   if (close_received_) {
     Finish();
   } else {
-    conn_->ClearDeadline(kDeadlineWsIdle);
-    conn_->SetDeadline(kDeadlineWsClose, config_.close_timeout_ms);
+    t_->SetDeadline(kWsDeadlineIdle, 0);
+    t_->SetDeadline(kWsDeadlineClose, config_.close_timeout_ms);
   }
   return kWsSent;
 }
 
 void WebSocketSession::Finish() {
-  conn_->ClearDeadline(kDeadlineWsIdle);
-  conn_->ClearDeadline(kDeadlineWsClose);
-  // The server closes the TCP connection first (RFC 6455 7.1.1): FIN once
-  // the queue is written, then the linger drains the peer's last bytes.
-  conn_->EndGracefully();
+  t_->SetDeadline(kWsDeadlineIdle, 0);
+  t_->SetDeadline(kWsDeadlineClose, 0);
+  // The server closes first (RFC 6455 7.1.1): FIN (or END_STREAM) once the
+  // queue is written.
+  t_->End();
 }
 
 void WebSocketSession::FailConnection(int code, const char* message) {
-  if (!close_sent_ && !conn_->closing()) {
+  if (!close_sent_ && t_->Output() != nullptr) {
     char payload[2] = {static_cast<char>(code >> 8), static_cast<char>(code)};
     Send(kWsClose, payload, 2, true);
   }
   failed_ = true;
   close_sent_ = true;
-  if (WsDelegate* d = delegate()) d->OnWsError(conn_, code, message);
+  if (WsDelegate* d = delegate()) d->OnWsError(this, code, message);
+  if (t_->Gone()) return;
   Finish();
 }
 
@@ -242,21 +228,21 @@ bool WebSocketSession::OnWsMessage(bool binary, bool compressed,
     data = inflated_.data();
     len = inflated_.size();
   }
-  if (WsDelegate* d = delegate()) d->OnWsMessage(conn_, binary, data, len);
+  if (WsDelegate* d = delegate()) d->OnWsMessage(this, binary, data, len);
   if (inflated_.capacity() > 65536) std::string().swap(inflated_);
-  return !conn_->destroyed() && !failed_;
+  return !t_->Gone() && !failed_;
 }
 
 bool WebSocketSession::OnWsControl(uint8_t opcode, const char* data, size_t len) {
   WsDelegate* d = delegate();
   if (opcode == kWsPing) {
     if (config_.auto_pong && open()) Send(kWsPong, data, len, true);
-    if (d) d->OnWsPing(conn_, data, len);
-    return !conn_->destroyed() && !failed_;
+    if (d) d->OnWsPing(this, data, len);
+    return !t_->Gone() && !failed_;
   }
   if (opcode == kWsPong) {
-    if (d) d->OnWsPong(conn_, data, len);
-    return !conn_->destroyed() && !failed_;
+    if (d) d->OnWsPong(this, data, len);
+    return !t_->Gone() && !failed_;
   }
   // Close: nothing after it is parsed (RFC 6455 5.5.1).
   close_received_ = true;
@@ -264,8 +250,8 @@ bool WebSocketSession::OnWsControl(uint8_t opcode, const char* data, size_t len)
   if (len >= 2) {
     code = (static_cast<uint8_t>(data[0]) << 8) | static_cast<uint8_t>(data[1]);
   }
-  if (d) d->OnWsPeerClose(conn_, code, len >= 2 ? data + 2 : data, len >= 2 ? len - 2 : 0);
-  if (conn_->destroyed()) return false;
+  if (d) d->OnWsPeerClose(this, code, len >= 2 ? data + 2 : data, len >= 2 ? len - 2 : 0);
+  if (t_->Gone()) return false;
   if (!close_sent_) {
     // Echo the code (none for none), as ws does.
     Close(code == kWsCloseNoStatus ? 0 : code, nullptr, 0);
@@ -276,7 +262,7 @@ bool WebSocketSession::OnWsControl(uint8_t opcode, const char* data, size_t len)
 }
 
 bool WebSocketSession::Subscribe(const std::string& topic) {
-  if (!hub_ || conn_->destroyed()) return false;
+  if (!hub_ || t_->Gone()) return false;
   if (!hub_->Subscribe(this, topic)) return false;
   topics_.push_back(topic);
   return true;

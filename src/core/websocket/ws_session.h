@@ -1,21 +1,21 @@
-// WebSocketSession: what a connection speaks after an accepted WebSocket
-// handshake (RFC 6455). Like TunnelSession it replaces the HTTP/1.1
-// session (Connection::ReplaceSession); unlike it, it parses frames
-// natively (WsFrameParser) and reports whole messages to the embedder's
-// WsDelegate, and frames what the embedder sends straight into the
-// connection's Writer queue, corked: every send of a loop turn leaves in
-// one writev.
+// WebSocketSession: one WebSocket after an accepted handshake (RFC 6455),
+// over a WsTransport (ws_transport.h): a whole connection after an
+// HTTP/1.1 Upgrade (WsConnectionSession), or one HTTP/2 stream after an
+// extended CONNECT (RFC 8441, Http2WsStream). It parses frames natively
+// (WsFrameParser), reports whole messages to the embedder's WsDelegate,
+// and frames what the embedder sends straight into the transport's
+// output queue, corked: every send of a loop turn leaves together.
 //
 // Backpressure is an explicit answer of every send (WsSendResult): sent
 // (the backlog is under the high-water mark), buffered (queued, but the
-// backlog is over it: ServerDelegate::OnDrain follows once it falls
-// below), dropped (the backlog was already over max_backpressure: nothing
+// backlog is over it: the transport reports a drain to the embedder once
+// it falls below), dropped (the backlog was already over max_backpressure: nothing
 // queued). The queue is bounded by max_backpressure plus one message.
 //
 // Closing: Close sends a close frame and waits for the peer's (at most
-// close_timeout_ms), then ends the connection (FIN); the peer's close
-// frame is answered with its code. A protocol violation sends the close
-// code the parser names and ends the connection. Idle: with
+// close_timeout_ms), then ends the transport (FIN, or END_STREAM); the
+// peer's close frame is answered with its code. A protocol violation
+// sends the close code the parser names and ends the transport. Idle: with
 // idle_timeout_ms, a connection silent that long gets a ping, and is
 // closed if still silent after as long again.
 #pragma once
@@ -26,13 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "core/net/session.h"
 #include "core/websocket/ws_deflate.h"
 #include "core/websocket/ws_frame_parser.h"
+#include "core/websocket/ws_transport.h"
 
 namespace sluice {
 
-class Connection;
 class OutputQueue;
 class ExternalRef;
 class WsDelegate;
@@ -55,23 +54,26 @@ struct WsConfig {
   WsDeflateConfig deflate;           // permessage-deflate, when negotiated
 };
 
-class WebSocketSession final : public Session, private WsParserListener {
+class WebSocketSession final : private WsParserListener {
  public:
-  WebSocketSession(Connection* conn, const WsConfig& config,
+  // `transport` outlives the session (it owns it).
+  WebSocketSession(WsTransport* transport, const WsConfig& config,
                    std::shared_ptr<WsHub> hub);
-  ~WebSocketSession() override;
+  ~WebSocketSession();
 
-  // Session (called by Connection; see session.h).
-  int Start() override;
-  void OnRead(const char* data, size_t len) override;
-  void OnEof() override;
-  void OnTimeout(int kind) override;
-  // Like a tunnel, a WebSocket belongs to its user: never idle for
-  // closeIdleConnections; server.close() leaves it open (as ws on node).
-  bool IsIdle() const override { return false; }
-  void OnServerClosing() override {}
-  void OnClose() override;
-  WebSocketSession* AsWebSocket() override { return this; }
+  // ---- the transport's calls ----
+  // The handshake is done: arms the idle deadline.
+  void Start();
+  // Bytes the peer sent (may hold any part of any frame).
+  void OnRead(const char* data, size_t len);
+  // The peer ended its side (EOF, END_STREAM): nothing more can arrive;
+  // queued output still goes, then the transport ends.
+  void OnPeerEnd();
+  // Deadline `kind` (SetDeadline) expired.
+  void OnDeadline(WsDeadline kind);
+  // The transport is closing: off every topic (no publish reaches it).
+  void OnClose();
+  WsTransport* transport() const { return t_; }
 
   // ---- sending (the embedder's calls, any time on the loop thread) ----
   // Starts a data frame of `len` payload bytes: checks state and the
@@ -119,12 +121,11 @@ class WebSocketSession final : public Session, private WsParserListener {
   // The parser found a violation: close frame with its code, the
   // embedder's OnWsError, end.
   void FailConnection(int code, const char* message);
-  // Both close frames were exchanged (or the peer is gone): FIN.
+  // Both close frames were exchanged (or the peer is gone): End.
   void Finish();
-  int BacklogResult() const;
   WsDelegate* delegate() const;
 
-  Connection* conn_;
+  WsTransport* t_;
   WsConfig config_;
   WsFrameParser parser_;
   std::unique_ptr<WsDeflate> deflate_;  // null unless negotiated
