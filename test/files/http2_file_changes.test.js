@@ -11,7 +11,9 @@
 // its file — whole, or the truncated half for a response that started
 // after the cut — or is reset (RST_STREAM) after a prefix of a version.
 // A response that had sent more than the file's new size when it was cut
-// cannot be completed: it must be reset, never ended short.
+// cannot be completed: it must be reset, never ended short. The same for
+// a body compressed on the fly (no content-length to fall short of: a
+// gzip stream of a truncated read must not end as if whole).
 //
 // sluice only: node:http2's respondWithFile (v20) ends such a stream with
 // END_STREAM short of the content-length it announced (1.6 MB of a 2 MiB
@@ -22,6 +24,7 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const crypto = require('node:crypto');
+const zlib = require('node:zlib');
 const common = require('../common');
 const h2 = require('../http2/h2common');
 const { assert } = common;
@@ -33,9 +36,11 @@ const ACK = 0x1;
 const END_HEADERS = 0x4;
 
 // GET `p` (a short path): :method GET, :scheme http, :authority a, then
-// :path as a literal without indexing (name: static index 4).
-function getBlock(p) {
-  return Buffer.concat([Buffer.from([0x82, 0x86, 0x41, 0x01, 0x61, 0x04, p.length]), Buffer.from(p, 'latin1')]);
+// :path as a literal without indexing (name: static index 4); with `gzip`,
+// accept-encoding: gzip, deflate (static index 16).
+function getBlock(p, gzip) {
+  return Buffer.concat([Buffer.from([0x82, 0x86, 0x41, 0x01, 0x61, 0x04, p.length]),
+    Buffer.from(p, 'latin1'), Buffer.from(gzip ? [0x90] : [])]);
 }
 
 function windowUpdate(id, n) {
@@ -81,11 +86,11 @@ async function rawClient(port) {
   return {
     streams,
     goaway: () => goaway,
-    get(p) {
+    get(p, gzip = false) {
       const id = next;
       next += 2;
       streams.set(id, { id, path: p, data: [], bytes: 0, headers: false, end: false, rst: null, after: false });
-      sock.write(frame(FRAME.HEADERS, END_HEADERS | END_STREAM, id, getBlock(p)));
+      sock.write(frame(FRAME.HEADERS, END_HEADERS | END_STREAM, id, getBlock(p, gzip)));
       return id;
     },
     // Opens each listed stream's window by `n`.
@@ -116,19 +121,28 @@ describeSluice('http2 file responses while their files change', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  // Each stream's verdict: 'whole' (END_STREAM, the bytes of a version),
-  // 'reset' (RST_STREAM after a prefix of a version). Anything else fails.
-  function judge(st, versions) {
+  // Each stream's verdict: 'whole' (END_STREAM, the bytes of a version —
+  // after `decode` for a compressed body), 'reset' (RST_STREAM after a
+  // prefix of a version; any prefix of a compressed body). Anything else
+  // fails.
+  function judge(st, versions, decode) {
+    const compressed = decode !== undefined;
     assert.ok(st.headers, `${st.path} (stream ${st.id}): no response head`);
     assert.ok(!st.after, `${st.path} (stream ${st.id}): frames after END_STREAM or RST_STREAM`);
     const body = Buffer.concat(st.data);
     if (st.rst !== null) {
+      if (compressed) return 'reset';  // a prefix of a compressed body
       assert.ok(versions.some((v) => v.length >= body.length && v.subarray(0, body.length).equals(body)),
         `${st.path} (stream ${st.id}): reset after ${body.length} bytes that are no version's prefix`);
       return 'reset';
     }
     assert.ok(st.end, `${st.path} (stream ${st.id}): neither ended nor reset`);
-    const sha = common.sha256(body);
+    let plain = body;
+    if (compressed) {
+      assert.doesNotThrow(() => { plain = decode(body); },
+        `${st.path} (stream ${st.id}): END_STREAM after ${body.length} bytes that do not decode`);
+    }
+    const sha = common.sha256(plain);
     assert.ok(versions.some((v) => common.sha256(v) === sha),
       `${st.path} (stream ${st.id}): END_STREAM after ${body.length} bytes that are no version ` +
       `(versions: ${versions.map((v) => v.length).join(', ')} bytes)`);
@@ -201,6 +215,45 @@ describeSluice('http2 file responses while their files change', function () {
         assert.deepStrictEqual(verdicts[`${p}r.bin`], ['whole', 'whole'], `${p}r.bin: ${JSON.stringify(verdicts)}`);
         assert.deepStrictEqual(verdicts[`${p}w.bin`], ['whole', 'whole'], `${p}w.bin: ${JSON.stringify(verdicts)}`);
       }
+      c.close();
+    });
+  }
+
+  // Compressed on the fly (the file goes through the compressor in the
+  // pipe, no content-length): a truncation before the source has read the
+  // whole file can only end in a reset; a complete gzip body of the
+  // truncated file may not pass for the response.
+  for (const cache of ['default', 'off']) {
+    it(`compressed: a file truncated while its response is held is reset (openFileCache ${cache})`, async function () {
+      this.timeout(30000);
+      const SIZE = 2 * MiB + 34;
+      const full = Buffer.from(crypto.randomBytes(SIZE).toString('hex').slice(0, SIZE));
+      const half = full.subarray(0, SIZE >> 1);
+      const file = path.join(dir, 'z.txt');
+      fs.writeFileSync(file, full);
+      const { server, port } = await common.startServer({ compression: true, ...(cache === 'off' ? { openFileCache: false } : {}) });
+      server.on('stream', (stream, headers) => {
+        stream.on('error', () => {});
+        stream.respondWithFile(path.join(dir, headers[':path'].slice(3)), { 'content-type': 'text/plain' });
+      });
+      server.serveStatic('/s', dir);
+      const c = await rawClient(port);
+      const first = [];
+      for (const p of ['/f/', '/s/']) for (let i = 0; i < 2; i++) first.push(c.get(`${p}z.txt`, true));
+      const got = (ids, n) => () => ids.every((id) => c.streams.get(id).bytes >= n || c.streams.get(id).rst !== null);
+      await h2.waitFor(got(first, 65535), 10000);
+      fs.truncateSync(file, SIZE >> 1);
+      const later = c.get('/f/z.txt', true);
+      const all = [...first, later];
+      c.grant(all, 4 * MiB);
+      await h2.waitFor(() => all.every((id) => c.streams.get(id).end || c.streams.get(id).rst !== null), 15000);
+      const unzip = (b) => zlib.unzipSync(b);  // gzip or deflate, by its header
+      for (const id of first) {
+        const st = c.streams.get(id);
+        assert.ok(st.bytes >= 65535 && st.bytes < full.length, `${st.path}: ${st.bytes} compressed bytes`);
+        assert.strictEqual(judge(st, [full], unzip), 'reset', `${st.path} (stream ${id})`);
+      }
+      assert.strictEqual(judge(c.streams.get(later), [half], unzip), 'whole', 'a response started after the cut: the half');
       c.close();
     });
   }
