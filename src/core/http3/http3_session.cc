@@ -644,7 +644,11 @@ void Http3Session::Goaway() {
   payload.assign(reinterpret_cast<const char*>(b), http3::WriteVarint(b, next));
   AppendFrame(&control_out_, kTypeGoaway, payload);
   SendOnStream(control_, &control_out_);
-  if (requests_.empty()) conn_->Close(kErr(H3Error::kNoError), "");
+  // Nothing in flight: close once the GOAWAY has gone out, without
+  // waiting for it to be acknowledged (a peer that vanished never
+  // acknowledges it, and a flushing close would then hold the connection
+  // until the endpoint's grace period ran out).
+  if (requests_.empty()) conn_->CloseAfterSend(kErr(H3Error::kNoError), "server closing");
 }
 
 void Http3Session::OnGoingAway() { Goaway(); }

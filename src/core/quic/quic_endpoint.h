@@ -127,6 +127,10 @@ class QuicConnection {
   // The same without waiting for queued stream data (close() after its
   // grace period: a peer that stopped reading must not hold it).
   void CloseNow(uint64_t code, const char* reason);
+  // CloseNow after the endpoint's next tick, so what was just queued on
+  // the streams (an HTTP/3 GOAWAY) is sent once, but never waited on for
+  // acknowledgment.
+  void CloseAfterSend(uint64_t code, const char* reason);
   // The peer's address ("1.2.3.4", port, family 4/6); false if unknown.
   bool PeerAddress(std::string* ip, int* port, int* family) const;
   bool LocalAddress(std::string* ip, int* port, int* family) const;
@@ -168,6 +172,8 @@ class QuicConnection {
   const char* close_reason_ = "";  // a literal
   bool terminated_ = false;   // OnConnectionClose delivered
   bool going_away_ = false;   // OnGoingAway delivered
+  bool close_after_send_ = false;  // CloseAfterSend: CloseNow once ticks_ passes close_tick_
+  uint64_t close_tick_ = 0;
   LoopTracked tracked_;
 };
 
@@ -266,6 +272,7 @@ class QuicEndpoint {
   bool destroying_ = false;   // handles closing
   bool destroy_pending_ = false;  // Destroy called inside Process
   bool ref_ = true;
+  uint64_t ticks_ = 0;        // SSL_handle_events calls on the listener
   std::vector<QuicConnection*> conns_;
   LoopTracked tracked_;
 };
