@@ -356,8 +356,8 @@ bool QuicConnection::Pump(uint64_t now_ms) {
   }
   streams_.resize(keep);
   uint64_t idle = endpoint_->options_.idle_timeout_ms;
-  if (idle != 0 && !closing_ && open_peer_streams_ == 0 &&
-      now_ms - last_activity_ms_ >= idle) {
+  if (idle != 0 && !closing_ && !terminated_ && now_ms - last_activity_ms_ >= idle &&
+      !handler_->Busy()) {
     Close(0x100 /* H3_NO_ERROR */, "idle");
   }
   return true;

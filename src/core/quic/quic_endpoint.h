@@ -107,6 +107,11 @@ class QuicConnectionHandler {
   // tells its peer (HTTP/3 GOAWAY), finishes what is in flight, and then
   // calls QuicConnection::Close.
   virtual void OnGoingAway() = 0;
+  // Whether the connection has work the idle timeout must not cut: a
+  // request a handler is serving or a response still going out. Streams
+  // the peer opened and left short of a whole request do not count, so a
+  // client that opens them and falls silent is closed as idle.
+  virtual bool Busy() const = 0;
   // The connection is gone (closed by either side, idle timeout, or the
   // endpoint destroyed). Every QuicStream of it is freed after this
   // returns; the handler is deleted right after. error_code is the
@@ -199,7 +204,7 @@ struct QuicEndpointOptions {
   size_t max_connections = 10000;
   size_t max_streams_per_connection = 100;  // open peer streams; more are reset
   uint64_t stream_refused_code = 0x10b;     // the reset code for those (H3_REQUEST_REJECTED)
-  uint64_t idle_timeout_ms = 30000;         // no stream activity: closed (0: OpenSSL's own only)
+  uint64_t idle_timeout_ms = 30000;         // no stream activity, not Busy(): closed (0: OpenSSL's own only)
   uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
   bool validate_address = true;             // Retry before creating state for a new client
 };
