@@ -135,12 +135,12 @@ run('HTTP/3 server.close() [sluice-only]', function () {
         out.push('awaited');
       });
     `;
-    const { execFile } = require('node:child_process');
-    const stdout = await new Promise((resolve, reject) => {
-      execFile(process.execPath, ['-e', script], {
-        timeout: 20000, env: { ...process.env, KEY: localhost.key.toString(), CERT: localhost.cert.toString() },
-      }, (err, out, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(out)));
+    // runNodeScript: under test:asan the child gets the sanitizer runtime.
+    const r = await common.runNodeScript(script, {
+      timeout: 20000, env: { KEY: localhost.key.toString(), CERT: localhost.cert.toString() },
     });
+    assert.strictEqual(r.code, 0, r.stderr);
+    const stdout = r.stdout;
     assert.strictEqual(stdout.trim(), 'close event,close callback,awaited,beforeExit');
   });
 
