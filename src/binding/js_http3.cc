@@ -241,8 +241,19 @@ void JsHttp3Endpoint::OnDispatchEnd() {
 void JsHttp3Endpoint::OnEndpointClosed() {
   endpoint_ = nullptr;
   if (!CanCallJs()) return;  // teardown: node frees the object itself
-  Napi::HandleScope scope(Env());
-  CallJs(Env(), on_endpoint_close_, 0, nullptr);
+  napi_env env = Env();
+  Napi::HandleScope scope(env);
+  // Called from a uv_close callback, outside any JS frame: without a
+  // callback scope the process.nextTick and promise reactions the close
+  // queues (the server's 'close', the close() callback) would wait for
+  // some unrelated later callback — seconds on a quiet loop. self_ holds
+  // this object until the scope has run them.
+  napi_callback_scope cs = nullptr;
+  if (napi_open_callback_scope(env, resource_.Value(), async_context_.get(), &cs) != napi_ok) {
+    cs = nullptr;
+  }
+  CallJs(env, on_endpoint_close_, 0, nullptr);
+  if (cs != nullptr) napi_close_callback_scope(env, cs);
   self_.Reset();
 }
 

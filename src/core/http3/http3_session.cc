@@ -99,6 +99,7 @@ struct Http3Session::Request final : FrameReader::Listener {
       return session->OnHead(this);
     }
     if (type == kTypeData) {
+      if (too_large) return H3Error::kNoError;  // answered 431: the body is dropped
       body_bytes += len;
       if (has_length && body_bytes > content_length) {
         message_error = true;
@@ -139,6 +140,7 @@ struct Http3Session::Request final : FrameReader::Listener {
   bool has_length = false;
   bool message_error = false;
   bool body_discard = false;
+  bool too_large = false;               // head over the limit: 431, never delivered
   uint64_t content_length = 0;
   uint64_t body_bytes = 0;
   // Output.
@@ -291,6 +293,10 @@ void Http3Session::ReadRequest(Request* r) {
         Reset(id, kErr(H3Error::kMessage));
         return;
       }
+      if (r->too_large) {
+        MaybeFinish(r);  // the 431 is out (or going): nothing to deliver
+        return;
+      }
       DeliverEnd(r);
       return;
     }
@@ -310,6 +316,13 @@ void Http3Session::ReadRequest(Request* r) {
       Reset(id, kErr(H3Error::kMessage));
       return;
     }
+    if (r->too_large) {
+      if (!r->responded) {
+        const HeaderField h431[] = {{":status", "431"}, {"content-length", "0"}};
+        Respond(id, h431, 2, true);  // may close the request (MaybeFinish)
+      }
+      if (Find(id) == nullptr) return;
+    }
     if (r->paused) break;
   }
   if (r->head_ready && !r->head_delivered) r->DeliverHead(false);
@@ -323,9 +336,16 @@ H3Error Http3Session::OnHead(Request* r) {
   r->fields_in.clear();
   if (st == http3::QpackStatus::kDecompressionFailed) return H3Error::kQpackDecompressionFailed;
   if (st == http3::QpackStatus::kTooLarge) {
-    // RFC 9114 §4.2.2: a request over the advertised size may be refused
-    // (a 431 would need the head we refuse to keep).
-    return H3Error::kRequestRejected;
+    if (r->phase == Request::kTrailers) return H3Error::kMessage;  // the handler has the head
+    // RFC 9114 §4.2.2: a header section larger than the advertised
+    // SETTINGS_MAX_FIELD_SECTION_SIZE gets a 431, as on HTTP/1.1 and
+    // HTTP/2; the decoder stopped at the limit, so nothing past it was
+    // kept. ReadRequest answers once this Feed returns; the body (if any)
+    // is read and dropped until the stream is released.
+    r->too_large = true;
+    r->phase = Request::kBody;
+    r->body_discard = true;
+    return H3Error::kNoError;
   }
   if (r->phase == Request::kTrailers) {
     for (const HeaderField& f : fields) {
@@ -644,10 +664,23 @@ void Http3Session::Goaway() {
   payload.assign(reinterpret_cast<const char*>(b), http3::WriteVarint(b, next));
   AppendFrame(&control_out_, kTypeGoaway, payload);
   SendOnStream(control_, &control_out_);
-  if (requests_.empty()) conn_->Close(kErr(H3Error::kNoError), "");
+  // Nothing in flight: close once the GOAWAY has gone out, without
+  // waiting for it to be acknowledged (a peer that vanished never
+  // acknowledges it, and a flushing close would then hold the connection
+  // until the endpoint's grace period ran out).
+  if (requests_.empty()) conn_->CloseAfterSend(kErr(H3Error::kNoError), "server closing");
 }
 
 void Http3Session::OnGoingAway() { Goaway(); }
+
+bool Http3Session::Busy() const {
+  // A request counts once its head reached the handler or an answer was
+  // started (a 431); one still short of its header section does not.
+  for (const auto& it : requests_) {
+    if (it.second->head_delivered || it.second->responded) return true;
+  }
+  return false;
+}
 
 void Http3Session::Terminate(uint64_t code) {
   if (closed_) return;

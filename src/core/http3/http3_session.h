@@ -98,6 +98,7 @@ class Http3Session final : public QuicConnectionHandler {
   void OnStreamReadable(QuicStream* s) override;
   void OnStreamWritable(QuicStream* s) override;
   void OnGoingAway() override;
+  bool Busy() const override;
   void OnConnectionClose(uint64_t error_code, bool transport) override;
 
  private:

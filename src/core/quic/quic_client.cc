@@ -188,14 +188,12 @@ void QuicClient::Process() {
     }
     SSL_CONN_CLOSE_INFO info;
     memset(&info, 0, sizeof(info));
-    if (SSL_get_conn_close_info(ssl_, &info, sizeof(info)) == 1) {
-      closed_ = true;
-      std::string reason = info.reason ? std::string(info.reason, info.reason_len) : "";
-      delegate_->OnClosed(info.error_code, (info.flags & SSL_CONN_CLOSE_FLAG_TRANSPORT) != 0,
-                          reason);
+    bool closing = SSL_get_conn_close_info(ssl_, &info, sizeof(info)) == 1;
+    ERR_clear_error();
+    if (closing && !connected_) {
+      ReportClosed(info);
       break;
     }
-    ERR_clear_error();
     if (!connected_) break;
     for (;;) {
       SSL* s = SSL_accept_stream(ssl_, SSL_ACCEPT_STREAM_NO_BLOCK);
@@ -238,6 +236,12 @@ void QuicClient::Process() {
       }
     }
     if (destroyed_ || closed_) break;
+    if (closing) {
+      // Stream data that arrived with (or before) the CONNECTION_CLOSE was
+      // read above, so a test sees e.g. a GOAWAY sent just before it.
+      ReportClosed(info);
+      break;
+    }
     bool pending = false;
     for (auto& it : streams_) {
       Flush(&it.second);
@@ -252,6 +256,12 @@ void QuicClient::Process() {
   }
   in_process_ = false;
   if (!destroyed_) Rearm();
+}
+
+void QuicClient::ReportClosed(const SSL_CONN_CLOSE_INFO& info) {
+  closed_ = true;
+  std::string reason = info.reason ? std::string(info.reason, info.reason_len) : "";
+  delegate_->OnClosed(info.error_code, (info.flags & SSL_CONN_CLOSE_FLAG_TRANSPORT) != 0, reason);
 }
 
 void QuicClient::Rearm() {

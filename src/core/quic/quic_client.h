@@ -73,6 +73,8 @@ class QuicClient {
   void Process();
   void Flush(Stream* s);
   void Rearm();
+  // The connection is terminating: OnClosed once (reads stop).
+  void ReportClosed(const SSL_CONN_CLOSE_INFO& info);
 
   uv_loop_t* loop_;
   QuicClientDelegate* delegate_;

@@ -229,6 +229,15 @@ void QuicConnection::CloseNow(uint64_t code, const char* reason) {
   Close(code, reason);
 }
 
+void QuicConnection::CloseAfterSend(uint64_t code, const char* reason) {
+  if (closing_ || terminated_ || close_after_send_) return;
+  close_after_send_ = true;
+  close_tick_ = endpoint_->ticks_;
+  close_code_ = code;
+  close_reason_ = reason;
+  endpoint_->RequestFlush();
+}
+
 void QuicConnection::Close(uint64_t code, const char* reason) {
   if (closing_ || terminated_) return;
   closing_ = true;
@@ -283,6 +292,9 @@ bool QuicConnection::Pump(uint64_t now_ms) {
     return false;
   }
   ERR_clear_error();
+  if (close_after_send_ && !closing_ && endpoint_->ticks_ > close_tick_) {
+    CloseNow(close_code_, close_reason_);
+  }
   if (closing_) ShutdownStep();  // flushing streams before the close
   // A refused connection has no handler: it only closes.
   if (!handler_) return true;
@@ -344,8 +356,8 @@ bool QuicConnection::Pump(uint64_t now_ms) {
   }
   streams_.resize(keep);
   uint64_t idle = endpoint_->options_.idle_timeout_ms;
-  if (idle != 0 && !closing_ && open_peer_streams_ == 0 &&
-      now_ms - last_activity_ms_ >= idle) {
+  if (idle != 0 && !closing_ && !terminated_ && now_ms - last_activity_ms_ >= idle &&
+      !handler_->Busy()) {
     Close(0x100 /* H3_NO_ERROR */, "idle");
   }
   return true;
@@ -520,6 +532,7 @@ void QuicEndpoint::Process() {
   for (int round = 0; round < 8; round++) {
     again_ = false;
     if (SSL_handle_events(listener_) != 1) ERR_clear_error();
+    ticks_++;
     AcceptConnections();
     uint64_t now = now_ms();
     size_t keep = 0;

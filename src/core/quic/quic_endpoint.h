@@ -107,6 +107,11 @@ class QuicConnectionHandler {
   // tells its peer (HTTP/3 GOAWAY), finishes what is in flight, and then
   // calls QuicConnection::Close.
   virtual void OnGoingAway() = 0;
+  // Whether the connection has work the idle timeout must not cut: a
+  // request a handler is serving or a response still going out. Streams
+  // the peer opened and left short of a whole request do not count, so a
+  // client that opens them and falls silent is closed as idle.
+  virtual bool Busy() const = 0;
   // The connection is gone (closed by either side, idle timeout, or the
   // endpoint destroyed). Every QuicStream of it is freed after this
   // returns; the handler is deleted right after. error_code is the
@@ -127,6 +132,10 @@ class QuicConnection {
   // The same without waiting for queued stream data (close() after its
   // grace period: a peer that stopped reading must not hold it).
   void CloseNow(uint64_t code, const char* reason);
+  // CloseNow after the endpoint's next tick, so what was just queued on
+  // the streams (an HTTP/3 GOAWAY) is sent once, but never waited on for
+  // acknowledgment.
+  void CloseAfterSend(uint64_t code, const char* reason);
   // The peer's address ("1.2.3.4", port, family 4/6); false if unknown.
   bool PeerAddress(std::string* ip, int* port, int* family) const;
   bool LocalAddress(std::string* ip, int* port, int* family) const;
@@ -168,6 +177,8 @@ class QuicConnection {
   const char* close_reason_ = "";  // a literal
   bool terminated_ = false;   // OnConnectionClose delivered
   bool going_away_ = false;   // OnGoingAway delivered
+  bool close_after_send_ = false;  // CloseAfterSend: CloseNow once ticks_ passes close_tick_
+  uint64_t close_tick_ = 0;
   LoopTracked tracked_;
 };
 
@@ -193,7 +204,7 @@ struct QuicEndpointOptions {
   size_t max_connections = 10000;
   size_t max_streams_per_connection = 100;  // open peer streams; more are reset
   uint64_t stream_refused_code = 0x10b;     // the reset code for those (H3_REQUEST_REJECTED)
-  uint64_t idle_timeout_ms = 30000;         // no stream activity: closed (0: OpenSSL's own only)
+  uint64_t idle_timeout_ms = 30000;         // no stream activity, not Busy(): closed (0: OpenSSL's own only)
   uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
   bool validate_address = true;             // Retry before creating state for a new client
 };
@@ -266,6 +277,7 @@ class QuicEndpoint {
   bool destroying_ = false;   // handles closing
   bool destroy_pending_ = false;  // Destroy called inside Process
   bool ref_ = true;
+  uint64_t ticks_ = 0;        // SSL_handle_events calls on the listener
   std::vector<QuicConnection*> conns_;
   LoopTracked tracked_;
 };
