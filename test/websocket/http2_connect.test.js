@@ -470,6 +470,31 @@ function echo(wss, onWs) {
     assert.deepStrictEqual(got, [65536]);
   });
 
+  it('backpressure is the client\'s window: a send reports buffered, bufferedAmount grows, the callback waits for the drain', async () => {
+    const { wss, connect } = await start(false);
+    let sock;
+    wss.on('connection', (ws) => { sock = ws; });
+    const session = await connect();
+    const c = open(session);
+    await c.response;
+    c.stream.pause();  // node's client stops crediting the stream's window
+    const big = Buffer.alloc(256 * 1024, 1);
+    const results = [];
+    let called = false;
+    for (let i = 0; i < 3; i++) results.push(sock.send(big, i === 2 ? () => { called = true; } : undefined));
+    const WS_SENT = 0;  // send's results (docs/websocket.md)
+    const WS_BUFFERED = 1;
+    assert.ok(results.includes(WS_BUFFERED), `send results ${results}`);
+    assert.ok(results.every((r) => r === WS_SENT || r === WS_BUFFERED));
+    assert.ok(sock.bufferedAmount > 256 * 1024, `bufferedAmount ${sock.bufferedAmount}`);
+    await common.sleep(20);
+    assert.strictEqual(called, false);
+    c.stream.resume();
+    await common.withTimeout((async () => { while (!called) await common.sleep(5); })(), 8000, 'the send callback');
+    await nFrames(c, 3);
+    assert.ok(c.frames().every((f) => f.payload.length === big.length));
+  });
+
   it('other streams: a non-WebSocket extended CONNECT reaches the request listener', async () => {
     const { connect } = await start(false);
     const session = await connect();
