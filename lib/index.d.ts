@@ -144,8 +144,8 @@ export interface ServerOptions {
   openFileCache?: boolean | OpenFileCacheOptions | null;
   /** HTTP/2 settings. */
   http2?: Http2Options;
-  /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`. */
-  settings?: Pick<http2.Settings, 'maxConcurrentStreams' | 'initialWindowSize'>;
+  /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`; `enableConnectProtocol` advertises RFC 8441 extended CONNECT (an attached WebSocketServer does too). */
+  settings?: Pick<http2.Settings, 'maxConcurrentStreams' | 'initialWindowSize' | 'enableConnectProtocol'>;
 }
 
 export interface ListenOptions {
@@ -773,7 +773,7 @@ export interface WebSocketServerOptions {
   path?: string;
   /** Largest message (all its fragments) accepted; larger: close 1009. Default 100 MiB. */
   maxPayload?: number;
-  /** Accepted for ws compatibility; permessage-deflate is not negotiated yet (docs/websocket.md). */
+  /** permessage-deflate (RFC 7692): `true` or ws's options object. Default off. */
   perMessageDeflate?: boolean | object;
   clientTracking?: boolean;
   skipUTF8Validation?: boolean;
@@ -790,6 +790,8 @@ export interface WebSocketServerOptions {
   idleTimeout?: number;
   /** (sluice) send-buffer bytes past which sends are dropped (WS_DROPPED); 0: unbounded. */
   maxBackpressure?: number;
+  /** (sluice) with `server` / `port`: also accept WebSockets on the server's HTTP/2 sessions (RFC 8441 extended CONNECT), advertising SETTINGS_ENABLE_CONNECT_PROTOCOL while attached. Default true. */
+  http2?: boolean;
 }
 
 /** What WebSocket#send / ping / pong return: 0 sent, 1 buffered (a drain follows), 2 dropped (over maxBackpressure), 3 not open. */

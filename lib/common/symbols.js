@@ -43,4 +43,9 @@ module.exports = {
   kLimits: Symbol('sluice.limits'),
   // HTTP/2 session state on a NativeHttp2Session
   kH2State: Symbol('sluice.h2state'),
+  // On a Server: (native, id, raw, state) → the taker of HTTP/2 extended
+  // CONNECT streams for WebSockets (RFC 8441: :method CONNECT, :protocol
+  // websocket), set while a WebSocketServer is attached
+  // (lib/websocket/http2_accept.js); read by lib/http2/session.js.
+  kH2WebSocket: Symbol('sluice.h2WebSocket'),
 };

@@ -17,7 +17,7 @@ const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./stream')
 const { toChunk } = require('../http/body');
 const { codedError } = require('../common/errors');
 
-const { kH2State: kState, kConnState } = require('../common/symbols');
+const { kH2State: kState, kConnState, kH2WebSocket } = require('../common/symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
@@ -337,6 +337,18 @@ function sessionSocket(server, native) {
   return new SluiceSocket(socketConn(native), server);
 }
 
+// Whether a request head (raw: [name, value, ...], pseudo-headers first)
+// is an extended CONNECT for a WebSocket (RFC 8441 4).
+function isWebSocketConnect(raw) {
+  let connect = false;
+  let websocket = false;
+  for (let i = 0; i < raw.length && raw[i][0] === ':'; i += 2) {
+    if (raw[i] === ':method') connect = raw[i + 1] === 'CONNECT';
+    else if (raw[i] === ':protocol') websocket = raw[i + 1] === 'websocket';
+  }
+  return connect && websocket;
+}
+
 function sessionState(server, native) {
   let st = native[kState];
   if (st === undefined) {
@@ -362,12 +374,23 @@ function callbacks(server, opts) {
   // opts.compress false: responses are never compressed (HTTP/3 has no
   // native compressor yet).
   const compress = opts === undefined || opts.compress !== false;
+  // WebSockets on HTTP/2 streams (RFC 8441): a native HTTP/2 session only
+  // (HTTP/3's streams come through these callbacks too).
+  const webSockets = opts === undefined;
   return {
     // raw: the request head packed as "name\0value\0..." (or, should a
     // field hold a NUL, already an array; src/binding/js_http2.h).
     onStream(native, id, raw, endStream) {
       if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
       const st = sessionState(server, native);
+      // An attached WebSocketServer takes WebSocket streams before the
+      // 'stream' / 'request' listeners (a session only has them when the
+      // server advertised SETTINGS_ENABLE_CONNECT_PROTOCOL).
+      const takeWebSocket = server[kH2WebSocket];
+      if (webSockets && takeWebSocket !== undefined && !endStream && isWebSocketConnect(raw)) {
+        takeWebSocket(native, id, raw, st);
+        return;
+      }
       if (server.listenerCount('stream') > 0) {
         const headers = headersObject(raw, false, true);
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);

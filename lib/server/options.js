@@ -93,6 +93,14 @@ function http2NativeOptions(options) {
   if (mcs !== undefined) out.http2MaxConcurrentStreams = mcs;
   if (iws !== undefined) out.http2StreamWindow = iws;
   if (cws !== undefined) out.http2ConnectionWindow = cws;
+  // node's settings.enableConnectProtocol: SETTINGS_ENABLE_CONNECT_PROTOCOL
+  // (RFC 8441 extended CONNECT) in every session's SETTINGS. An attached
+  // WebSocketServer turns it on too (lib/websocket/websocket_server.js).
+  if (settings.enableConnectProtocol !== undefined && typeof settings.enableConnectProtocol !== 'boolean') {
+    throw codedTypeError('ERR_HTTP2_INVALID_SETTING_VALUE',
+      'Invalid value for setting "enableConnectProtocol": ' + settings.enableConnectProtocol);
+  }
+  if (settings.enableConnectProtocol === true) out.http2ConnectProtocol = 1;
   return out;
 }
 

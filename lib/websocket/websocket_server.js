@@ -7,6 +7,8 @@
 // after that is parsed and written in C++. Pub/sub (publish, subscribers)
 // goes to a native hub: a published message is framed once and queued on
 // every subscriber's connection without JS per subscriber.
+// HTTP/2 (RFC 8441 extended CONNECT) comes through http2_accept.js to
+// _handleHttp2: the same checks, HTTP/2's answers.
 
 const { EventEmitter } = require('events');
 const { createHash } = require('crypto');
@@ -18,6 +20,7 @@ const { kConn, kConnState } = require('../common/symbols');
 const { WebSocket, kConn: kWsConn } = require('./websocket');
 const { kWebSocket } = require('./native_events');
 const permessageDeflate = require('./permessage_deflate');
+const http2Accept = require('./http2_accept');
 
 const { WS_OPCODE_TEXT, WS_OPCODE_BINARY } = binding.constants;
 
@@ -91,6 +94,7 @@ class WebSocketServer extends EventEmitter {
       clientTracking: true,
       closeTimeout: 30000,
       idleTimeout: 0,
+      http2: true,
       maxBackpressure: 0,
       verifyClient: null,
       noServer: false,
@@ -140,10 +144,14 @@ class WebSocketServer extends EventEmitter {
       this._server.on('listening', onListening);
       this._server.on('error', onError);
       this._server.on('upgrade', onUpgrade);
+      // WebSockets on the server's HTTP/2 sessions too (RFC 8441), unless
+      // options.http2 is false.
+      if (options.http2 !== false) http2Accept.attach(this._server, this);
       this._removeListeners = () => {
         this._server.removeListener('listening', onListening);
         this._server.removeListener('error', onError);
         this._server.removeListener('upgrade', onUpgrade);
+        http2Accept.detach(this._server, this);
       };
     }
     if (options.clientTracking) {
@@ -262,18 +270,10 @@ class WebSocketServer extends EventEmitter {
       }
     }
     // permessage-deflate: accepted as ws accepts it, compressed natively.
-    let deflate = null;
-    const secWebSocketExtensions = req.headers['sec-websocket-extensions'];
-    if (this.options.perMessageDeflate && secWebSocketExtensions !== undefined) {
-      try {
-        const offers = permessageDeflate.parseExtensions(secWebSocketExtensions);
-        if (offers['permessage-deflate']) {
-          deflate = permessageDeflate.accept(this.options.perMessageDeflate, offers['permessage-deflate']);
-        }
-      } catch {
-        abortOrClientError(this, req, socket, 400, 'Invalid or unacceptable Sec-WebSocket-Extensions header');
-        return;
-      }
+    const deflate = this._negotiateDeflate(req);
+    if (deflate === undefined) {
+      abortOrClientError(this, req, socket, 400, 'Invalid or unacceptable Sec-WebSocket-Extensions header');
+      return;
     }
     const verifyClient = this.options.verifyClient;
     if (verifyClient) {
@@ -298,6 +298,111 @@ class WebSocketServer extends EventEmitter {
       }
     }
     this.completeUpgrade(deflate, key, protocols, req, socket, head, cb);
+  }
+
+  // The accepted permessage-deflate parameters, null (none offered or
+  // configured), or undefined (a malformed or unacceptable offer: 400).
+  _negotiateDeflate(req) {
+    const secWebSocketExtensions = req.headers['sec-websocket-extensions'];
+    if (!this.options.perMessageDeflate || secWebSocketExtensions === undefined) return null;
+    try {
+      const offers = permessageDeflate.parseExtensions(secWebSocketExtensions);
+      if (!offers['permessage-deflate']) return null;
+      return permessageDeflate.accept(this.options.perMessageDeflate, offers['permessage-deflate']);
+    } catch {
+      return undefined;
+    }
+  }
+
+  // An extended CONNECT (RFC 8441) on an HTTP/2 stream (http2_accept.js,
+  // after shouldHandle): ws's checks, less the HTTP/1.1-only ones (GET,
+  // Upgrade, Sec-WebSocket-Key: RFC 8441 5 has none of them), each
+  // refusal answered on the stream with its status (no 'wsClientError':
+  // there is no socket to hand over, the connection is the session's).
+  // Then 200 without Sec-WebSocket-Accept, and 'connection' (ws, req).
+  _handleHttp2(stream, req) {
+    if (req.headers['sec-websocket-version'] !== '13') {
+      stream.refuse(400, 'Missing or invalid Sec-WebSocket-Version header', { 'sec-websocket-version': '13' });
+      return;
+    }
+    const secWebSocketProtocol = req.headers['sec-websocket-protocol'];
+    let protocols = new Set();
+    if (secWebSocketProtocol !== undefined) {
+      try {
+        protocols = parseProtocols(secWebSocketProtocol);
+      } catch {
+        stream.refuse(400, 'Invalid Sec-WebSocket-Protocol header');
+        return;
+      }
+    }
+    const deflate = this._negotiateDeflate(req);
+    if (deflate === undefined) {
+      stream.refuse(400, 'Invalid or unacceptable Sec-WebSocket-Extensions header');
+      return;
+    }
+    const complete = () => this._completeHttp2(stream, req, protocols, deflate);
+    const verifyClient = this.options.verifyClient;
+    if (verifyClient) {
+      const info = {
+        origin: req.headers.origin,
+        secure: !!(req.socket.authorized || req.socket.encrypted),
+        req,
+      };
+      if (verifyClient.length === 2) {
+        verifyClient(info, (verified, code, message, headers) => {
+          if (!verified) stream.refuse(code || 401, message, headers);
+          else complete();
+        });
+        return;
+      }
+      if (!verifyClient(info)) {
+        stream.refuse(401);
+        return;
+      }
+    }
+    complete();
+  }
+
+  _completeHttp2(stream, req, protocols, deflate) {
+    if (this._state > RUNNING) {
+      stream.refuse(503);
+      return;
+    }
+    // The first line has the shape of HTTP/1.1's status line for 'headers'
+    // listeners; it is not sent (HTTP/2 has :status).
+    const headers = ['HTTP/2 200'];
+    let protocol = '';
+    if (protocols.size) {
+      protocol = this.options.handleProtocols ?
+        this.options.handleProtocols(protocols, req) : protocols.values().next().value;
+      if (protocol) headers.push(`sec-websocket-protocol: ${protocol}`);
+      else protocol = '';
+    }
+    let config = this._config;
+    let extensions = '';
+    if (deflate) {
+      headers.push(`sec-websocket-extensions: ${permessageDeflate.format(deflate)}`);
+      config = { ...config, deflate: permessageDeflate.nativeConfig(this.options.perMessageDeflate, deflate) };
+      extensions = 'permessage-deflate';
+    }
+    this.emit('headers', headers, req);
+    let lines = '';
+    for (let i = 1; i < headers.length; i++) lines += headers[i] + '\r\n';
+    const ws = stream.accept(lines, config, this._hub, this, protocol, extensions);
+    if (ws === null) return;
+    this._track(ws);
+    this.emit('connection', ws, req);
+    stream.feedPending();
+  }
+
+  // clientTracking: `ws` in `clients` until it closes.
+  _track(ws) {
+    if (!this.clients) return;
+    this.clients.add(ws);
+    ws.on('close', () => {
+      this.clients.delete(ws);
+      if (this._shouldEmitClose && !this.clients.size) process.nextTick(() => this._emitClose());
+    });
   }
 
   // deflate: the accepted permessage-deflate parameters, or null.
@@ -356,13 +461,7 @@ class WebSocketServer extends EventEmitter {
         _closed() { ws._onClosed(); },
       };
     }
-    if (this.clients) {
-      this.clients.add(ws);
-      ws.on('close', () => {
-        this.clients.delete(ws);
-        if (this._shouldEmitClose && !this.clients.size) process.nextTick(() => this._emitClose());
-      });
-    }
+    this._track(ws);
     cb(ws, req);
     // Frames that came with the handshake or while it was decided, parsed
     // once the handler has its listeners on.

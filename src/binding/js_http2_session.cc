@@ -145,6 +145,7 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::ConnectionHandle>("connection"),
           InstanceMethod<&JsHttp2Session::TlsQueryMethod>("tlsQuery"),
           InstanceMethod<&JsHttp2Session::WsAccept>("wsAccept"),
+          InstanceMethod<&JsHttp2Session::WsFeed>("wsFeed"),
           InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Send>>("wsSend"),
           InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Close>>("wsClose"),
           InstanceMethod<&JsHttp2Session::WsCall<&WsCalls::Buffered>>("wsBuffered"),
@@ -158,6 +159,20 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
 
 Napi::Value JsHttp2Session::WsAccept(const Napi::CallbackInfo& info) {
   return WsCalls::AcceptHttp2(info, live());
+}
+
+Napi::Value JsHttp2Session::WsFeed(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  const char* data;
+  size_t len;
+  if (s != nullptr && info[0].IsNumber() && GetBytes(info.Env(), info[1], &data, &len) &&
+      len > 0) {
+    // Parsed from a copy: the Buffer is JS memory a message handler could
+    // change while the parser reads it.
+    std::string copy(data, len);
+    s->FeedWebSocket(info[0].As<Napi::Number>().Int32Value(), copy.data(), copy.size());
+  }
+  return info.Env().Undefined();
 }
 
 Http2Session* JsHttp2Session::live() const {

@@ -89,6 +89,9 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   // hub), then ws*(id, ...) as the connection's (js_websocket.h WsCalls)
   // on stream id's WebSocket.
   Napi::Value WsAccept(const Napi::CallbackInfo& info);
+  // wsFeed(id, bytes): frames that arrived as stream id's body before
+  // wsAccept, parsed by its WebSocket now.
+  Napi::Value WsFeed(const Napi::CallbackInfo& info);
   template <Napi::Value (*F)(const Napi::CallbackInfo&, WebSocketSession*, size_t)>
   Napi::Value WsCall(const Napi::CallbackInfo& info) {
     Http2Session* s = live();

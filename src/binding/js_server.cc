@@ -135,6 +135,11 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
   for (const char* name : kLimitNames) {
     if (opts.Has(name)) SetLimit(&o, name, opts.Get(name));
   }
+  // node's settings.enableConnectProtocol (lib/server/options.js); a
+  // WebSocketServer turns it on later through setLimit.
+  if (opts.Has("http2ConnectProtocol")) {
+    SetLimit(&o, "http2ConnectProtocol", opts.Get("http2ConnectProtocol"));
+  }
   if (o.max_pipelined == 0) o.max_pipelined = 1;
   o.http2_max_concurrent_streams = OptionMs(
       opts, "http2MaxConcurrentStreams", o.http2_max_concurrent_streams);

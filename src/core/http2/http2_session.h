@@ -193,6 +193,11 @@ class Http2Session final : public Session, private FramePrescan::Sink,
                       const WsConfig& config, std::shared_ptr<WsHub> hub);
   // The WebSocket of stream `id`, or null.
   WebSocketSession* WebSocketOf(int32_t id);
+  // Bytes of stream `id` that reached the embedder as body before
+  // AcceptWebSocket (a client that sent frames while the handshake was
+  // decided), parsed as the WebSocket's input now. False when the stream
+  // carries no WebSocket. The WebSocket's handlers may reset the stream.
+  bool FeedWebSocket(int32_t id, const char* data, size_t len);
   // A WebSocket stream's deadline at `at` (uv_now ms): the connection's
   // kDeadlineWsIdle is brought forward to it if later.
   void ArmWsDeadline(uint64_t at);

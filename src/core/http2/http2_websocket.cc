@@ -178,6 +178,14 @@ WebSocketSession* Http2Session::WebSocketOf(int32_t id) {
   return st != nullptr && st->websocket != nullptr ? st->websocket->ws() : nullptr;
 }
 
+bool Http2Session::FeedWebSocket(int32_t id, const char* data, size_t len) {
+  Stream* st = Find(id);
+  if (st == nullptr || st->websocket == nullptr || dead()) return false;
+  // OnData guards the stream's lifetime (a handler that resets it).
+  st->websocket->OnData(data, len);
+  return true;
+}
+
 void Http2Session::ArmWsDeadline(uint64_t at) {
   if (ws_deadline_ != 0 && ws_deadline_ <= at) return;
   ws_deadline_ = at;
