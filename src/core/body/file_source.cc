@@ -311,8 +311,14 @@ void FileSource::AfterOpenJob(uv_work_t* w, int status) {
 }
 
 int FileSource::CheckUnchanged() const {
-  struct stat st;
-  if (fstat(fd_, &st) != 0) return -errno;
+  // libuv's synchronous fstat (no callback: runs here, on this thread, no
+  // threadpool; statx on Linux), not fstat(2) from the addon: glibc 2.33
+  // made fstat an exported symbol, past the 2.28 baseline (docs/install.md).
+  uv_fs_t req;
+  int r = uv_fs_fstat(loop_, &req, fd_, nullptr);
+  const uv_stat_t st = req.statbuf;
+  uv_fs_req_cleanup(&req);
+  if (r < 0) return r;
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < offset_ + length_) return UV_EOF;  // shrank below the range
   // Written since the head's stat and not longer than then: rewritten in
