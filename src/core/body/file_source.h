@@ -173,8 +173,8 @@ class FileSource final : public PipeSource {
     ready_ = nullptr;
     return b;
   }
-  // Whether the file still holds the range as promised, by fstat(2) of
-  // fd(), against the stat the range was set from (the one the head was
+  // Whether the file still holds the range as promised, by an fstat of
+  // fd() (libuv's synchronous uv_fs_fstat), against the stat the range was set from (the one the head was
   // built from): 0; UV_EOF when it shrank below the range's end; UV_EIO
   // when it was written since without growing (a rewrite in place); or
   // the fstat's error. Sendfile mode only (the sink calls it around each
