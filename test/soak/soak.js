@@ -26,7 +26,8 @@
 // warm-up, an fd leak (fd count after the load back to its idle value; the
 // open-file cache's descriptors and libuv's inotify descriptor, which
 // outlive the load by design, are told apart by /proc/PID/fd's links), a
-// request stalled for 60 s, or pool buffers still in use after the load.
+// request stalled for 60 s, a load loop still running 90 s after the load
+// (named in a STALL line), or pool buffers still in use after the load.
 //
 // RSS: the warm-up is a quarter of the run (30 s..3 min): at this load the
 // server's RSS steps up once, ~15 MB, after 1-2.5 min, together with V8's
