@@ -886,27 +886,30 @@ function loops(ctx) {
     }
   }
 
+  // Each loop's promise carries a label: soak.js names the loops still
+  // running when the load generator stalls.
+  const labelled = (label, p) => Object.assign(p, { label });
   return [
-    h1GetLoop('h1-keepalive', false),
-    h1GetLoop('h1-keepalive', false),
-    h1GetLoop('h1-tls-keepalive', true),
-    h1SlowLoop('h1-slow', false),
-    h1SlowLoop('h1-tls-slow', true),
-    h1UploadLoop('h1-nopool-tls', true),
-    h1UploadLoop('h1-pool', false),
-    abortLoop('h1-abort', false),
-    abortLoop('h1-tls-abort', true),
-    h2Loop('h2c', false),
-    h2Loop('h2c', false),
-    h2Loop('h2tls', true),
-    h2Loop('h2tls', true),
-    pipelineStaticLoop('h1-pipeline-static'),
-    mutatorLoop(),
-    wsEchoLoop('ws', false),
-    wsEchoLoop('ws', false),
-    wsEchoLoop('wss', true),
-    wsPubSubLoop('ws', false, 0),
-    wsPubSubLoop('wss', true, 1),
+    labelled('h1GetLoop h1-keepalive', h1GetLoop('h1-keepalive', false)),
+    labelled('h1GetLoop h1-keepalive', h1GetLoop('h1-keepalive', false)),
+    labelled('h1GetLoop h1-tls-keepalive', h1GetLoop('h1-tls-keepalive', true)),
+    labelled('h1SlowLoop h1-slow', h1SlowLoop('h1-slow', false)),
+    labelled('h1SlowLoop h1-tls-slow', h1SlowLoop('h1-tls-slow', true)),
+    labelled('h1UploadLoop h1-nopool-tls', h1UploadLoop('h1-nopool-tls', true)),
+    labelled('h1UploadLoop h1-pool', h1UploadLoop('h1-pool', false)),
+    labelled('abortLoop h1-abort', abortLoop('h1-abort', false)),
+    labelled('abortLoop h1-tls-abort', abortLoop('h1-tls-abort', true)),
+    labelled('h2Loop h2c', h2Loop('h2c', false)),
+    labelled('h2Loop h2c', h2Loop('h2c', false)),
+    labelled('h2Loop h2tls', h2Loop('h2tls', true)),
+    labelled('h2Loop h2tls', h2Loop('h2tls', true)),
+    labelled('pipelineStaticLoop h1-pipeline-static', pipelineStaticLoop('h1-pipeline-static')),
+    labelled('mutatorLoop', mutatorLoop()),
+    labelled('wsEchoLoop ws', wsEchoLoop('ws', false)),
+    labelled('wsEchoLoop ws', wsEchoLoop('ws', false)),
+    labelled('wsEchoLoop wss', wsEchoLoop('wss', true)),
+    labelled('wsPubSubLoop ws', wsPubSubLoop('ws', false, 0)),
+    labelled('wsPubSubLoop wss', wsPubSubLoop('wss', true, 1)),
   ];
 }
 

@@ -26,7 +26,8 @@
 // warm-up, an fd leak (fd count after the load back to its idle value; the
 // open-file cache's descriptors and libuv's inotify descriptor, which
 // outlive the load by design, are told apart by /proc/PID/fd's links), a
-// request stalled for 60 s, or pool buffers still in use after the load.
+// request stalled for 60 s, a load loop still running 90 s after the load
+// (named in a STALL line), or pool buffers still in use after the load.
 //
 // RSS: the warm-up is a quarter of the run (30 s..3 min): at this load the
 // server's RSS steps up once, ~15 MB, after 1-2.5 min, together with V8's
@@ -459,13 +460,14 @@ async function main() {
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   const slow = new Set();
+  const labelled = (label, p) => Object.assign(p, { label });
   const loops = [
-    ...Array.from({ length: 3 }, () => uploadLoop(port, agent, random, until)),
-    ...Array.from({ length: 2 }, () => pipelineLoop(port, until)),
-    ...Array.from({ length: 2 }, () => h2Loop(port, fileHash, until)),
-    h1FileLoop(port, agent, fileHash, until),
-    abortLoop(port, random, until),
-    ...Array.from({ length: 20 }, () => slowlorisLoop(port, until, slow)),
+    ...Array.from({ length: 3 }, () => labelled('upload', uploadLoop(port, agent, random, until))),
+    ...Array.from({ length: 2 }, () => labelled('pipeline', pipelineLoop(port, until))),
+    ...Array.from({ length: 2 }, () => labelled('h2file', h2Loop(port, fileHash, until))),
+    labelled('h1file', h1FileLoop(port, agent, fileHash, until)),
+    labelled('abort', abortLoop(port, random, until)),
+    ...Array.from({ length: 20 }, () => labelled('slowloris', slowlorisLoop(port, until, slow))),
   ];
   if (mixed) {
     loops.push(...require('./mixed').loops({
@@ -503,13 +505,26 @@ async function main() {
       (mem ? ` (js heap ${fmtMB(mem.heapUsed)}/${fmtMB(mem.heapTotal)} MB, external ${fmtMB(mem.external)} MB)` : ''));
   }, 10000);
 
-  await Promise.all(loops);
+  // Every request has its own 60 s stall timeout, so the loops end within
+  // about that of the load's end; one still running 90 s after it waits on
+  // something no timeout covers: a stall of the load generator, reported
+  // by name instead of hanging the run (CI).
+  const running = new Set(loops);
+  for (const p of loops) p.then(() => running.delete(p), () => running.delete(p));
+  const loopGraceMs = 90000;
+  const loopsDone = await Promise.race([
+    Promise.all(loops).then(() => true),
+    sleep(Math.max(0, durationMs + loopGraceMs - (Date.now() - start))).then(() => false),
+  ]);
+  const stalledLoops = loopsDone ? [] : [...running].map((p) => p.label || '?');
+  if (stalledLoops.length) console.log(`STALL: loops still running ${loopGraceMs / 1000} s after the load: ${stalledLoops.join(', ')}`);
   clearInterval(ticker);
   agent.destroy();
   for (const s of slow) s.destroy();
 
   const failures = [];
   if (crashed) failures.push(crashed);
+  if (stalledLoops.length) failures.push(`load generator stalled: ${stalledLoops.join(', ')} still running ${loopGraceMs / 1000} s after the load`);
   let final = null;
   let serverStats = null;
   if (!crashed) {

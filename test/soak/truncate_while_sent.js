@@ -10,6 +10,14 @@
 // folio replaced by zeros (sendfile left references to the page cache in
 // the socket buffer, and truncation zeroes the partial folio in place).
 // Prints what arrived; exits 1 when the body is full length but wrong.
+//
+// The server now checks the file around every sendfile call and resets
+// the connection when it changed (test/files/sendfile_file_changes.test.js
+// holds that window open and checks it). This script is the part no check
+// covers: here all 300,000 bytes are handed to the kernel before the
+// client's first read, so the truncation comes after the last check and
+// still exits 1 with sendfile (docs/files.md "sendfile", item 6: what
+// remains, and why files should be replaced by rename).
 const fs = require('fs');
 const net = require('net');
 const os = require('os');

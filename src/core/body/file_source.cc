@@ -81,7 +81,7 @@ void FileSource::OpenCached(CachedFile* entry, int64_t offset, int64_t length,
   owns_fd_ = false;
   offset_ = offset > 0 ? static_cast<uint64_t>(offset) : 0;
   want_length_ = length;
-  SetRange(static_cast<uint64_t>(entry->stat().st_size));
+  SetRange(entry->stat());
   PipeBuffer* content = entry->content();
   if (content != nullptr && offset_ == 0 && length_ == content->size &&
       length_ > 0) {
@@ -100,7 +100,7 @@ void FileSource::OpenOwned(int fd, const uv_stat_t& st, int64_t offset,
   owns_fd_ = true;
   offset_ = offset > 0 ? static_cast<uint64_t>(offset) : 0;
   want_length_ = length;
-  SetRange(static_cast<uint64_t>(st.st_size));
+  SetRange(st);
   if (first != nullptr && offset_ == 0 && first->size > 0 && length_ > 0) {
     if (first->size > length_) first->size = static_cast<size_t>(length_);
     ready_ = first;
@@ -111,7 +111,10 @@ void FileSource::OpenOwned(int fd, const uv_stat_t& st, int64_t offset,
   if (length_ > 0 && prefetch) StartRead();
 }
 
-void FileSource::SetRange(uint64_t size) {
+void FileSource::SetRange(const uv_stat_t& st) {
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  opened_size_ = size;
+  opened_mtime_ = st.st_mtim;
   if (offset_ > size) offset_ = size;
   uint64_t len = size - offset_;
   if (want_length_ >= 0) {
@@ -203,7 +206,7 @@ void FileSource::OpenJob(uv_work_t* w) {
     return;
   }
   // Range: clamp to the size of a regular file.
-  self->SetRange(static_cast<uint64_t>(self->job_stat_.st_size));
+  self->SetRange(self->job_stat_);
   const uint64_t len = self->length_;
   // The first read, while JS looks at the stat (statCheck): a small file's
   // head and body then leave in one write.
@@ -305,6 +308,31 @@ void FileSource::AfterOpenJob(uv_work_t* w, int status) {
     }
   }
   self->Leave();
+}
+
+int FileSource::CheckUnchanged() const {
+  // libuv's synchronous fstat (no callback: runs here, on this thread, no
+  // threadpool; statx on Linux), not fstat(2) from the addon: glibc 2.33
+  // made fstat an exported symbol, past the 2.28 baseline (docs/install.md).
+  uv_fs_t req;
+  int r = uv_fs_fstat(loop_, &req, fd_, nullptr);
+  const uv_stat_t st = req.statbuf;
+  uv_fs_req_cleanup(&req);
+  if (r < 0) return r;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < offset_ + length_) return UV_EOF;  // shrank below the range
+  // Written since the head's stat and not longer than then: rewritten in
+  // place (a write that keeps or lowers the size: the same bytes can not
+  // be promised). Grown: an append, which leaves the range's bytes alone
+  // (a rewrite that also grows looks the same and is not seen).
+  // mtime only: ctime also moves when the inode's link count does, which
+  // a rename over the path — the safe way to replace a file — does.
+  if ((st.st_mtim.tv_sec != opened_mtime_.tv_sec ||
+       st.st_mtim.tv_nsec != opened_mtime_.tv_nsec) &&
+      size <= opened_size_) {
+    return UV_EIO;
+  }
+  return 0;
 }
 
 bool FileSource::BeginSendfile() {

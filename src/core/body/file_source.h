@@ -173,6 +173,14 @@ class FileSource final : public PipeSource {
     ready_ = nullptr;
     return b;
   }
+  // Whether the file still holds the range as promised, by an fstat of
+  // fd() (libuv's synchronous uv_fs_fstat), against the stat the range was set from (the one the head was
+  // built from): 0; UV_EOF when it shrank below the range's end; UV_EIO
+  // when it was written since without growing (a rewrite in place); or
+  // the fstat's error. Sendfile mode only (the sink calls it around each
+  // sendfile chunk: those bytes reference the page cache, see
+  // http1_pipe_body.cc). Loop thread; one fstat, no disk I/O.
+  int CheckUnchanged() const;
   int fd() const { return fd_; }
   // The file offset of the first byte not yet handed out, and how many
   // bytes of the range follow it.
@@ -195,8 +203,9 @@ class FileSource final : public PipeSource {
   ~FileSource();
   int StartOpenJob(int fd, int64_t offset, int64_t length,
                    OpenListener* listener);
-  // Clamps the wanted range to a regular file of `size` bytes.
-  void SetRange(uint64_t size);
+  // Clamps the wanted range to a regular file of st.st_size bytes and
+  // keeps the size and mtime it was set from (CheckUnchanged).
+  void SetRange(const uv_stat_t& st);
   static void OpenJob(uv_work_t* w);                  // threadpool
   static void AfterOpenJob(uv_work_t* w, int status); // loop thread
   void StartRead();
@@ -254,6 +263,8 @@ class FileSource final : public PipeSource {
   int restore_flags_ = -1;
   uint64_t offset_ = 0;
   uint64_t length_ = 0;
+  uint64_t opened_size_ = 0;        // st_size when the range was set
+  uv_timespec_t opened_mtime_{};    // st_mtim then
   bool length_known_ = false;
   int64_t want_length_ = -1;
   uint64_t pos_ = 0;                // bytes of the range read so far

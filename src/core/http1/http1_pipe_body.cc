@@ -38,9 +38,16 @@
 //      the pipe starts and reads the rest on the threadpool as before
 //      (file_pos onwards), so the loop thread never waits for the disk.
 // No user-space buffer is involved: memory stays flat however slow the
-// reader. sendfile returning 0 before the range ends means the file shrank:
-// the connection is destroyed (the length was promised), as a failed read.
-// A client gone mid-body: EPIPE / ECONNRESET, the same.
+// reader. The hazard that comes with it: the socket buffer holds page-cache
+// references, not copies, so a truncation zeroes queued bytes past the new
+// end and a rewrite in place changes them. Before each sendfile call and
+// after the last one the file is fstat'ed (FileSource::CheckUnchanged);
+// shrunk below the range or written without growing: the connection is
+// reset (SO_LINGER 0), so what is queued is dropped and the client sees
+// RST, never a complete-looking body. sendfile returning 0 early (a
+// truncation since the fstat) resets too. Bytes handed over before a
+// change that comes after the last check are not covered (docs/files.md).
+// A client gone mid-body: EPIPE / ECONNRESET, the connection destroyed.
 // Why not a probe by mincore(2): it needs an mmap of the range (a syscall
 // pair and page-table work per response); why not uv_fs_sendfile: with a
 // socket target libuv (1.44–1.48) first tries copy_file_range, gets EINVAL,
@@ -241,8 +248,8 @@ void Http1Session::PumpFrontPipe() {
       int err = 0;
       SendfileStep step = SendfileFront(r, &err);
       if (step == kSendfileWait) break;  // OnWritesDone resumes
-      if (step == kSendfileFailed) {
-        FailPipeBody(r.seq, err);
+      if (step == kSendfileFailed || step == kSendfileChanged) {
+        FailPipeBody(r.seq, err, step == kSendfileChanged);
         return;
       }
       if (step == kSendfileRead) {
@@ -325,6 +332,13 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
   const int sock = conn_->socket_fd();
   while (f->remaining() > 0) {
     uint64_t chunk = std::min<uint64_t>(f->remaining(), kSendfileChunk);
+    // The file still holds the promised range, unchanged (see the top of
+    // this file: what a truncation or a rewrite does to bytes sendfile
+    // hands over).
+    if (int e = f->CheckUnchanged()) {
+      *err = e;
+      return kSendfileChanged;
+    }
     if (!PagesResident(f->fd(), f->file_pos(), chunk)) return kSendfileRead;
     off_t off = static_cast<off_t>(f->file_pos());
     ssize_t n = sendfile(sock, f->fd(), &off, static_cast<size_t>(chunk));
@@ -336,8 +350,8 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
       continue;
     }
     if (n == 0) {
-      *err = UV_EOF;  // the file shrank under us
-      return kSendfileFailed;
+      *err = UV_EOF;  // the file shrank under us since the fstat
+      return kSendfileChanged;
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -352,6 +366,12 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
     *err = -errno;  // EPIPE, ECONNRESET: the client left
     return kSendfileFailed;
   }
+  // All of the range is in the kernel: one more look, for a change that
+  // came during the last chunk (a reset then drops what is still unsent).
+  if (int e = f->CheckUnchanged()) {
+    *err = e;
+    return kSendfileChanged;
+  }
   return kSendfileDone;
 #else
   (void)r;
@@ -360,7 +380,7 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
 #endif
 }
 
-void Http1Session::FailPipeBody(uint32_t seq, int err) {
+void Http1Session::FailPipeBody(uint32_t seq, int err, bool reset) {
   if (conn_->closing()) return;
   Request* r = Find(seq);
   if (!r || !r->pipe_body) return;
@@ -369,8 +389,14 @@ void Http1Session::FailPipeBody(uint32_t seq, int err) {
   r->pipe_body.reset();
   // The head promised a length (or a chunked body that would now end
   // early and look complete): the only honest end is to drop the
-  // connection, as node does when a piped file stream fails.
-  conn_->Destroy();
+  // connection, as node does when a piped file stream fails. With a
+  // reset when bytes already in the kernel may be wrong: the peer must
+  // not take what arrives for a complete body.
+  if (reset) {
+    conn_->Reset();
+  } else {
+    conn_->Destroy();
+  }
   if (listener) listener->OnPipeBodyDone(err);
 }
 

@@ -168,9 +168,16 @@ class Http1Session final : public Session, private Http1ParserListener,
   // The front response's file in sendfile mode: what is in memory goes
   // through the writer, then (the writer empty) sendfile(2) from the
   // loop while the next pages are resident. See http1_pipe_body.cc.
-  enum SendfileStep { kSendfileWait, kSendfileDone, kSendfileRead, kSendfileFailed };
+  // kSendfileFailed: the socket failed (the client left); kSendfileChanged:
+  // the file no longer holds the promised bytes (FileSource::CheckUnchanged).
+  enum SendfileStep {
+    kSendfileWait, kSendfileDone, kSendfileRead, kSendfileFailed,
+    kSendfileChanged,
+  };
   SendfileStep SendfileFront(Request& r, int* err);
-  void FailPipeBody(uint32_t seq, int err);
+  // Ends a pipe body that failed mid-way: the connection is destroyed, with
+  // a reset when `reset` (bytes already in the kernel may be wrong).
+  void FailPipeBody(uint32_t seq, int err, bool reset = false);
   // Ends HoldOutput: staged output joins the writer if r is the front.
   void ReleaseOutput(Request& r);
   // A pipe event from libuv (fs or write callback), or from inside

@@ -604,6 +604,20 @@ void Connection::OnShutdown(uv_shutdown_t* req, int status) {
   c->StartReading();
 }
 
+void Connection::Reset() {
+  if (closing_) return;
+  if (!pipe_) {
+    int fd = socket_fd();
+    // Zero linger: close(2) discards the send queue and sends RST. The
+    // option is the socket's, so it holds however the descriptor (or the
+    // writability watch's dup of it) is closed last. A failure leaves a
+    // plain close: nothing better is left to do.
+    struct linger lg = {1, 0};
+    if (fd >= 0) (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  }
+  Destroy();
+}
+
 void Connection::Destroy() {
   if (closing_) return;
   closing_ = true;

@@ -95,6 +95,12 @@ class Connection final : private WriterClient {
   // at once (as node's socket.destroy() after writes), the rest is dropped.
   // Safe during a dispatch: the object stays valid until the close callback.
   void Destroy();
+  // Closes now with a reset (SO_LINGER 0, then as Destroy): the kernel
+  // drops what the socket still holds unsent and the peer sees RST, never
+  // a clean end. For a body that went wrong after bytes that must not look
+  // like a complete response were handed to the kernel (sendfile of a file
+  // changed under it). Without a TCP socket (a pipe): Destroy.
+  void Reset();
   bool closing() const { return closing_ || ending_; }
   bool destroyed() const { return closing_; }
 
