@@ -138,6 +138,69 @@ function headersObject(raw, join, lowerCased) {
   return headers;
 }
 
+// HTTP/2 fields node:http2 keeps one of (the first wins) when a request
+// repeats them; other repeats join with ', ' (cookie: '; ', set-cookie:
+// an array).
+const h2SingleValue = new Set([
+  ':status', ':method', ':authority', ':scheme', ':path', ':protocol',
+  'access-control-allow-credentials', 'access-control-max-age',
+  'access-control-request-method', 'age', 'authorization', 'content-encoding',
+  'content-language', 'content-length', 'content-location', 'content-md5',
+  'content-range', 'content-type', 'date', 'dnt', 'etag', 'expires', 'from', 'host',
+  'if-match', 'if-modified-since', 'if-none-match', 'if-range', 'if-unmodified-since',
+  'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'range', 'referer',
+  'retry-after', 'tk', 'upgrade-insecure-requests', 'user-agent', 'x-content-type-options',
+]);
+
+// The headers object of node:http2's 'stream' and 'trailers' events from
+// [name, value, ...] (names lower-case already: nghttp2 refuses an
+// upper-case one): null-prototype, in arrival order, duplicates as
+// h2SingleValue says. Made as {} whose prototype is then set to null,
+// not as `{ __proto__: null }` or Object.create(null): those start in
+// dictionary mode, a thousand instructions more per request head (V8 11);
+// this one keeps fast properties, and as the prototype is null before the
+// first field, a field named '__proto__' or 'constructor' is an own value
+// like any other, as in node.
+function h2HeadersObject(raw) {
+  const headers = Object.setPrototypeOf({}, null);
+  for (let i = 0; i < raw.length; i += 2) addH2Field(headers, raw[i], raw[i + 1]);
+  return headers;
+}
+
+// The same from the native side's packed head, "name\0value\0name\0value"
+// (lib/http2/session.js onStream), pushing the fields onto `rawOut` (the
+// 'stream' event's rawHeaders) on the way: one pass of indexOf and slice,
+// cheaper than split('\0') and a second pass over its array.
+function h2HeadersFromPacked(packed, rawOut) {
+  const headers = Object.setPrototypeOf({}, null);
+  const end = packed.length;
+  let p = 0;
+  while (p < end) {
+    const n = packed.indexOf('\0', p);
+    let e = packed.indexOf('\0', n + 1);
+    if (e < 0) e = end;
+    const key = packed.slice(p, n);
+    const value = packed.slice(n + 1, e);
+    rawOut.push(key, value);
+    addH2Field(headers, key, value);
+    p = e + 1;
+  }
+  return headers;
+}
+
+function addH2Field(headers, key, value) {
+  const prev = headers[key];
+  if (prev === undefined) {
+    headers[key] = key === 'set-cookie' ? [value] : value;
+  } else if (key === 'set-cookie') {
+    prev.push(value);
+  } else if (key === 'cookie') {
+    headers[key] = prev + '; ' + value;
+  } else if (!h2SingleValue.has(key)) {
+    headers[key] = prev + ', ' + value;
+  }
+}
+
 // Null-prototype, as node's.
 function headersDistinct(raw) {
   const headers = Object.create(null);
@@ -215,6 +278,8 @@ module.exports = {
   invalidCharError,
   wireValue,
   headersObject,
+  h2HeadersObject,
+  h2HeadersFromPacked,
   headersDistinct,
   headersSentError,
   serializeHeaders,

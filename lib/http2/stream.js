@@ -13,7 +13,7 @@
 
 const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
-const { headersObject, serializeHeaders } = require('../http/headers');
+const { h2HeadersObject, serializeHeaders } = require('../http/headers');
 const { toChunk } = require('../http/body');
 const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
 const fileResponse = require('../files/file_response');
@@ -630,7 +630,7 @@ class ServerHttp2Stream extends LazyDuplex {
 
   _onEnd(rawTrailers) {
     if (this._isDestroyed()) return;
-    if (rawTrailers) this.emit('trailers', headersObject(rawTrailers), constants.NGHTTP2_FLAG_END_STREAM);
+    if (rawTrailers) this.emit('trailers', h2HeadersObject(rawTrailers), constants.NGHTTP2_FLAG_END_STREAM);
     if (this._built) this.push(null);
     else this._lazyReadEnd = true;
   }
