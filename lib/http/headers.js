@@ -230,19 +230,26 @@ function serializeHeaders(headers, allowStatus) {
   for (const rawName of Object.keys(headers)) {
     const value = headers[rawName];
     if (value === undefined) continue;
-    const name = rawName.toLowerCase();
-    if (name[0] === ':') {
-      if (name === ':status' && allowStatus) {
-        status = value | 0;
-        continue;
+    let name = h2Names.get(rawName);
+    if (name === undefined) {
+      name = rawName.toLowerCase();
+      if (name[0] === ':') {
+        if (name === ':status' && allowStatus) {
+          status = value | 0;
+          continue;
+        }
+        throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
       }
-      throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
-    }
-    if (!tokenRegExp.test(name)) {
-      throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
-    }
-    if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
-      throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
+      if (!tokenRegExp.test(name)) {
+        throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
+      }
+      if (name === 'te') {
+        if (String(value).toLowerCase() !== 'trailers') throw connectionHeaderError(rawName);
+      } else if (connectionHeaders.has(name)) {
+        throw connectionHeaderError(rawName);
+      } else if (h2Names.size < H2_NAMES_MAX) {
+        h2Names.set(rawName, name);
+      }
     }
     // One value (the common case) without a per-header array.
     if (!Array.isArray(value)) {
@@ -254,8 +261,23 @@ function serializeHeaders(headers, allowStatus) {
   return [block, status];
 }
 
-// One "name\0value\0" field of serializeHeaders, its value checked.
+function connectionHeaderError(rawName) {
+  return codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
+}
+
+// serializeHeaders' names that passed its checks, by the exact string
+// given: their lower-case form. A handler's response names are a few
+// constants, so the lower-casing and the token test run once per name,
+// not once per response. Pseudo-headers and 'te' (whose check depends on
+// the value) are never kept; bounded, so that names made up per request
+// cannot grow it without end (past the bound, names are checked each time).
+const h2Names = new Map();
+const H2_NAMES_MAX = 1024;
+
+// One "name\0value\0" field of serializeHeaders, its value checked (a
+// number's string form needs no check).
 function h2Field(rawName, name, v) {
+  if (typeof v === 'number') return name + '\0' + v + '\0';
   const s = typeof v === 'string' ? v : String(v);
   if (invalidHeaderCharRegExp.test(s)) {
     throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
