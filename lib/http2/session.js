@@ -480,10 +480,10 @@ class H2Head {
   }
 }
 
-// Scans the packed head's pseudo-headers (nghttp2 and the HTTP/3 message
-// rules refuse one after a regular field, so they lead) for the compat
-// request's method, url and authority; the rest stays packed (H2Head).
-function compatHead(raw) {
+function emitCompat(server, st, native, id, raw, endStream, version, altSvc, compress) {
+  // method, url and authority from the pseudo-headers; nghttp2 and the
+  // HTTP/3 message rules refuse one after a regular field, so in the
+  // packed head they lead. The rest stays packed (H2Head).
   let method = 'GET';
   let url = '/';
   let authority;
@@ -508,11 +508,6 @@ function compatHead(raw) {
       else if (name === ':authority') authority = raw[i + 1];
     }
   }
-  return [method, url, authority];
-}
-
-function emitCompat(server, st, native, id, raw, endStream, version, altSvc, compress) {
-  const [method, url, authority] = compatHead(raw);
   const rawHeaders = new H2Head(raw, authority);
   const conn = new StreamConn(native, id);
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, version, st.socket);
