@@ -1,12 +1,14 @@
 #!/bin/sh
-# callgrind_hello.sh [h1|h2] [measured-requests] [warm-up-requests]
+# callgrind_hello.sh [h1|h2|h2compat] [measured-requests] [warm-up-requests]
 #
 # User-space instructions per response of the hello path, counted with
 # callgrind (repeatable on a loaded machine, where CPU time is not):
 #   h1: benchmark/http/hello_server.js (res.end('hello')), h2load --h1
 #       -c $CONNS (default 4) -m 16 (16 pipelined requests per connection);
 #   h2: benchmark/http2/file_server.js --mode memory --file-size 1024
-#       (respond + end(1 KiB buffer)), h2load -c $CONNS (default 2) -m 100 (h2c).
+#       (respond + end(1 KiB buffer)), h2load -c $CONNS (default 2) -m 100 (h2c);
+#   h2compat: the same through the compat API (--mode compat: res.writeHead
+#       + res.end(1 KiB buffer) in a 'request' listener).
 # The server starts under callgrind with instrumentation off, serves the
 # warm-up requests so (valgrind runs uninstrumented code several times
 # faster, and the JIT settles: V8 still recompiles hot functions after
@@ -43,7 +45,8 @@ CPU_LOAD=${CPU_LOAD:-1}
 case "$MODE" in
   h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000"; LOAD="--h1 -c ${CONNS:-4} -m 16" ;;
   h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
-  *) echo "usage: $0 [h1|h2] [measured] [warm-up]" >&2; exit 2 ;;
+  h2compat) SERVER="$HERE/http2/file_server.js sluice --mode compat --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
+  *) echo "usage: $0 [h1|h2|h2compat] [measured] [warm-up]" >&2; exit 2 ;;
 esac
 
 # stdin stays open (the harness exits on EOF) until we kill the sleep.

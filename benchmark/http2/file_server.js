@@ -1,5 +1,5 @@
 'use strict';
-// file_server.js <sluice|node> --file-size N [--mode file|stream|memory]
+// file_server.js <sluice|node> --file-size N [--mode file|stream|memory|compat]
 // HTTP/2 (h2c, prior knowledge) file responses. Serves one file of N random
 // bytes (written to a temp dir at startup, removed at exit) on every stream:
 //   mode file:   stream.respondWithFile(path, headers)
@@ -9,6 +9,8 @@
 //                fs.createReadStream(path).pipe(stream)
 //   mode memory: stream.respond(headers); stream.end(buf) with the file's
 //                bytes held in memory (the per-stream JS path, no file I/O)
+//   mode compat: the same through the compat API: a 'request' listener,
+//                res.writeHead(200, headers with content-length); res.end(buf)
 // Prints "PORT <n>" when listening.
 
 const fs = require('node:fs');
@@ -38,7 +40,13 @@ const server = impl === 'sluice' ?
 
 const body = fs.readFileSync(file);
 const memHeaders = { ...headers, ':status': 200, 'content-length': opts.fileSize };
-server.on('stream', opts.mode === 'file' ? (stream) => {
+const compatHeaders = { ...headers, 'content-length': opts.fileSize };
+if (opts.mode === 'compat') {
+  server.on('request', (req, res) => {
+    res.writeHead(200, compatHeaders);
+    res.end(body);
+  });
+} else server.on('stream', opts.mode === 'file' ? (stream) => {
   stream.respondWithFile(file, headers);
 } : opts.mode === 'memory' ? (stream) => {
   stream.respond(memHeaders);

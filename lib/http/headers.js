@@ -138,6 +138,86 @@ function headersObject(raw, join, lowerCased) {
   return headers;
 }
 
+// HTTP/2 fields node:http2 keeps one of (the first wins) when a request
+// repeats them; other repeats join with ', ' (cookie: '; ', set-cookie:
+// an array).
+const h2SingleValue = new Set([
+  ':status', ':method', ':authority', ':scheme', ':path', ':protocol',
+  'access-control-allow-credentials', 'access-control-max-age',
+  'access-control-request-method', 'age', 'authorization', 'content-encoding',
+  'content-language', 'content-length', 'content-location', 'content-md5',
+  'content-range', 'content-type', 'date', 'dnt', 'etag', 'expires', 'from', 'host',
+  'if-match', 'if-modified-since', 'if-none-match', 'if-range', 'if-unmodified-since',
+  'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'range', 'referer',
+  'retry-after', 'tk', 'upgrade-insecure-requests', 'user-agent', 'x-content-type-options',
+]);
+
+// The headers object of node:http2's 'stream' and 'trailers' events from
+// [name, value, ...] (names lower-case already: nghttp2 refuses an
+// upper-case one): null-prototype, in arrival order, duplicates as
+// h2SingleValue says. Made as {} whose prototype is then set to null,
+// not as `{ __proto__: null }` or Object.create(null): those start in
+// dictionary mode, a thousand instructions more per request head (V8 11);
+// this one keeps fast properties, and as the prototype is null before the
+// first field, a field named '__proto__' or 'constructor' is an own value
+// like any other, as in node.
+function h2HeadersObject(raw) {
+  const headers = Object.setPrototypeOf({}, null);
+  for (let i = 0; i < raw.length; i += 2) addH2Field(headers, raw[i], raw[i + 1]);
+  return headers;
+}
+
+// The same from the native side's packed head, "name\0value\0name\0value"
+// (lib/http2/session.js onStream), pushing the fields onto `rawOut` (the
+// 'stream' event's rawHeaders) on the way: one pass of indexOf and slice,
+// cheaper than split('\0') and a second pass over its array.
+function h2HeadersFromPacked(packed, rawOut) {
+  const headers = Object.setPrototypeOf({}, null);
+  const end = packed.length;
+  let p = 0;
+  while (p < end) {
+    const n = packed.indexOf('\0', p);
+    let e = packed.indexOf('\0', n + 1);
+    if (e < 0) e = end;
+    const key = knownName(packed, p, n - p);
+    const value = packed.slice(n + 1, e);
+    rawOut.push(key, value);
+    addH2Field(headers, key, value);
+    p = e + 1;
+  }
+  return headers;
+}
+
+// The name at packed[p, p + len) — a literal when it is one of the
+// common request field names: a literal is an internalized string, so
+// the object's keyed loads and stores take it as is, where a fresh slice
+// is first looked up in V8's string table (a third of the object's cost).
+function knownName(packed, p, len) {
+  let name;
+  switch (len) {
+    case 5: name = ':path'; break;
+    case 6: name = packed.charCodeAt(p) === 97 ? 'accept' : 'cookie'; break;
+    case 7: name = packed.charCodeAt(p + 1) === 109 ? ':method' : ':scheme'; break;
+    case 10: name = packed.charCodeAt(p) === 58 ? ':authority' : 'user-agent'; break;
+    case 15: name = packed.charCodeAt(p + 7) === 101 ? 'accept-encoding' : 'accept-language'; break;
+    default: return packed.slice(p, p + len);
+  }
+  return packed.startsWith(name, p) ? name : packed.slice(p, p + len);
+}
+
+function addH2Field(headers, key, value) {
+  const prev = headers[key];
+  if (prev === undefined) {
+    headers[key] = key === 'set-cookie' ? [value] : value;
+  } else if (key === 'set-cookie') {
+    prev.push(value);
+  } else if (key === 'cookie') {
+    headers[key] = prev + '; ' + value;
+  } else if (!h2SingleValue.has(key)) {
+    headers[key] = prev + ', ' + value;
+  }
+}
+
 // Null-prototype, as node's.
 function headersDistinct(raw) {
   const headers = Object.create(null);
@@ -167,19 +247,26 @@ function serializeHeaders(headers, allowStatus) {
   for (const rawName of Object.keys(headers)) {
     const value = headers[rawName];
     if (value === undefined) continue;
-    const name = rawName.toLowerCase();
-    if (name[0] === ':') {
-      if (name === ':status' && allowStatus) {
-        status = value | 0;
-        continue;
+    let name = h2Names.get(rawName);
+    if (name === undefined) {
+      name = rawName.toLowerCase();
+      if (name[0] === ':') {
+        if (name === ':status' && allowStatus) {
+          status = value | 0;
+          continue;
+        }
+        throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
       }
-      throw codedTypeError('ERR_HTTP2_INVALID_PSEUDOHEADER', `"${rawName}" is an invalid pseudoheader or is used incorrectly`);
-    }
-    if (!tokenRegExp.test(name)) {
-      throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
-    }
-    if (connectionHeaders.has(name) || (name === 'te' && String(value).toLowerCase() !== 'trailers')) {
-      throw codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
+      if (!tokenRegExp.test(name)) {
+        throw codedTypeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${rawName}"]`);
+      }
+      if (name === 'te') {
+        if (String(value).toLowerCase() !== 'trailers') throw connectionHeaderError(rawName);
+      } else if (connectionHeaders.has(name)) {
+        throw connectionHeaderError(rawName);
+      } else if (h2Names.size < H2_NAMES_MAX) {
+        h2Names.set(rawName, name);
+      }
     }
     // One value (the common case) without a per-header array.
     if (!Array.isArray(value)) {
@@ -191,8 +278,23 @@ function serializeHeaders(headers, allowStatus) {
   return [block, status];
 }
 
-// One "name\0value\0" field of serializeHeaders, its value checked.
+function connectionHeaderError(rawName) {
+  return codedTypeError('ERR_HTTP2_INVALID_CONNECTION_HEADERS', `HTTP/1 Connection specific headers are forbidden: "${rawName}"`);
+}
+
+// serializeHeaders' names that passed its checks, by the exact string
+// given: their lower-case form. A handler's response names are a few
+// constants, so the lower-casing and the token test run once per name,
+// not once per response. Pseudo-headers and 'te' (whose check depends on
+// the value) are never kept; bounded, so that names made up per request
+// cannot grow it without end (past the bound, names are checked each time).
+const h2Names = new Map();
+const H2_NAMES_MAX = 1024;
+
+// One "name\0value\0" field of serializeHeaders, its value checked (a
+// number's string form needs no check).
 function h2Field(rawName, name, v) {
+  if (typeof v === 'number') return name + '\0' + v + '\0';
   const s = typeof v === 'string' ? v : String(v);
   if (invalidHeaderCharRegExp.test(s)) {
     throw codedTypeError('ERR_INVALID_CHAR', `Invalid character in header content ["${rawName}"]`);
@@ -215,6 +317,8 @@ module.exports = {
   invalidCharError,
   wireValue,
   headersObject,
+  h2HeadersObject,
+  h2HeadersFromPacked,
   headersDistinct,
   headersSentError,
   serializeHeaders,

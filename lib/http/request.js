@@ -90,8 +90,9 @@ class IncomingRequest extends LazyReadable {
     this[kSocket] = socket;
     this.method = method;
     this.url = url;
-    // An array, or the native side's packed "name\0value\0..." string,
-    // split on first use.
+    // An array, the native side's packed "name\0value\0..." string, or
+    // an object whose rawHeaders() builds the array (HTTP/2's compat
+    // request): made on first use.
     this[kRaw] = rawHeaders;
     this[kEofPending] = false;
     this.rawTrailers = [];
@@ -148,6 +149,9 @@ class IncomingRequest extends LazyReadable {
     if (typeof raw === 'string') {
       raw = raw.split('\0');
       raw.length--; // the trailing separator
+      this[kRaw] = raw;
+    } else if (!Array.isArray(raw)) {
+      raw = raw.rawHeaders();  // a protocol's deferred head (lib/http2/session.js H2Head)
       this[kRaw] = raw;
     }
     return raw;

@@ -12,7 +12,7 @@ const { retainChunk, releaseHold } = require('../uploads/buffer_pool');
 const { ServerResponse } = require('../http/response');
 const { SluiceSocket } = require('../net/socket');
 const { connState } = require('../net/connection_state');
-const { headersObject } = require('../http/headers');
+const { h2HeadersObject, h2HeadersFromPacked } = require('../http/headers');
 const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./stream');
 const { toChunk } = require('../http/body');
 const { codedError } = require('../common/errors');
@@ -381,7 +381,6 @@ function callbacks(server, opts) {
     // raw: the request head packed as "name\0value\0..." (or, should a
     // field hold a NUL, already an array; src/binding/js_http2.h).
     onStream(native, id, raw, endStream) {
-      if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
       const st = sessionState(server, native);
       // An attached WebSocketServer takes WebSocket streams before the
       // 'stream' / 'request' listeners (a session only has them when the
@@ -392,7 +391,14 @@ function callbacks(server, opts) {
         return;
       }
       if (server.listenerCount('stream') > 0) {
-        const headers = headersObject(raw, false, true);
+        let headers;
+        if (typeof raw === 'string') {
+          const packed = raw;
+          raw = [];
+          headers = h2HeadersFromPacked(packed, raw);
+        } else {
+          headers = h2HeadersObject(raw);
+        }
         const stream = new ServerHttp2Stream(native, id, headers, st.handle, endStream);
         if (server.requestBufferAllocator !== null) stream[kPoolBacked] = true;
         stream._compressCfg = compress ? server._compression : null;
@@ -474,23 +480,58 @@ function callbacks(server, opts) {
   };
 }
 
+// The compat request's head, kept packed until req.rawHeaders or
+// req.headers is first read (lib/http/request.js): the regular fields —
+// pseudo-headers dropped — and, when there is no host field, host from
+// :authority (one handler for both protocols: HTTP/2's authority is
+// HTTP/1.1's Host).
+class H2Head {
+  constructor(raw, authority) {
+    this.raw = raw;  // packed "name\0value..." or an array
+    this.authority = authority;
+  }
+
+  rawHeaders() {
+    let raw = this.raw;
+    if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
+    const out = [];
+    for (let i = 0; i < raw.length; i += 2) {
+      if (raw[i][0] !== ':') out.push(raw[i], raw[i + 1]);
+    }
+    if (this.authority !== undefined && !out.includes('host')) out.push('host', this.authority);
+    return out;
+  }
+}
+
 function emitCompat(server, st, native, id, raw, endStream, version, altSvc, compress) {
+  // method, url and authority from the pseudo-headers; nghttp2 and the
+  // HTTP/3 message rules refuse one after a regular field, so in the
+  // packed head they lead. The rest stays packed (H2Head).
   let method = 'GET';
   let url = '/';
   let authority;
-  const rawHeaders = [];
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    if (name[0] === ':') {
+  if (typeof raw === 'string') {
+    const end = raw.length;
+    let p = 0;
+    while (p < end && raw.charCodeAt(p) === 58 /* ':' */) {
+      const n = raw.indexOf('\0', p);
+      let v = raw.indexOf('\0', n + 1);
+      if (v < 0) v = end;
+      const len = n - p;
+      if (len === 7 && raw.startsWith(':method', p)) method = raw.slice(n + 1, v);
+      else if (len === 5 && raw.startsWith(':path', p)) url = raw.slice(n + 1, v);
+      else if (len === 10 && raw.startsWith(':authority', p)) authority = raw.slice(n + 1, v);
+      p = v + 1;
+    }
+  } else {
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i];
       if (name === ':method') method = raw[i + 1];
       else if (name === ':path') url = raw[i + 1];
       else if (name === ':authority') authority = raw[i + 1];
-    } else {
-      rawHeaders.push(name, raw[i + 1]);
     }
   }
-  // One handler for both protocols: HTTP/2's authority is HTTP/1.1's Host.
-  if (authority !== undefined && !rawHeaders.includes('host')) rawHeaders.push('host', authority);
+  const rawHeaders = new H2Head(raw, authority);
   const conn = new StreamConn(native, id);
   const req = new IncomingRequest(conn, id, method, url, rawHeaders, version, st.socket);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;

@@ -13,7 +13,7 @@
 
 const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
-const { headersObject, serializeHeaders } = require('../http/headers');
+const { h2HeadersObject, serializeHeaders } = require('../http/headers');
 const { toChunk } = require('../http/body');
 const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
 const fileResponse = require('../files/file_response');
@@ -106,7 +106,13 @@ const duplexOptions = Object.freeze({ allowHalfOpen: true, decodeStrings: false,
 // end(), its native callbacks and on() for events other than 'data' /
 // 'readable' (Readable.prototype.on touches the state for any event).
 function LazyDuplex() {
-  EventEmitter.call(this);
+  // EventEmitter's own fields, less the listener dictionary (and the
+  // per-object capture flag, read from EventEmitter.prototype instead):
+  // EventEmitter's methods create `_events` with the first listener, and
+  // most streams get none (as lib/http/request.js's LazyReadable).
+  this._events = undefined;
+  this._eventsCount = 0;
+  this._maxListeners = undefined;
   this.allowHalfOpen = true;
   this._built = false;
   this._lazyReadEnd = false;    // the request body ended (push(null) due)
@@ -260,7 +266,7 @@ class ServerHttp2Stream extends LazyDuplex {
       throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
     }
     if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
-    options = options || {};
+    if (options == null) options = noOptions;
     // The server's Alt-Svc (HTTP/3 advertised), unless the handler set one.
     if (this._altSvc !== undefined && (headers == null || headers['alt-svc'] === undefined)) {
       headers = { ...headers, 'alt-svc': this._altSvc };
@@ -630,7 +636,7 @@ class ServerHttp2Stream extends LazyDuplex {
 
   _onEnd(rawTrailers) {
     if (this._isDestroyed()) return;
-    if (rawTrailers) this.emit('trailers', headersObject(rawTrailers), constants.NGHTTP2_FLAG_END_STREAM);
+    if (rawTrailers) this.emit('trailers', h2HeadersObject(rawTrailers), constants.NGHTTP2_FLAG_END_STREAM);
     if (this._built) this.push(null);
     else this._lazyReadEnd = true;
   }
@@ -770,5 +776,7 @@ function sendCompressHead(stream) {
 }
 
 function noop() {}
+
+const noOptions = Object.freeze({});
 
 module.exports = { ServerHttp2Stream, Http2SessionHandle, constants };
