@@ -386,9 +386,15 @@ function callbacks(server, opts) {
       // 'stream' / 'request' listeners (a session only has them when the
       // server advertised SETTINGS_ENABLE_CONNECT_PROTOCOL).
       const takeWebSocket = server[kH2WebSocket];
-      if (webSockets && takeWebSocket !== undefined && !endStream && isWebSocketConnect(raw)) {
-        takeWebSocket(native, id, raw, st);
-        return;
+      if (webSockets && takeWebSocket !== undefined && !endStream) {
+        // Only a head with :protocol is split here: every other stream
+        // keeps the packed form its handler path parses once.
+        const fields = typeof raw !== 'string' ? raw
+          : raw.indexOf(':protocol\0') === -1 ? null : raw.split('\0');
+        if (fields !== null && isWebSocketConnect(fields)) {
+          takeWebSocket(native, id, fields, st);
+          return;
+        }
       }
       if (server.listenerCount('stream') > 0) {
         let headers;
