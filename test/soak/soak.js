@@ -22,7 +22,9 @@
 // WebSockets (echo, permessage-deflate, pub/sub, clients that vanish).
 // Every ~10 s it prints requests served, bytes verified, errors by kind,
 // the server's RSS and fd count. It fails (exit 1) on any corrupt body or
-// out-of-order response, a server crash, RSS growth over 20% after the
+// out-of-order response (with --mixed, except a body damaged by an in-place
+// file change in HTTP/1.1 sendfile's window, a documented hazard: printed
+// as KNOWN sendfile-window and counted; mixed.js sendfileWindow), a server crash, RSS growth over 20% after the
 // warm-up, an fd leak (fd count after the load back to its idle value; the
 // open-file cache's descriptors and libuv's inotify descriptor, which
 // outlive the load by design, are told apart by /proc/PID/fd's links), a
@@ -152,6 +154,7 @@ const stats = {
   verified: 0,
   errors: {},
   corrupt: [],
+  known: [],      // (mixed) bodies damaged in the sendfile window: counted, not failed
   resets: {},     // (mixed) responses that ended short with a reset: accepted
   mutations: {},  // (mixed) changes made to the served files
 };
@@ -162,6 +165,13 @@ function error(kind, err) {
 function corrupt(kind, what) {
   stats.corrupt.push(`${kind}: ${what}`);
   console.log(`CORRUPT ${kind}: ${what}`);
+}
+// (mixed) A body damaged by an in-place file change in HTTP/1.1 sendfile's
+// window (docs/files.md "sendfile" item 6; mixed.js sendfileWindow says
+// exactly what qualifies): printed and counted, not a failure.
+function known(kind, what) {
+  stats.known.push(`${kind}: ${what}`);
+  console.log(`KNOWN sendfile-window ${kind}: ${what}`);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -471,7 +481,7 @@ async function main() {
   ];
   if (mixed) {
     loops.push(...require('./mixed').loops({
-      stats, error, corrupt, rand, sleep, until, port, tlsPort, fx, random, fileHash,
+      stats, error, corrupt, known, rand, sleep, until, port, tlsPort, fx, random, fileHash,
     }));
   }
 
@@ -501,7 +511,7 @@ async function main() {
       ? `${Object.values(s).reduce((a, b) => a + b, 0)} (resets accepted ${Object.values(stats.resets).reduce((a, b) => a + b, 0)})`
       : `upload=${s.upload} pipeline=${s.pipeline} h2file=${s.h2file} h1file=${s.h1file} abort=${s.abort} slowloris-cut=${s.slowloris}`;
     console.log(`[${(t / 1000).toFixed(0).padStart(4)} s] served ${servedLine} | verified ${fmtMB(stats.verified)} MB | ` +
-      `corrupt ${stats.corrupt.length} | errors ${errs} | server rss ${fmtMB(ps.rss)} MB fds ${ps.fds}` +
+      `corrupt ${stats.corrupt.length}${mixed ? ` (known sendfile-window ${stats.known.length})` : ''} | errors ${errs} | server rss ${fmtMB(ps.rss)} MB fds ${ps.fds}` +
       (mem ? ` (js heap ${fmtMB(mem.heapUsed)}/${fmtMB(mem.heapTotal)} MB, external ${fmtMB(mem.external)} MB)` : ''));
   }, 10000);
 
@@ -537,6 +547,17 @@ async function main() {
     }
     await ask('gc');
     serverStats = await ask('stats');
+    // Chunks an upload handler dropped unreleased go back to the pool from
+    // a FinalizationRegistry callback, which V8 runs in a task after the
+    // collection, not inside gc(): buffers still in use are counted as a
+    // leak only if more collections, turns apart, do not bring them back.
+    const inUseAfterGc = serverStats.pool.inUse;
+    for (let i = 0; i < 5 && serverStats.pool.inUse > 0; i++) {
+      await sleep(200);
+      await ask('gc');
+      serverStats = await ask('stats');
+    }
+    if (inUseAfterGc > 0) console.log(`soak: pool: ${inUseAfterGc} buffers in use right after the first GC, ${serverStats.pool.inUse} after more`);
     final = procStats(child.pid);
     if (mixed) {
       // Descriptors the open-file cache and inotify keep are not leaks.
@@ -586,7 +607,9 @@ async function main() {
     console.log(`soak: totals: ${total} verified, ${fmtMB(stats.verified)} MB; resets accepted ${JSON.stringify(stats.resets)}; ` +
       `file changes ${JSON.stringify(stats.mutations)}; server rss start ${fmtMB(idle0.rss)} MB, after warm-up ${rssWarm ? fmtMB(rssWarm) : '-'} MB, ` +
       `end ${final ? fmtMB(final.rss) : '-'} MB; fds idle start ${idle0.fds}, end ${final ? final.fds : '-'}; ` +
-      `errors ${Object.values(stats.errors).reduce((a, b) => a + b, 0)} ${JSON.stringify(stats.errors)}`);
+      `errors ${Object.values(stats.errors).reduce((a, b) => a + b, 0)} ${JSON.stringify(stats.errors)}; ` +
+      `corrupt ${stats.corrupt.length}`);
+    console.log(`known sendfile-window bodies: ${stats.known.length} (docs/files.md sendfile item 6)`);
   }
   stopping = true;
   if (!crashed) {
