@@ -371,21 +371,8 @@ class WebSocketServer extends EventEmitter {
     // The first line has the shape of HTTP/1.1's status line for 'headers'
     // listeners; it is not sent (HTTP/2 has :status).
     const headers = ['HTTP/2 200'];
-    let protocol = '';
-    if (protocols.size) {
-      protocol = this.options.handleProtocols ?
-        this.options.handleProtocols(protocols, req) : protocols.values().next().value;
-      if (protocol) headers.push(`sec-websocket-protocol: ${protocol}`);
-      else protocol = '';
-    }
-    let config = this._config;
-    let extensions = '';
-    if (deflate) {
-      headers.push(`sec-websocket-extensions: ${permessageDeflate.format(deflate)}`);
-      config = { ...config, deflate: permessageDeflate.nativeConfig(this.options.perMessageDeflate, deflate) };
-      extensions = 'permessage-deflate';
-    }
-    this.emit('headers', headers, req);
+    const { protocol, config, extensions } =
+      this._negotiate(headers, 'sec-websocket-protocol', 'sec-websocket-extensions', protocols, deflate, req);
     let lines = '';
     for (let i = 1; i < headers.length; i++) lines += headers[i] + '\r\n';
     const ws = stream.accept(lines, config, this._hub, this, protocol, extensions);
@@ -393,6 +380,29 @@ class WebSocketServer extends EventEmitter {
     this._track(ws);
     this.emit('connection', ws, req);
     stream.feedPending();
+  }
+
+  // The subprotocol and permessage-deflate answer of a handshake, shared by
+  // HTTP/1.1's 101 and HTTP/2's 200 (field names in each protocol's case):
+  // appends their fields to `headers`, then emits 'headers' so listeners
+  // see (and may add to) the whole answer before it is sent.
+  _negotiate(headers, protocolName, extensionsName, protocols, deflate, req) {
+    let protocol = '';
+    if (protocols.size) {
+      protocol = this.options.handleProtocols ?
+        this.options.handleProtocols(protocols, req) : protocols.values().next().value;
+      if (protocol) headers.push(`${protocolName}: ${protocol}`);
+      else protocol = '';
+    }
+    let config = this._config;
+    let extensions = '';
+    if (deflate) {
+      headers.push(`${extensionsName}: ${permessageDeflate.format(deflate)}`);
+      config = { ...config, deflate: permessageDeflate.nativeConfig(this.options.perMessageDeflate, deflate) };
+      extensions = 'permessage-deflate';
+    }
+    this.emit('headers', headers, req);
+    return { protocol, config, extensions };
   }
 
   // clientTracking: `ws` in `clients` until it closes.
@@ -427,21 +437,8 @@ class WebSocketServer extends EventEmitter {
       'Connection: Upgrade',
       `Sec-WebSocket-Accept: ${digest}`,
     ];
-    let protocol = '';
-    if (protocols.size) {
-      protocol = this.options.handleProtocols ?
-        this.options.handleProtocols(protocols, req) : protocols.values().next().value;
-      if (protocol) headers.push(`Sec-WebSocket-Protocol: ${protocol}`);
-      else protocol = '';
-    }
-    let config = this._config;
-    let extensions = '';
-    if (deflate) {
-      headers.push(`Sec-WebSocket-Extensions: ${permessageDeflate.format(deflate)}`);
-      config = { ...config, deflate: permessageDeflate.nativeConfig(this.options.perMessageDeflate, deflate) };
-      extensions = 'permessage-deflate';
-    }
-    this.emit('headers', headers, req);
+    const { protocol, config, extensions } =
+      this._negotiate(headers, 'Sec-WebSocket-Protocol', 'Sec-WebSocket-Extensions', protocols, deflate, req);
     const pending = socket._takeOver();
     socket.removeListener('error', socketOnError);
     if (conn.wsAccept(headers.join('\r\n') + '\r\n\r\n', config, this._hub) !== 0) {
