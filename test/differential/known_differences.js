@@ -42,8 +42,9 @@ const MATCHERS = {
   // llhttp 8.1 does not know the QUERY method (llhttp 9 added it).
   // A QUERY request line anywhere (also right after a body, which the
   // grammar's pipelined tails put with no line break in front), with any
-  // number of spaces before the target, as both llhttp versions allow.
-  'query-method': (wire) => /QUERY +\S* HTTP\/1\.[01]\r\n/.test(wire),
+  // number of spaces before the target and before the version, as both
+  // llhttp versions allow.
+  'query-method': (wire) => /QUERY +\S* +HTTP\/1\.[01]\r\n/.test(wire),
   // llhttp 8.1 refuses a chunk extension after one with an unquoted value.
   'chunk-ext-after-unquoted-value': (wire) => /\r\n[0-9a-fA-F]+(;[^\r\n]*)?;[^;"\r\n]*=[^;"\r\n]*;/.test(wire),
   // llhttp 8.1 refuses a quoted-pair (backslash) in a quoted extension value.
