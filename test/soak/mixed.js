@@ -806,10 +806,17 @@ function loops(ctx) {
     }
   }
 
-  // --- The files' mutator. Each in-place change (truncate, rewrite) goes
-  // into its file's log with the version of the inode it changed and the
-  // times around it (t0 before the call, t1 once it returned), for the
-  // sendfile window; a rename changes no served inode in place.
+  // --- The files' mutator. Each change goes into its file's log with the
+  // version of the inode it changed and the times around it (t0 before the
+  // call, t1 once it returned), for the sendfile window; a rename changes
+  // no served inode in place. The entry goes in before the call, with t1
+  // open (Infinity) until the call returns: a truncate is three threadpool
+  // steps (open, ftruncate, close) and its promise settles a loop turn
+  // after the file changed, while the client loops in this process keep
+  // judging bodies the change already reached. Logged only after the
+  // await, those bodies looked like damage with no change in their window
+  // (the "open finding" of 2026-12-05; nginx with sendfile showed the same
+  // under this bookkeeping).
   async function mutatorLoop() {
     let seq = 0;
     let n = 0;
@@ -817,34 +824,34 @@ function loops(ctx) {
       await sleep(50 + rand(250));
       const f = fx.files[pick(names)];
       const op = f.truncated ? pick(['rename', 'rewrite']) : pick(['rename', 'rename', 'truncate', 'rewrite']);
-      const t0 = now();
-      const version = f.cur;
+      const entry = { op, n: n++, version: f.cur, t0: now(), t1: Infinity };
+      f.log.push(entry);
       try {
         if (op === 'rename') {
           const v = (f.cur + 1 + rand(VERSIONS - 1)) % VERSIONS;
+          entry.to = v;
           const tmp = path.join(fx.dir, 'tmp', `${f.name}.${seq++}`);
           await fs.promises.writeFile(tmp, f.versions[v]);
           await fs.promises.rename(tmp, f.path);
           f.cur = v;
           f.truncated = false;
-          f.log.push({ op, n: n++, version, to: v, t0, t1: now() });
         } else if (op === 'truncate') {
-          const cut = f.versions[f.cur].length >> 1;
-          await fs.promises.truncate(f.path, cut);
+          entry.cut = f.versions[f.cur].length >> 1;
           f.truncated = true;
-          f.log.push({ op, n: n++, version, cut, t0, t1: now() });
+          await fs.promises.truncate(f.path, entry.cut);
         } else {
           const b = f.versions[f.cur];
-          const bytes = f.truncated ? b.subarray(0, b.length >> 1) : b;
+          entry.bytes = f.truncated ? b.subarray(0, b.length >> 1) : b;
           const fh = await fs.promises.open(f.path, 'r+');
-          await fh.write(bytes, 0, undefined, 0);
+          await fh.write(entry.bytes, 0, undefined, 0);
           await fh.close();
-          f.log.push({ op, n: n++, version, bytes, t0, t1: now() });
         }
+        entry.t1 = now();
         // No window is longer than a request's timeout.
         if (f.log.length > 64) f.log = f.log.filter((m) => m.t1 > now() - 2 * TIMEOUT);
         stats.mutations[op] = (stats.mutations[op] || 0) + 1;
       } catch (e) {
+        entry.t1 = now();
         error('mutator', e);
       }
     }
