@@ -421,6 +421,7 @@ async function slowlorisLoop(port, until, sockets) {
 }
 
 function fmtMB(n) { return (n / 1048576).toFixed(1); }
+function pct(x) { return `${x < 0 ? '' : '+'}${(100 * x).toFixed(1)}%`; }
 
 async function main() {
   const { durationMs, mixed } = parseArgs();
@@ -590,7 +591,7 @@ async function main() {
         failures.push(`JS heap after GC grew ${fmtMB(baseline.heapUsed)} -> ${fmtMB(heapEnd)} MB`);
       }
       console.log(`soak: rss after warm-up (${(warmupMs / 1000).toFixed(0)} s) ${fmtMB(baseline.rss)} MB, at the end ${fmtMB(endRss)} MB ` +
-        `(+${(100 * growth.raw).toFixed(1)}%; V8 heap reservation +${fmtMB(v8)} MB; without it +${(100 * growth.adjusted).toFixed(1)}%); ` +
+        `(${pct(growth.raw)}; V8 heap reservation +${fmtMB(v8)} MB; without it ${pct(growth.adjusted)}); ` +
         `JS heap after GC ${baseline.heapUsed ? fmtMB(baseline.heapUsed) : '-'} -> ${fmtMB(heapEnd)} MB`);
     }
     console.log(`soak: idle after the load: rss ${fmtMB(final.rss)} MB; fds idle ${idle0.fds} -> ${final.fds}; ` +
