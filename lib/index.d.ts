@@ -773,8 +773,22 @@ export interface WebSocketServerOptions {
   path?: string;
   /** Largest message (all its fragments) accepted; larger: close 1009. Default 100 MiB. */
   maxPayload?: number;
-  /** permessage-deflate (RFC 7692): `true` or ws's options object. Default off. */
-  perMessageDeflate?: boolean | object;
+  /**
+   * permessage-deflate (RFC 7692): `true` or ws's options object, plus
+   * (sluice) `sharedCompressor`: publish deflates a message once for every
+   * deflate subscriber (server_no_context_takeover is negotiated). Default off.
+   */
+  perMessageDeflate?: boolean | {
+    serverNoContextTakeover?: boolean;
+    clientNoContextTakeover?: boolean;
+    serverMaxWindowBits?: number | boolean;
+    clientMaxWindowBits?: number | boolean;
+    threshold?: number;
+    zlibDeflateOptions?: { level?: number; memLevel?: number; [k: string]: unknown };
+    zlibInflateOptions?: object;
+    concurrencyLimit?: number;
+    sharedCompressor?: boolean;
+  };
   clientTracking?: boolean;
   skipUTF8Validation?: boolean;
   autoPong?: boolean;
@@ -835,7 +849,7 @@ export declare class WebSocket extends EventEmitter {
   isSubscribed(topic: string): boolean;
   readonly topics: string[];
   /** (sluice) To every subscriber of `topic` but this socket; returns how many it was queued for. */
-  publish(topic: string, data: unknown, options?: { binary?: boolean }): number;
+  publish(topic: string, data: unknown, options?: { binary?: boolean; compress?: boolean }): number;
   onopen: ((ev: { type: string; target: WebSocket }) => void) | null;
   onmessage: ((ev: { type: string; target: WebSocket; data: Buffer | ArrayBuffer | Buffer[] | Blob | string }) => void) | null;
   onclose: ((ev: { type: string; target: WebSocket; code: number; reason: string; wasClean: boolean }) => void) | null;
@@ -860,7 +874,7 @@ export declare class WebSocketServer extends EventEmitter {
   handleUpgrade(req: IncomingRequest, socket: TunnelSocket, head: Buffer,
     cb: (ws: WebSocket, req: IncomingRequest) => void): void;
   /** (sluice) To every subscriber of `topic`; returns how many it was queued for. */
-  publish(topic: string, data: unknown, options?: { binary?: boolean }): number;
+  publish(topic: string, data: unknown, options?: { binary?: boolean; compress?: boolean }): number;
   /** (sluice) How many sockets are subscribed to `topic`. */
   subscribers(topic: string): number;
   on(event: 'connection', listener: (ws: WebSocket, req: IncomingRequest) => void): this;

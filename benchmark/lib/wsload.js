@@ -35,13 +35,14 @@ function wsloadArgs(load, host, port, seconds) {
   const s = String(seconds);
   if (load.mode === 'echo') return ['echo', host, String(port), load.path, String(load.connections), String(load.size), s];
   if (load.mode === 'fanout') {
-    return ['fanout', host, String(port), load.pubPath, load.subPath, String(load.subscribers), String(load.size), s, String(load.window || 8)];
+    return ['fanout', host, String(port), load.pubPath, load.subPath, String(load.subscribers), String(load.size), s,
+      String(load.window || 8), ...(load.deflate ? ['deflate'] : [])];
   }
   if (load.mode === 'idle') return ['idle', host, String(port), load.path, String(load.connections), s];
   throw new Error(`wsload: unknown mode ${load.mode}`);
 }
 
-// RESULT mode=.. messages=N seconds=S bytes=B errors=E open=O
+// RESULT mode=.. messages=N seconds=S bytes=B errors=E open=O [compressed=C]
 function parseWsload(out) {
   const r = { requests: NaN, seconds: NaN, bytesRead: NaN, rps: NaN, errors: {}, non2xx: 0 };
   const m = /RESULT mode=(\w+) messages=(\d+) seconds=([\d.]+) bytes=(\d+) errors=(\d+) open=(\d+)/.exec(out);
@@ -53,6 +54,9 @@ function parseWsload(out) {
   r.rps = r.seconds > 0 ? r.requests / r.seconds : NaN;
   if (Number(m[5])) r.errors = { connections: Number(m[5]) };
   r.open = Number(m[6]);
+  // Data frames that came compressed (RSV1; fan-out with deflate).
+  const cm = / compressed=(\d+)/.exec(out);
+  r.compressed = cm ? Number(cm[1]) : 0;
   r.idle = r.mode === 'idle';
   r.ok = r.idle ? r.open > 0 : r.requests > 0;
   return r;

@@ -1,5 +1,5 @@
 'use strict';
-// ws_server.js <sluice|node|ws-sluice|uws>
+// ws_server.js <sluice|node|ws-sluice|uws> [--deflate shared|socket]
 // The WebSocket servers of benchmark/websocket/echo.js, one endpoint each:
 //   /echo  every message is sent back (binary as binary)
 //   /sub   the socket subscribes to topic 'fan'
@@ -11,7 +11,12 @@
 //              subscribers with send() (what ws users write)
 //   ws-sluice  the same ws code on sluice's 'upgrade' socket
 //   uws        uWebSockets.js ($SLUICE_BENCH_UWS), ws.subscribe / app.publish
-// No permessage-deflate anywhere (ws's and uWS's server default).
+// No permessage-deflate anywhere (ws's and uWS's server default), unless
+// --deflate: `shared` is sluice's perMessageDeflate.sharedCompressor (a
+// published message deflated once for every deflate subscriber) or uWS's
+// SHARED_COMPRESSOR; `socket` is ws's perMessageDeflate (every send
+// deflated on its own connection). zlib's default level, threshold 1024
+// (websocket/fanout_deflate.js).
 
 const { parseArgs, serve, loadImpl } = require('../server_harness.js');
 
@@ -40,29 +45,34 @@ function attach(wss, native) {
 function main() {
   const opts = parseArgs(process.argv.slice(2));
   const impl = opts._[0];
-  if (impl === 'uws') return serveUws();
+  if (impl === 'uws') return serveUws(opts.deflate);
+  let perMessageDeflate = false;
+  if (opts.deflate === 'shared') perMessageDeflate = { sharedCompressor: true, threshold: 1024 };
+  else if (opts.deflate === 'socket') perMessageDeflate = { threshold: 1024 };
+  else if (opts.deflate) throw new Error(`unknown --deflate ${opts.deflate}`);
   const server = (impl === 'node' ? loadImpl('node') : loadImpl('sluice')).createServer((req, res) => res.end('ok'));
   if (impl === 'sluice') {
     const { WebSocketServer } = loadImpl('sluice');
     if (typeof WebSocketServer !== 'function') throw new Error('this sluice has no WebSocketServer');
-    attach(new WebSocketServer({ server, perMessageDeflate: false, maxPayload: 1 << 20 }), true);
+    attach(new WebSocketServer({ server, perMessageDeflate, maxPayload: 1 << 20 }), true);
   } else if (impl === 'node' || impl === 'ws-sluice') {
     const { WebSocketServer } = require('ws');
-    attach(new WebSocketServer({ server, perMessageDeflate: false, maxPayload: 1 << 20 }), false);
+    attach(new WebSocketServer({ server, perMessageDeflate, maxPayload: 1 << 20 }), false);
   } else {
     throw new Error(`unknown server ${impl}`);
   }
   serve(server);
 }
 
-function serveUws() {
+function serveUws(deflate) {
   const { loadUws } = require('../http/uws_server.js');
   const uws = loadUws();
   const app = uws.App();
-  const common = { compression: uws.DISABLED, maxPayloadLength: 1 << 20, idleTimeout: 0, maxBackpressure: 16 << 20 };
+  const compression = deflate === 'shared' ? uws.SHARED_COMPRESSOR : uws.DISABLED;
+  const common = { compression, maxPayloadLength: 1 << 20, idleTimeout: 0, maxBackpressure: 16 << 20 };
   app.ws('/echo', { ...common, message: (ws, m, isBinary) => { ws.send(m, isBinary); } });
   app.ws('/sub', { ...common, open: (ws) => { ws.subscribe('fan'); } });
-  app.ws('/pub', { ...common, message: (ws, m, isBinary) => { app.publish('fan', m, isBinary); } });
+  app.ws('/pub', { ...common, message: (ws, m, isBinary) => { app.publish('fan', m, isBinary, compression !== uws.DISABLED); } });
   app.any('/*', (res) => res.end('ok'));
   let port = 0;
   serve({

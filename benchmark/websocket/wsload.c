@@ -5,16 +5,23 @@
  *   wsload echo   HOST PORT PATH CONNS SIZE SECONDS
  *       CONNS connections each send one SIZE-byte binary message and wait
  *       for its echo before sending the next (a closed loop, as wrk's).
- *   wsload fanout HOST PORT PUBPATH SUBPATH SUBS SIZE SECONDS WINDOW
+ *   wsload fanout HOST PORT PUBPATH SUBPATH SUBS SIZE SECONDS WINDOW [deflate]
  *       SUBS subscriber connections on SUBPATH, one publisher on PUBPATH
  *       that keeps WINDOW messages in flight: a message counts as done
  *       when every subscriber has it; deliveries are counted per subscriber.
+ *       With `deflate`: the messages are compressible text (JSON-like
+ *       lines), every connection offers permessage-deflate, and a
+ *       subscriber knows a message by its order (the n-th message it gets
+ *       is the n-th published: TCP keeps the order and nothing is dropped)
+ *       instead of by the sequence number in its first bytes, which a
+ *       compressed frame hides; compressed frames (RSV1) are counted, not
+ *       inflated (the server's CPU is what is measured).
  *   wsload idle   HOST PORT PATH CONNS SECONDS
  *       opens CONNS WebSockets, completes every handshake and holds them
  *       open and silent for SECONDS (the runner reads the server's RSS).
  *
  * Prints one result line:
- *   RESULT mode=.. messages=N seconds=S bytes=B errors=E open=O
+ *   RESULT mode=.. messages=N seconds=S bytes=B errors=E open=O compressed=C
  * messages: echoes received (echo), deliveries (fanout), or 0 (idle).
  * Messages are measured after every connection is open; the handshake and
  * connect phase is not timed. Frames the client sends are masked (RFC 6455
@@ -54,6 +61,7 @@ struct conn {
   const char *out;   /* pending output */
   size_t outlen, outoff;
   int inflight;      /* echo: a message is in flight */
+  uint32_t nmsg;     /* fan-out with deflate: messages received (the next seq) */
 };
 
 static const char *g_host;
@@ -73,6 +81,8 @@ static uint32_t g_nextseq;
 static int *g_seqcount;      /* per slot: subscribers that have the message */
 static uint32_t *g_seqslot;  /* per slot: which seq it holds */
 static struct conn *g_pub;
+static int g_deflate;        /* fan-out: offer permessage-deflate, compressible text */
+static long long g_compressed; /* data frames received with RSV1 */
 
 static double now(void) {
   struct timespec ts;
@@ -153,8 +163,8 @@ static size_t g_requestlen;
 static void make_request(const char *path) {
   g_requestlen = (size_t)snprintf(g_request, sizeof g_request,
       "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-      path, g_host, g_port);
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n%s\r\n",
+      path, g_host, g_port, g_deflate ? "Sec-WebSocket-Extensions: permessage-deflate\r\n" : "");
 }
 
 static struct conn *open_conn(const char *path, int role) {
@@ -184,7 +194,8 @@ static void publish_next(void);
 static void on_message(struct conn *c) {
   if (g_measuring) g_messages++;
   if (g_subs) { /* fan-out subscriber */
-    uint32_t seq = ((uint32_t)c->seqbuf[0] << 24) | ((uint32_t)c->seqbuf[1] << 16) |
+    uint32_t seq = g_deflate ? c->nmsg++ :
+                   ((uint32_t)c->seqbuf[0] << 24) | ((uint32_t)c->seqbuf[1] << 16) |
                    ((uint32_t)c->seqbuf[2] << 8) | c->seqbuf[3];
     int slot = (int)(seq % (uint32_t)g_window);
     if (g_seqslot[slot] == seq && ++g_seqcount[slot] == g_subs) {
@@ -207,7 +218,23 @@ static void publish_next(void) {
   g_seqcount[slot] = 0;
   /* Build this seq's frame: the payload's first 4 bytes carry it (masked). */
   static unsigned char *payload;
-  if (!payload) payload = calloc(1, g_size < 4 ? 4 : g_size);
+  if (!payload) {
+    payload = calloc(1, g_size < 4 ? 4 : g_size);
+    if (g_deflate) {
+      /* What a feed publishes: JSON-like lines, alike but not equal. */
+      size_t at = 0;
+      for (int i = 0; at < g_size; i++) {
+        char line[160];
+        int n = snprintf(line, sizeof line,
+                         "{\"id\":%d,\"user\":\"user%03d\",\"type\":\"quote\",\"price\":%d.%02d,"
+                         "\"text\":\"the quick brown fox jumps over the lazy dog\"}\n",
+                         1000 + i, (i * 37) % 1000, 100 + (i * 13) % 900, (i * 7) % 100);
+        size_t take = (size_t)n < g_size - at ? (size_t)n : g_size - at;
+        memcpy(payload + at, line, take);
+        at += take;
+      }
+    }
+  }
   payload[0] = (unsigned char)(seq >> 24);
   payload[1] = (unsigned char)(seq >> 16);
   payload[2] = (unsigned char)(seq >> 8);
@@ -299,6 +326,7 @@ static void parse_frames(struct conn *c) {
     }
     off += h;
     c->fin = (p[0] & 0x80) != 0;
+    if ((p[0] & 0x40) && g_measuring) g_compressed++;
     if (opcode != 0) c->seqgot = 0;
     c->skip = len;
     c->in_payload = 1;
@@ -401,7 +429,8 @@ int main(int argc, char **argv) {
     unsigned char *payload = malloc(g_size ? g_size : 1);
     for (size_t i = 0; i < g_size; i++) payload[i] = (unsigned char)('a' + i % 26);
     g_frame = make_frame(payload, g_size, &g_framelen);
-  } else if (!strcmp(mode, "fanout") && argc == 10) {
+  } else if (!strcmp(mode, "fanout") && (argc == 10 || (argc == 11 && !strcmp(argv[10], "deflate")))) {
+    g_deflate = argc == 11;
     g_host = argv[2];
     g_port = atoi(argv[3]);
     make_request(argv[4]);
@@ -446,7 +475,7 @@ int main(int argc, char **argv) {
   }
   if (g_open < g_wanted) {
     fprintf(stderr, "only %d of %d connections open after 60 s\n", g_open, g_wanted);
-    printf("RESULT mode=%s messages=0 seconds=0 bytes=0 errors=%lld open=%d\n", mode, g_errors, g_open);
+    printf("RESULT mode=%s messages=0 seconds=0 bytes=0 errors=%lld open=%d compressed=0\n", mode, g_errors, g_open);
     return 1;
   }
   g_errors = 0;
@@ -454,7 +483,7 @@ int main(int argc, char **argv) {
     printf("OPEN %d\n", g_open);
     fflush(stdout);
     loop_until(now() + seconds, NULL);
-    printf("RESULT mode=idle messages=0 seconds=%.3f bytes=0 errors=%lld open=%d\n", seconds, g_errors, g_open);
+    printf("RESULT mode=idle messages=0 seconds=%.3f bytes=0 errors=%lld open=%d compressed=0\n", seconds, g_errors, g_open);
     return g_open == conns ? 0 : 1;
   }
   /* Start the load, then measure over `seconds` (a short ramp first). */
@@ -470,7 +499,7 @@ int main(int argc, char **argv) {
   double m0 = now();
   loop_until(m0 + seconds, NULL);
   double took = now() - m0;
-  printf("RESULT mode=%s messages=%lld seconds=%.3f bytes=%lld errors=%lld open=%d\n", mode, g_messages, took,
-         g_bytes, g_errors, g_open);
+  printf("RESULT mode=%s messages=%lld seconds=%.3f bytes=%lld errors=%lld open=%d compressed=%lld\n", mode,
+         g_messages, took, g_bytes, g_errors, g_open, g_compressed);
   return g_errors ? 1 : 0;
 }

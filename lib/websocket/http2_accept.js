@@ -47,7 +47,7 @@ class Http2WsConn {
   wsUnsubscribe(topic) { return this._native.wsUnsubscribe(this._id, topic); }
   wsIsSubscribed(topic) { return this._native.wsIsSubscribed(this._id, topic); }
   wsTopics() { return this._native.wsTopics(this._id); }
-  wsPublish(topic, data, opcode) { return this._native.wsPublish(this._id, topic, data, opcode); }
+  wsPublish(topic, data, opcode, compress) { return this._native.wsPublish(this._id, topic, data, opcode, compress); }
   pause() { this._native.pauseStream(this._id); }
   resume() { this._native.resumeStream(this._id); }
   destroy() { this._native.rstStream(this._id, NGHTTP2_CANCEL); }

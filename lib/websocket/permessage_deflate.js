@@ -70,7 +70,10 @@ function accept(options, offers) {
       (typeof opts.serverMaxWindowBits === 'number' && opts.serverMaxWindowBits > params.server_max_window_bits))) ||
     (typeof opts.clientMaxWindowBits === 'number' && !params.client_max_window_bits)));
   if (!accepted) throw new Error('None of the extension offers can be accepted');
-  if (opts.serverNoContextTakeover) accepted.server_no_context_takeover = true;
+  // sharedCompressor: every deflate connection is answered
+  // server_no_context_takeover (RFC 7692 7.1.1.1 lets a server add it to
+  // any offer), so one message deflated from a fresh context suits all.
+  if (opts.serverNoContextTakeover || opts.sharedCompressor) accepted.server_no_context_takeover = true;
   if (opts.clientNoContextTakeover) accepted.client_no_context_takeover = true;
   if (typeof opts.serverMaxWindowBits === 'number') accepted.server_max_window_bits = opts.serverMaxWindowBits;
   if (typeof opts.clientMaxWindowBits === 'number') {
@@ -87,20 +90,43 @@ function format(accepted) {
     (accepted[k] === true ? k : `${k}=${accepted[k]}`))].join('; ');
 }
 
+// The window of the shared compressor's deflater: the server's
+// serverMaxWindowBits, or zlib's largest.
+function sharedWindowBits(opts) {
+  return typeof opts.serverMaxWindowBits === 'number' ? opts.serverMaxWindowBits : 15;
+}
+
+// What new NativeWsHub() reads for the server's options: the shared
+// compressor's config, or undefined when the option is off.
+function sharedConfig(options) {
+  const opts = options === true ? {} : options;
+  if (!opts || !opts.sharedCompressor) return undefined;
+  return nativeConfig(opts, {
+    server_no_context_takeover: true,
+    server_max_window_bits: sharedWindowBits(opts),
+  });
+}
+
 // What wsAccept reads (config.deflate) for `accepted` under `options`.
 function nativeConfig(options, accepted) {
   const opts = options === true ? {} : options;
   const zlib = opts.zlibDeflateOptions || {};
+  const serverMaxWindowBits = accepted.server_max_window_bits || 15;
   return {
     serverNoContextTakeover: !!accepted.server_no_context_takeover,
     clientNoContextTakeover: !!accepted.client_no_context_takeover,
-    serverMaxWindowBits: accepted.server_max_window_bits || 15,
+    serverMaxWindowBits,
     clientMaxWindowBits: accepted.client_max_window_bits || 15,
     // As ws: zlib's default level unless zlibDeflateOptions says.
     level: typeof zlib.level === 'number' ? zlib.level : -1,
     memLevel: typeof zlib.memLevel === 'number' ? zlib.memLevel : 8,
     threshold: typeof opts.threshold === 'number' ? opts.threshold : 1024,
+    // Takes the hub's shared frames: no context takeover (forced above)
+    // and a window the hub's deflater fits in. A client that limited
+    // server_max_window_bits below it is served its own compression.
+    shared: !!opts.sharedCompressor && !!accepted.server_no_context_takeover &&
+      serverMaxWindowBits >= sharedWindowBits(opts),
   };
 }
 
-module.exports = { parseExtensions, accept, format, nativeConfig };
+module.exports = { parseExtensions, accept, format, nativeConfig, sharedConfig };

@@ -249,7 +249,8 @@ class WebSocket extends EventEmitter {
     if (typeof data === 'number') data = data.toString();
     data = toData(data);
     const binary = options && options.binary !== undefined ? !!options.binary : typeof data !== 'string';
-    return this[kConn].wsPublish(String(topic), data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT);
+    const compress = !(options && options.compress === false);
+    return this[kConn].wsPublish(String(topic), data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, compress);
   }
 
   // ---- native events (lib/websocket/native_events.js) -----------------------

@@ -112,7 +112,14 @@ class WebSocketServer extends EventEmitter {
     }
     this.options = options;
     this._state = RUNNING;
-    this._hub = new binding.NativeWsHub();
+    const pmd = options.perMessageDeflate;
+    if (pmd && pmd.sharedCompressor && pmd.serverNoContextTakeover === false) {
+      throw new TypeError('perMessageDeflate.sharedCompressor needs server_no_context_takeover: ' +
+        'serverNoContextTakeover cannot be false');
+    }
+    // With perMessageDeflate.sharedCompressor the hub deflates a published
+    // message once for every deflate subscriber.
+    this._hub = new binding.NativeWsHub(pmd ? permessageDeflate.sharedConfig(pmd) : undefined);
     // What wsAccept reads, once per server.
     this._config = {
       maxPayload: options.maxPayload,
@@ -220,7 +227,9 @@ class WebSocketServer extends EventEmitter {
       data = String(data);
     }
     const binary = options && options.binary !== undefined ? !!options.binary : typeof data !== 'string';
-    return this._hub.publish(String(topic), data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT);
+    // compress: false keeps it plain for every subscriber (as send's).
+    const compress = !(options && options.compress === false);
+    return this._hub.publish(String(topic), data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, compress);
   }
 
   subscribers(topic) {

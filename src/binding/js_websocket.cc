@@ -108,6 +108,25 @@ bool TopicArg(const Napi::Value& v, std::string* out) {
 
 }  // namespace
 
+// lib/'s nativeConfig (permessage_deflate.js) -> the native config.
+WsDeflateConfig WsCalls::DeflateConfigFrom(const Napi::Object& d) {
+  auto dnum = [&](const char* name, double dflt) {
+    Napi::Value v = d.Get(name);
+    return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
+  };
+  WsDeflateConfig dc;
+  dc.enabled = true;
+  dc.server_no_context_takeover = d.Get("serverNoContextTakeover").ToBoolean().Value();
+  dc.client_no_context_takeover = d.Get("clientNoContextTakeover").ToBoolean().Value();
+  dc.server_max_window_bits = static_cast<int>(dnum("serverMaxWindowBits", 15));
+  dc.client_max_window_bits = static_cast<int>(dnum("clientMaxWindowBits", 15));
+  dc.level = static_cast<int>(dnum("level", 1));
+  dc.mem_level = static_cast<int>(dnum("memLevel", 8));
+  dc.threshold = static_cast<size_t>(dnum("threshold", 1024));
+  dc.shared = d.Get("shared").ToBoolean().Value();
+  return dc;
+}
+
 WsConfig WsCalls::ConfigFrom(const Napi::Object& o) {
   auto num = [&](const char* name, double dflt) {
     Napi::Value v = o.Get(name);
@@ -127,20 +146,7 @@ WsConfig WsCalls::ConfigFrom(const Napi::Object& o) {
   // permessage-deflate as lib/ negotiated it (an object), or absent.
   Napi::Value pmd = o.Get("deflate");
   if (pmd.IsObject()) {
-    Napi::Object d = pmd.As<Napi::Object>();
-    auto dnum = [&](const char* name, double dflt) {
-      Napi::Value v = d.Get(name);
-      return v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : dflt;
-    };
-    WsDeflateConfig& dc = cfg.deflate;
-    dc.enabled = true;
-    dc.server_no_context_takeover = d.Get("serverNoContextTakeover").ToBoolean().Value();
-    dc.client_no_context_takeover = d.Get("clientNoContextTakeover").ToBoolean().Value();
-    dc.server_max_window_bits = static_cast<int>(dnum("serverMaxWindowBits", 15));
-    dc.client_max_window_bits = static_cast<int>(dnum("clientMaxWindowBits", 15));
-    dc.level = static_cast<int>(dnum("level", 1));
-    dc.mem_level = static_cast<int>(dnum("memLevel", 8));
-    dc.threshold = static_cast<size_t>(dnum("threshold", 1024));
+    cfg.deflate = DeflateConfigFrom(pmd.As<Napi::Object>());
     cfg.parser.rsv1_allowed = true;
   }
   return cfg;
@@ -158,8 +164,23 @@ Napi::Function JsWsHub::Init(Napi::Env env) {
   return f;
 }
 
+// new NativeWsHub([sharedDeflate]): sharedDeflate, lib/'s nativeConfig of
+// the server's options, turns the shared compressor on.
 JsWsHub::JsWsHub(const Napi::CallbackInfo& info)
-    : Napi::ObjectWrap<JsWsHub>(info), hub_(std::make_shared<WsHub>()) {}
+    : Napi::ObjectWrap<JsWsHub>(info), hub_(std::make_shared<WsHub>()) {
+  if (info.Length() > 0 && info[0].IsObject()) {
+    hub_->EnableSharedDeflate(WsCalls::DeflateConfigFrom(info[0].As<Napi::Object>()));
+  }
+}
+
+namespace {
+
+// publish's `compress` argument: anything but false compresses.
+bool CompressArg(const Napi::Value& v) {
+  return !(v.IsBoolean() && !v.As<Napi::Boolean>().Value());
+}
+
+}  // namespace
 
 std::shared_ptr<WsHub> JsWsHub::From(napi_env env, napi_value v) {
   AddonData* data = GetAddonData(env);
@@ -172,7 +193,8 @@ std::shared_ptr<WsHub> JsWsHub::From(napi_env env, napi_value v) {
   return h ? h->hub_ : nullptr;
 }
 
-// publish(topic, data, opcode) -> subscribers the frame was queued for
+// publish(topic, data, opcode, compress) -> subscribers the frame was
+// queued for
 Napi::Value JsWsHub::Publish(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   std::string topic;
@@ -188,7 +210,7 @@ Napi::Value JsWsHub::Publish(const Napi::CallbackInfo& info) {
     return IntV(env, 0);
   }
   const uint8_t opcode = static_cast<uint8_t>(info[2].As<Napi::Number>().Uint32Value());
-  WsHub::PublishResult r = hub_->Publish(topic, opcode, data, len, nullptr);
+  WsHub::PublishResult r = hub_->Publish(topic, opcode, data, len, nullptr, CompressArg(info[3]));
   return IntV(env, static_cast<int64_t>(r.queued));
 }
 
@@ -324,8 +346,8 @@ Napi::Value WsCalls::Topics(const Napi::CallbackInfo& info, WebSocketSession* s,
   return a;
 }
 
-// wsPublish(topic, data, opcode) -> subscribers queued (every one but this
-// connection)
+// wsPublish(topic, data, opcode, compress) -> subscribers queued (every
+// one but this connection)
 Napi::Value WsCalls::Publish(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   napi_env env = info.Env();
   std::string topic;
@@ -341,7 +363,7 @@ Napi::Value WsCalls::Publish(const Napi::CallbackInfo& info, WebSocketSession* s
     return IntV(env, 0);
   }
   const uint8_t opcode = static_cast<uint8_t>(info[a + 2].As<Napi::Number>().Uint32Value());
-  WsHub::PublishResult r = s->hub()->Publish(topic, opcode, data, len, s);
+  WsHub::PublishResult r = s->hub()->Publish(topic, opcode, data, len, s, CompressArg(info[a + 3]));
   return IntV(env, static_cast<int64_t>(r.queued));
 }
 

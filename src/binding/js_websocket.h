@@ -74,7 +74,7 @@ struct WsCalls {
   static Napi::Value IsSubscribed(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
   // () -> [topic]
   static Napi::Value Topics(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
-  // (topic, data, opcode) -> subscribers queued (all but `s`)
+  // (topic, data, opcode, compress) -> subscribers queued (all but `s`)
   static Napi::Value Publish(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a);
   // HTTP/2 wsAccept(id, headerLines, config, hub) -> 0 or an error
   // result: the extended CONNECT of stream `id` is answered 200 with
@@ -84,10 +84,12 @@ struct WsCalls {
   // The WsConfig of wsAccept's config object (lib/'s WebSocketServer
   // _config, with `deflate` when permessage-deflate was negotiated).
   static WsConfig ConfigFrom(const Napi::Object& o);
+  // The permessage-deflate part (a connection's, or the hub's shared one).
+  static WsDeflateConfig DeflateConfigFrom(const Napi::Object& d);
 };
 
-// new NativeWsHub(): publish(topic, data, opcode) -> subscribers queued,
-// subscribers(topic) -> count. Sessions hold the WsHub too (shared), so
+// new NativeWsHub([sharedDeflate]): publish(topic, data, opcode,
+// compress) -> subscribers queued, subscribers(topic) -> count. Sessions hold the WsHub too (shared), so
 // the JS object may be collected while they are subscribed.
 class JsWsHub final : public Napi::ObjectWrap<JsWsHub> {
  public:

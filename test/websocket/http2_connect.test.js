@@ -303,6 +303,37 @@ function echo(wss, onWs) {
     assert.strictEqual(wss.subscribers('news'), 1);
   });
 
+  it('sharedCompressor: one compressed frame reaches HTTP/2 and HTTP/1.1 deflate subscribers, the plain one the rest', async () => {
+    const { wss, port, connect } = await start(false, { perMessageDeflate: { sharedCompressor: true } });
+    let n = 0;
+    wss.on('connection', (ws) => {
+      ws.on('error', () => {});
+      ws.subscribe('news');
+      n++;
+    });
+    const h1deflate = client(`ws://127.0.0.1:${port}/`, undefined, { perMessageDeflate: true });
+    const h1plain = client(`ws://127.0.0.1:${port}/`);
+    await Promise.all([next(h1deflate, 'open'), next(h1plain, 'open')]);
+    const session = await connect();
+    const c = open(session, '/', { 'sec-websocket-extensions': 'permessage-deflate; client_max_window_bits' });
+    const h = await c.response;
+    assert.match(h['sec-websocket-extensions'], /server_no_context_takeover/);
+    const p = open(session);
+    await p.response;
+    await common.withTimeout((async () => { while (n < 4) await common.sleep(5); })(), 8000, 'connections');
+    const text = 'published to all, compressed once. '.repeat(100);
+    const got = [next(h1deflate, 'message'), next(h1plain, 'message')];
+    assert.strictEqual(wss.publish('news', text), 4);
+    for (const m of await Promise.all(got)) assert.strictEqual(m[0].toString(), text);
+    const [f] = await nFrames(c, 1);
+    assert.strictEqual(f.rsv, 0x40);
+    assert.ok(f.payload.length < text.length / 4, 'compressed on the wire');
+    assert.strictEqual(inflate(f.payload).toString(), text);
+    const [g] = await nFrames(p, 1);
+    assert.strictEqual(g.rsv, 0);
+    assert.strictEqual(g.payload.toString(), text);
+  });
+
   it('refusals: verifyClient (sync and async, with headers), path, version; the session serves on', async () => {
     const { wss, connect } = await start(false, {
       path: '/ws',

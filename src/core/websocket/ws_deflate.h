@@ -25,6 +25,12 @@ struct WsDeflateConfig {
   int level = 1;                            // ws's default zlib level
   int mem_level = 8;
   size_t threshold = 1024;                  // smaller messages go uncompressed
+  // The server's sharedCompressor: server_no_context_takeover was
+  // negotiated and the peer's server window is at least the hub's, so a
+  // message deflated once by the hub (WsHub::shared_deflate) is valid for
+  // this connection: it takes the hub's compressed publish frames, and its
+  // own sends are deflated by the hub's deflater (no deflater of its own).
+  bool shared = false;
 };
 
 class WsDeflate {

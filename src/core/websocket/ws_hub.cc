@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "core/net/output_queue.h"
 #include "core/websocket/ws_frame.h"
@@ -15,8 +16,17 @@ namespace {
 // it (large frames only); freed by the last Release (loop thread).
 class SharedFrame final : public ExternalRef {
  public:
-  explicit SharedFrame(size_t n) : bytes_(new char[n]), refs_(1) {}
-  char* data() { return bytes_.get(); }
+  // The frame of a `len`-byte payload (header + copy of it).
+  SharedFrame(bool rsv1, uint8_t opcode, const char* payload, size_t len) : refs_(1) {
+    char header[kWsMaxServerHeader];
+    const size_t hlen = WsWriteHeader(header, true, rsv1, opcode, len);
+    size_ = hlen + len;
+    bytes_.reset(new char[size_]);
+    memcpy(bytes_.get(), header, hlen);
+    if (len > 0) memcpy(bytes_.get() + hlen, payload, len);
+  }
+  const char* data() const { return bytes_.get(); }
+  size_t size() const { return size_; }
   void Release() override {
     if (--refs_ == 0) delete this;
   }
@@ -24,6 +34,7 @@ class SharedFrame final : public ExternalRef {
 
  private:
   std::unique_ptr<char[]> bytes_;
+  size_t size_ = 0;
   size_t refs_;
 };
 
@@ -58,29 +69,56 @@ size_t WsHub::Subscribers(const std::string& topic) const {
   return it == topics_.end() ? 0 : it->second.size();
 }
 
+void WsHub::EnableSharedDeflate(const WsDeflateConfig& config) {
+  WsDeflateConfig c = config;
+  c.enabled = true;
+  c.server_no_context_takeover = true;
+  c.shared = true;
+  shared_.reset(new WsDeflate(c));
+}
+
 WsHub::PublishResult WsHub::Publish(const std::string& topic, uint8_t opcode,
                                     const char* data, size_t len,
-                                    const WebSocketSession* exclude) {
+                                    const WebSocketSession* exclude, bool compress) {
   PublishResult r;
   auto it = topics_.find(topic);
   if (it == topics_.end()) return r;
-  char header[kWsMaxServerHeader];
-  const size_t hlen = WsWriteHeader(header, true, false, opcode, len);
-  SharedFrame* frame = new SharedFrame(hlen + len);
-  memcpy(frame->data(), header, hlen);
-  if (len > 0) memcpy(frame->data() + hlen, data, len);
+  // Each frame is built on first need: a topic whose subscribers all
+  // take the compressed one never builds the plain one, and the other
+  // way round. `deflate_tried` keeps a zlib failure from being retried
+  // per subscriber (they then get the plain frame).
+  const bool may_compress = compress && shared_ && len >= shared_->config().threshold;
+  bool deflate_tried = false;
+  SharedFrame* plain = nullptr;
+  SharedFrame* packed = nullptr;
   // SendFrame writes into queues only (no embedder call), so the
   // subscriber list cannot change while it is walked.
   for (WebSocketSession* s : it->second) {
     if (s == exclude) continue;
-    const int res = s->SendFrame(frame->data(), hlen + len, frame, &SharedFrame::Retain);
+    SharedFrame* frame = nullptr;
+    if (may_compress && s->TakesSharedFrames()) {
+      if (!deflate_tried) {
+        deflate_tried = true;
+        if (shared_->Deflate(data, len, &deflated_)) {
+          packed = new SharedFrame(true, opcode, deflated_.data(), deflated_.size());
+        }
+        if (deflated_.capacity() > 65536) std::string().swap(deflated_);
+      }
+      frame = packed;
+    }
+    if (frame == nullptr) {
+      if (plain == nullptr) plain = new SharedFrame(false, opcode, data, len);
+      frame = plain;
+    }
+    const int res = s->SendFrame(frame->data(), frame->size(), frame, &SharedFrame::Retain);
     if (res == kWsSent || res == kWsBuffered) {
       r.queued++;
     } else if (res == kWsDropped) {
       r.dropped++;
     }
   }
-  frame->Release();
+  if (plain) plain->Release();
+  if (packed) packed->Release();
   return r;
 }
 

@@ -131,7 +131,12 @@ int WebSocketSession::SendCompressed(uint8_t opcode, const char* data, size_t le
   if (config_.max_backpressure != 0 && t_->Backlog() > config_.max_backpressure) {
     return kWsDropped;
   }
-  if (!deflate_->Deflate(data, len, &deflated_)) return Send(opcode, data, len, true);
+  // Shared mode: the hub's deflater (no context takeover, a window no
+  // larger than the one negotiated here) spares this connection a
+  // deflater of its own; it is used and reset within this call.
+  WsDeflate* d = deflate_.get();
+  if (TakesSharedFrames() && hub_ && hub_->shared_deflate()) d = hub_->shared_deflate();
+  if (!d->Deflate(data, len, &deflated_)) return Send(opcode, data, len, true);
   OutputQueue& q = *t_->Output();
   char* h = q.Reserve(kWsMaxServerHeader);
   q.Commit(WsWriteHeader(h, true, true, opcode, deflated_.size()));

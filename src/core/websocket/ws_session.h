@@ -92,14 +92,18 @@ class WebSocketSession final : private WsParserListener {
   // negotiated, a whole message (fin, none of ours fragmented), at least
   // the threshold, and the sender asked (`compress`).
   bool WantsCompression(size_t len, bool fin, bool compress) const;
-  // Sends one whole data message compressed (RSV1), deflated here; falls
-  // back to plain when zlib fails.
+  // Sends one whole data message compressed (RSV1), deflated here (by the
+  // hub's shared deflater in the shared mode); falls back to plain when
+  // zlib fails.
   int SendCompressed(uint8_t opcode, const char* data, size_t len);
   // A frame built once for many sessions (pub/sub): [data, len) is a whole
   // frame; large frames are referenced (ref retained by the caller per
   // use: Retain is called once per queueing), small ones copied.
   int SendFrame(const char* frame, size_t len, ExternalRef* ref,
                 void (*retain)(ExternalRef*));
+  // The hub's compressed publish frames are valid here (deflate
+  // negotiated under the shared compressor: WsDeflateConfig::shared).
+  bool TakesSharedFrames() const { return deflate_ != nullptr && config_.deflate.shared; }
   // Starts the closing handshake with `code` (0: no code) and a reason of
   // at most 123 bytes. kWsNotOpen when a close frame was already sent.
   int Close(int code, const char* reason, size_t len);
