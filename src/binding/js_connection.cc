@@ -344,6 +344,12 @@ Napi::Value JsConnection::Stats(const Napi::CallbackInfo& info) {
   if (c) {
     o.Set("flushes", Napi::Number::New(env, static_cast<double>(c->writer().flushes())));
     o.Set("backlog", Napi::Number::New(env, static_cast<double>(c->writer().Backlog())));
+    // Memory held per connection (tests of idle connections): sessions
+    // a protocol switch retired and not yet freed, output buffer kept.
+    o.Set("retiredSessions", Napi::Number::New(env, static_cast<double>(c->retired_sessions())));
+    o.Set("outputCapacity", Napi::Number::New(
+        env, static_cast<double>(c->writer().queue().inline_capacity() +
+                                 c->writer().wire().inline_capacity())));
   }
   o.Set("bytesRead", Napi::Number::New(
       env, static_cast<double>(c ? c->bytes_read() : bytes_read_)));

@@ -282,4 +282,27 @@ describe(`WebSocketServer API [${common.implName}]`, function () {
     ]));
     assert.strictEqual(await common.withTimeout(got, 8000, 'early message'), 'early');
   });
+  // Memory per idle socket (docs/websocket.md): once the WebSocket took the
+  // connection, the HTTP/1.1 session and tunnel it replaced are freed in
+  // the same loop turn, and the output buffer is not kept between sends.
+  it('[sluice-only] an open, idle WebSocket keeps no retired HTTP/1.1 session and no output buffer', async function () {
+    if (common.isNode) this.skip();
+    const { kConn } = require('../../lib/websocket/websocket');
+    const { wss, url } = await startWs();
+    echo(wss);
+    const conn = next(wss, 'connection');
+    const c = client(url);
+    await next(c, 'open');
+    const [ws] = await conn;
+    c.send('x'.repeat(3000));
+    assert.strictEqual((await next(c, 'message'))[0].length, 3000);
+    await new Promise((resolve) => setImmediate(resolve));
+    const st = ws[kConn].stats();
+    assert.strictEqual(st.retiredSessions, 0);
+    assert.strictEqual(st.outputCapacity, 0);
+    assert.strictEqual(st.backlog, 0);
+    // And it still works after its buffers were freed.
+    c.send('again');
+    assert.strictEqual((await next(c, 'message'))[0].toString(), 'again');
+  });
 });

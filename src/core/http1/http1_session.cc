@@ -515,6 +515,14 @@ bool Http1Session::IsIdle() const {
   return requests_.empty() && !parser_.in_message();
 }
 
+bool Http1Session::CanFreeRetired() const {
+  if (static_pending_ > 0 || pumping_ || in_pipe_api_ > 0) return false;
+  for (const Request& r : requests_) {
+    if (r.pipe_body || r.static_lookup) return false;
+  }
+  return true;
+}
+
 void Http1Session::OnServerClosing() {
   server_closing_ = true;
   close_seq_ = next_seq_;

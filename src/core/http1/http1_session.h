@@ -53,6 +53,10 @@ class Http1Session final : public Session, private Http1ParserListener,
   void OnEof() override;
   void OnTimeout(int kind) override;
   bool IsIdle() const override;
+  // Retired (a tunnel or a WebSocket took the connection): no request of
+  // it can progress any more (the binding finds no HTTP/1.1 session), so
+  // it may be freed once no pipe body or static lookup can call back.
+  bool CanFreeRetired() const override;
   void OnServerClosing() override;
   void OnClose() override;
   void OnWritesDone() override;

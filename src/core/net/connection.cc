@@ -1,5 +1,6 @@
 #include "core/net/connection.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -485,6 +486,20 @@ void Connection::FailTls() {
 void Connection::ReplaceSession(Session* s) {
   retired_sessions_.push_back(std::move(session_));
   session_.reset(s);
+  listener_->ScheduleFreeRetired(this);
+}
+
+void Connection::FreeRetiredSessions() {
+  retired_sessions_.erase(
+      std::remove_if(retired_sessions_.begin(), retired_sessions_.end(),
+                     [](const std::unique_ptr<Session>& r) {
+                       return r->CanFreeRetired();
+                     }),
+      retired_sessions_.end());
+  if (retired_sessions_.empty()) {
+    // Give the vector's storage back as well.
+    std::vector<std::unique_ptr<Session>>().swap(retired_sessions_);
+  }
 }
 
 void Connection::MarkDirty() {

@@ -83,10 +83,18 @@ class Connection final : private WriterClient {
   void Resume(PauseReason why);
   bool paused() const { return pause_mask_ != 0; }
 
-  // Protocol switch mid-connection (h2c upgrade): `s` becomes the session.
-  // The old one, possibly still on the stack, lives until the connection
-  // is freed.
+  // Protocol switch mid-connection (h2c upgrade, Upgrade to a tunnel, a
+  // WebSocket accept): `s` becomes the session. The old one may still be
+  // on the stack, so it is retired, not freed: the listener's next check
+  // phase frees it (FreeRetiredSessions) if it has nothing in flight, else
+  // it lives until the connection is freed. An idle WebSocket would
+  // otherwise keep its HTTP/1.1 session and parser (~2 KiB) for life.
   void ReplaceSession(Session* s);
+  // Frees the retired sessions that CanFreeRetired. Only from the
+  // listener's check callback (Listener::OnCheck), where no session
+  // method is on the stack.
+  void FreeRetiredSessions();
+  size_t retired_sessions() const { return retired_sessions_.size(); }
 
   // Closes once queued output is written: FIN, then a short linger reading
   // and discarding input, then close.
@@ -204,7 +212,7 @@ class Connection final : private WriterClient {
   std::unique_ptr<TlsChannel> tls_;
   // Sessions replaced by ReplaceSession, possibly still on the stack (an
   // HTTP/1.1 session that became a tunnel that became a WebSocket in the
-  // same read): freed with the connection.
+  // same read): freed by FreeRetiredSessions or with the connection.
   std::vector<std::unique_ptr<Session>> retired_sessions_;
   uv_shutdown_t shutdown_req_;
   uint64_t deadlines_[kDeadlineCount] = {};

@@ -258,6 +258,7 @@ void Listener::RemoveConnection(Connection* c) {
   };
   drop(dirty_);
   drop(reparse_);
+  drop(free_retired_);
 }
 
 void Listener::OnConnectionFreed() {
@@ -300,6 +301,14 @@ void Listener::ScheduleFlush() {
 void Listener::ScheduleReparse(Connection* c) {
   if (std::find(reparse_.begin(), reparse_.end(), c) == reparse_.end()) {
     reparse_.push_back(c);
+  }
+  ScheduleFlush();
+}
+
+void Listener::ScheduleFreeRetired(Connection* c) {
+  if (std::find(free_retired_.begin(), free_retired_.end(), c) ==
+      free_retired_.end()) {
+    free_retired_.push_back(c);
   }
   ScheduleFlush();
 }
@@ -351,7 +360,17 @@ void Listener::OnCheck(uv_check_t* h) {
     l->EndDispatch();
   }
   l->FlushDirty();
-  if (!l->listening_ && l->dirty_.empty()) uv_check_stop(h);
+  if (!l->free_retired_.empty()) {
+    // Last: the reparse and the flush above may have replaced sessions
+    // too; they have all returned, so no retired session is on the stack.
+    // A connection closed since is gone from the list (RemoveConnection).
+    std::vector<Connection*> todo;
+    todo.swap(l->free_retired_);
+    for (Connection* c : todo) c->FreeRetiredSessions();
+  }
+  if (!l->listening_ && l->dirty_.empty() && l->free_retired_.empty()) {
+    uv_check_stop(h);
+  }
 }
 
 void Listener::OnSweep(uv_timer_t* t) {

@@ -120,6 +120,9 @@ class Listener {
   void OnConnectionFreed();
   // Runs c->ReparseHeldInput() in a dispatch later in this loop turn.
   void ScheduleReparse(Connection* c);
+  // Runs c->FreeRetiredSessions() in this loop turn's check phase, after
+  // the flush (Connection::ReplaceSession).
+  void ScheduleFreeRetired(Connection* c);
 
  private:
   ~Listener();
@@ -177,6 +180,7 @@ class Listener {
   std::vector<Connection*> dirty_;
   bool flushing_ = false;
   std::vector<Connection*> reparse_;
+  std::vector<Connection*> free_retired_;  // ScheduleFreeRetired
   char* shared_read_buf_;
 };
 

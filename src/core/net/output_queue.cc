@@ -84,6 +84,13 @@ void OutputQueue::Clear() {
   total_ = 0;
 }
 
+void OutputQueue::ClearAndFree() {
+  Clear();
+  inline_.reset();
+  inline_cap_ = 0;
+  std::vector<Segment>().swap(segs_);
+}
+
 void OutputQueue::ToIovecs(size_t skip, std::vector<uv_buf_t>* out) const {
   out->clear();
   for (const Segment& s : segs_) {

@@ -99,8 +99,14 @@ class OutputQueue {
   size_t size() const { return total_; }
   bool empty() const { return total_ == 0; }
   size_t inline_size() const { return inline_len_; }
-  // Drops everything, releasing external refs.
+  // Bytes of inline buffer held (kept across Clear, freed by ClearAndFree).
+  size_t inline_capacity() const { return inline_cap_; }
+  // Drops everything, releasing external refs; keeps the inline buffer
+  // for the next appends.
   void Clear();
+  // Clear, and frees the inline buffer and segment list as well: for a
+  // queue that stays empty most of its life (an idle WebSocket's).
+  void ClearAndFree();
 
   // Fills iovecs for the bytes after the first `skip` bytes. The iovecs point
   // into this queue, which must not change until they are used.

@@ -69,6 +69,12 @@ class Session {
   // No embedder call may follow for this connection's requests except
   // OnConnectionClose, which comes from the close callback.
   virtual void OnClose() {}
+  // Asked by Connection::FreeRetiredSessions (the listener's check phase,
+  // nothing of this session on the stack) once another session replaced
+  // this one: true when no libuv request, lookup or callback can still
+  // reach it, so it may be freed before its connection. False keeps it
+  // until the connection is freed.
+  virtual bool CanFreeRetired() const { return true; }
   // This session as HTTP/1.1, or null: the binding asks on every response
   // call, where a dynamic_cast through the multiple bases cost more than
   // the call's own work.

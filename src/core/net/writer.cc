@@ -11,7 +11,8 @@ int Writer::Flush() {
     // it needs), then wire_ is written exactly as a cleartext queue.
     if (!queue_.empty()) {
       int s = sealer_->Seal(queue_);
-      queue_.Clear();  // releases external refs: the records hold the bytes
+      // Releases external refs: the records hold the bytes.
+      if (free_when_empty_) queue_.ClearAndFree(); else queue_.Clear();
       if (s != 0) return UV_EPROTO;
     }
     out = &wire_;
@@ -29,7 +30,7 @@ int Writer::Flush() {
     if (r >= 0) {
       if (static_cast<size_t>(r) == out->size()) {
         dispatched_ += out->size();
-        out->Clear();  // releases external refs: the kernel has the bytes
+        Emptied(out);  // releases external refs: the kernel has the bytes
         return 0;
       }
       skip = static_cast<size_t>(r);
@@ -55,6 +56,15 @@ int Writer::Flush() {
   in_flight_bytes_ += wr->bytes;
   dispatched_ += total;
   return 0;
+}
+
+void Writer::Emptied(OutputQueue* out) {
+  if (!free_when_empty_) {
+    out->Clear();
+    return;
+  }
+  out->ClearAndFree();
+  std::vector<uv_buf_t>().swap(iov_);
 }
 
 void Writer::OnWrite(uv_write_t* req, int status) {

@@ -46,6 +46,12 @@ class Writer {
   void set_sealer(Sealer* s) { sealer_ = s; }
   OutputQueue& wire() { return wire_; }
 
+  // After each flush that empties the queues, free their buffers instead
+  // of keeping them for the next response: set by sessions whose
+  // connections sit idle for long (WebSockets), where a kept buffer is
+  // ~0.5 KiB per socket and a new one costs a malloc per burst.
+  void set_free_when_empty(bool on) { free_when_empty_ = on; }
+
   // Hands queued bytes to the kernel. Returns 0 or a libuv error (the
   // connection is then to be destroyed). Safe to call with nothing queued.
   int Flush();
@@ -72,6 +78,8 @@ class Writer {
     size_t bytes;
   };
   static void OnWrite(uv_write_t* req, int status);
+  // The queue(s) just became empty: Clear, or free (free_when_empty_).
+  void Emptied(OutputQueue* out);
 
   uv_stream_t* stream_;
   WriterClient* client_;
@@ -79,6 +87,7 @@ class Writer {
   Sealer* sealer_ = nullptr;
   OutputQueue wire_;  // sealed bytes (only with a sealer)
   std::vector<uv_buf_t> iov_;
+  bool free_when_empty_ = false;
   size_t in_flight_bytes_ = 0;
   size_t in_flight_reqs_ = 0;
   uint64_t flushes_ = 0;

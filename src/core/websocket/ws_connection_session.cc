@@ -15,6 +15,9 @@ int WsConnectionSession::Start() {
   for (int k = 0; k < kDeadlineCount; k++) {
     conn_->ClearDeadline(static_cast<DeadlineKind>(k));
   }
+  // A WebSocket mostly sits idle between messages: its output buffers are
+  // not kept between bursts (memory per idle socket, docs/websocket.md).
+  conn_->writer().set_free_when_empty(true);
   ws_.Start();
   return 0;
 }
