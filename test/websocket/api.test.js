@@ -287,7 +287,7 @@ describe(`WebSocketServer API [${common.implName}]`, function () {
   // the same loop turn, and the output buffer is not kept between sends.
   it('[sluice-only] an open, idle WebSocket keeps no retired HTTP/1.1 session and no output buffer', async function () {
     if (common.isNode) this.skip();
-    const { kConn } = require('../../lib/websocket/websocket');
+    const { kConn } = common.libInternal('websocket/websocket');
     const { wss, url } = await startWs();
     echo(wss);
     const conn = next(wss, 'connection');

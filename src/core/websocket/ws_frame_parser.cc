@@ -119,8 +119,10 @@ bool WsFrameParser::EndFrame() {
     stopped_ = true;
     return false;
   }
-  // A very large message's memory is not kept for the connection's life.
-  if (message_.capacity() > 65536) std::string().swap(message_);
+  // A message's memory is not kept for the connection's life beyond a
+  // small buffer: an idle socket holds at most 1 KiB here (a new one for
+  // the next large message costs one allocation).
+  if (message_.capacity() > 1024) message_.Free();
   return true;
 }
 
@@ -147,17 +149,22 @@ int WsFrameParser::Execute(const char* data, size_t len) {
     const size_t avail = static_cast<size_t>(end - p);
     const size_t n = remaining_ < avail ? static_cast<size_t>(remaining_) : avail;
     if (n > 0) {
-      std::string& dst = WsIsControl(opcode_) ? control_ : message_;
-      const size_t at = dst.size();
-      dst.resize(at + n);
-      Unmask(&dst[at], p, n);
+      char* dst;
+      if (WsIsControl(opcode_)) {
+        const size_t at = control_.size();  // at most 125 bytes
+        control_.resize(at + n);
+        dst = &control_[at];
+      } else {
+        dst = message_.Extend(n);  // every byte written by Unmask
+      }
+      Unmask(dst, p, n);
       p += n;
       remaining_ -= n;
       // Text is checked as it arrives (fail fast), compressed text only
       // once inflated.
       if (!WsIsControl(opcode_) && !message_binary_ && !message_compressed_ &&
           !config_.skip_utf8 &&
-          !utf8_.Feed(reinterpret_cast<const uint8_t*>(dst.data() + at), n)) {
+          !utf8_.Feed(reinterpret_cast<const uint8_t*>(dst), n)) {
         Fail(kWsCloseInvalidData, "Invalid UTF-8 sequence");
         break;
       }

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/common/byte_buffer.h"
 #include "core/websocket/utf8_validator.h"
 #include "core/websocket/ws_frame.h"
 
@@ -97,7 +98,7 @@ class WsFrameParser {
   bool in_message_ = false;
   bool message_binary_ = false;
   bool message_compressed_ = false;
-  std::string message_;
+  ByteBuffer message_;  // the message being assembled, unmasked
   std::string control_;
   Utf8Validator utf8_;
 
