@@ -99,6 +99,13 @@ class Http3Endpoint {
 
   destroy() { if (!this._closed) this._native.destroy(); }
 
+  // server.closeAllConnections() / closeIdleConnections(): every
+  // connection, or those with no request in flight, closed now
+  // (CONNECTION_CLOSE, H3_NO_ERROR).
+  closeAllConnections() { if (!this._closed) this._native.closeAllConnections(); }
+
+  closeIdleConnections() { if (!this._closed) this._native.closeIdleConnections(); }
+
   ref() { this._native.ref(); }
 
   unref() { this._native.unref(); }

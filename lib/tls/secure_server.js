@@ -152,6 +152,18 @@ class SecureServer extends Server {
     return super.close(cb);
   }
 
+  // As on TCP, on the HTTP/3 endpoint too, listening or still closing
+  // after server.close() (whose grace period this cuts short).
+  closeAllConnections() {
+    super.closeAllConnections();
+    for (const ep of [this._http3, this._h3Closing]) if (ep !== null) ep.closeAllConnections();
+  }
+
+  closeIdleConnections() {
+    super.closeIdleConnections();
+    for (const ep of [this._http3, this._h3Closing]) if (ep !== null) ep.closeIdleConnections();
+  }
+
   _onServerClose() {
     const ep = this._h3Closing;
     if (ep !== null && !ep._closed) {

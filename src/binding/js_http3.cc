@@ -94,6 +94,10 @@ Napi::Function JsHttp3Endpoint::Init(Napi::Env env) {
                          InstanceMethod<&JsHttp3Endpoint::Ref>("ref"),
                          InstanceMethod<&JsHttp3Endpoint::Unref>("unref"),
                          InstanceMethod<&JsHttp3Endpoint::Connections>("connections"),
+                         InstanceMethod<&JsHttp3Endpoint::CloseAllConnections>(
+                             "closeAllConnections"),
+                         InstanceMethod<&JsHttp3Endpoint::CloseIdleConnections>(
+                             "closeIdleConnections"),
                      });
 }
 
@@ -212,8 +216,24 @@ Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
                            endpoint_ ? static_cast<double>(endpoint_->connection_count()) : 0);
 }
 
+Napi::Value JsHttp3Endpoint::CloseAllConnections(const Napi::CallbackInfo& info) {
+  // CloseNow queues the CONNECTION_CLOSE; each session is told (and
+  // leaves sessions_) on the endpoint's next pass, never in this loop.
+  for (Http3Session* s : sessions_) s->connection()->CloseNow(0x100, "server closing");
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::CloseIdleConnections(const Napi::CallbackInfo& info) {
+  for (Http3Session* s : sessions_) {
+    if (!s->Busy()) s->connection()->CloseNow(0x100, "idle");
+  }
+  return info.Env().Undefined();
+}
+
 QuicConnectionHandler* JsHttp3Endpoint::OnConnection(QuicConnection* c) {
-  return new Http3Session(c, this, limits_);
+  auto* s = new Http3Session(c, this, limits_);
+  sessions_.insert(s);
+  return s;
 }
 
 void JsHttp3Endpoint::OnDispatchBegin() {
@@ -327,6 +347,8 @@ void JsHttp3Endpoint::OnStreamClose(Http3Session* s, uint64_t id, uint64_t code)
 }
 
 void JsHttp3Endpoint::OnSessionClose(Http3Session* s) {
+  // Its connection (which owns it) is deleted after this returns.
+  sessions_.erase(s);
   if (s->user_data == nullptr) return;  // never reached JS
   auto* js = static_cast<JsHttp3Session*>(s->user_data);
   if (!CanCallJs()) {

@@ -16,6 +16,7 @@
 #include <napi.h>
 
 #include <string>
+#include <unordered_set>
 
 #include "binding/addon_data.h"
 #include "binding/js_core_handle.h"
@@ -73,11 +74,21 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value Unref(const Napi::CallbackInfo& info);
   Napi::Value Connections(const Napi::CallbackInfo& info);
+  // closeAllConnections(): every connection closed now (CONNECTION_CLOSE,
+  // H3_NO_ERROR, queued output dropped; requests in flight are aborted).
+  // closeIdleConnections(): the same for those with no request in flight
+  // (Http3Session::Busy). As the TCP listener's, for server.close*.
+  Napi::Value CloseAllConnections(const Napi::CallbackInfo& info);
+  Napi::Value CloseIdleConnections(const Napi::CallbackInfo& info);
 
   napi_value SessionObject(Http3Session* s);
   bool CanCallJs() const;
 
   QuicEndpoint* endpoint_ = nullptr;  // owned until OnEndpointClosed
+  // The live sessions (each owned by its QuicConnection): added in
+  // OnConnection, removed in OnSessionClose, which always precedes the
+  // connection's deletion.
+  std::unordered_set<Http3Session*> sessions_;
   SSL_CTX* ctx_ = nullptr;
   Http3Limits limits_;
   DateCache date_;

@@ -8,6 +8,9 @@
 // does not hold the close, then the callback and 'close' fire and the UDP
 // port is free. closeGrace is set far beyond the test's timeout, so a
 // close that waited on it fails the test rather than passing slowly.
+// server.closeIdleConnections() and closeAllConnections() on HTTP/3
+// connections (and, in one call, an HTTP/2 session), alone and after
+// server.close().
 // [sluice-only]: node has no HTTP/3 server.
 
 const dgram = require('node:dgram');
@@ -154,5 +157,90 @@ run('HTTP/3 server.close() [sluice-only]', function () {
     c.destroy();
     assert.strictEqual(b.server._http3.connections(), 1, 'the server does not know the client left');
     await common.withTimeout(new Promise((resolve) => b.server.close(resolve)), 15000, 'close after the client vanished');
+  });
+
+  // server.closeIdleConnections() / closeAllConnections() reach the HTTP/3
+  // connections as they reach HTTP/2 sessions (docs/api.md).
+  async function busyServer(options = {}) {
+    const held = [];
+    const s = await startH3Server(options, (req, res) => {
+      if (req.url === '/slow') {
+        held.push({ req, res, closed: new Promise((resolve) => res.on('close', resolve)) });
+      } else {
+        res.end('quick');
+      }
+    });
+    return { ...s, held };
+  }
+
+  it('closeIdleConnections(): the idle connection is closed (H3_NO_ERROR), the one with a request in flight serves on', async function () {
+    const { server, port, held } = await busyServer();
+    const idle = await connect(port);
+    const busy = await connect(port);
+    for (const c of [idle, busy]) {
+      assert.strictEqual((await common.withTimeout(c.request('GET', '/quick', [], null, port), 10000, 'GET')).status, 200);
+    }
+    const slow = busy.request('GET', '/slow', [], null, port);
+    await until(() => held.length === 1, 'the slow request');
+    server.closeIdleConnections();
+    const info = await common.withTimeout(idle.closed, 10000, 'the idle connection closed');
+    assert.strictEqual(info.code, H3_NO_ERROR);
+    assert.strictEqual(info.transport, false);
+    await common.sleep(200);
+    assert.strictEqual(busy.closeInfo, null, 'the busy connection is still open');
+    held[0].res.end('finished');
+    const r = await common.withTimeout(slow, 10000, 'the response in flight');
+    assert.strictEqual(r.body.toString(), 'finished');
+    // Still listening, and the busy connection still serves.
+    assert.strictEqual((await common.withTimeout(busy.request('GET', '/quick', [], null, port), 10000, 'GET')).status, 200);
+    const fresh = await connect(port);
+    assert.strictEqual((await common.withTimeout(fresh.request('GET', '/quick', [], null, port), 10000, 'GET')).status, 200);
+  });
+
+  it('closeAllConnections(): HTTP/3 connections closed with requests in flight aborted, the HTTP/2 session too, the server still listening', async function () {
+    const http2 = require('node:http2');
+    const { server, port, tcpPort, held } = await busyServer();
+    const idle = await connect(port);
+    assert.strictEqual((await common.withTimeout(idle.request('GET', '/quick', [], null, port), 10000, 'GET')).status, 200);
+    const busy = await connect(port);
+    const slow = busy.request('GET', '/slow', [], null, port);
+    const h2 = http2.connect(`https://127.0.0.1:${tcpPort}`, { rejectUnauthorized: false });
+    h2.on('error', () => {});
+    const h2closed = new Promise((resolve) => h2.on('close', resolve));
+    const h2req = h2.request({ ':path': '/slow' });
+    h2req.on('error', () => {});
+    h2req.end();
+    await until(() => held.length === 2, 'the two slow requests');
+    server.closeAllConnections();
+    const [a, b] = await common.withTimeout(Promise.all([idle.closed, busy.closed]), 10000, 'both HTTP/3 connections closed');
+    assert.strictEqual(a.code, H3_NO_ERROR);
+    assert.strictEqual(b.code, H3_NO_ERROR);
+    const r = await common.withTimeout(slow, 10000, 'the request in flight');
+    assert.ok(r.closed !== undefined, `no response: ${JSON.stringify(r)}`);
+    // The handlers' responses are closed unfinished (HTTP/3 and HTTP/2).
+    await common.withTimeout(Promise.all(held.map((h) => h.closed)), 10000, "the handlers' 'close'");
+    for (const h of held) assert.strictEqual(h.res.writableFinished, false);
+    await common.withTimeout(h2closed, 10000, 'the HTTP/2 session closed');
+    // Closing connections is not closing the server.
+    const fresh = await connect(port);
+    assert.strictEqual((await common.withTimeout(fresh.request('GET', '/quick', [], null, port), 10000, 'GET')).status, 200);
+  });
+
+  it('server.close() then closeAllConnections(): the grace period is cut short, the close completes', async function () {
+    const { server, port, held } = await busyServer({ http3: { closeGrace: 600000 } });
+    const busy = await connect(port);
+    const slow = busy.request('GET', '/slow', [], null, port);
+    await until(() => held.length === 1, 'the slow request');
+    const closed = new Promise((resolve) => server.close(resolve));
+    await until(() => goawayId(busy) !== null, 'GOAWAY');
+    await common.sleep(100);
+    assert.strictEqual(busy.closeInfo, null, 'held open for its request by close()');
+    server.closeAllConnections();
+    const info = await common.withTimeout(busy.closed, 10000, 'the connection closed');
+    assert.strictEqual(info.code, H3_NO_ERROR);
+    assert.ok((await slow).closed !== undefined);
+    await common.withTimeout(closed, 10000, 'server.close() callback');
+    await common.withTimeout(held[0].closed, 10000, "the handler's 'close'");
+    assert.strictEqual(server.http3Address(), null);
   });
 });

@@ -3,7 +3,8 @@
 // Hostile HTTP/3 input beyond quic_client.test.js and loss.test.js, sent
 // as raw frames by our client on node's OpenSSL QUIC client
 // (test/http3/quic_client.js):
-// - header sections that decode larger than the limit from few bytes (a
+// - header sections over the limit: a HEADERS frame longer than it
+//   (skipped unread), ones that decode larger than it from few bytes (a
 //   QPACK bomb of one-byte static references, a Huffman string that
 //   expands past it), and one just over the advertised
 //   SETTINGS_MAX_FIELD_SECTION_SIZE: a 431 the handler never sees, the
@@ -17,6 +18,7 @@
 //   round.
 // [sluice-only]: node has no HTTP/3 server.
 
+const crypto = require('node:crypto');
 const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
@@ -102,9 +104,25 @@ run('HTTP/3 hostile input: header bombs and stream-limit abuse [sluice-only]', f
     assert.strictEqual(c.closeInfo, null, 'the connection lives on');
   }
 
-  // The server's limit: a HEADERS frame longer than it is a connection
-  // error (H3_EXCESSIVE_LOAD, quic_client.test.js), so the bombs here are
-  // frames within it that decode past it.
+  it('a HEADERS frame longer than maxHeaderSize is skipped unread: a 431, and the next request on the connection is served', async function () {
+    const limit = 2048;
+    const { port, seen } = await counting({ maxHeaderSize: limit });
+    const c = await connect(port);
+    const f = headersFrame([':method', 'GET', ':scheme', 'https', ':authority', 'localhost', ':path', '/big',
+      'x-big', crypto.randomBytes(3000).toString('base64')]);
+    assert.ok(f.length > limit && f.length < 4 * limit, `the frame (${f.length} bytes) is over the limit (${limit})`);
+    await expect431(c, port, f, seen);
+    // Again with a body after it, in a second request on the same
+    // connection: dropped, the connection still serves.
+    seen.length = 0;
+    const post = headersFrame([':method', 'POST', ':scheme', 'https', ':authority', 'localhost', ':path', '/up',
+      'x-big', 'q'.repeat(limit * 2)]);
+    await expect431(c, port, Buffer.concat([post, frame(0x0, Buffer.alloc(50000, 7))]), seen);
+  });
+
+  // The bombs below are HEADERS frames within the limit that decode past
+  // it (a frame longer than 4x the limit closes the connection with
+  // H3_EXCESSIVE_LOAD, quic_client.test.js).
   async function limitOf(c) {
     await until(() => serverSettings(c) !== null, "the server's SETTINGS");
     return serverSettings(c).get(0x6);
@@ -174,6 +192,26 @@ run('HTTP/3 hostile input: header bombs and stream-limit abuse [sluice-only]', f
     ])), 10000, 'the reset');
     assert.strictEqual(r.reset, H3.MESSAGE, JSON.stringify(r));
     await until(() => aborted, "the handler's 'aborted'");
+  });
+
+  it('a trailing HEADERS frame longer than the limit: the stream is reset with H3_MESSAGE_ERROR, the connection serves on', async function () {
+    let aborted = false;
+    const { port } = await startH3Server({ maxHeaderSize: 1024 }, (req, res) => {
+      req.on('aborted', () => { aborted = true; });
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    const c = await connect(port);
+    const r = await common.withTimeout(c.raw(Buffer.concat([
+      headersFrame([':method', 'POST', ':scheme', 'https', ':authority', 'x', ':path', '/t']),
+      frame(0x0, Buffer.from('body')),
+      headersFrame(['x-trailer', crypto.randomBytes(2000).toString('base64')]),
+    ])), 10000, 'the reset');
+    assert.strictEqual(r.reset, H3.MESSAGE, JSON.stringify(r));
+    await until(() => aborted, "the handler's 'aborted'");
+    const ok = await common.withTimeout(c.request('GET', '/after', [], null, port), 10000, 'a request after');
+    assert.strictEqual(ok.status, 200);
+    assert.strictEqual(c.closeInfo, null, 'the connection lives on');
   });
 
   it('a Huffman string carrying EOS: QPACK_DECOMPRESSION_FAILED', async function () {

@@ -23,6 +23,18 @@ constexpr uint64_t kTypePushPromise = static_cast<uint64_t>(FrameType::kPushProm
 
 constexpr uint64_t kErr(H3Error e) { return static_cast<uint64_t>(e); }
 
+// The longest HEADERS frame a request stream takes: one longer than the
+// field-section limit is skipped unread and answered 431 (skipping costs
+// no memory: with no dynamic table a section changes no QPACK state), but
+// past this bound it is H3_EXCESSIVE_LOAD, so a peer cannot keep a stream
+// busy with an endless head.
+uint64_t HardHeadersFrameLimit(uint64_t limit) {
+  constexpr uint64_t kMinSlack = 16 * 1024;
+  if (limit > UINT64_MAX / 4) return UINT64_MAX;
+  uint64_t hard = limit * 4;
+  return hard - limit < kMinSlack ? limit + kMinSlack : hard;
+}
+
 // HTTP/2's frame types with no HTTP/3 meaning (RFC 9114 §7.2.8): an error
 // wherever they appear.
 bool Http2OnlyType(uint64_t t) { return t == 0x2 || t == 0x6 || t == 0x8 || t == 0x9; }
@@ -68,19 +80,31 @@ bool ValidField(std::string_view n, std::string_view v) {
 
 struct Http3Session::Request final : FrameReader::Listener {
   Request(Http3Session* sess, QuicStream* st, uint64_t max_field)
-      : session(sess), stream(st), id(st->id()), reader(this, max_field) {}
+      : session(sess),
+        stream(st),
+        id(st->id()),
+        reader(this, HardHeadersFrameLimit(max_field)),
+        max_field_section(max_field) {}
 
   H3Error OnFrameHeader(uint64_t type, uint64_t length) override {
-    (void)length;
     if (type == kTypeData) {
       if (phase != kBody) return H3Error::kFrameUnexpected;
       return H3Error::kNoError;
     }
     if (type == kTypeHeaders) {
-      if (phase == kHead) return H3Error::kNoError;
+      // Longer than the limit: every field section encodes in fewer bytes
+      // than its RFC 9204 size (name + value + 32 per line) unless its
+      // encoder inflates it on purpose, so it is skipped unread, not
+      // buffered, and gets the 431 the decoder would give it.
+      bool oversized = length > max_field_section;
+      if (phase == kHead) {
+        skip_section = oversized;
+        return H3Error::kNoError;
+      }
       if (phase == kBody) {
         phase = kTrailers;
-        return H3Error::kNoError;
+        // Trailers cannot be answered: the handler has the head.
+        return oversized ? H3Error::kMessage : H3Error::kNoError;
       }
       return H3Error::kFrameUnexpected;  // after trailers
     }
@@ -94,6 +118,13 @@ struct Http3Session::Request final : FrameReader::Listener {
   H3Error OnFramePayload(uint64_t type, const uint8_t* data, size_t len,
                          bool frame_end) override {
     if (type == kTypeHeaders) {
+      if (skip_section) {
+        if (frame_end) {
+          skip_section = false;
+          session->HeadTooLarge(this);
+        }
+        return H3Error::kNoError;
+      }
       fields_in.append(reinterpret_cast<const char*>(data), len);
       if (!frame_end) return H3Error::kNoError;
       return session->OnHead(this);
@@ -128,7 +159,9 @@ struct Http3Session::Request final : FrameReader::Listener {
   QuicStream* stream;
   uint64_t id;
   FrameReader reader;
+  uint64_t max_field_section;
   Phase phase = kHead;
+  bool skip_section = false;            // a HEADERS frame past the limit, dropped
   std::string fields_in;                // the HEADERS payload being assembled
   std::vector<HeaderField> fields;      // the decoded head (then trailers)
   bool head_ready = false;              // decoded, not yet delivered
@@ -337,14 +370,7 @@ H3Error Http3Session::OnHead(Request* r) {
   if (st == http3::QpackStatus::kDecompressionFailed) return H3Error::kQpackDecompressionFailed;
   if (st == http3::QpackStatus::kTooLarge) {
     if (r->phase == Request::kTrailers) return H3Error::kMessage;  // the handler has the head
-    // RFC 9114 §4.2.2: a header section larger than the advertised
-    // SETTINGS_MAX_FIELD_SECTION_SIZE gets a 431, as on HTTP/1.1 and
-    // HTTP/2; the decoder stopped at the limit, so nothing past it was
-    // kept. ReadRequest answers once this Feed returns; the body (if any)
-    // is read and dropped until the stream is released.
-    r->too_large = true;
-    r->phase = Request::kBody;
-    r->body_discard = true;
+    HeadTooLarge(r);
     return H3Error::kNoError;
   }
   if (r->phase == Request::kTrailers) {
@@ -402,6 +428,17 @@ H3Error Http3Session::OnHead(Request* r) {
   r->phase = Request::kBody;
   r->head_ready = true;
   return H3Error::kNoError;
+}
+
+void Http3Session::HeadTooLarge(Request* r) {
+  // RFC 9114 §4.2.2: a header section larger than the advertised
+  // SETTINGS_MAX_FIELD_SECTION_SIZE gets a 431, as on HTTP/1.1 and
+  // HTTP/2; nothing past the limit was kept. ReadRequest answers once
+  // this Feed returns; the body (if any) is read and dropped until the
+  // stream is released.
+  r->too_large = true;
+  r->phase = Request::kBody;
+  r->body_discard = true;
 }
 
 void Http3Session::DeliverEnd(Request* r) {

@@ -111,6 +111,7 @@ class Http3Session final : public QuicConnectionHandler {
   void ReadRequest(Request* r);
   void ReadUni(QuicStream* s, UniIn* u);
   http3::H3Error OnHead(Request* r);
+  void HeadTooLarge(Request* r);
   void DeliverEnd(Request* r);
   void Flush(Request* r);
   void MaybeFinish(Request* r);
