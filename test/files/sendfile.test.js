@@ -221,24 +221,26 @@ describeSluice('[sluice-only] sendfile for cleartext HTTP/1.1 file bodies', func
     c.destroy();
     // One at a time on a keep-alive connection: 128 KiB + 1 is the first
     // read (written with MSG_MORE) and one byte by sendfile; 1 MiB is the
-    // head alone (serveStatic) then sendfile. A response held back by
-    // MSG_MORE would take the probe timer's 200 ms or more.
+    // head and first read, then sendfile; a memory response after a file
+    // is a plain write. A response held back by MSG_MORE with no write
+    // after it would take the probe timer's 200 ms or more (every one of
+    // its kind: 4 of 12).
     const times = [];
     const d = await common.rawConnect(port);
-    for (let i = 0; i < 10; i++) {
-      const f = i % 2 ? odd : mid;
+    for (let i = 0; i < 12; i++) {
+      const f = [mid, odd, null][i % 3];
       const t0 = process.hrtime.bigint();
-      d.write(`GET /${f.name} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      d.write(`GET /${f ? f.name : 'mem'} HTTP/1.1\r\nHost: x\r\n\r\n`);
       const [r] = await d.responses(1, {}, 20000);
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      assert.ok(r.body.equals(f.buf), `request ${i}`);
+      assert.ok(f ? r.body.equals(f.buf) : r.body.toString() === 'memory body', `request ${i}`);
       d.len = 0;  // the next response is parsed from the start
     }
     d.destroy();
-    times.sort((a, b) => a - b);
-    assert.ok(times[5] < 150, `median ${times[5]} ms: ${times.map((t) => t.toFixed(1)).join(', ')}`);
+    const slow = times.filter((t) => t >= 190).length;
+    assert.ok(slow < 3, `${slow} responses took >= 190 ms: ${times.map((t) => t.toFixed(1)).join(', ')}`);
     const after = sendfileStats();
-    assert.ok(after.bodies - before.bodies >= 13, JSON.stringify({ before, after }));
+    assert.ok(after.bodies - before.bodies >= 11, JSON.stringify({ before, after }));
   });
 
   it('a client that leaves mid-body: the connection goes, nothing leaks, the server keeps serving', async function () {
