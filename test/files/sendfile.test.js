@@ -178,6 +178,71 @@ describeSluice('[sluice-only] sendfile for cleartext HTTP/1.1 file bodies', func
     c.destroy();
   });
 
+  it('head and first bytes leave with MSG_MORE: a big head, a memory response before, a slow reader, byte-exact; no response waits in the kernel', async function () {
+    // The head (and what is in memory) is written with MSG_MORE when the
+    // first sendfile follows at once; a head larger than the socket takes
+    // falls back to uv_write and the queued path. Every response must
+    // arrive whole and in order, and none may sit in the kernel waiting
+    // for a write that does not come (the probe timer: >= 200 ms each).
+    const mid = files[MiB];
+    const odd = files[128 * KiB + 1];
+    const bigHeader = 'v'.repeat(4 * MiB);
+    const server = common.impl.createServer((req, res) => {
+      if (req.url === '/mem') {
+        res.end('memory body');
+        return;
+      }
+      const extra = req.url.endsWith('?big') ? { 'x-big': bigHeader } : {};
+      res.respondWithFile(path.join(dir, req.url.replace(/^\/(.*?)(\?.*)?$/, '$1')),
+        { 'content-type': 'application/octet-stream', ...extra });
+    });
+    const port = await common.listenLocal(server);
+    const before = sendfileStats();
+    const c = await common.rawConnect(port);
+    c.socket.pause();  // a slow reader: the socket fills while the server writes
+    const reqs = [
+      'GET /mem HTTP/1.1\r\nHost: x\r\n\r\n',
+      `GET /${mid.name}?big HTTP/1.1\r\nHost: x\r\n\r\n`,
+      'GET /mem HTTP/1.1\r\nHost: x\r\n\r\n',
+      `GET /${odd.name} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /${mid.name} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    ];
+    c.write(reqs.join(''));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    c.socket.resume();
+    const res = await c.responses(reqs.length, {}, 20000);
+    assert.deepStrictEqual(res.map((r) => r.statusCode), [200, 200, 200, 200, 200]);
+    assert.strictEqual(res[0].body.toString(), 'memory body');
+    assert.strictEqual(res[1].headers['x-big'], bigHeader);
+    assert.ok(res[1].body.equals(mid.buf));
+    assert.strictEqual(res[2].body.toString(), 'memory body');
+    assert.ok(res[3].body.equals(odd.buf));
+    assert.ok(res[4].body.equals(mid.buf));
+    c.destroy();
+    // One at a time on a keep-alive connection: 128 KiB + 1 is the first
+    // read (written with MSG_MORE) and one byte by sendfile; 1 MiB is the
+    // head and first read, then sendfile; a memory response after a file
+    // is a plain write. A response held back by MSG_MORE with no write
+    // after it would take the probe timer's 200 ms or more (every one of
+    // its kind: 4 of 12).
+    const times = [];
+    const d = await common.rawConnect(port);
+    for (let i = 0; i < 12; i++) {
+      const f = [mid, odd, null][i % 3];
+      const t0 = process.hrtime.bigint();
+      d.write(`GET /${f ? f.name : 'mem'} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const [r] = await d.responses(1, {}, 20000);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      assert.ok(f ? r.body.equals(f.buf) : r.body.toString() === 'memory body', `request ${i}`);
+      d.len = 0;  // the next response is parsed from the start
+    }
+    d.destroy();
+    const slow = times.filter((t) => t >= 190).length;
+    assert.ok(slow < 3, `${slow} responses took >= 190 ms: ${times.map((t) => t.toFixed(1)).join(', ')}`);
+    const after = sendfileStats();
+    assert.ok(after.bodies - before.bodies >= 11, JSON.stringify({ before, after }));
+  });
+
   it('a client that leaves mid-body: the connection goes, nothing leaks, the server keeps serving', async function () {
     const { port } = await start();
     const f = files[16 * MiB];

@@ -25,7 +25,13 @@
 //   2. flushes the writer and waits (OnWritesDone) until nothing is queued
 //      or in flight. Ordering is the hazard: sendfile(2) writes to the
 //      socket past the Writer, so the head, the first bytes and any
-//      earlier pipelined response must all be in the kernel first;
+//      earlier pipelined response must all be in the kernel first. With
+//      no write in flight (the usual case) the first chunk's check and
+//      probe (3.) come first and the flush is one sendmsg with MSG_MORE,
+//      the first sendfile right after it in the same pass: the head shares
+//      its segments with the file's first bytes (nginx: TCP_CORK around
+//      writev + sendfile). A write the kernel does not wholly take goes on
+//      through uv_write, without MSG_MORE, and the wait above;
 //   3. probes that the next pages are in the page cache with
 //      preadv2(RWF_NOWAIT) of one byte at every kSendfileProbeStride step,
 //      the final step moved to the chunk's last byte (EAGAIN: a page would
@@ -319,14 +325,38 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
   if (PipeBuffer* b = f->TakeReady()) {
     w.queue().AppendExternal(b->data(), b->size, new PipeBufferRef(b));
   }
-  // 2. Everything queued leaves before the first sendfile byte.
+  // 2. Everything queued leaves before the first sendfile byte. With no
+  // write in flight it leaves now, in one write, and the first chunk's
+  // check and probe (step 3) are made before it: when the first sendfile
+  // is sure to follow at once, that write says MSG_MORE, so the head's
+  // last partial segment waits a few microseconds for the file's first
+  // bytes and both leave in the same segments (what nginx gets from
+  // TCP_CORK around writev + sendfile). Otherwise (pages not resident: the
+  // pipe takes over) the queue is left for the pipe path, which sends it
+  // with the first data it reads.
+  bool first_checked = false;
   if (!w.queue().empty()) {
-    conn_->Flush();
+    bool more = false;
+    if (!w.HasWritesInFlight() && f->remaining() > 0) {
+      uint64_t chunk = std::min<uint64_t>(f->remaining(), kSendfileChunk);
+      if (int e = f->CheckUnchanged()) {
+        *err = e;
+        return kSendfileChanged;
+      }
+      if (!PagesResident(f->fd(), f->file_pos(), chunk)) {
+        conn_->MarkDirty();
+        return kSendfileRead;
+      }
+      more = first_checked = true;
+    }
+    conn_->Flush(more);
     if (conn_->closing()) {
       *err = UV_ECANCELED;
       return kSendfileWait;  // destroyed: the pipe body is gone with it
     }
   }
+  // Not all taken: the rest went to uv_write (without MSG_MORE), whose
+  // completion (OnWritesDone) resumes us.
   if (w.HasWritesInFlight() || !w.queue().empty()) return kSendfileWait;
   // 3. sendfile while the pages are resident and the socket takes bytes.
   const int sock = conn_->socket_fd();
@@ -334,12 +364,16 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
     uint64_t chunk = std::min<uint64_t>(f->remaining(), kSendfileChunk);
     // The file still holds the promised range, unchanged (see the top of
     // this file: what a truncation or a rewrite does to bytes sendfile
-    // hands over).
-    if (int e = f->CheckUnchanged()) {
-      *err = e;
-      return kSendfileChanged;
+    // hands over). For the first chunk after a MSG_MORE write, done
+    // before that write (step 2), with nothing between but the write.
+    if (!first_checked) {
+      if (int e = f->CheckUnchanged()) {
+        *err = e;
+        return kSendfileChanged;
+      }
+      if (!PagesResident(f->fd(), f->file_pos(), chunk)) return kSendfileRead;
     }
-    if (!PagesResident(f->fd(), f->file_pos(), chunk)) return kSendfileRead;
+    first_checked = false;
     off_t off = static_cast<off_t>(f->file_pos());
     ssize_t n = sendfile(sock, f->fd(), &off, static_cast<size_t>(chunk));
     if (n > 0) {

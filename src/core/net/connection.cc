@@ -506,12 +506,12 @@ void Connection::MarkDirty() {
   if (!dirty && !closing_) listener_->MarkDirty(this);
 }
 
-void Connection::Flush() {
+void Connection::Flush(bool more) {
   if (closing_) return;
   // Protocols that cork inside their engine (HTTP/2) produce output now.
   session_->OnFlush();
   if (closing_) return;
-  int r = writer_.Flush();
+  int r = writer_.Flush(more && !pipe_ && !tls_);
   if (r != 0) {
     Destroy();
     return;

@@ -64,8 +64,10 @@ class Connection final : private WriterClient {
   // Output was queued: flush at the end of this dispatch / loop turn.
   void MarkDirty();
   // Flushes now (end of dispatch or an over-full cork). Destroys the
-  // connection on a write error.
-  void Flush();
+  // connection on a write error. `more`: the session writes to the socket
+  // itself right after (sendfile): see Writer::Flush; ignored on a Unix
+  // domain socket (no segments to fill) and with TLS.
+  void Flush(bool more = false);
   // Lifts kPauseOutput once the write backlog is below the high-water
   // mark (after a flush or a completed write).
   void MaybeResumeOutput();

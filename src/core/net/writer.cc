@@ -1,10 +1,49 @@
 #include "core/net/writer.h"
 
+#include <cerrno>
 #include <utility>
+
+#ifndef _WIN32
+#include <limits.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#endif
 
 namespace sluice {
 
-int Writer::Flush() {
+namespace {
+// One non-blocking sendmsg of `iov` with MSG_MORE on the stream's socket:
+// the bytes taken (possibly 0 on EAGAIN), UV_ENOSYS when the stream has no
+// descriptor or the platform no MSG_MORE (the caller then uses
+// uv_try_write), or another UV_E* error. uv_buf_t is laid out as struct
+// iovec on Unix (libuv's uv-unix.h says it may be cast).
+int TryWriteMore(uv_stream_t* stream, std::vector<uv_buf_t>& iov) {
+#if defined(MSG_MORE) && !defined(_WIN32)
+  uv_os_fd_t fd;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(stream), &fd) != 0) {
+    return UV_ENOSYS;
+  }
+  struct msghdr msg = {};
+  msg.msg_iov = reinterpret_cast<struct iovec*>(iov.data());
+  // Past IOV_MAX sendmsg fails (EMSGSIZE): send the first IOV_MAX, the
+  // rest goes with uv_write as any remainder.
+  msg.msg_iovlen = iov.size() < IOV_MAX ? iov.size() : IOV_MAX;
+  ssize_t n;
+  do {
+    n = sendmsg(fd, &msg, MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0) return static_cast<int>(n);
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+  return -errno;  // libuv's UV_E* are the negated errno values on Unix
+#else
+  (void)stream;
+  (void)iov;
+  return UV_ENOSYS;
+#endif
+}
+}  // namespace
+
+int Writer::Flush(bool more) {
   OutputQueue* out = &queue_;
   if (sealer_ != nullptr) {
     // TLS: the plaintext becomes records in wire_ (the sealer copies what
@@ -25,8 +64,12 @@ int Writer::Flush() {
   if (in_flight_reqs_ == 0) {
     // Nothing queued in libuv: try the fast path, one writev now.
     flushes_++;
-    int r = uv_try_write(stream_, iov_.data(),
-                         static_cast<unsigned int>(iov_.size()));
+    int r = UV_ENOSYS;
+    if (more && sealer_ == nullptr) r = TryWriteMore(stream_, iov_);
+    if (r == UV_ENOSYS) {
+      r = uv_try_write(stream_, iov_.data(),
+                       static_cast<unsigned int>(iov_.size()));
+    }
     if (r >= 0) {
       if (static_cast<size_t>(r) == out->size()) {
         dispatched_ += out->size();

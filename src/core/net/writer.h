@@ -54,7 +54,15 @@ class Writer {
 
   // Hands queued bytes to the kernel. Returns 0 or a libuv error (the
   // connection is then to be destroyed). Safe to call with nothing queued.
-  int Flush();
+  // `more` (TCP, no sealer): the caller writes to the socket itself right
+  // after this returns (sendfile of a file body), so the fast-path write
+  // is a sendmsg with MSG_MORE: the kernel keeps a last partial segment
+  // back and the caller's bytes fill it, as a head corked with its body.
+  // The caller must follow with a write of its own that does not say
+  // "more" whenever everything was taken (the kernel otherwise holds that
+  // segment until its probe timer, ~200 ms). What the kernel does not take
+  // goes out with uv_write, without MSG_MORE, as usual.
+  int Flush(bool more = false);
 
   // Bytes queued but not flushed, plus bytes handed to uv_write and not yet
   // written: what backpressure is measured on.
