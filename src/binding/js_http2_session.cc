@@ -6,6 +6,7 @@
 #include <string>
 
 #include "binding/addon_data.h"
+#include "binding/js_body_done.h"
 #include "binding/js_compress.h"
 #include "binding/js_connection.h"
 #include "binding/js_file.h"
@@ -78,45 +79,6 @@ int ReadHead(const Napi::CallbackInfo& info, Http2Session* s,
   BuildHeaders(info.Env(), s, status, info[2], *flags & block_flags, h, text);
   return status;
 }
-
-// Calls a JS onDone(status) once when a native file body ends; frees
-// itself after. The session calls it inside a dispatch, or while the
-// connection closes (Connection::Destroy): it opens its own handle scope.
-class JsBodyDone final : public PipeBodyListener {
- public:
-  JsBodyDone(napi_env env, napi_value fn) : env_(env) {
-    napi_create_reference(env, fn, 1, &fn_);
-  }
-  void OnPipeBodyDone(int status) override {
-    // While the environment tears down (a worker terminated with file
-    // streams open: the sessions close from the teardown hook) JS cannot
-    // run: nothing to tell then.
-    AddonData* addon = GetAddonData(env_);
-    if (addon == nullptr || addon->tearing_down) {
-      Discard();
-      return;
-    }
-    napi_handle_scope scope;
-    napi_open_handle_scope(env_, &scope);
-    napi_value fn, undefined, arg, result;
-    napi_get_reference_value(env_, fn_, &fn);
-    napi_get_undefined(env_, &undefined);
-    napi_create_int32(env_, status, &arg);
-    // A throw from onDone is uncaught, as from any handler.
-    UncaughtIfThrown(env_,
-                     napi_call_function(env_, undefined, fn, 1, &arg, &result));
-    napi_close_handle_scope(env_, scope);
-    Discard();
-  }
-  void Discard() {
-    napi_delete_reference(env_, fn_);
-    delete this;
-  }
-
- private:
-  napi_env env_;
-  napi_ref fn_ = nullptr;
-};
 
 }  // namespace
 

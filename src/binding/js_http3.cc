@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "binding/addon_data.h"
+#include "binding/js_body_done.h"
+#include "binding/js_file.h"
 #include "binding/js_quic_client.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
@@ -379,7 +381,7 @@ Napi::Function JsHttp3Session::Init(Napi::Env env) {
           InstanceMethod<&S::StreamCall<&S::PauseStream>>("pauseStream"),
           InstanceMethod<&S::StreamCall<&S::ResumeStream>>("resumeStream"),
           InstanceMethod<&S::Nothing>("consume"),
-          InstanceMethod<&S::StreamCall<&S::RespondFileUnsupported>>("respondFile"),
+          InstanceMethod<&S::RespondFile>("respondFile"),
           InstanceMethod<&S::StreamCall<&S::Unsupported>>("compress"),
           InstanceMethod<&S::StreamCall<&S::Unsupported>>("respondCompressed"),
           InstanceMethod<&S::Goaway>("goaway"),
@@ -525,11 +527,26 @@ int JsHttp3Session::Unsupported(const Napi::CallbackInfo& info, Http3Session* s,
   return kResultInvalid;
 }
 
-int JsHttp3Session::RespondFileUnsupported(const Napi::CallbackInfo& info, Http3Session* s,
-                                           int32_t id) {
-  (void)info;
-  s->Reset(QuicId(id), 0x102 /* H3_INTERNAL_ERROR */);
-  return kResultInvalid;
+Napi::Value JsHttp3Session::RespondFile(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsObject() ||
+      !info[2].IsFunction()) {
+    return Napi::Number::New(env, kResultInvalid);
+  }
+  uint64_t qid = QuicId(info[0].As<Napi::Number>().Int32Value());
+  JsFile* file = JsFile::Unwrap(info[1].As<Napi::Object>());
+  if (file == nullptr) return Napi::Number::New(env, kResultInvalid);
+  if (info.Length() > 3 && info[3].IsNumber() && info[3].As<Napi::Number>().Int32Value() != 0) {
+    return Napi::Number::New(env, kResultInvalid);  // no compressor on HTTP/3
+  }
+  Http3Session* s = live();
+  if (s == nullptr) return Napi::Number::New(env, kResultClosed);
+  PipeSource* source = file->TakeSource();
+  if (source == nullptr) return Napi::Number::New(env, kResultInvalid);
+  JsBodyDone* done = new JsBodyDone(env, info[2]);
+  int r = s->StartPipeBody(qid, source, done);  // takes the source
+  if (r != kResultOk) done->Discard();           // not started: never called
+  return Napi::Number::New(env, r);
 }
 
 Napi::Value JsHttp3Session::Nothing(const Napi::CallbackInfo& info) { return info.Env().Undefined(); }

@@ -131,11 +131,14 @@ class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
   // Not on HTTP/3 yet: native compression (lib/ turns compression off for
   // HTTP/3 streams, so these are not called): RESULT_INVALID.
   int Unsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // respondFile (native file bodies): not on HTTP/3 yet. The head may be
-  // out already, so the stream is reset (H3_INTERNAL_ERROR) rather than
-  // ended short: the client sees a failed response, never a truncated
-  // one. -> RESULT_INVALID.
-  int RespondFileUnsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // respondFile(id, nativeFile, onDone(status)) after respond(): the body
+  // comes from the NativeFile's opened source through the native pipe
+  // (Http3Session::StartPipeBody) -> 0 (running; onDone follows once), 1
+  // (no body: HEAD/204/304; the caller ends the stream), < 0 error (the
+  // file is then the caller's to close). A content coding (info[3], which
+  // lib/ never passes on HTTP/3: no native compressor here yet) is
+  // RESULT_INVALID.
+  Napi::Value RespondFile(const Napi::CallbackInfo& info);
   Napi::Value Nothing(const Napi::CallbackInfo& info);
   Napi::Value Goaway(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);

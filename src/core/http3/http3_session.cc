@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/http3/http3_pipe_body.h"
 #include "core/http3/varint.h"
 
 namespace sluice {
@@ -34,6 +35,11 @@ uint64_t HardHeadersFrameLimit(uint64_t limit) {
   uint64_t hard = limit * 4;
   return hard - limit < kMinSlack ? limit + kMinSlack : hard;
 }
+
+// The largest DATA frame a file body is cut into (a pipe buffer's size):
+// smaller when the stream's send buffer has less room, so that the frame
+// usually fits whole.
+constexpr size_t kBodyFrameMax = 128 * 1024;
 
 // HTTP/2's frame types with no HTTP/3 meaning (RFC 9114 §7.2.8): an error
 // wherever they appear.
@@ -179,6 +185,8 @@ struct Http3Session::Request final : FrameReader::Listener {
   // Output.
   std::string out;                      // framed bytes not yet taken by QUIC
   bool responded = false;
+  bool no_body = false;                 // HEAD, or a 204/304 head: no DATA
+  Http3PipeBody* body = nullptr;        // a native file body (owned)
   bool out_fin = false;                 // End called: FIN after `out`
   bool out_done = false;                // FIN handed to QUIC
   bool drain_wanted = false;
@@ -220,7 +228,11 @@ Http3Session::Http3Session(QuicConnection* conn, Http3Delegate* delegate,
                            const Http3Limits& limits)
     : conn_(conn), delegate_(delegate), limits_(limits) {}
 
-Http3Session::~Http3Session() = default;
+Http3Session::~Http3Session() {
+  // OnConnectionClose dropped every body; this covers a session deleted
+  // without it (no pass reached it).
+  for (auto& it : requests_) DropBody(it.second.get());
+}
 
 void Http3Session::AppendFrame(std::string* out, uint64_t type, const std::string& payload) {
   uint8_t hdr[16];
@@ -547,7 +559,134 @@ void Http3Session::OnStreamWritable(QuicStream* s) {
     return;
   }
   auto* r = static_cast<Request*>(s->user_data);
-  if (r != nullptr && s->bidi()) Flush(r);
+  if (r == nullptr || !s->bidi()) return;
+  uint64_t id = r->id;
+  Flush(r);
+  r = Find(id);
+  if (r != nullptr && r->body != nullptr) PumpBody(r);
+}
+
+void Http3Session::OnPass() {
+  dead_.clear();
+  if (woken_.empty() || closed_) return;
+  std::vector<uint64_t> ids;
+  ids.swap(woken_);
+  for (uint64_t id : ids) {
+    Request* r = Find(id);
+    if (r == nullptr || r->body == nullptr) continue;
+    r->body->woken = false;
+    PumpBody(r);
+  }
+}
+
+void Http3Session::WakeBody(uint64_t id) {
+  Request* r = Find(id);
+  if (r == nullptr || r->body == nullptr || r->body->woken) return;
+  r->body->woken = true;
+  woken_.push_back(id);
+  // Outside a pass (a file read completing on the loop): the endpoint runs
+  // one on this loop turn; inside one, another round follows.
+  conn_->endpoint()->RequestFlush();
+}
+
+int Http3Session::StartPipeBody(uint64_t id, PipeSource* source, PipeBodyListener* listener) {
+  Request* r = Find(id);
+  int err = kResultOk;
+  if (r == nullptr || r->closed || closed_) {
+    err = kResultClosed;
+  } else if (!r->responded) {
+    err = kResultHeadersNotSent;
+  } else if (r->out_fin || r->body != nullptr) {
+    err = kResultEnded;
+  } else if (r->no_body) {
+    err = kResultNoBody;
+  }
+  if (err != kResultOk) {
+    source->Close();
+    return err;
+  }
+  r->body = new Http3PipeBody(this, id, source, listener);
+  // The first pull happens in a pass (WakeBody), not here: this call comes
+  // from JS, and a source may answer from inside Start.
+  r->body->Start();
+  WakeBody(id);
+  return kResultOk;
+}
+
+void Http3Session::PumpBody(Request* r) {
+  uint64_t id = r->id;
+  // One frame at a time, each handed to QUIC whole unless the stream's
+  // buffer filled up: then its rest waits in `out` (at most one frame)
+  // and OnStreamWritable resumes.
+  while (r->body != nullptr && !r->closed && r->out.empty() &&
+         !r->stream->write_blocked()) {
+    uint64_t room = r->stream->WriteRoom();
+    size_t max = kBodyFrameMax;
+    if (room > 16 && room - 16 < max) max = static_cast<size_t>(room - 16);
+    PipeSlice slice;
+    ssize_t n = r->body->pipe()->Pull(max, &slice);
+    if (n == kPipeWouldBlock) return;  // OnPipeReadable wakes it
+    if (n == kPipeEof || n < 0) {
+      FinishBody(r, n == kPipeEof ? 0 : static_cast<int>(n));
+      return;
+    }
+    uint8_t hdr[16];
+    size_t hn = http3::WriteFrameHeader(hdr, kTypeData, static_cast<uint64_t>(n));
+    bool ok = WriteBody(r, hdr, hn) &&
+              WriteBody(r, reinterpret_cast<const uint8_t*>(slice.data), slice.len);
+    slice.buf->Unref();
+    if (!ok) {
+      // The stream can no longer be written (the peer stopped it).
+      CloseRequest(r, kErr(H3Error::kRequestCancelled));
+      return;
+    }
+    r = Find(id);
+    if (r == nullptr) return;
+  }
+}
+
+bool Http3Session::WriteBody(Request* r, const uint8_t* data, size_t len) {
+  if (!r->out.empty()) {
+    r->out.append(reinterpret_cast<const char*>(data), len);
+    return true;
+  }
+  ptrdiff_t n = r->stream->Write(data, len, false);
+  if (n < 0) return false;
+  if (static_cast<size_t>(n) < len) {
+    r->out.append(reinterpret_cast<const char*>(data) + n, len - static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void Http3Session::FinishBody(Request* r, int status) {
+  uint64_t id = r->id;
+  Http3PipeBody* b = r->body;
+  r->body = nullptr;
+  PipeBodyListener* l = b->TakeListener();
+  b->Destroy();  // the source closes its file once its reads are done
+  if (status == 0) {
+    // Every byte is framed: the FIN follows them. The listener hears of it
+    // before the stream's close (as on HTTP/2, where the end is reported
+    // once the last DATA frame is queued).
+    r->out_fin = true;
+    if (l != nullptr) l->OnPipeBodyDone(0);
+    r = Find(id);
+    if (r != nullptr) Flush(r);
+    return;
+  }
+  // The file failed mid-body (truncated, an I/O error): the client must
+  // see a failed response, never a short one that looks complete.
+  Reset(id, kErr(H3Error::kInternal));
+  if (l != nullptr) l->OnPipeBodyDone(status);
+}
+
+void Http3Session::DropBody(Request* r) {
+  Http3PipeBody* b = r->body;
+  if (b == nullptr) return;
+  r->body = nullptr;
+  PipeBodyListener* l = b->TakeListener();
+  b->Destroy();
+  if (l != nullptr) l->OnPipeBodyDone(UV_ECANCELED);
 }
 
 void Http3Session::Flush(Request* r) {
@@ -588,6 +727,9 @@ void Http3Session::CloseRequest(Request* r, uint64_t code) {
   QuicStream* s = r->stream;
   bool tell = r->head_delivered && !r->closed;
   r->closed = true;
+  // A file body still running stops here (its fd is released once the
+  // reads in flight are done); its listener hears UV_ECANCELED.
+  DropBody(r);
   s->user_data = nullptr;
   // Not answered: the stream is reset so the client is not left waiting.
   if (!r->out_done) s->Reset(code == kErr(H3Error::kNoError) ? kErr(H3Error::kRequestCancelled)
@@ -612,6 +754,11 @@ int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool
   if (r == nullptr || r->closed || closed_) return kResultClosed;
   if (r->responded) return kResultHeadersSent;
   r->responded = true;
+  r->no_body = r->is_head;
+  if (n > 0 && fields[0].name == ":status" &&
+      (fields[0].value == "204" || fields[0].value == "304")) {
+    r->no_body = true;
+  }
   std::string block;
   http3::EncodeFieldSection(fields, n, &block);
   AppendFrame(&r->out, kTypeHeaders, block);
@@ -635,7 +782,7 @@ int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len) {
   Request* r = Find(id);
   if (r == nullptr || r->closed || closed_) return kResultClosed;
   if (!r->responded) return kResultHeadersNotSent;
-  if (r->out_fin) return kResultEnded;
+  if (r->out_fin || r->body != nullptr) return kResultEnded;
   if (len == 0 || r->is_head) return kResultOk;
   uint8_t hdr[16];
   size_t hn = http3::WriteFrameHeader(hdr, kTypeData, len);
@@ -651,7 +798,7 @@ int Http3Session::End(uint64_t id, const HeaderField* trailers, size_t n) {
   Request* r = Find(id);
   if (r == nullptr || r->closed || closed_) return kResultClosed;
   if (!r->responded) return kResultHeadersNotSent;
-  if (r->out_fin) return kResultEnded;
+  if (r->out_fin || r->body != nullptr) return kResultEnded;
   if (n > 0) {
     std::string block;
     http3::EncodeFieldSection(trailers, n, &block);
@@ -712,7 +859,8 @@ void Http3Session::OnGoingAway() { Goaway(); }
 
 bool Http3Session::Busy() const {
   // A request counts once its head reached the handler or an answer was
-  // started (a 431); one still short of its header section does not.
+  // started (a 431, a file body); one still short of its header section
+  // does not.
   for (const auto& it : requests_) {
     if (it.second->head_delivered || it.second->responded) return true;
   }
@@ -734,6 +882,7 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
     Request* r = dead_.back().get();
     requests_.erase(it);
     r->stream->user_data = nullptr;
+    DropBody(r);
     if (r->head_delivered && !r->closed) {
       r->closed = true;
       delegate_->OnStreamClose(this, r->id, code == kErr(H3Error::kNoError)
@@ -742,6 +891,7 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
     }
   }
   uni_in_.clear();
+  woken_.clear();
   delegate_->OnSessionClose(this);
 }
 

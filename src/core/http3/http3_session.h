@@ -25,6 +25,9 @@
 namespace sluice {
 
 class Http3Session;
+class Http3PipeBody;
+class PipeBodyListener;
+class PipeSource;
 
 using Http3Fields = std::vector<std::pair<std::string_view, std::string_view>>;
 
@@ -78,6 +81,20 @@ class Http3Session final : public QuicConnectionHandler {
   int End(uint64_t id, const http3::HeaderField* trailers, size_t n);
   // RESET_STREAM with `code` (and the request side abandoned).
   int Reset(uint64_t id, uint64_t code);
+  // The rest of the response after Respond (without end): the bytes of
+  // `source` (a FileSource, read off the loop) as DATA frames, then the
+  // end (http3_pipe_body.h). Takes `source` in every case. Returns
+  // kResultOk (the body runs; `listener`, if any, hears OnPipeBodyDone
+  // exactly once: 0 when the last byte and the FIN were handed to QUIC, a
+  // UV_E* error when the source failed — the stream is reset with
+  // H3_INTERNAL_ERROR first, never ended short — or UV_ECANCELED when the
+  // stream or the connection went away first), kResultNoBody (HEAD, 204,
+  // 304: nothing to send, the caller ends the stream), or an error
+  // (kResultClosed, kResultHeadersNotSent, kResultEnded...).
+  int StartPipeBody(uint64_t id, PipeSource* source, PipeBodyListener* listener);
+  // Http3PipeBody → session (any time, also outside a pass): the body of
+  // `id` can go on; it is pulled on the connection's next pass.
+  void WakeBody(uint64_t id);
   bool NeedsDrain(uint64_t id) const;
   bool IsHeadRequest(uint64_t id) const;
   // Stops (or restarts) reading the request body of `id`: unread data
@@ -97,6 +114,7 @@ class Http3Session final : public QuicConnectionHandler {
   void OnStreamOpen(QuicStream* s) override;
   void OnStreamReadable(QuicStream* s) override;
   void OnStreamWritable(QuicStream* s) override;
+  void OnPass() override;
   void OnGoingAway() override;
   bool Busy() const override;
   void OnConnectionClose(uint64_t error_code, bool transport) override;
@@ -115,6 +133,10 @@ class Http3Session final : public QuicConnectionHandler {
   void DeliverEnd(Request* r);
   void Flush(Request* r);
   void MaybeFinish(Request* r);
+  void PumpBody(Request* r);
+  bool WriteBody(Request* r, const uint8_t* data, size_t len);
+  void FinishBody(Request* r, int status);
+  void DropBody(Request* r);
   void CloseRequest(Request* r, uint64_t code);
   void ConnectionError(http3::H3Error e, const char* why);
   void AppendFrame(std::string* out, uint64_t type, const std::string& payload);
@@ -130,6 +152,7 @@ class Http3Session final : public QuicConnectionHandler {
   std::map<uint64_t, std::unique_ptr<Request>> requests_;
   std::vector<std::unique_ptr<Request>> dead_;  // closed, freed on the next entry
   std::map<QuicStream*, std::unique_ptr<UniIn>> uni_in_;
+  std::vector<uint64_t> woken_;  // requests whose file body can go on
   bool have_peer_control_ = false;
   bool have_peer_qpack_encoder_ = false;
   bool have_peer_qpack_decoder_ = false;

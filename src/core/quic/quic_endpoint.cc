@@ -331,6 +331,7 @@ bool QuicConnection::Pump(uint64_t now_ms) {
       handler_->OnStreamOpen(st);
     }
   }
+  if (!terminated_) handler_->OnPass();
   // Reads and writes. The handler may open streams meanwhile (appended:
   // index loop), and may release any.
   for (size_t i = 0; i < streams_.size() && !terminated_; i++) {

@@ -103,6 +103,12 @@ class QuicConnectionHandler {
   virtual void OnStreamReadable(QuicStream* s) = 0;
   // A write that was cut short may go on.
   virtual void OnStreamWritable(QuicStream* s) = 0;
+  // Once per pass of a ready connection, before its streams are read and
+  // resumed: work that arrived from outside Process (a file read that
+  // completed on the loop) is done here, so that what it writes is ticked
+  // out by the same Process (a write inside a pass asks for another round).
+  // Whatever wants this call asks for it with QuicEndpoint::RequestFlush.
+  virtual void OnPass() {}
   // The endpoint is closing gracefully (server.close()): the handler
   // tells its peer (HTTP/3 GOAWAY), finishes what is in flight, and then
   // calls QuicConnection::Close.
