@@ -158,9 +158,13 @@ function socketConn(native) {
 }
 
 class CompatEntry {
-  constructor(req, res) {
+  // protocol: the :protocol of an extended CONNECT (RFC 8441), else
+  // undefined; a noServer WebSocketServer's handleUpgrade checks it
+  // (lib/websocket/http2_accept.js takeCompat).
+  constructor(req, res, protocol) {
     this.req = req;
     this.res = res;
+    this.protocol = protocol;
   }
 
   _onData(chunk) { this.req._pushBody(chunk); }
@@ -516,6 +520,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   let method = 'GET';
   let url = '/';
   let authority;
+  let protocol;
   if (typeof raw === 'string') {
     const end = raw.length;
     let p = 0;
@@ -527,6 +532,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
       if (len === 7 && raw.startsWith(':method', p)) method = raw.slice(n + 1, v);
       else if (len === 5 && raw.startsWith(':path', p)) url = raw.slice(n + 1, v);
       else if (len === 10 && raw.startsWith(':authority', p)) authority = raw.slice(n + 1, v);
+      else if (len === 9 && raw.startsWith(':protocol', p)) protocol = raw.slice(n + 1, v);
       p = v + 1;
     }
   } else {
@@ -535,6 +541,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
       if (name === ':method') method = raw[i + 1];
       else if (name === ':path') url = raw[i + 1];
       else if (name === ':authority') authority = raw[i + 1];
+      else if (name === ':protocol') protocol = raw[i + 1];
     }
   }
   const rawHeaders = new H2Head(raw, authority);
@@ -554,7 +561,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
     // compressor, files through the pipe's.
     res._compressCfg = cfg;
   }
-  st.streams.set(id, new CompatEntry(req, res));
+  st.streams.set(id, new CompatEntry(req, res, protocol));
   if (endStream) req._pushEnd(undefined);
   server.emit('request', req, res);
 }

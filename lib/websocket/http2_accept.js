@@ -20,13 +20,13 @@ const { STATUS_CODES } = require('http');
 const { constants: h2constants } = require('http2');
 
 const binding = require('../common/binding');
-const { kH2WebSocket, kNative } = require('../common/symbols');
+const { kH2WebSocket, kNative, kConn, kH2State, kSocketPaused } = require('../common/symbols');
 const { IncomingRequest } = require('../http/request');
 const { releaseHold } = require('../uploads/buffer_pool');
 const { WebSocket } = require('./websocket');
 const { kWebSocket } = require('./native_events');
 
-const { H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, VERSION_2_0 } = binding.constants;
+const { H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, VERSION_2_0, RESULT_CLOSED } = binding.constants;
 const { NGHTTP2_CANCEL } = h2constants;
 
 // What lib/websocket/websocket.js (its kConn) and IncomingRequest call on
@@ -68,6 +68,9 @@ class Http2WsStream {
     this.pending = null;
     this.closed = false;
     this.answered = false;
+    // The :protocol (lib/http2/session.js hands over only 'websocket';
+    // takeCompat sets the compat request's).
+    this.protocol = 'websocket';
     st.streams.set(id, this);
   }
 
@@ -181,6 +184,78 @@ class Http2WsStream {
   }
 }
 
+// What a compat request and response taken by handleUpgrade (takeCompat)
+// call from then on: the stream is the WebSocket's, so a late res.end() or
+// res.write() must not put bytes between its frames; they read as a closed
+// stream (as on a reset one). Addresses still answer.
+class TakenConn {
+  constructor(native) { this._native = native; }
+  respond() { return RESULT_CLOSED; }
+  respondCompressed() { return RESULT_CLOSED; }
+  respondWithNativeFile() { return RESULT_CLOSED; }
+  write() { return RESULT_CLOSED; }
+  end() { return RESULT_CLOSED; }
+  writeContinue() {}
+  writeInfo() {}
+  get reasonOnWire() { return false; }
+  pause() {}
+  resume() {}
+  destroy() {}
+  peer() { return this._native.peer(); }
+  local() { return this._native.local(); }
+}
+
+// handleUpgrade of a noServer WebSocketServer with `req`, a compat request
+// from a sluice server's HTTP/2 'request' event (an extended CONNECT that
+// reached the app: the server advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
+// through node's settings.enableConnectProtocol and has no WebSocketServer
+// attached). -> undefined when `req` is no such request (the caller treats
+// it as HTTP/1.1); null when its stream is gone; else an Http2WsStream
+// that replaced the request in the session's streams, so the stream's
+// DATA, drain and close are the WebSocket's from now on. What the request
+// buffered (frames the client sent early) is kept for the WebSocket; its
+// response can no longer write (TakenConn). Throws when the stream was
+// taken before, as ws does for a socket handed in twice.
+function takeCompat(req) {
+  const conn = req[kConn];
+  if (conn instanceof TakenConn) {
+    throw new Error('server.handleUpgrade() was called more than once with the same ' +
+      'socket, possibly due to a misconfiguration');
+  }
+  const native = conn !== undefined && conn !== null ? conn._native : undefined;
+  // An HTTP/3 session has no WebSockets (no wsAccept): not taken.
+  if (native === undefined || typeof native.wsAccept !== 'function') return undefined;
+  const st = native[kH2State];
+  if (st === undefined) return undefined;
+  const id = conn._id;
+  const entry = st.streams.get(id);
+  if (entry instanceof Http2WsStream) {
+    throw new Error('server.handleUpgrade() was called more than once with the same ' +
+      'socket, possibly due to a misconfiguration');
+  }
+  if (entry === undefined) return null;
+  if (entry.req !== req) return undefined;
+  const stream = new Http2WsStream(native, id, st);
+  stream.protocol = entry.protocol;
+  const res = entry.res;
+  const taken = new TakenConn(native);
+  req[kConn] = taken;
+  res[kConn] = taken;
+  res._compressCfg = null;
+  if (req[kSocketPaused]) {
+    // Paused for the request's backpressure: the WebSocket reads on (its
+    // own pause() is ws.pause()).
+    req[kSocketPaused] = false;
+    native.resumeStream(id);
+  }
+  if (req._built) {
+    let chunk;
+    while ((chunk = req.read()) !== null) stream._onData(chunk);
+  }
+  // END_STREAM already came: the accept fails and resets the stream.
+  return stream;
+}
+
 // Server → the WebSocketServers attached to it, in attach order.
 const attached = new WeakMap();
 
@@ -203,7 +278,7 @@ function take(list, native, id, raw, st) {
   const req = stream.request(raw);
   for (const wss of list) {
     if (wss.shouldHandle(req)) {
-      wss._handleHttp2(stream, req);
+      wss._handleHttp2(stream, req, (ws) => wss.emit('connection', ws, req));
       return;
     }
   }
@@ -238,4 +313,4 @@ function detach(server, wss) {
   if (!enabledByOptions(server)) setConnectProtocol(server, false);
 }
 
-module.exports = { attach, detach };
+module.exports = { attach, detach, takeCompat };

@@ -237,6 +237,17 @@ class WebSocketServer extends EventEmitter {
   }
 
   handleUpgrade(req, socket, head, cb) {
+    // Over HTTP/2: the compat request of an extended CONNECT (RFC 8441)
+    // that reached the app's 'request' listener; socket and head are not
+    // used (the stream is the WebSocket's, the session goes on).
+    if (req != null && req.httpVersionMajor === 2) {
+      const stream = http2Accept.takeCompat(req);
+      if (stream === null) return;
+      if (stream !== undefined) {
+        this._handleUpgradeHttp2(stream, req, cb);
+        return;
+      }
+    }
     const conn = socket != null ? socket[kConn] : undefined;
     if (conn === undefined || typeof conn.wsAccept !== 'function' ||
         typeof socket._takeOver !== 'function') {
@@ -323,13 +334,34 @@ class WebSocketServer extends EventEmitter {
     }
   }
 
-  // An extended CONNECT (RFC 8441) on an HTTP/2 stream (http2_accept.js,
-  // after shouldHandle): ws's checks, less the HTTP/1.1-only ones (GET,
-  // Upgrade, Sec-WebSocket-Key: RFC 8441 5 has none of them), each
-  // refusal answered on the stream with its status (no 'wsClientError':
-  // there is no socket to hand over, the connection is the session's).
-  // Then 200 without Sec-WebSocket-Accept, and 'connection' (ws, req).
-  _handleHttp2(stream, req) {
+  // handleUpgrade's HTTP/2 half (a stream taken from the compat request):
+  // what http2_accept.js checked before handing an attached server the
+  // stream — CONNECT with :protocol websocket, shouldHandle — answered on
+  // the stream as ws answers them on a socket (405, 400), then as below.
+  _handleUpgradeHttp2(stream, req, cb) {
+    if (req.method !== 'CONNECT') {
+      stream.refuse(405, 'Invalid HTTP method');
+      return;
+    }
+    if (stream.protocol !== 'websocket') {
+      stream.refuse(400, 'Invalid :protocol pseudo-header');
+      return;
+    }
+    if (!this.shouldHandle(req)) {
+      stream.refuse(400);
+      return;
+    }
+    this._handleHttp2(stream, req, cb);
+  }
+
+  // An extended CONNECT (RFC 8441) on an HTTP/2 stream (http2_accept.js
+  // after shouldHandle, or handleUpgrade): ws's checks, less the
+  // HTTP/1.1-only ones (GET, Upgrade, Sec-WebSocket-Key: RFC 8441 5 has
+  // none of them), each refusal answered on the stream with its status (no
+  // 'wsClientError': there is no socket to hand over, the connection is
+  // the session's). Then 200 without Sec-WebSocket-Accept, and cb(ws, req)
+  // ('connection' for an attached server).
+  _handleHttp2(stream, req, cb) {
     if (req.headers['sec-websocket-version'] !== '13') {
       stream.refuse(400, 'Missing or invalid Sec-WebSocket-Version header', { 'sec-websocket-version': '13' });
       return;
@@ -349,7 +381,7 @@ class WebSocketServer extends EventEmitter {
       stream.refuse(400, 'Invalid or unacceptable Sec-WebSocket-Extensions header');
       return;
     }
-    const complete = () => this._completeHttp2(stream, req, protocols, deflate);
+    const complete = () => this._completeHttp2(stream, req, protocols, deflate, cb);
     const verifyClient = this.options.verifyClient;
     if (verifyClient) {
       const info = {
@@ -372,7 +404,7 @@ class WebSocketServer extends EventEmitter {
     complete();
   }
 
-  _completeHttp2(stream, req, protocols, deflate) {
+  _completeHttp2(stream, req, protocols, deflate, cb) {
     if (this._state > RUNNING) {
       stream.refuse(503);
       return;
@@ -387,7 +419,7 @@ class WebSocketServer extends EventEmitter {
     const ws = stream.accept(lines, config, this._hub, this, protocol, extensions);
     if (ws === null) return;
     this._track(ws);
-    this.emit('connection', ws, req);
+    cb(ws, req);
     stream.feedPending();
   }
 

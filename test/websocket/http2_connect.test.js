@@ -536,6 +536,95 @@ function echo(wss, onWs) {
     assert.strictEqual((await common.collect(r)).toString(), 'plain CONNECT /udp 2.0');
   });
 
+  // noServer: the app's 'request' listener hands the extended CONNECT's
+  // compat request to handleUpgrade (the server advertises the setting
+  // through node's settings.enableConnectProtocol).
+  async function startNoServer(tls, wsOptions, onRequest) {
+    const wss = new common.impl.WebSocketServer({ noServer: true, ...wsOptions });
+    const handler = (req, res) => {
+      if (req.method === 'CONNECT' || req.url.startsWith('/upgrade-get')) onRequest(req, res, wss);
+      else res.end(`plain ${req.method} ${req.url} ${req.httpVersion}`);
+    };
+    const s = await start(tls, null, { settings: { enableConnectProtocol: true } });
+    s.server.removeAllListeners('request');
+    s.server.on('request', handler);
+    return { ...s, wss };
+  }
+
+  for (const tls of [false, true]) {
+    const name = tls ? 'TLS h2' : 'h2c';
+    it(`${name}: noServer handleUpgrade takes the compat request; frames sent before it are kept; the session serves on`, async () => {
+      const seen = [];
+      const late = [];
+      const { wss, connect } = await startNoServer(tls, { handleProtocols: (p) => [...p][1] }, (req, res, wss) => {
+        // Decided later (as an async verify would), while the client
+        // already sends frames.
+        setTimeout(() => {
+          wss.handleUpgrade(req, req.socket, Buffer.alloc(0), (ws, r) => {
+            seen.push({ method: r.method, url: r.url, httpVersion: r.httpVersion, protocol: ws.protocol,
+              same: r === req, tracked: wss.clients.has(ws) });
+            ws.on('message', (m, isBinary) => ws.send(m, { binary: isBinary }));
+            // The compat response is the WebSocket's stream now: a late
+            // answer on it writes nothing.
+            late.push(res.write('not a frame'));
+            res.end('nor this');
+          });
+        }, 100);
+      });
+      const session = await connect();
+      const c = open(session, '/live', { 'sec-websocket-protocol': 'a, b' });
+      c.send(frame(OP.text, 'early'));
+      const h = await c.response;
+      assert.strictEqual(h[':status'], 200);
+      assert.strictEqual(h['sec-websocket-protocol'], 'b');
+      c.send(frame(OP.binary, Buffer.from([1, 2, 3])));
+      const f = await nFrames(c, 2);
+      assert.deepStrictEqual(f.map((x) => [x.opcode, x.payload.toString('hex')]),
+        [[OP.text, Buffer.from('early').toString('hex')], [OP.binary, '010203']]);
+      assert.deepStrictEqual(seen, [{ method: 'CONNECT', url: '/live', httpVersion: '2.0', protocol: 'b',
+        same: true, tracked: true }]);
+      assert.deepStrictEqual(late, [false]);
+      assert.deepStrictEqual(await get(session, '/plain'), [200, 'plain GET /plain 2.0']);
+      c.send(frame(OP.close, closePayload(1000)));
+      const g = await nFrames(c, 3);
+      assert.strictEqual(g[2].opcode, OP.close);
+      assert.strictEqual(g.length, 3);
+      assert.strictEqual(parseFrames(c.body()).rest.length, 0, 'nothing but frames on the stream');
+      await c.ended;
+    });
+  }
+
+  it('noServer handleUpgrade over HTTP/2: shouldHandle, a non-CONNECT request, verifyClient and a second call are refused as ws refuses them', async () => {
+    const thrown = [];
+    const { connect } = await startNoServer(false, {
+      path: '/ws',
+      verifyClient: (info) => info.req.headers['x-let-in'] === 'yes',
+    }, (req, res, wss) => {
+      wss.handleUpgrade(req, req.socket, Buffer.alloc(0), () => {
+        try {
+          wss.handleUpgrade(req, req.socket, Buffer.alloc(0), () => {});
+        } catch (e) {
+          thrown.push(e.message);
+        }
+      });
+    });
+    const session = await connect();
+    const wrongPath = open(session, '/elsewhere', { 'x-let-in': 'yes' });
+    assert.strictEqual((await wrongPath.response)[':status'], 400);
+    const refused = open(session, '/ws');
+    assert.strictEqual((await refused.response)[':status'], 401);
+    const [status] = await get(session, '/upgrade-get');
+    assert.strictEqual(status, 405);
+    const ok = open(session, '/ws', { 'x-let-in': 'yes' });
+    assert.strictEqual((await ok.response)[':status'], 200);
+    assert.strictEqual(thrown.length, 1);
+    assert.match(thrown[0], /more than once/);
+    ok.send(frame(OP.ping, 'still'));
+    const f = await nFrames(ok, 1);
+    assert.deepStrictEqual([f[0].opcode, f[0].payload.toString()], [OP.pong, 'still']);
+    assert.deepStrictEqual(await get(session, '/plain'), [200, 'plain GET /plain 2.0']);
+  });
+
   it('SETTINGS_ENABLE_CONNECT_PROTOCOL: off without a WebSocketServer, on while one is attached, and with settings.enableConnectProtocol', async () => {
     const plain = await start(false, null);
     assert.strictEqual((await plain.connect()).remoteSettings.enableConnectProtocol, false);
