@@ -20,6 +20,7 @@
         "src/core/websocket/ws_connection_session.cc",
         "src/core/websocket/ws_hub.cc",
         "src/core/websocket/ws_deflate.cc",
+        "src/core/websocket/ws_deflate_job.cc",
         "src/core/net/tls_context.cc",
         "src/core/net/tls_channel.cc",
         "src/core/http1/http1_parser.cc",

@@ -8,6 +8,7 @@
 #include "binding/js_connection.h"
 #include "core/compress/compress_gate.h"
 #include "core/compress/compress_job.h"
+#include "core/websocket/ws_deflate_job.h"
 #include "core/compress/compress_stream.h"
 #include "core/compress/compress_transform.h"
 #include "core/compress/compressor.h"
@@ -433,6 +434,9 @@ Napi::Value CompressionStats(const Napi::CallbackInfo& info) {
   o.Set("waiting", Napi::Number::New(env, static_cast<double>(compress_gate::waiting())));
   o.Set("transforms", Napi::Number::New(env, static_cast<double>(
                                                  CompressTransform::live_count())));
+  // WebSocket messages deflated on the threadpool (core/websocket/ws_deflate_job.h).
+  o.Set("wsDeflateJobs", Napi::Number::New(env, static_cast<double>(
+                                                    WsDeflateJob::live_count())));
   return o;
 }
 

@@ -23,6 +23,9 @@ WebSocketSession::WebSocketSession(WsTransport* transport, const WsConfig& confi
 
 WebSocketSession::~WebSocketSession() {
   if (hub_) hub_->RemoveAll(this, topics_);
+  // A deflate in flight uses deflate_ on a worker: the job keeps it and
+  // frees it once the worker is done.
+  if (job_ != nullptr) job_->Orphan(std::move(deflate_));
 }
 
 WsDelegate* WebSocketSession::delegate() const {
@@ -79,12 +82,28 @@ void WebSocketSession::OnClose() {
 }
 
 size_t WebSocketSession::buffered_amount() const {
-  return t_->Backlog();
+  return job_ == nullptr ? t_->Backlog() : t_->Backlog() + HeldBytes();
+}
+
+size_t WebSocketSession::HeldBytes() const {
+  size_t n = job_ != nullptr ? job_->input_size() : 0;
+  for (const Held& h : held_) n += h.frames ? h.frames->size() : h.input.size();
+  return n;
+}
+
+OutputQueue* WebSocketSession::Sink() {
+  OutputQueue* q = t_->Output();
+  if (q == nullptr || job_ == nullptr) return q;
+  if (held_.empty() || !held_.back().frames) {
+    held_.emplace_back();
+    held_.back().frames = std::make_unique<OutputQueue>();
+  }
+  return held_.back().frames.get();
 }
 
 OutputQueue* WebSocketSession::BeginSend(uint8_t opcode, size_t len, bool fin,
                                          int* result) {
-  OutputQueue* q = open() ? t_->Output() : nullptr;
+  OutputQueue* q = open() ? Sink() : nullptr;
   if (q == nullptr) {
     *result = kWsNotOpen;
     return nullptr;
@@ -92,7 +111,7 @@ OutputQueue* WebSocketSession::BeginSend(uint8_t opcode, size_t len, bool fin,
   // Control frames are never dropped: they are tiny, and a pong or a
   // close must not be lost to a full buffer.
   if (!WsIsControl(opcode) && config_.max_backpressure != 0 &&
-      t_->Backlog() > config_.max_backpressure) {
+      buffered_amount() > config_.max_backpressure) {
     *result = kWsDropped;
     return nullptr;
   }
@@ -128,37 +147,104 @@ bool WebSocketSession::WantsCompression(size_t len, bool fin, bool compress) con
 
 int WebSocketSession::SendCompressed(uint8_t opcode, const char* data, size_t len) {
   if (!open() || t_->Output() == nullptr) return kWsNotOpen;
-  if (config_.max_backpressure != 0 && t_->Backlog() > config_.max_backpressure) {
+  if (config_.max_backpressure != 0 && buffered_amount() > config_.max_backpressure) {
     return kWsDropped;
   }
   // Shared mode: the hub's deflater (no context takeover, a window no
   // larger than the one negotiated here) spares this connection a
-  // deflater of its own; it is used and reset within this call.
-  WsDeflate* d = deflate_.get();
-  if (TakesSharedFrames() && hub_ && hub_->shared_deflate()) d = hub_->shared_deflate();
+  // deflater of its own; it is used and reset within this call, so never
+  // on the threadpool (other connections use it on the loop thread).
+  const bool shared = TakesSharedFrames() && hub_ && hub_->shared_deflate();
+  if (!shared && (job_ != nullptr || len >= WsDeflateJob::kAsyncThreshold)) {
+    // Off the loop thread; while a job is in flight the deflater is the
+    // worker's, so any compressed send waits behind it (in order).
+    if (job_ != nullptr) {
+      held_.emplace_back();
+      held_.back().opcode = opcode;
+      held_.back().input.assign(data, len);
+    } else {
+      StartDeflate(opcode, std::string(data, len));
+    }
+    return EndSend();
+  }
+  WsDeflate* d = shared ? hub_->shared_deflate() : deflate_.get();
   if (!d->Deflate(data, len, &deflated_)) return Send(opcode, data, len, true);
-  OutputQueue& q = *t_->Output();
-  char* h = q.Reserve(kWsMaxServerHeader);
-  q.Commit(WsWriteHeader(h, true, true, opcode, deflated_.size()));
-  if (deflated_.size() < kCopyBelow) {
-    q.Append(deflated_.data(), deflated_.size());
+  AppendMessage(t_->Output(), opcode, true, &deflated_, std::string());
+  return EndSend();
+}
+
+void WebSocketSession::AppendMessage(OutputQueue* q, uint8_t opcode, bool ok,
+                                     std::string* deflated, const std::string& plain) {
+  const std::string& body = ok ? *deflated : plain;
+  char* h = q->Reserve(kWsMaxServerHeader);
+  q->Commit(WsWriteHeader(h, true, ok, opcode, body.size()));
+  if (body.size() < kCopyBelow || !ok) {
+    q->Append(body.data(), body.size());
   } else {
     // The queue owns the deflated bytes (moved out, no copy).
-    q.AppendOwned(std::move(deflated_));
-    deflated_ = std::string();
+    q->AppendOwned(std::move(*deflated));
+    *deflated = std::string();
   }
-  return EndSend();
+}
+
+void WebSocketSession::StartDeflate(uint8_t opcode, std::string&& input) {
+  WsDeflateJob* job = new WsDeflateJob(deflate_.get(), opcode, std::move(input));
+  if (job->Queue(t_->connection()->loop(), this) == 0) {
+    job_ = job;
+    return;
+  }
+  // Not queued (uv_queue_work failed): deflated here after all.
+  const bool ok = deflate_->Deflate(job->input().data(), job->input().size(), &deflated_);
+  AppendMessage(t_->Output(), opcode, ok, &deflated_, job->input());
+  job->Destroy();
+}
+
+void WebSocketSession::OnDeflateDone(WsDeflateJob* job, bool ok) {
+  job_ = nullptr;
+  OutputQueue* q = t_->Gone() ? nullptr : t_->Output();
+  if (q == nullptr) {
+    // The transport takes no more output: what was held goes with it.
+    held_.clear();
+    job->Destroy();
+    return;
+  }
+  AppendMessage(q, job->opcode(), ok, &job->output(), job->input());
+  job->Destroy();
+  // What was sent meanwhile follows, in order, up to the next message
+  // large enough for a job of its own.
+  while (!held_.empty() && job_ == nullptr) {
+    Held& h = held_.front();
+    if (h.frames) {
+      q->Splice(*h.frames);
+      held_.pop_front();
+      continue;
+    }
+    const uint8_t opcode = h.opcode;
+    std::string input = std::move(h.input);
+    held_.pop_front();
+    if (input.size() >= WsDeflateJob::kAsyncThreshold) {
+      StartDeflate(opcode, std::move(input));
+    } else {
+      const bool ok2 = deflate_->Deflate(input.data(), input.size(), &deflated_);
+      AppendMessage(q, opcode, ok2, &deflated_, input);
+    }
+  }
+  t_->Queued();
+  if (job_ == nullptr && end_pending_) {
+    end_pending_ = false;
+    t_->End();
+  }
 }
 
 int WebSocketSession::SendFrame(const char* frame, size_t len, ExternalRef* ref,
                                 void (*retain)(ExternalRef*)) {
-  OutputQueue* q = open() ? t_->Output() : nullptr;
+  OutputQueue* q = open() ? Sink() : nullptr;
   if (q == nullptr) return kWsNotOpen;
   // A fragmented message of our own is being sent: a whole frame in its
   // middle would break it. Subscribers mid-fragment miss the publish
   // (counted as dropped).
   if (fragmenting_) return kWsDropped;
-  if (config_.max_backpressure != 0 && t_->Backlog() > config_.max_backpressure) {
+  if (config_.max_backpressure != 0 && buffered_amount() > config_.max_backpressure) {
     return kWsDropped;
   }
   if (len < kCopyBelow) {
@@ -196,6 +282,12 @@ int WebSocketSession::Close(int code, const char* reason, size_t len) {
 void WebSocketSession::Finish() {
   t_->SetDeadline(kWsDeadlineIdle, 0);
   t_->SetDeadline(kWsDeadlineClose, 0);
+  // Output held behind a threadpool deflate is not in the transport's
+  // queue yet: the end waits for it (OnDeflateDone).
+  if (job_ != nullptr) {
+    end_pending_ = true;
+    return;
+  }
   // The server closes first (RFC 6455 7.1.1): FIN (or END_STREAM) once the
   // queue is written.
   t_->End();

@@ -22,11 +22,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/websocket/ws_deflate.h"
+#include "core/websocket/ws_deflate_job.h"
 #include "core/websocket/ws_frame_parser.h"
 #include "core/websocket/ws_transport.h"
 
@@ -54,7 +56,8 @@ struct WsConfig {
   WsDeflateConfig deflate;           // permessage-deflate, when negotiated
 };
 
-class WebSocketSession final : private WsParserListener {
+class WebSocketSession final : private WsParserListener,
+                               private WsDeflateJob::Client {
  public:
   // `transport` outlives the session (it owns it).
   WebSocketSession(WsTransport* transport, const WsConfig& config,
@@ -93,8 +96,10 @@ class WebSocketSession final : private WsParserListener {
   // the threshold, and the sender asked (`compress`).
   bool WantsCompression(size_t len, bool fin, bool compress) const;
   // Sends one whole data message compressed (RSV1), deflated here (by the
-  // hub's shared deflater in the shared mode); falls back to plain when
-  // zlib fails.
+  // hub's shared deflater in the shared mode), or on the threadpool from
+  // WsDeflateJob::kAsyncThreshold bytes (the bytes are copied; every later
+  // send waits behind the job, in order); falls back to plain when zlib
+  // fails.
   int SendCompressed(uint8_t opcode, const char* data, size_t len);
   // A frame built once for many sessions (pub/sub): [data, len) is a whole
   // frame; large frames are referenced (ref retained by the caller per
@@ -108,6 +113,7 @@ class WebSocketSession final : private WsParserListener {
   // at most 123 bytes. kWsNotOpen when a close frame was already sent.
   int Close(int code, const char* reason, size_t len);
   bool open() const { return !close_sent_ && !failed_; }
+  // The transport's backlog plus what waits behind a threadpool deflate.
   size_t buffered_amount() const;
 
   // ---- pub/sub ----
@@ -125,8 +131,23 @@ class WebSocketSession final : private WsParserListener {
   // The parser found a violation: close frame with its code, the
   // embedder's OnWsError, end.
   void FailConnection(int code, const char* message);
-  // Both close frames were exchanged (or the peer is gone): End.
+  // Both close frames were exchanged (or the peer is gone): End (once
+  // what waits behind a threadpool deflate is queued).
   void Finish();
+  // WsDeflateJob::Client: the job in flight finished (loop thread).
+  void OnDeflateDone(WsDeflateJob* job, bool ok) override;
+  // Where a frame goes now: the transport's queue, or while a deflate job
+  // is in flight the held queue after it (in order). Null when the
+  // transport takes no more output.
+  OutputQueue* Sink();
+  // Starts deflating `input` on the threadpool (job_ set), or when that
+  // cannot be queued deflates it inline into the transport's queue.
+  void StartDeflate(uint8_t opcode, std::string&& input);
+  // Appends one whole compressed message (or plain when !ok) to `q`.
+  void AppendMessage(OutputQueue* q, uint8_t opcode, bool ok, std::string* deflated,
+                     const std::string& plain);
+  // Bytes held behind the job in flight (frames and messages to deflate).
+  size_t HeldBytes() const;
   WsDelegate* delegate() const;
 
   WsTransport* t_;
@@ -135,6 +156,18 @@ class WebSocketSession final : private WsParserListener {
   std::unique_ptr<WsDeflate> deflate_;  // null unless negotiated
   std::string inflated_;                // a compressed message, inflated
   std::string deflated_;                // a message being sent, deflated
+  // The threadpool deflate in flight (it uses deflate_'s deflate stream;
+  // inflation on the loop thread goes on meanwhile), and what was sent
+  // after it, in order: frames as queued bytes, messages still to deflate
+  // as their input. Both empty most of the time.
+  struct Held {
+    std::unique_ptr<OutputQueue> frames;  // null: a message to deflate
+    uint8_t opcode = 0;
+    std::string input;
+  };
+  WsDeflateJob* job_ = nullptr;
+  std::deque<Held> held_;
+  bool end_pending_ = false;            // Finish waited for the job
   std::shared_ptr<WsHub> hub_;
   std::vector<std::string> topics_;
   bool close_sent_ = false;
