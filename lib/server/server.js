@@ -72,6 +72,8 @@ class Server extends EventEmitter {
     // Response compression (lib/compress/compression.js): null when off.
     this._compression = compression.normalize(options.compression);
     this._bodyMemory = allocator === null ? null : new BodyMemory(this, allocator);
+    // WebSocket messages in the allocator's memory too (null: copies).
+    this._wsPool = allocator === null ? null : wsEvents.poolCallbacks(allocator);
     // The HTTP/2 stream window we advertise (lib/http2/session.js: how many
     // unreleased body bytes can stall a client).
     const h2Window = opts.native.http2StreamWindow;
@@ -104,6 +106,7 @@ class Server extends EventEmitter {
       ...http1Session.callbacks(this, this._bodyMemory),
       ...http2Session.callbacks(this),
       ...wsEvents.callbacks,
+      ...(this._wsPool === null ? {} : this._wsPool.callbacks),
       onServerClose: this._onServerClose.bind(this),
       onDrop: (data) => this.emit('drop', data),
       ...this._tlsCallbacks(),

@@ -9,6 +9,8 @@
 // drain and close reach the WebSocket through the connection state's
 // tunnel slot (websocket_server.js, takeOver) or the HTTP/2 stream entry.
 
+const { isPoolAllocator, retainChunk, releaseHold } = require('../uploads/buffer_pool');
+
 const kWebSocket = Symbol('sluice.webSocket');
 
 function wsOf(handle, id) {
@@ -43,4 +45,64 @@ function onWsError(conn, code, reason, id) {
 
 const callbacks = { onWsMessage, onWsPing, onWsPong, onWsPeerClose, onWsError };
 
-module.exports = { callbacks, kWebSocket };
+// A server with a requestBufferAllocator: messages arrive in its memory,
+// as request bodies do. Native code copies each message into the current
+// buffer (one after the other) and reports (offset, len); the message is
+// a view of it, retained (retainChunk), so releaseBuffer(message) gives it
+// back, and one left unreleased comes back when collected. The buffer's
+// own hold is dropped when native code asks for the next one, never
+// otherwise: until then native code may still write into its free tail
+// (so not on server.close() either: WebSockets outlive it). A message
+// larger than the pool's buffers, or one that meets a dry pool or a
+// throwing allocator, is a copy of its own (releasing it is a no-op).
+function poolCallbacks(allocator) {
+  const pool = isPoolAllocator(allocator);
+  let slab = null;
+  let size = 0;  // a pool's buffer size, once seen
+  const release = () => {
+    if (slab !== null) releaseHold(slab);
+    slab = null;
+  };
+  return {
+    callbacks: {
+      // Native code needs room for `len` bytes: a Buffer (the next
+      // current buffer), 0 (larger than the pool's buffers: copy it, keep
+      // the current one), undefined (copy it; no current buffer).
+      onWsAlloc(len) {
+        if (pool && size > 0 && len > size) return 0;
+        release();
+        let buf;
+        try {
+          buf = allocator(len);
+        } catch {
+          return undefined;
+        }
+        if (!Buffer.isBuffer(buf) || buf.length === 0) return undefined;
+        if (pool) size = buf.length;
+        if (buf.length < len) {
+          releaseHold(buf);
+          return undefined;
+        }
+        slab = buf;
+        return buf;
+      },
+      onWsPoolMessage(conn, offset, len, isBinary, id) {
+        const ws = wsOf(conn, id);
+        if (ws === undefined || slab === null) return;
+        const chunk = slab.subarray(offset, offset + len);
+        const type = ws._binaryType;
+        if (type === 'nodebuffer' || type === 'fragments') {
+          retainChunk(chunk);
+          ws._onMessage(chunk, isBinary);
+        } else {
+          // An ArrayBuffer or a Blob is a copy: the pool memory is not
+          // handed out (a view spanning the whole buffer would otherwise
+          // give away the pool's ArrayBuffer itself).
+          ws._onMessage(Buffer.from(chunk), isBinary);
+        }
+      },
+    },
+  };
+}
+
+module.exports = { callbacks, poolCallbacks, kWebSocket };

@@ -12,6 +12,7 @@ const { EventEmitter } = require('events');
 
 const binding = require('../common/binding');
 const { codedError } = require('../common/errors');
+const { isPoolMemory } = require('../uploads/buffer_pool');
 
 const {
   WS_SENT, WS_BUFFERED, WS_DROPPED, WS_NOT_OPEN,
@@ -40,10 +41,24 @@ function isValidStatusCode(code) {
 // The bytes of a send/ping/pong argument, as ws's toBuffer: strings are
 // sent as UTF-8 (natively), views and ArrayBuffers as bytes, numbers as
 // their text, anything else as its String().
+// Pool memory (a message or request body of a server with a
+// requestBufferAllocator) is sent from a copy, as HTTP responses write it
+// (lib/http/body.js): the native queue keeps Buffers of 2 KiB and more by
+// reference until the kernel has them, and a releaseBuffer right after the
+// send would let the pool read into them meanwhile. Smaller sends are
+// copied natively anyway.
+const REFERENCED_FROM = 2048;
+
 function toData(data) {
   if (data === undefined) return EMPTY;
-  if (typeof data === 'string' || Buffer.isBuffer(data)) return data;
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (typeof data === 'string') return data;
+  if (Buffer.isBuffer(data)) {
+    return data.length >= REFERENCED_FROM && isPoolMemory(data) ? Buffer.from(data) : data;
+  }
+  if (ArrayBuffer.isView(data)) {
+    const view = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    return view.length >= REFERENCED_FROM && isPoolMemory(view) ? Buffer.from(view) : view;
+  }
   if (data instanceof ArrayBuffer || data instanceof SharedArrayBuffer) return Buffer.from(data);
   return String(data);
 }

@@ -1,5 +1,6 @@
 #include "binding/js_websocket.h"
 
+#include <cstring>
 #include <string>
 
 #include "binding/addon_data.h"
@@ -29,6 +30,35 @@ JsWebSocket::JsWebSocket(Napi::Env env, const Napi::Object& cbs) : env_(env) {
 #define SLUICE_WS_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
   SLUICE_WS_CALLBACKS(SLUICE_WS_CALLBACK_READ)
 #undef SLUICE_WS_CALLBACK_READ
+  pool_ = !on_alloc_.IsEmpty() && !on_pool_message_.IsEmpty();
+}
+
+bool JsWebSocket::PoolRoom(size_t len) {
+  if (slab_cap_ - slab_used_ >= len) return true;
+  // The current buffer is full (or there is none). lib/ answers a new
+  // buffer (its hold on the old one dropped: messages cut from it keep
+  // their own), 0 when this message is larger than the allocator's buffers
+  // (copied; the current buffer stays), or anything else when the
+  // allocator is dry or failed (copied; no current buffer).
+  napi_value argv[1] = {Int(env_, static_cast<int64_t>(len))};
+  napi_value r = CallJs(env_, on_alloc_, 1, argv);
+  if (r == nullptr) return false;
+  napi_valuetype type = napi_undefined;
+  napi_typeof(env_, r, &type);
+  if (type == napi_number) return false;
+  slab_.Reset();
+  slab_data_ = nullptr;
+  slab_cap_ = slab_used_ = 0;
+  bool is_buffer = false;
+  napi_is_buffer(env_, r, &is_buffer);
+  if (!is_buffer) return false;
+  void* data = nullptr;
+  size_t n = 0;
+  napi_get_buffer_info(env_, r, &data, &n);
+  slab_ = Napi::Persistent(Napi::Object(env_, r));
+  slab_data_ = static_cast<char*>(data);
+  slab_cap_ = n;
+  return n >= len;
 }
 
 bool JsWebSocket::Target(WebSocketSession* ws, napi_value* argv, size_t at,
@@ -50,6 +80,21 @@ bool JsWebSocket::Target(WebSocketSession* ws, napi_value* argv, size_t at,
 
 void JsWebSocket::OnWsMessage(WebSocketSession* ws, bool binary, const char* data,
                               size_t len) {
+  if (pool_ && len > 0) {
+    napi_value argv[5];
+    size_t argc = 4;
+    if (!Target(ws, argv, 4, &argc)) return;
+    if (PoolRoom(len)) {
+      // Copied into pool memory; lib/ cuts the view at (offset, len).
+      memcpy(slab_data_ + slab_used_, data, len);
+      argv[1] = Int(env_, static_cast<int64_t>(slab_used_));
+      argv[2] = Int(env_, static_cast<int64_t>(len));
+      napi_get_boolean(env_, binary, &argv[3]);
+      slab_used_ += len;
+      CallJs(env_, on_pool_message_, argc, argv);
+      return;
+    }
+  }
   napi_value argv[4];
   size_t argc = 3;
   if (!Target(ws, argv, 3, &argc)) return;

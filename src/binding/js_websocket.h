@@ -40,9 +40,26 @@ class JsWebSocket final : public WsDelegate {
   // stream, its id into argv[at] (*argc grows by one). False when the
   // handle is gone (no event is due).
   bool Target(WebSocketSession* ws, napi_value* argv, size_t at, size_t* argc);
+  // Pool messages (a server with a requestBufferAllocator): room for `len`
+  // more bytes in the current message memory, asking lib/ for a new buffer
+  // (onWsAlloc) when the current one is full. False: this message is
+  // copied into a Buffer of its own (the allocator is dry, failed, or its
+  // buffer is too small).
+  bool PoolRoom(size_t len);
   napi_env env_;
+  bool pool_ = false;
+  // The buffer messages are copied into, one after the other; lib/ hands
+  // each out as a retained view (onWsPoolMessage) and releases its own
+  // hold on the buffer when it answers the next onWsAlloc. The strong
+  // reference keeps its memory ours to write until then.
+  Napi::ObjectReference slab_;
+  char* slab_data_ = nullptr;
+  size_t slab_cap_ = 0;
+  size_t slab_used_ = 0;
 #define SLUICE_WS_CALLBACKS(V)            \
   V(on_message_, "onWsMessage")           \
+  V(on_pool_message_, "onWsPoolMessage")  \
+  V(on_alloc_, "onWsAlloc")               \
   V(on_ping_, "onWsPing")                 \
   V(on_pong_, "onWsPong")                 \
   V(on_peer_close_, "onWsPeerClose")      \
