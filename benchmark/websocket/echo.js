@@ -22,6 +22,7 @@ function sluiceWsMissing() {
 
 const variants = [
   { label: 'sluice WebSocketServer', impl: 'sluice', unavailable: sluiceWsMissing },
+  { label: 'sluice WebSocketServer, pool messages', impl: 'sluice-pool', unavailable: sluiceWsMissing },
   { label: 'ws on node:http', impl: 'node', baseline: true },
   { label: 'ws on sluice upgrade', impl: 'ws-sluice' },
   { label: 'uWebSockets.js', impl: 'uws', optional: true, reference: true, unavailable: uwsUnavailable },

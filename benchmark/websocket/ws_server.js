@@ -1,5 +1,5 @@
 'use strict';
-// ws_server.js <sluice|node|ws-sluice|uws> [--deflate shared|socket]
+// ws_server.js <sluice|sluice-pool|node|ws-sluice|uws> [--deflate shared|socket]
 // The WebSocket servers of benchmark/websocket/echo.js, one endpoint each:
 //   /echo  every message is sent back (binary as binary)
 //   /sub   the socket subscribes to topic 'fan'
@@ -9,6 +9,9 @@
 //              native pub/sub (ws.publish: framed once, written natively)
 //   node       ws's WebSocketServer on node:http; /pub loops over the
 //              subscribers with send() (what ws users write)
+//   sluice-pool  sluice with a requestBufferAllocator (a buffer pool):
+//              messages are views of pool memory, released after the echo
+//              (the send copies pool memory into the queue)
 //   ws-sluice  the same ws code on sluice's 'upgrade' socket
 //   uws        uWebSockets.js ($SLUICE_BENCH_UWS), ws.subscribe / app.publish
 // No permessage-deflate anywhere (ws's and uWS's server default), unless
@@ -20,12 +23,15 @@
 
 const { parseArgs, serve, loadImpl } = require('../server_harness.js');
 
-function attach(wss, native) {
+function attach(wss, native, release) {
   const subs = new Set();
   wss.on('connection', (ws, req) => {
     ws.on('error', () => {});
     if (req.url === '/echo') {
-      ws.on('message', (m, isBinary) => ws.send(m, { binary: isBinary }));
+      ws.on('message', release ? (m, isBinary) => {
+        ws.send(m, { binary: isBinary });
+        release(m);
+      } : (m, isBinary) => ws.send(m, { binary: isBinary }));
     } else if (req.url === '/sub') {
       if (native) ws.subscribe('fan');
       else {
@@ -50,11 +56,17 @@ function main() {
   if (opts.deflate === 'shared') perMessageDeflate = { sharedCompressor: true, threshold: 1024 };
   else if (opts.deflate === 'socket') perMessageDeflate = { threshold: 1024 };
   else if (opts.deflate) throw new Error(`unknown --deflate ${opts.deflate}`);
-  const server = (impl === 'node' ? loadImpl('node') : loadImpl('sluice')).createServer((req, res) => res.end('ok'));
-  if (impl === 'sluice') {
-    const { WebSocketServer } = loadImpl('sluice');
+  let serverOptions = {};
+  if (impl === 'sluice-pool') {
+    const sluice = loadImpl('sluice');
+    serverOptions = { requestBufferAllocator: sluice.createBufferPool({ bufferSize: 64 * 1024, maxBuffers: 256 }).alloc };
+  }
+  const server = (impl === 'node' ? loadImpl('node') : loadImpl('sluice')).createServer(serverOptions, (req, res) => res.end('ok'));
+  if (impl === 'sluice' || impl === 'sluice-pool') {
+    const { WebSocketServer, releaseBuffer } = loadImpl('sluice');
     if (typeof WebSocketServer !== 'function') throw new Error('this sluice has no WebSocketServer');
-    attach(new WebSocketServer({ server, perMessageDeflate, maxPayload: 1 << 20 }), true);
+    attach(new WebSocketServer({ server, perMessageDeflate, maxPayload: 1 << 20 }), true,
+      impl === 'sluice-pool' ? releaseBuffer : null);
   } else if (impl === 'node' || impl === 'ws-sluice') {
     const { WebSocketServer } = require('ws');
     attach(new WebSocketServer({ server, perMessageDeflate, maxPayload: 1 << 20 }), false);

@@ -40,7 +40,7 @@ class Http2WsConn {
     this._id = id;
   }
 
-  wsSend(data, opcode, fin, compress) { return this._native.wsSend(this._id, data, opcode, fin, compress); }
+  wsSend(data, opcode, fin, compress, copy) { return this._native.wsSend(this._id, data, opcode, fin, compress, copy); }
   wsClose(code, reason) { return this._native.wsClose(this._id, code, reason); }
   wsBuffered() { return this._native.wsBuffered(this._id); }
   wsSubscribe(topic) { return this._native.wsSubscribe(this._id, topic); }

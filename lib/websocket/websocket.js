@@ -41,26 +41,24 @@ function isValidStatusCode(code) {
 // The bytes of a send/ping/pong argument, as ws's toBuffer: strings are
 // sent as UTF-8 (natively), views and ArrayBuffers as bytes, numbers as
 // their text, anything else as its String().
-// Pool memory (a message or request body of a server with a
-// requestBufferAllocator) is sent from a copy, as HTTP responses write it
-// (lib/http/body.js): the native queue keeps Buffers of 2 KiB and more by
-// reference until the kernel has them, and a releaseBuffer right after the
-// send would let the pool read into them meanwhile. Smaller sends are
-// copied natively anyway.
-const REFERENCED_FROM = 2048;
-
 function toData(data) {
   if (data === undefined) return EMPTY;
-  if (typeof data === 'string') return data;
-  if (Buffer.isBuffer(data)) {
-    return data.length >= REFERENCED_FROM && isPoolMemory(data) ? Buffer.from(data) : data;
-  }
-  if (ArrayBuffer.isView(data)) {
-    const view = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    return view.length >= REFERENCED_FROM && isPoolMemory(view) ? Buffer.from(view) : view;
-  }
+  if (typeof data === 'string' || Buffer.isBuffer(data)) return data;
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   if (data instanceof ArrayBuffer || data instanceof SharedArrayBuffer) return Buffer.from(data);
   return String(data);
+}
+
+// Pool memory (a message or request body of a server with a
+// requestBufferAllocator) is copied into the send queue, as HTTP responses
+// copy it (lib/http/body.js): the queue keeps Buffers of 2 KiB and more by
+// reference until the kernel has them, and a releaseBuffer right after the
+// send would let the pool read into them meanwhile. Smaller sends are
+// copied anyway.
+const REFERENCED_FROM = 2048;
+
+function mustCopy(data) {
+  return typeof data !== 'string' && data.length >= REFERENCED_FROM && isPoolMemory(data);
 }
 
 function byteLength(data) {
@@ -168,7 +166,8 @@ class WebSocket extends EventEmitter {
     // permessage-deflate was negotiated and the message reaches the
     // threshold; decided natively).
     const compress = !(options && options.compress === false);
-    const r = this[kConn].wsSend(data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, fin, compress);
+    const r = this[kConn].wsSend(data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, fin, compress,
+      mustCopy(data));
     this._settle(r, cb);
     return r;
   }

@@ -314,7 +314,9 @@ Napi::Value JsConnection::WsFeed(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// wsSend(data, opcode, fin, compress) -> WsSendResult
+// wsSend(data, opcode, fin, compress, copy) -> WsSendResult. copy: the
+// bytes are copied into the queue whatever their size (pool memory, which
+// may be released and read into before the queue is written).
 Napi::Value WsCalls::Send(const Napi::CallbackInfo& info, WebSocketSession* s, size_t a) {
   napi_env env = info.Env();
   if (!s) return IntV(env, kWsNotOpen);
@@ -340,7 +342,7 @@ Napi::Value WsCalls::Send(const Napi::CallbackInfo& info, WebSocketSession* s, s
     size_t written = 0;
     napi_get_value_string_utf8(env, body.value, p, body.len + 1, &written);
     q->Commit(written);
-  } else if (body.len < kCopyBelow) {
+  } else if (body.len < kCopyBelow || info[a + 4].ToBoolean().Value()) {
     q->Append(body.data, body.len);
   } else {
     q->AppendExternal(body.data, body.len, new NapiValueRef(env, body.value));
