@@ -134,6 +134,40 @@ run('HTTP/3 certificates, SNI and session tickets [sluice-only]', function () {
     await sameCert(server, 'a.example', 'a.example');
   });
 
+  it('SNICallback not answered: the handshake waits, close() ends it, a late answer does nothing', async function () {
+    const f = fixtures();
+    let pending = null;
+    let asked;
+    const askedP = new Promise((resolve) => { asked = resolve; });
+    const server = sluice.createSecureServer({
+      key: f.localhost.key, cert: f.localhost.cert, http3: true,
+      SNICallback: (name, cb) => {
+        if (name === 'slow.example') {
+          pending = cb;
+          asked();
+        } else {
+          cb(null);
+        }
+      },
+    }, ok);
+    await common.listenLocal(server);
+    const port = server.http3Address().port;
+    const c = new H3Client();
+    clients.push(c);
+    const waiting = c.connect(port, { servername: 'slow.example' }).then(() => 'connected', (e) => e.message);
+    await common.withTimeout(askedP, 10000, 'SNICallback asked');
+    // Other handshakes (and their requests) go on meanwhile.
+    await sameCert(server, 'localhost', 'localhost');
+    const closed = new Promise((resolve) => server.once('close', resolve));
+    // The waiting connection is closed at once (CONNECTION_REFUSED); 'close'
+    // follows QUIC's closing period (3 PTO: ~3 s without an RTT sample),
+    // not the handshake's idle timeout (30 s).
+    server.close();
+    await common.withTimeout(closed, 8000, "'close' with a handshake waiting");
+    assert.match(await common.withTimeout(waiting, 10000, 'client'), /closed before connecting/);
+    pending(null, { key: f.sniA.key, cert: f.sniA.cert });
+  });
+
   it('session tickets: a QUIC session resumes under the server\'s ticket keys, not after they change', async function () {
     const { server, port } = await startH3Server({}, ok);
     const first = await h3cert(port, 'localhost');
