@@ -59,11 +59,16 @@ function normalize(opt) {
 // One listening HTTP/3 endpoint. `callbacks`: the HTTP/2 stream callbacks
 // of the server (lib/http2_server.js callbacks(server, { version: 30 })).
 class Http3Endpoint {
+  // tls: { keys, certs, passphrase, maxHeaderSize, context (the default
+  // native context, shared with TCP), ticketKeys, onSni(endpoint, id,
+  // servername) (the SNICallback: answered with sniDone / sniFail) }.
   constructor(cfg, tls, callbacks, onClose) {
     this._closed = false;
     this._onClose = onClose;
+    const onSni = tls.onSni || null;
     this._callbacks = {
       ...callbacks,
+      onSni: (id, servername) => onSni(this, id, servername),
       onEndpointClose: () => {
         this._closed = true;
         const cb = this._onClose;
@@ -75,6 +80,9 @@ class Http3Endpoint {
       key: tls.keys,
       cert: tls.certs,
       passphrase: tls.passphrase,
+      context: tls.context,
+      sniCallback: onSni !== null,
+      ticketKeys: tls.ticketKeys,
       maxConnections: cfg.maxConnections,
       maxStreams: cfg.maxStreams,
       idleTimeout: cfg.idleTimeout,
@@ -105,6 +113,20 @@ class Http3Endpoint {
   closeAllConnections() { if (!this._closed) this._native.closeAllConnections(); }
 
   closeIdleConnections() { if (!this._closed) this._native.closeIdleConnections(); }
+
+  // Certificates for new handshakes (open connections keep theirs), as
+  // the TCP listener's: native contexts (binding.tlsContext).
+  setSecureContext(context) { if (!this._closed) this._native.setSecureContext(context); }
+
+  addContext(hostname, context) { if (!this._closed) this._native.addContext(hostname, context); }
+
+  setTicketKeys(keys) { if (!this._closed) this._native.setTicketKeys(keys); }
+
+  // The SNICallback's answer for handshake `id`: a native context or null
+  // (the default certificate); sniFail fails the handshake.
+  sniDone(id, context) { if (!this._closed) this._native.sniDone(id, context); }
+
+  sniFail(id) { if (!this._closed) this._native.sniFail(id); }
 
   ref() { this._native.ref(); }
 

@@ -86,8 +86,19 @@ class SecureServer extends Server {
     // HTTP/3 (lib/http3/endpoint.js): the configuration, the endpoint
     // while listening, and one closing meanwhile.
     this._h3cfg = h3;
-    this._h3tls = h3 === null ? null :
-      { keys: native.keys, certs: native.certs, passphrase: native.passphrase, maxHeaderSize: this.maxHeaderSize };
+    // One certificate configuration for TCP and UDP: HTTP/3 handshakes take
+    // their certificate from native contexts built from the same options
+    // (the default, setSecureContext's) or the very ones addContext and
+    // the SNICallback give TCP.
+    this._h3tls = h3 === null ? null : {
+      keys: native.keys, certs: native.certs, passphrase: native.passphrase,
+      maxHeaderSize: this.maxHeaderSize, context: binding.tlsContext(native),
+      ticketKeys: null,
+      onSni: sni === undefined ? null : (ep, id, servername) => this._onH3Sni(ep, id, servername),
+    };
+    // addContext's [hostname, native context], replayed on the endpoint
+    // when it starts listening.
+    this._h3contexts = [];
     this._http3 = null;
     this._h3Closing = null;
     this._tlsOptions = pickContextOptions({ ...options, allowHTTP1 });
@@ -120,7 +131,11 @@ class SecureServer extends Server {
     }
     const h3port = cfg.port !== null ? cfg.port : tcp.port;
     const host = cfg.host !== null ? cfg.host : tcp.address;
-    const ep = new http3.Http3Endpoint(cfg, this._h3tls, this._streamCallbacks(30), null);
+    // The ticket keys are the server's (TCP's, setTicketKeys): tickets from
+    // either side are sealed alike.
+    const ep = new http3.Http3Endpoint(cfg, { ...this._h3tls, ticketKeys: this.getTicketKeys() },
+      this._streamCallbacks(30), null);
+    for (const [hostname, ctx] of this._h3contexts) ep.addContext(hostname, ctx);
     const rr = ep.listen(host, h3port);
     if (rr < 0) {
       const code = binding.errname(rr);
@@ -232,6 +247,32 @@ class SecureServer extends Server {
     });
   }
 
+  // The SNICallback for an HTTP/3 handshake (the QUIC endpoint suspends it
+  // until the answer, src/core/quic/quic_endpoint.cc). No connection
+  // object exists before the handshake: 'tlsClientError' gets a stand-in
+  // socket ({ servername, alpnProtocol: 'h3', encrypted }).
+  _onH3Sni(ep, id, servername) {
+    let once = false;
+    this._SNICallback(servername, (err, context) => {
+      if (once) return;
+      once = true;
+      let native = null;
+      if (!err && context) {
+        try {
+          native = this._sniNative(context);
+        } catch (e) {
+          err = e;
+        }
+      }
+      if (err) {
+        ep.sniFail(id);
+        this.emit('tlsClientError', err, { servername, alpnProtocol: 'h3', encrypted: true, destroy() {} });
+        return;
+      }
+      ep.sniDone(id, native);
+    });
+  }
+
   _sniNative(context) {
     let native = this._sniContexts.get(context);
     if (native === undefined) {
@@ -279,7 +320,15 @@ class SecureServer extends Server {
     // replaced only when these options name new ones.
     if (options.ticketKeys === undefined) delete native.ticketKeys;
     else validateTicketKeys(options.ticketKeys);
+    // HTTP/3 first: a context that does not build throws before TCP
+    // changes.
+    const h3ctx = this._h3tls === null ? null : binding.tlsContext(native);
     this[kNative].setSecureContext(native);
+    if (h3ctx !== null) {
+      this._h3tls.context = h3ctx;
+      if (this._http3 !== null) this._http3.setSecureContext(h3ctx);
+      if (options.ticketKeys !== undefined && this._http3 !== null) this._http3.setTicketKeys(this.getTicketKeys());
+    }
     this._tlsOptions = merged;
     this._sniContexts = new WeakMap();
   }
@@ -291,11 +340,14 @@ class SecureServer extends Server {
 
   setTicketKeys(keys) {
     validateTicketKeys(keys);
-    this[kNative].setTicketKeys(Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength));
+    const buf = Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength);
+    this[kNative].setTicketKeys(buf);
+    if (this._http3 !== null) this._http3.setTicketKeys(buf);
   }
 
   // SNI: a ClientHello naming `hostname` ('*' matches one label) gets
-X
+  // `context`'s certificate, on TCP and HTTP/3 alike (contexts added while
+  // listening apply to new handshakes).
   addContext(hostname, context) {
     if (typeof hostname !== 'string') {
       throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "servername" argument must be of type string');
@@ -303,7 +355,12 @@ X
     if (context === null || typeof context !== 'object') {
       throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "context" argument must be of type object');
     }
-    this[kNative].addContext(hostname, this._nativeContext(context));
+    const native = this._nativeContext(context);
+    this[kNative].addContext(hostname, native);
+    if (this._h3tls !== null) {
+      this._h3contexts.push([hostname, native]);
+      if (this._http3 !== null) this._http3.addContext(hostname, native);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "binding/js_body_done.h"
 #include "binding/js_file.h"
 #include "binding/js_quic_client.h"
+#include "binding/js_tls.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
 #include "core/http2/http2_headers.h"
@@ -100,6 +101,11 @@ Napi::Function JsHttp3Endpoint::Init(Napi::Env env) {
                              "closeAllConnections"),
                          InstanceMethod<&JsHttp3Endpoint::CloseIdleConnections>(
                              "closeIdleConnections"),
+                         InstanceMethod<&JsHttp3Endpoint::SetSecureContext>("setSecureContext"),
+                         InstanceMethod<&JsHttp3Endpoint::AddContext>("addContext"),
+                         InstanceMethod<&JsHttp3Endpoint::SetTicketKeys>("setTicketKeys"),
+                         InstanceMethod<&JsHttp3Endpoint::SniDone>("sniDone"),
+                         InstanceMethod<&JsHttp3Endpoint::SniFail>("sniFail"),
                      });
 }
 
@@ -127,6 +133,7 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   on_stream_close_ = JsCallback(cbs, "onStreamClose");
   on_session_close_ = JsCallback(cbs, "onSessionClose");
   on_endpoint_close_ = JsCallback(cbs, "onEndpointClose");
+  on_sni_ = JsCallback(cbs, "onSni");
   std::string pass;
   if (opts.Get("passphrase").IsString()) pass = opts.Get("passphrase").As<Napi::String>().Utf8Value();
   ctx_ = QuicServerContext(StringList(opts.Get("key")), StringList(opts.Get("cert")), pass, &why);
@@ -145,7 +152,16 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   resource_ = Napi::Persistent(res);
   async_context_.Init(env, res, "SluiceHttp3");
   uv_loop_t* loop = GetAddonData(env)->loop;
-  endpoint_ = new QuicEndpoint(loop, ctx_, this, o);
+  // The default certificate: the TCP side's context when given (one
+  // configuration for both), else the listener context's own.
+  TlsContext certs = UnwrapContext(env, opts.Get("context"));
+  endpoint_ = new QuicEndpoint(loop, ctx_, std::move(certs), this, o);
+  endpoint_->SetSniCallback(opts.Get("sniCallback").ToBoolean().Value());
+  Napi::Value keys = opts.Get("ticketKeys");
+  if (keys.IsBuffer()) {
+    auto b = keys.As<Napi::Buffer<char>>();
+    endpoint_->SetTicketKeys(std::string(b.Data(), b.Length()));
+  }
 }
 
 JsHttp3Endpoint::~JsHttp3Endpoint() {
@@ -230,6 +246,75 @@ Napi::Value JsHttp3Endpoint::CloseIdleConnections(const Napi::CallbackInfo& info
     if (!s->Busy()) s->connection()->CloseNow(0x100, "idle");
   }
   return info.Env().Undefined();
+}
+
+namespace {
+
+// A native context argument (binding.tlsContext), or a TypeError.
+TlsContext ContextArg(const Napi::CallbackInfo& info, size_t i) {
+  TlsContext ctx = info.Length() > i ? UnwrapContext(info.Env(), info[i]) : TlsContext();
+  if (!ctx) Napi::TypeError::New(info.Env(), "a native TLS context expected").ThrowAsJavaScriptException();
+  return ctx;
+}
+
+}  // namespace
+
+Napi::Value JsHttp3Endpoint::SetSecureContext(const Napi::CallbackInfo& info) {
+  TlsContext ctx = ContextArg(info, 0);
+  if (ctx && endpoint_ != nullptr) endpoint_->SetDefaultContext(std::move(ctx));
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::AddContext(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsString()) {
+    Napi::TypeError::New(info.Env(), "addContext(hostname, context)").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  TlsContext ctx = ContextArg(info, 1);
+  if (ctx && endpoint_ != nullptr) {
+    endpoint_->AddSniContext(info[0].As<Napi::String>().Utf8Value(), std::move(ctx));
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::SetTicketKeys(const Napi::CallbackInfo& info) {
+  bool ok = false;
+  if (info.Length() > 0 && info[0].IsBuffer() && endpoint_ != nullptr) {
+    auto b = info[0].As<Napi::Buffer<char>>();
+    ok = endpoint_->SetTicketKeys(std::string(b.Data(), b.Length()));
+  }
+  return Napi::Boolean::New(info.Env(), ok);
+}
+
+Napi::Value JsHttp3Endpoint::SniDone(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) return env.Undefined();
+  uint64_t id = static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value());
+  TlsContext ctx;
+  if (info.Length() > 1 && !IsNullish(env, info[1])) {
+    ctx = ContextArg(info, 1);
+    if (!ctx) return env.Undefined();
+  }
+  if (endpoint_ != nullptr) endpoint_->AnswerSni(id, std::move(ctx), false);
+  return env.Undefined();
+}
+
+Napi::Value JsHttp3Endpoint::SniFail(const Napi::CallbackInfo& info) {
+  if (info.Length() > 0 && info[0].IsNumber() && endpoint_ != nullptr) {
+    endpoint_->AnswerSni(static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()),
+                         TlsContext(), true);
+  }
+  return info.Env().Undefined();
+}
+
+void JsHttp3Endpoint::OnSniRequest(uint64_t id, const std::string& servername) {
+  if (!CanCallJs()) {
+    endpoint_->AnswerSni(id, TlsContext(), true);
+    return;
+  }
+  napi_value argv[2] = {Napi::Number::New(Env(), static_cast<double>(id)),
+                        Napi::String::New(Env(), servername)};
+  CallJs(Env(), on_sni_, 2, argv);
 }
 
 QuicConnectionHandler* JsHttp3Endpoint::OnConnection(QuicConnection* c) {

@@ -35,9 +35,10 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   static Napi::Function Init(Napi::Env env);
   // new NativeHttp3Endpoint(callbacks, options): callbacks as HTTP/2's
   // (onStream, onStreamData, onStreamEnd, onStreamDrain, onStreamClose,
-  // onSessionClose) plus onEndpointClose(); options { key: [pem], cert:
-  // [pem], passphrase, maxConnections, maxStreams, idleTimeout,
-  // maxHeaderSize }. Throws ERR_SLUICE_HTTP3 when QUIC is unavailable or
+  // onSessionClose) plus onEndpointClose() and onSni(id, servername);
+  // options { key: [pem], cert: [pem], passphrase, context (the default
+  // native context), sniCallback, ticketKeys, maxConnections, maxStreams,
+  // idleTimeout, maxHeaderSize }. Throws ERR_SLUICE_HTTP3 when QUIC is unavailable or
   // the certificate does not load.
   explicit JsHttp3Endpoint(const Napi::CallbackInfo& info);
   ~JsHttp3Endpoint() override;
@@ -52,6 +53,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   void OnDispatchBegin() override;
   void OnDispatchEnd() override;
   void OnEndpointClosed() override;
+  void OnSniRequest(uint64_t id, const std::string& servername) override;
   // Http3Delegate
   void OnStream(Http3Session* s, uint64_t id, const Http3Fields& headers,
                 bool end_stream) override;
@@ -80,6 +82,15 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   // (Http3Session::Busy). As the TCP listener's, for server.close*.
   Napi::Value CloseAllConnections(const Napi::CallbackInfo& info);
   Napi::Value CloseIdleConnections(const Napi::CallbackInfo& info);
+  // Certificates (QuicEndpoint): setSecureContext(context),
+  // addContext(hostname, context), setTicketKeys(buffer48) -> bool,
+  // sniDone(id, context | null), sniFail(id). `context`: a native context
+  // (binding.tlsContext); a TypeError for anything else.
+  Napi::Value SetSecureContext(const Napi::CallbackInfo& info);
+  Napi::Value AddContext(const Napi::CallbackInfo& info);
+  Napi::Value SetTicketKeys(const Napi::CallbackInfo& info);
+  Napi::Value SniDone(const Napi::CallbackInfo& info);
+  Napi::Value SniFail(const Napi::CallbackInfo& info);
 
   napi_value SessionObject(Http3Session* s);
   bool CanCallJs() const;
@@ -95,7 +106,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   Napi::ObjectReference self_;        // while listening
   Napi::ObjectReference callbacks_;
   Napi::FunctionReference on_stream_, on_data_, on_end_, on_drain_, on_stream_close_,
-      on_session_close_, on_endpoint_close_;
+      on_session_close_, on_endpoint_close_, on_sni_;
   Napi::ObjectReference resource_;
   AsyncContext async_context_;
   napi_handle_scope handle_scope_ = nullptr;

@@ -18,6 +18,7 @@ Napi::Function JsQuicClient::Init(Napi::Env env) {
                          InstanceMethod<&JsQuicClient::Reset>("reset"),
                          InstanceMethod<&JsQuicClient::Close>("close"),
                          InstanceMethod<&JsQuicClient::Destroy>("destroy"),
+                         InstanceMethod<&JsQuicClient::Tls>("tls"),
                          StaticMethod<&JsQuicClient::Encode>("encodeFieldSection"),
                          StaticMethod<&JsQuicClient::Decode>("decodeFieldSection"),
                      });
@@ -76,6 +77,14 @@ Napi::Value JsQuicClient::Connect(const Napi::CallbackInfo& info) {
   std::string sni = info.Length() > 3 && info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : "localhost";
   client_ = new QuicClient(GetAddonData(env)->loop, this);
   std::string err;
+  if (info.Length() > 4 && info[4].IsBuffer()) {
+    auto b = info[4].As<Napi::Buffer<char>>();
+    if (!client_->SetSession(std::string(b.Data(), b.Length()))) {
+      Drop();
+      Napi::Error::New(env, "QUIC connect: the session does not parse").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+  }
   int r = client_->Connect(ip.c_str(), port, alpn, sni, &err);
   if (r != 0) {
     Drop();
@@ -126,6 +135,18 @@ Napi::Value JsQuicClient::Destroy(const Napi::CallbackInfo& info) {
   Drop();
   self_.Reset();
   return info.Env().Undefined();
+}
+
+Napi::Value JsQuicClient::Tls(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (client_ == nullptr || info.Length() < 1 || !info[0].IsString()) return env.Undefined();
+  std::string what = info[0].As<Napi::String>().Utf8Value();
+  if (what == "reused") return Napi::Boolean::New(env, client_->SessionReused());
+  std::string der;
+  if (what == "cert") der = client_->PeerCertificateDer();
+  else if (what == "session") der = client_->SessionDer();
+  if (der.empty()) return env.Undefined();
+  return Napi::Buffer<char>::Copy(env, der.data(), der.size());
 }
 
 void JsQuicClient::OnConnected() {

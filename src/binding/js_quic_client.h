@@ -5,7 +5,7 @@
 //
 //   new NativeQuicClient({ onConnect(), onData(id, buf, fin),
 //                          onReset(id, code), onClose(code, transport, reason) })
-//   connect(ip, port, alpn, sni) -> 0 | -errno (throws with OpenSSL's reason)
+//   connect(ip, port, alpn, sni[, session DER]) -> 0 | -errno (throws with OpenSSL's reason)
 //   openStream(uni) -> id | -1;  write(id, buf, fin);  reset(id, code)
 //   close(code);  destroy()
 //   NativeQuicClient.encodeFieldSection([name, value, ...]) -> Buffer
@@ -43,6 +43,10 @@ class JsQuicClient final : public Napi::ObjectWrap<JsQuicClient>, public QuicCli
   Napi::Value Reset(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
+  // tls(what): 'cert' (DER of the server's certificate), 'session' (DER of
+  // the SSL_SESSION, for connect's `session`), 'reused' (boolean);
+  // undefined before connect.
+  Napi::Value Tls(const Napi::CallbackInfo& info);
   static Napi::Value Encode(const Napi::CallbackInfo& info);
   static Napi::Value Decode(const Napi::CallbackInfo& info);
   // Calls a callback inside a handle scope and callback scope (the client

@@ -77,13 +77,14 @@ class H3Client {
   }
 
   // Connects and opens the client's control stream (SETTINGS) and QPACK
-  // streams, unless opts.bare.
+  // streams, unless opts.bare. opts.servername: the SNI name ('localhost');
+  // opts.session: a session (Buffer, from session()) to resume.
   async connect(port, opts = {}) {
     const up = new Promise((resolve, reject) => {
       this._connected = resolve;
       this.closed.then((c) => reject(new Error(`closed before connecting: ${JSON.stringify(c)}`)));
     });
-    this.native.connect('127.0.0.1', port, opts.alpn || 'h3', 'localhost');
+    this.native.connect('127.0.0.1', port, opts.alpn || 'h3', opts.servername || 'localhost', opts.session);
     await up;
     if (!opts.bare) {
       this.control = this.native.openStream(true);
@@ -165,6 +166,15 @@ class H3Client {
     if (body !== null && body.length > 0) parts.push(frame(0x0, body));
     return this.raw(Buffer.concat(parts));
   }
+
+  // The server's certificate (DER Buffer), the session (DER Buffer, for
+  // connect's opts.session: after the server's NewSessionTicket it
+  // resumes), and whether this handshake resumed one.
+  peerCertificate() { return this.native.tls('cert'); }
+
+  session() { return this.native.tls('session'); }
+
+  isSessionReused() { return this.native.tls('reused') === true; }
 
   close(code = 0x100) {
     this.native.close(code);

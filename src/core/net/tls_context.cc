@@ -86,28 +86,7 @@ int TicketKeyCb(SSL* ssl, unsigned char* name, unsigned char* iv,
                 EVP_CIPHER_CTX* ectx, EVP_MAC_CTX* hctx, int enc) {
   const TlsChannel* channel = static_cast<const TlsChannel*>(SSL_get_app_data(ssl));
   if (channel == nullptr) return enc ? -1 : 0;
-  const TicketKeys& k = channel->server()->ticket_keys();
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY,
-                                        const_cast<unsigned char*>(k.hmac), sizeof(k.hmac)),
-      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
-      OSSL_PARAM_construct_end(),
-  };
-  if (enc) {
-    memcpy(name, k.name, sizeof(k.name));
-    if (RAND_bytes(iv, 16) != 1 ||
-        EVP_EncryptInit_ex(ectx, EVP_aes_128_cbc(), nullptr, k.aes, iv) != 1 ||
-        EVP_MAC_CTX_set_params(hctx, params) != 1) {
-      return -1;
-    }
-    return 1;
-  }
-  if (memcmp(name, k.name, sizeof(k.name)) != 0) return 0;
-  if (EVP_DecryptInit_ex(ectx, EVP_aes_128_cbc(), nullptr, k.aes, iv) != 1 ||
-      EVP_MAC_CTX_set_params(hctx, params) != 1) {
-    return -1;
-  }
-  return 1;
+  return SealTicket(channel->server()->ticket_keys(), name, iv, ectx, hctx, enc);
 }
 
 // requestCert: the handshake goes on whatever the verification said; the
@@ -219,6 +198,31 @@ bool HostMatches(const char* pat, const char* name) {
 }
 
 }  // namespace
+
+int SealTicket(const TicketKeys& k, unsigned char* name, unsigned char* iv,
+               EVP_CIPHER_CTX* ectx, EVP_MAC_CTX* hctx, int enc) {
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY,
+                                        const_cast<unsigned char*>(k.hmac), sizeof(k.hmac)),
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
+      OSSL_PARAM_construct_end(),
+  };
+  if (enc) {
+    memcpy(name, k.name, sizeof(k.name));
+    if (RAND_bytes(iv, 16) != 1 ||
+        EVP_EncryptInit_ex(ectx, EVP_aes_128_cbc(), nullptr, k.aes, iv) != 1 ||
+        EVP_MAC_CTX_set_params(hctx, params) != 1) {
+      return -1;
+    }
+    return 1;
+  }
+  if (memcmp(name, k.name, sizeof(k.name)) != 0) return 0;
+  if (EVP_DecryptInit_ex(ectx, EVP_aes_128_cbc(), nullptr, k.aes, iv) != 1 ||
+      EVP_MAC_CTX_set_params(hctx, params) != 1) {
+    return -1;
+  }
+  return 1;
+}
 
 TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   ERR_clear_error();

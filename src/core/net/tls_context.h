@@ -90,6 +90,14 @@ struct TicketKeys {
   unsigned char aes[16];
 };
 
+// The body of a ticket key callback (SSL_CTX_set_tlsext_ticket_key_evp_cb)
+// sealing and opening tickets under `keys` in node's format: 1 keys set, 0
+// unknown key name (opening: a full handshake), -1 failure. Shared by the
+// TCP contexts and the QUIC listener (quic_endpoint.cc), so a server's
+// tickets are sealed alike on both.
+int SealTicket(const TicketKeys& keys, unsigned char* name, unsigned char* iv,
+               EVP_CIPHER_CTX* ectx, EVP_MAC_CTX* hctx, int enc);
+
 // What a listener serves TLS with. Loop thread only.
 class TlsServer {
  public:

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <openssl/x509.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@ QuicClient::QuicClient(uv_loop_t* loop, QuicClientDelegate* delegate)
     : loop_(loop), delegate_(delegate) {}
 
 QuicClient::~QuicClient() {
+  SSL_SESSION_free(resume_);
   for (auto& it : streams_) SSL_free(it.second.ssl);
   streams_.clear();
   SSL_free(ssl_);
@@ -62,7 +64,8 @@ int QuicClient::Connect(const char* ip, int port, const std::string& alpn,
             SSL_set_alpn_protos(ssl_, reinterpret_cast<const unsigned char*>(wire.data()),
                                 static_cast<unsigned>(wire.size())) == 0 &&
             SSL_set_tlsext_host_name(ssl_, sni.c_str()) == 1 &&
-            SSL_set1_initial_peer_addr(ssl_, peer) == 1;
+            SSL_set1_initial_peer_addr(ssl_, peer) == 1 &&
+            (resume_ == nullptr || SSL_set_session(ssl_, resume_) == 1);
   BIO_ADDR_free(peer);
   if (ok) {
     SSL_set_bio(ssl_, bio, bio);
@@ -163,6 +166,44 @@ void QuicClient::Flush(Stream* s) {
     }
   }
 }
+
+bool QuicClient::SetSession(const std::string& der) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
+  SSL_SESSION* s = d2i_SSL_SESSION(nullptr, &p, static_cast<long>(der.size()));
+  if (s == nullptr) {
+    ERR_clear_error();
+    return false;
+  }
+  SSL_SESSION_free(resume_);
+  resume_ = s;
+  return true;
+}
+
+std::string QuicClient::PeerCertificateDer() const {
+  if (ssl_ == nullptr) return std::string();
+  X509* x = SSL_get1_peer_certificate(ssl_);
+  int n = x != nullptr ? i2d_X509(x, nullptr) : 0;
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) {
+    unsigned char* p = reinterpret_cast<unsigned char*>(&out[0]);
+    i2d_X509(x, &p);
+  }
+  X509_free(x);
+  return out;
+}
+
+std::string QuicClient::SessionDer() const {
+  SSL_SESSION* s = ssl_ != nullptr ? SSL_get_session(ssl_) : nullptr;
+  int n = s != nullptr ? i2d_SSL_SESSION(s, nullptr) : 0;
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) {
+    unsigned char* p = reinterpret_cast<unsigned char*>(&out[0]);
+    i2d_SSL_SESSION(s, &p);
+  }
+  return out;
+}
+
+bool QuicClient::SessionReused() const { return ssl_ != nullptr && SSL_session_reused(ssl_) == 1; }
 
 void QuicClient::OnPoll(uv_poll_t* h, int, int) { static_cast<QuicClient*>(h->data)->Process(); }
 void QuicClient::OnTimer(uv_timer_t* h) { static_cast<QuicClient*>(h->data)->Process(); }

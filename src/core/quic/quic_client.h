@@ -57,6 +57,15 @@ class QuicClient {
   void Close(uint64_t code);
   // Frees the SSL objects and closes the handles (no more calls).
   void Destroy();
+  // Before Connect: offer this session for resumption (DER of an
+  // SSL_SESSION, as SessionDer gives). False if it does not parse.
+  bool SetSession(const std::string& der);
+  // Once connected: the server's certificate (DER; empty if none), the
+  // current session (DER: after the server's NewSessionTicket, one that
+  // resumes), whether this handshake resumed.
+  std::string PeerCertificateDer() const;
+  std::string SessionDer() const;
+  bool SessionReused() const;
 
  private:
   struct Stream {
@@ -80,6 +89,7 @@ class QuicClient {
   QuicClientDelegate* delegate_;
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
+  SSL_SESSION* resume_ = nullptr;  // SetSession's, until Connect uses it
   int fd_ = -1;
   uv_poll_t poll_;
   uv_timer_t timer_;

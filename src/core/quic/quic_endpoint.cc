@@ -366,16 +366,40 @@ bool QuicConnection::Pump(uint64_t now_ms) {
 
 // ---- QuicEndpoint ----------------------------------------------------------
 
-QuicEndpoint::QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, QuicEndpointDelegate* delegate,
-                           const QuicEndpointOptions& options)
-    : loop_(loop), ctx_(ctx), delegate_(delegate), options_(options) {
+struct QuicEndpoint::SniWait {
+  enum State { kAsked, kAnswered, kFailed };
+  QuicEndpoint* endpoint;  // null once the endpoint no longer tracks it
+  uint64_t id;
+  std::string servername;
+  State state = kAsked;
+  TlsContext answer;
+};
+
+QuicEndpoint::QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, TlsContext certs,
+                           QuicEndpointDelegate* delegate, const QuicEndpointOptions& options)
+    : loop_(loop), ctx_(ctx), delegate_(delegate), options_(options), tls_(std::move(certs)) {
   SSL_CTX_up_ref(ctx_);
+  // OpenSSL calls these inside SSL_handle_events on the listener (only
+  // Process calls it), with the connection's SSL: the certificate callback
+  // after the ClientHello is parsed, the ticket callback when a ticket is
+  // issued or presented. The ticket callback has no argument: it finds
+  // the endpoint in the context's ex_data.
+  SSL_CTX_set_cert_cb(ctx_, OnCertCb, this);
+  SSL_CTX_set_ex_data(ctx_, CtxIndex(), this);
+  SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx_, OnTicketKey);
 }
 
 QuicEndpoint::~QuicEndpoint() {
   for (QuicConnection* c : conns_) delete c;
   conns_.clear();
+  // Handshakes still waiting belong to connections the listener has not
+  // handed out yet: freed with it below, after this object's members are
+  // no longer theirs to update.
+  for (auto& w : sni_waiting_) w.second->endpoint = nullptr;
+  sni_waiting_.clear();
   SSL_free(listener_);
+  SSL_CTX_set_cert_cb(ctx_, nullptr, nullptr);
+  SSL_CTX_set_ex_data(ctx_, CtxIndex(), nullptr);
   SSL_CTX_free(ctx_);
   if (fd_ >= 0) close(fd_);
 }
@@ -534,6 +558,7 @@ void QuicEndpoint::Process() {
     again_ = false;
     if (SSL_handle_events(listener_) != 1) ERR_clear_error();
     ticks_++;
+    AskSni();
     AcceptConnections();
     uint64_t now = now_ms();
     size_t keep = 0;
@@ -657,6 +682,121 @@ void QuicEndpoint::OnHandleClosed(uv_handle_t* h) {
   QuicEndpointDelegate* d = self->delegate_;
   delete self;
   d->OnEndpointClosed();
+}
+
+// ---- certificates ------------------------------------------------------------
+
+int QuicEndpoint::SniIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, SniStateFree);
+  return index;
+}
+
+int QuicEndpoint::CtxIndex() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// The SSL is freed (connection closed, or never accepted and dropped by
+// the listener): its SNI state goes with it, and an answer arriving later
+// finds no id.
+void QuicEndpoint::SniStateFree(void* parent, void* ptr, CRYPTO_EX_DATA* ad, int idx, long argl,
+                                void* argp) {
+  (void)parent;
+  (void)ad;
+  (void)idx;
+  (void)argl;
+  (void)argp;
+  auto* w = static_cast<SniWait*>(ptr);
+  if (w == nullptr) return;
+  if (w->endpoint != nullptr && w->state == SniWait::kAsked) w->endpoint->sni_waiting_.erase(w->id);
+  delete w;
+}
+
+namespace {
+
+// Replaces the handshake's certificates with `ctx`'s: the first context's
+// (the listener's) are cleared first, so a key type only the default has
+// cannot be chosen for a name another context serves. SSL_set_SSL_CTX is
+// not an option: OpenSSL 3.5 refuses it on a QUIC connection (it takes
+// only plain TLS objects), while the certificate setters reach the
+// connection's handshake layer.
+bool UseCertificateOf(SSL* ssl, SSL_CTX* ctx) {
+  X509* cert = SSL_CTX_get0_certificate(ctx);
+  EVP_PKEY* key = SSL_CTX_get0_privatekey(ctx);
+  if (cert == nullptr || key == nullptr) return false;
+  STACK_OF(X509)* chain = nullptr;
+  if (SSL_CTX_get0_chain_certs(ctx, &chain) != 1) chain = nullptr;
+  SSL_certs_clear(ssl);
+  // The setter takes its own references (chain copied).
+  return SSL_use_cert_and_key(ssl, cert, key, chain, 1) == 1;
+}
+
+}  // namespace
+
+// The certificate callback: with addContext names, the context for the
+// server name (or the default); with an SNI callback, the first call
+// records the name and suspends the handshake (-1: OpenSSL's QUIC layer
+// treats SSL_ERROR_WANT_X509_LOOKUP like a want-read and runs the
+// handshake again on every later tick of the connection), and a later call
+// applies the answer. 0 fails the handshake (an internal_error alert: the
+// client sees CONNECTION_CLOSE with a crypto error).
+int QuicEndpoint::OnCertCb(SSL* ssl, void* arg) {
+  auto* self = static_cast<QuicEndpoint*>(arg);
+  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  SSL_CTX* use = nullptr;
+  if (self->tls_.sni_callback && name != nullptr) {
+    auto* w = static_cast<SniWait*>(SSL_get_ex_data(ssl, SniIndex()));
+    if (w == nullptr) {
+      w = new SniWait{self, ++self->sni_serial_, name, SniWait::kAsked, TlsContext()};
+      if (SSL_set_ex_data(ssl, SniIndex(), w) != 1) {
+        delete w;
+        return 0;
+      }
+      self->sni_waiting_[w->id] = w;
+      self->sni_asked_.push_back(w->id);
+      return -1;
+    }
+    if (w->state == SniWait::kAsked) return -1;
+    if (w->state == SniWait::kFailed) return 0;
+    use = w->answer.get();
+  } else if (name != nullptr) {
+    use = self->tls_.ForServerName(name);
+  }
+  if (use == nullptr) use = self->tls_.default_ctx();
+  if (use == nullptr) return 1;  // the listener context's own
+  return UseCertificateOf(ssl, use) ? 1 : 0;
+}
+
+int QuicEndpoint::OnTicketKey(SSL* ssl, unsigned char* name, unsigned char* iv,
+                              EVP_CIPHER_CTX* ectx, EVP_MAC_CTX* hctx, int enc) {
+  auto* self = static_cast<QuicEndpoint*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), CtxIndex()));
+  if (self == nullptr) return enc ? -1 : 0;
+  return SealTicket(self->tls_.ticket_keys(), name, iv, ectx, hctx, enc);
+}
+
+// After a tick: the handshakes that asked during it are told to the
+// delegate (outside OpenSSL's callbacks, whose engine lock is held then).
+void QuicEndpoint::AskSni() {
+  if (sni_asked_.empty()) return;
+  std::vector<uint64_t> asked;
+  asked.swap(sni_asked_);
+  for (uint64_t id : asked) {
+    auto it = sni_waiting_.find(id);
+    if (it == sni_waiting_.end()) continue;  // gone meanwhile
+    std::string name = it->second->servername;
+    delegate_->OnSniRequest(id, name);
+  }
+}
+
+void QuicEndpoint::AnswerSni(uint64_t id, TlsContext ctx, bool fail) {
+  auto it = sni_waiting_.find(id);
+  if (it == sni_waiting_.end()) return;
+  SniWait* w = it->second;
+  sni_waiting_.erase(it);
+  w->state = fail ? SniWait::kFailed : SniWait::kAnswered;
+  w->answer = std::move(ctx);
+  // The next tick runs the handshake again (and the callback applies it).
+  RequestFlush();
 }
 
 // ---- the server context ----------------------------------------------------

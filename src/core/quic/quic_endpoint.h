@@ -18,11 +18,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/common/loop_tracked.h"
+#include "core/net/tls_context.h"
 #include "core/quic/quic_symbols.h"
 
 namespace sluice {
@@ -204,6 +206,14 @@ class QuicEndpointDelegate {
   // Called once, when a Close finished: no connection and no libuv handle
   // is left; the endpoint may be deleted from inside this call.
   virtual void OnEndpointClosed() = 0;
+  // With an SNI callback (SetSniCallback): a ClientHello named
+  // `servername`, and its handshake waits until AnswerSni(id, ...). Called
+  // from Process, outside OpenSSL (never from inside its callbacks); the
+  // answer may come inside this call or any time later.
+  virtual void OnSniRequest(uint64_t id, const std::string& servername) {
+    (void)id;
+    (void)servername;
+  }
 };
 
 struct QuicEndpointOptions {
@@ -218,8 +228,10 @@ struct QuicEndpointOptions {
 class QuicEndpoint {
  public:
   // `ctx` is a context of OSSL_QUIC_server_method (QuicServerContext); the
-  // endpoint takes one reference of its own.
-  QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, QuicEndpointDelegate* delegate,
+  // endpoint takes one reference of its own and installs its certificate
+  // and ticket callbacks on it, so one ctx serves one endpoint. `certs`:
+  // the default certificate context (SetDefaultContext).
+  QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, TlsContext certs, QuicEndpointDelegate* delegate,
                const QuicEndpointOptions& options);
   QuicEndpoint(const QuicEndpoint&) = delete;
   QuicEndpoint& operator=(const QuicEndpoint&) = delete;
@@ -251,8 +263,47 @@ class QuicEndpoint {
   void Process();
   uint64_t now_ms() const { return uv_now(loop_); }
 
+  // The certificates (docs/http3.md "Certificates"). A connection gets
+  // its certificate, key and chain copied from one of these contexts
+  // while its ClientHello is processed (certificate callback); what it got
+  // stays with it, so replacing or adding contexts only changes what new
+  // handshakes get. Only the certificate material of a context is used:
+  // the QUIC handshake keeps the listener context's other settings (ALPN
+  // "h3", the ticket keys below). The contexts are counted references
+  // (TlsContext), shareable with the TCP listener's TlsServer.
+  //
+  // setSecureContext: new handshakes use `ctx`.
+  void SetDefaultContext(TlsContext ctx) { tls_.SetDefault(std::move(ctx)); }
+  // addContext: a ClientHello naming a matching host gets `ctx` (the TCP
+  // side's rules: '*' is one label, later additions win).
+  void AddSniContext(const std::string& host, TlsContext ctx) {
+    tls_.AddSni(host, std::move(ctx));
+  }
+  // SNICallback: a ClientHello with a server name waits for AnswerSni
+  // (the addContext names are not consulted, as on TCP).
+  void SetSniCallback(bool on) { tls_.sni_callback = on; }
+  // The answer to OnSniRequest `id`: serve `ctx` (empty: the default), or
+  // fail the handshake (`fail`). Unknown ids (the connection is gone) are
+  // ignored.
+  void AnswerSni(uint64_t id, TlsContext ctx, bool fail);
+  // Session ticket keys (node's 48-byte layout, as the TCP listener's):
+  // tickets this endpoint issues are sealed with them, and tickets sealed
+  // with them resume. Random until set.
+  bool SetTicketKeys(const std::string& keys) { return tls_.SetTicketKeys(keys); }
+
  private:
   friend class QuicConnection;  // reads options_ and closing_
+  // One handshake's SNI callback state, kept as ex_data of its SSL so it
+  // dies with it (SniStateFree).
+  struct SniWait;
+  static int OnCertCb(SSL* ssl, void* arg);
+  static int OnTicketKey(SSL* ssl, unsigned char* name, unsigned char* iv,
+                         EVP_CIPHER_CTX* ectx, EVP_MAC_CTX* hctx, int enc);
+  static void SniStateFree(void* parent, void* ptr, CRYPTO_EX_DATA* ad, int idx, long argl,
+                           void* argp);
+  static int SniIndex();
+  static int CtxIndex();
+  void AskSni();
   ~QuicEndpoint();
   static void OnPoll(uv_poll_t* h, int status, int events);
   static void OnTimer(uv_timer_t* h);
@@ -285,6 +336,14 @@ class QuicEndpoint {
   bool ref_ = true;
   uint64_t ticks_ = 0;        // SSL_handle_events calls on the listener
   std::vector<QuicConnection*> conns_;
+  // Certificates, SNI names and ticket keys (the TLS listener's own type;
+  // its TCP-only fields are unused here).
+  TlsServer tls_;
+  // Handshakes waiting for an SNI answer, by id; and those not yet told
+  // to the delegate (OnSniRequest, after the tick that asked).
+  std::map<uint64_t, SniWait*> sni_waiting_;
+  std::vector<uint64_t> sni_asked_;
+  uint64_t sni_serial_ = 0;
   LoopTracked tracked_;
 };
 
