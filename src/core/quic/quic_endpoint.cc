@@ -499,7 +499,12 @@ void QuicEndpoint::OnGraceTimer(uv_timer_t* h) {
 }
 
 void QuicEndpoint::AcceptConnections() {
-  for (;;) {
+  // SSL_accept_connection with nothing queued runs a reactor tick of its
+  // own (even in explicit event-handling mode): a recvmmsg on the socket
+  // and a pass over every connection of the port, on every round of
+  // Process. The tick just made queued whatever arrived, so an empty
+  // queue means nothing to accept.
+  while (SSL_get_accept_connection_queue_len(listener_) > 0) {
     SSL* c = SSL_accept_connection(listener_, SSL_ACCEPT_CONNECTION_NO_BLOCK);
     if (c == nullptr) {
       ERR_clear_error();
