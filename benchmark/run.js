@@ -178,8 +178,10 @@ function settings(c, opts) {
   };
 }
 
-// The program a case needs on PATH (wsload is compiled with cc at run time).
+// The program a case needs on PATH (wsload is compiled with cc at run time;
+// h3load is a node script run by the case's node).
 function toolFor(load) {
+  if (load.tool === 'h3load') return null;
   return load.tool === 'wsload' ? 'cc' : load.tool;
 }
 
@@ -200,21 +202,26 @@ async function runCase(spec, c, opts) {
     optional: !!v.optional, reference: !!v.reference, runs: [], skipped: null, failed: null }));
   result.variants = vres;
 
-  for (const tool of ['taskset', toolFor(c.load)]) {
-    if (!hasTool(tool)) {
-      const pkg = { taskset: 'util-linux', wrk: 'wrk', h2load: 'nghttp2-client', cc: 'gcc' }[tool] || tool;
-      const why = `${tool} not found: skipped (sudo apt-get install -y ${pkg})`;
-      log(`${tag} ${why}`);
-      for (const v of vres) v.skipped = why;
-      return result;
+  // A variant may bring its own load (v.load: benchmark/http3 drives one
+  // server with h3load and h2load); a missing tool skips the rows that
+  // need it.
+  for (let i = 0; i < variants.length; i++) {
+    for (const tool of ['taskset', toolFor(variants[i].load || c.load)]) {
+      if (tool && !hasTool(tool) && !vres[i].skipped) {
+        const pkg = { taskset: 'util-linux', wrk: 'wrk', h2load: 'nghttp2-client', cc: 'gcc' }[tool] || tool;
+        vres[i].skipped = `${tool} not found: skipped (sudo apt-get install -y ${pkg})`;
+        log(`${tag} ${vres[i].label}: ${vres[i].skipped}`);
+      }
     }
   }
+  if (vres.every((r) => r.skipped)) return result;
 
   const live = [];
   try {
     for (let i = 0; i < variants.length; i++) {
       const v = variants[i];
       const r = vres[i];
+      if (r.skipped) continue;
       if (v.requires && !hasTool(v.requires)) {
         // A reference server (files/reference_server.js) that is not installed.
         r.skipped = `${v.requires} not installed (apt-get install -y ${v.aptPackage || v.requires})`;
@@ -241,10 +248,11 @@ async function runCase(spec, c, opts) {
       // A variant may bring its own server script (a reference server).
       const script = path.resolve(spec.dir, v.script || c.server.script);
       const args = [v.impl, ...(c.server.args || []), ...(v.args || [])].map(String);
-      r.serverCommand = `taskset -c ${SERVER_CPU} node ${path.relative(process.cwd(), script)} ${args.join(' ')}`;
+      // c.node: another node binary for the server (HTTP/3 needs >= 22.20).
+      r.serverCommand = `taskset -c ${SERVER_CPU} ${c.node || 'node'} ${path.relative(process.cwd(), script)} ${args.join(' ')}`;
       let h;
       try {
-        h = await startServer(script, args, { cpu: SERVER_CPU });
+        h = await startServer(script, args, { cpu: SERVER_CPU, node: c.node });
       } catch (err) {
         r.failed = `server did not start: ${err.message}`;
         log(`${tag} ${r.label}: ${r.failed}`);
@@ -260,16 +268,16 @@ async function runCase(spec, c, opts) {
         await h.stop();
         continue;
       }
-      live.push({ v, r, h });
+      live.push({ v, r, h, load: v.load || c.load });
     }
 
     // Warm-up, one server at a time. For h2load it also measures the rate
     // the runs' request counts are sized from (at least 1 s of it).
-    const warmSeconds = c.load.tool === 'h2load' ? Math.max(1, warmup) : warmup;
-    if (warmSeconds > 0) {
-      for (const l of live) {
-        const w = c.load.tool === 'h2load' ? await calibrate(c, spec, l, warmSeconds) :
-          await runLoad(c.load, l.h.port, warmSeconds, spec.dir, LOAD_CPU);
+    for (const l of live) {
+      const warmSeconds = l.load.tool === 'h2load' ? Math.max(1, warmup) : warmup;
+      if (warmSeconds > 0) {
+        const w = l.load.tool === 'h2load' ? await calibrate(c, spec, l, warmSeconds) :
+          await runLoad(l.load, l.h.port, warmSeconds, spec.dir, LOAD_CPU);
         if (!l.h.alive()) markDead(l, tag, 'during warm-up');
         else if (w.failure) log(`${tag} ${l.r.label}: warm-up problem: ${w.failure}`);
       }
@@ -309,12 +317,12 @@ async function runCase(spec, c, opts) {
 // The count is sized from the rate of the warm-up (calibrate) and of the
 // previous run, so a run still lasts about `seconds`.
 async function driveLoad(c, spec, l, seconds) {
-  if (c.load.tool !== 'h2load' || !(l.rate > 0)) {
-    return runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU);
+  if (l.load.tool !== 'h2load' || !(l.rate > 0)) {
+    return runLoad(l.load, l.h.port, seconds, spec.dir, LOAD_CPU);
   }
-  const { connections, streams } = h2loadShape(c.load);
+  const { connections, streams } = h2loadShape(l.load);
   const requests = Math.max(connections * streams, Math.round(l.rate * seconds));
-  const load = await runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+  const load = await runLoad(l.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
   if (load.requests > 0 && load.seconds > 0) l.rate = load.requests / load.seconds;
   return load;
 }
@@ -323,13 +331,13 @@ async function driveLoad(c, spec, l, seconds) {
 // growing the count from one request per stream to the measured rate;
 // leaves the rate in l.rate. Returns the last run's result.
 async function calibrate(c, spec, l, seconds) {
-  const { connections, streams } = h2loadShape(c.load);
+  const { connections, streams } = h2loadShape(l.load);
   const least = connections * streams;
   let requests = Math.max(least, 100);
   let spent = 0;
   let last;
   while (spent < seconds) {
-    last = await runLoad(c.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
+    last = await runLoad(l.load, l.h.port, seconds, spec.dir, LOAD_CPU, { requests });
     if (last.failure || !(last.requests > 0) || !(last.seconds > 0)) return last;
     l.rate = last.requests / last.seconds;
     spent += last.seconds;

@@ -102,6 +102,24 @@ function parseH2load(out) {
   return r;
 }
 
+const H3LOAD = path.join(__dirname, 'h3load.js');
+
+// h3load: RESULT requests=N seconds=S bytes=B errors=E bad=K
+function parseH3load(out) {
+  const r = { requests: NaN, seconds: NaN, bytesRead: NaN, rps: NaN, errors: {}, non2xx: 0 };
+  const m = /RESULT requests=(\d+) seconds=([\d.]+) bytes=(\d+) errors=(\d+) bad=(\d+)/.exec(out);
+  if (!m) return { ...r, ok: false };
+  r.requests = Number(m[1]);
+  r.seconds = Number(m[2]);
+  r.bytesRead = Number(m[3]);
+  r.rps = r.seconds > 0 ? r.requests / r.seconds : NaN;
+  if (Number(m[4])) r.errors = { failed: Number(m[4]) };
+  r.non2xx = Number(m[5]);
+  // Wrong answers are no result (runLoad reports the tool's output).
+  r.ok = r.requests > 0 && Number(m[4]) === 0 && Number(m[5]) === 0;
+  return r;
+}
+
 // Build the command line for one load run: `seconds` long, or for h2load
 // `requests` requests (-n) when given (see h2loadShape / run.js: why).
 function loadCommand(load, port, seconds, caseDir, requests) {
@@ -124,6 +142,15 @@ function loadCommand(load, port, seconds, caseDir, requests) {
   }
   if (load.tool === 'wsload') {
     return { cmd: wsloadBinary(), args: wsloadArgs(load, HOST, port, seconds), parse: parseWsload };
+  }
+  if (load.tool === 'h3load') {
+    // benchmark/lib/h3load.js, run by load.node (HTTP/3 needs a node
+    // whose OpenSSL has QUIC); --proto h3 or h2 (node:http2 over TLS).
+    const args = [H3LOAD, '--proto', load.proto, '--host', HOST, '--port', String(port),
+      '--path', load.path || '/', '--method', load.method || 'GET', '--body-size', String(load.bodySize || 0),
+      '--expect-length', String(load.expectLength ?? -1), '-c', String(load.connections),
+      '-m', String(load.streams), '--duration', String(seconds)];
+    return { cmd: load.node || process.execPath, args, parse: parseH3load };
   }
   throw new Error(`unknown load tool ${load.tool}`);
 }
@@ -160,4 +187,4 @@ async function runLoad(load, port, seconds, caseDir, cpu = 1, { requests } = {})
   return parsed;
 }
 
-module.exports = { runPinned, runLoad, h2loadShape, loadCommand, parseWrk, parseH2load, parseWsload, parseSize };
+module.exports = { runPinned, runLoad, h2loadShape, loadCommand, parseWrk, parseH2load, parseWsload, parseH3load, parseSize };

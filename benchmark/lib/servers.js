@@ -68,10 +68,11 @@ class LineReader {
 // Start `node script args...` pinned to `cpu` with taskset; resolve once it
 // prints "PORT <n>". The returned handle knows the pid (taskset execs node,
 // so the pid is node's own), the port, and can query / stop the server.
-async function startServer(script, args, { cpu = 0, env, startTimeoutMs = 20000 } = {}) {
+// `node`: another node binary to run it (default: the runner's own).
+async function startServer(script, args, { cpu = 0, env, startTimeoutMs = 20000, node } = {}) {
   if (!hasTool('taskset')) throw new Error('taskset not found (util-linux): cannot pin the server');
   installExitHandlers();
-  const child = track(spawn('taskset', ['-c', String(cpu), process.execPath, script, ...args], {
+  const child = track(spawn('taskset', ['-c', String(cpu), node || process.execPath, script, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   }));

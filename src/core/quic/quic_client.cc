@@ -129,6 +129,7 @@ int QuicClient::ResetStream(uint64_t id, uint64_t code) {
   if (SSL_stream_reset(it->second.ssl, &a, sizeof(a)) != 1) ERR_clear_error();
   it->second.fin_sent = it->second.fin_queued = true;
   it->second.out.clear();
+  wrote_ = true;
   if (!in_process_ && started_ && !destroyed_) uv_idle_start(&idle_, OnIdle);
   return 0;
 }
@@ -139,6 +140,7 @@ void QuicClient::Close(uint64_t code) {
   memset(&a, 0, sizeof(a));
   a.quic_error_code = code;
   if (SSL_shutdown_ex(ssl_, SSL_SHUTDOWN_FLAG_NO_BLOCK, &a, sizeof(a)) < 0) ERR_clear_error();
+  wrote_ = true;
   if (!in_process_ && started_ && !destroyed_) uv_idle_start(&idle_, OnIdle);
 }
 
@@ -152,6 +154,7 @@ void QuicClient::Flush(Stream* s) {
       return;
     }
     s->out.erase(0, w);
+    if (w > 0) wrote_ = true;
     if (s->out.empty() && s->fin_queued) {
       s->fin_sent = true;
       return;
@@ -161,6 +164,7 @@ void QuicClient::Flush(Stream* s) {
   if (s->fin_queued && !s->fin_sent) {
     if (SSL_stream_conclude(s->ssl, 0) == 1) {
       s->fin_sent = true;
+      wrote_ = true;
     } else {
       ERR_clear_error();
     }
@@ -215,12 +219,28 @@ void QuicClient::OnIdle(uv_idle_t* h) {
 void QuicClient::Process() {
   if (destroyed_ || closed_ || in_process_) return;
   in_process_ = true;
-  for (int round = 0; round < 8 && !destroyed_ && !closed_; round++) {
+  again_ = false;
+  // Each round: one tick (packets out and in), then everything the tick
+  // may have brought is taken: the handshake, new streams, stream data,
+  // the close. Rounds go on while one makes progress (read or accepted
+  // something, or queued output that the next tick must send), so the
+  // last tick of a Process is always followed by reads that find nothing.
+  // A tick that took in data nobody reads would leave it in the stream
+  // buffers with no socket readiness to come: it waited for the next QUIC
+  // timer (the server's keep-alive PING, 15 s).
+  for (int round = 0; !destroyed_ && !closed_; round++) {
+    if (round == kMaxRounds) {
+      again_ = true;  // the rest on the next loop turn (OnIdle)
+      break;
+    }
     if (SSL_handle_events(ssl_) != 1) ERR_clear_error();
+    wrote_ = false;
+    bool progress = false;
     if (!connected_) {
       int r = SSL_connect(ssl_);
       if (r == 1) {
         connected_ = true;
+        progress = true;
         delegate_->OnConnected();
         if (destroyed_) break;
       } else {
@@ -242,6 +262,7 @@ void QuicClient::Process() {
         ERR_clear_error();
         break;
       }
+      progress = true;
       Stream& st = streams_[SSL_get_stream_id(s)];
       st.ssl = s;
       if ((SSL_get_stream_type(s) & SSL_STREAM_TYPE_WRITE) == 0) st.fin_sent = st.fin_queued = true;
@@ -258,12 +279,14 @@ void QuicClient::Process() {
         if (it == streams_.end() || it->second.read_done || destroyed_ || closed_) break;
         size_t n = 0;
         if (SSL_read_ex(it->second.ssl, buf, sizeof(buf), &n) == 1) {
+          progress = true;
           delegate_->OnStreamData(id, buf, n, false);
           continue;
         }
         int err = SSL_get_error(it->second.ssl, 0);
         ERR_clear_error();
         if (err == SSL_ERROR_WANT_READ) break;
+        progress = true;
         it->second.read_done = true;
         if (err == SSL_ERROR_ZERO_RETURN ||
             SSL_get_stream_read_state(it->second.ssl) == SSL_STREAM_STATE_FINISHED) {
@@ -283,17 +306,10 @@ void QuicClient::Process() {
       ReportClosed(info);
       break;
     }
-    bool pending = false;
-    for (auto& it : streams_) {
-      Flush(&it.second);
-      pending = pending || !it.second.out.empty();
-    }
-    again_ = pending;
-    if (!pending) {
-      // One more tick sends what the writes queued.
-      if (SSL_handle_events(ssl_) != 1) ERR_clear_error();
-      break;
-    }
+    // Output blocked by flow control or a full send buffer waits for the
+    // peer's ACK or MAX_STREAM_DATA, which arrive as socket readiness.
+    for (auto& it : streams_) Flush(&it.second);
+    if (!progress && !wrote_) break;
   }
   in_process_ = false;
   if (!destroyed_) Rearm();
@@ -322,16 +338,12 @@ void QuicClient::Rearm() {
   int inf = 1;
   if (SSL_get_event_timeout(ssl_, &tv, &inf) == 1 && !inf) {
     uint64_t ms = static_cast<uint64_t>(tv.tv_sec) * 1000 + (tv.tv_usec + 999) / 1000;
-    if (again_ && ms > 1) ms = 1;
     uv_timer_start(&timer_, OnTimer, ms, 0);
   } else {
     ERR_clear_error();
-    if (again_) {
-      uv_timer_start(&timer_, OnTimer, 1, 0);
-    } else {
-      uv_timer_stop(&timer_);
-    }
+    uv_timer_stop(&timer_);
   }
+  if (again_) uv_idle_start(&idle_, OnIdle);
 }
 
 void QuicClient::Destroy() {

@@ -75,10 +75,15 @@ class QuicClient {
     bool fin_sent = false;
     bool read_done = false;
   };
+  // Rounds (tick, then reads and writes) of one Process before the rest
+  // is left to the next loop turn.
+  static constexpr int kMaxRounds = 8;
   static void OnPoll(uv_poll_t* h, int status, int events);
   static void OnTimer(uv_timer_t* h);
   static void OnIdle(uv_idle_t* h);
   static void OnClose(uv_handle_t* h);
+  // Ticks, then takes what the tick brought (see quic_client.cc); repeated
+  // while a round makes progress.
   void Process();
   void Flush(Stream* s);
   void Rearm();
@@ -100,7 +105,8 @@ class QuicClient {
   bool connected_ = false;
   bool closed_ = false;
   bool in_process_ = false;
-  bool again_ = false;
+  bool again_ = false;   // Process stopped at kMaxRounds: go on from idle_
+  bool wrote_ = false;   // output was queued since the last tick
   bool destroyed_ = false;
   std::map<uint64_t, Stream> streams_;
   LoopTracked tracked_;

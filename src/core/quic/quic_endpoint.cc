@@ -143,10 +143,26 @@ ptrdiff_t QuicStream::Write(const uint8_t* data, size_t len, bool fin) {
   conn_->Touch();
   if (written < len) {
     write_blocked_ = true;
+    // Cut short by a full send buffer or by the peer's flow-control
+    // credit (OpenSSL takes no more than the credit allows). Resuming at
+    // the first freed byte would write a packet's worth per ACK, each
+    // write asking for another round of Process (another tick, small
+    // packets): wait for a useful amount of room instead. The buffer
+    // only grows on a write, so its size now is the bound.
+    uint64_t size = 0;
+    if (SSL_get_value_uint(ssl_, SSL_VALUE_CLASS_GENERIC, SSL_VALUE_STREAM_WRITE_BUF_SIZE,
+                           &size) != 1) {
+      ERR_clear_error();
+    }
+    resume_room_ = std::max<uint64_t>(1, std::min<uint64_t>(kResumeRoom, size / 2));
   } else if (fin) {
     write_done_ = true;
   }
-  conn_->endpoint()->RequestFlush();
+  // Only what was queued needs a tick. A write that took nothing (the
+  // peer's flow-control credit is used up while the buffer has room: the
+  // room check cannot see credit) must not ask for another round, or
+  // Process spins on empty writes until MAX_STREAM_DATA arrives.
+  if (written > 0 || write_done_) conn_->endpoint()->RequestFlush();
   return static_cast<ptrdiff_t>(written);
 }
 
@@ -339,7 +355,7 @@ bool QuicConnection::Pump(uint64_t now_ms) {
     if (st->released_) continue;
     if (!st->read_done_) handler_->OnStreamReadable(st);
     if (st->released_ || terminated_) continue;
-    if (st->write_blocked_ && st->WriteRoom() > 0) {
+    if (st->write_blocked_ && st->WriteRoom() >= st->resume_room_) {
       st->write_blocked_ = false;
       handler_->OnStreamWritable(st);
     }
@@ -523,7 +539,12 @@ void QuicEndpoint::OnGraceTimer(uv_timer_t* h) {
 }
 
 void QuicEndpoint::AcceptConnections() {
-  for (;;) {
+  // SSL_accept_connection with nothing queued runs a reactor tick of its
+  // own (even in explicit event-handling mode): a recvmmsg on the socket
+  // and a pass over every connection of the port, on every round of
+  // Process. The tick just made queued whatever arrived, so an empty
+  // queue means nothing to accept.
+  while (SSL_get_accept_connection_queue_len(listener_) > 0) {
     SSL* c = SSL_accept_connection(listener_, SSL_ACCEPT_CONNECTION_NO_BLOCK);
     if (c == nullptr) {
       ERR_clear_error();

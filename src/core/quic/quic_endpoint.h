@@ -60,6 +60,9 @@ class QuicStream {
   ptrdiff_t Write(const uint8_t* data, size_t len, bool fin);
   // Room left in the send buffer (0 when it is full).
   uint64_t WriteRoom() const;
+  // A write-blocked stream is resumed (OnStreamWritable) once its send
+  // buffer has this much room: half the buffer, at most kResumeRoom.
+  static constexpr uint64_t kResumeRoom = 16384;
   bool write_blocked() const { return write_blocked_; }
   bool write_done() const { return write_done_; }
   // Abandons sending with application error `code` (RESET_STREAM).
@@ -81,6 +84,7 @@ class QuicStream {
   SSL* ssl_;
   uint64_t id_;
   uint64_t reset_code_ = 0;
+  uint64_t resume_room_ = 1;  // set when a write is cut short
   bool read_done_ = false;
   bool write_blocked_ = false;
   bool write_done_ = false;

@@ -23,6 +23,7 @@ bool QuicAvailable(std::string* why) {
         reinterpret_cast<const void*>(&SSL_set_blocking_mode),
         reinterpret_cast<const void*>(&SSL_new_listener),
         reinterpret_cast<const void*>(&SSL_accept_connection),
+        reinterpret_cast<const void*>(&SSL_get_accept_connection_queue_len),
         reinterpret_cast<const void*>(&SSL_listen),
         reinterpret_cast<const void*>(&SSL_get_stream_type),
         reinterpret_cast<const void*>(&SSL_get_stream_id),

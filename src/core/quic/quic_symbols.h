@@ -60,6 +60,7 @@ extern "C" {
 #define SSL_VALUE_CLASS_FEATURE_REQUEST 1
 #define SSL_VALUE_QUIC_IDLE_TIMEOUT 5
 #define SSL_VALUE_EVENT_HANDLING_MODE 6
+#define SSL_VALUE_STREAM_WRITE_BUF_SIZE 7
 #define SSL_VALUE_STREAM_WRITE_BUF_AVAIL 9
 #define SSL_VALUE_EVENT_HANDLING_MODE_EXPLICIT 2
 typedef struct ssl_shutdown_ex_args_st {
@@ -86,6 +87,7 @@ int SSL_set_blocking_mode(SSL* s, int blocking);
 int SSL_set1_initial_peer_addr(SSL* s, const BIO_ADDR* peer_addr);
 SSL* SSL_new_listener(SSL_CTX* ctx, uint64_t flags);
 SSL* SSL_accept_connection(SSL* ssl, uint64_t flags);
+size_t SSL_get_accept_connection_queue_len(SSL* ssl);
 int SSL_listen(SSL* ssl);
 int SSL_get_stream_type(SSL* s);
 uint64_t SSL_get_stream_id(SSL* s);
@@ -117,6 +119,7 @@ int SSL_set_value_uint(SSL* s, uint32_t class_, uint32_t id, uint64_t v);
 #pragma weak SSL_set1_initial_peer_addr
 #pragma weak SSL_new_listener
 #pragma weak SSL_accept_connection
+#pragma weak SSL_get_accept_connection_queue_len
 #pragma weak SSL_listen
 #pragma weak SSL_get_stream_type
 #pragma weak SSL_get_stream_id
