@@ -402,6 +402,11 @@ int QuicEndpoint::Listen(const char* host, int port, std::string* error) {
     int off = 0;
     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
   }
+  if (options_.receive_buffer_bytes > 0) {
+    // Best effort: the kernel caps it (net.core.rmem_max) without failing.
+    int rcvbuf = options_.receive_buffer_bytes;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  }
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return -errno;
 
   ERR_clear_error();

@@ -213,6 +213,13 @@ struct QuicEndpointOptions {
   uint64_t idle_timeout_ms = 30000;         // no stream activity, not Busy(): closed (0: OpenSSL's own only)
   uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
   bool validate_address = true;             // Retry before creating state for a new client
+  // SO_RCVBUF asked for the UDP socket (0: the system default). A client
+  // may have a whole flow-control window in flight (OpenSSL grants 768 KiB
+  // per connection), which a browser sends in one burst; the default
+  // 208 KiB drops most of it while the loop is busy, and every drop costs
+  // the client a loss recovery. Linux caps the request at
+  // net.core.rmem_max (then doubles it).
+  int receive_buffer_bytes = 4 * 1024 * 1024;
 };
 
 class QuicEndpoint {
