@@ -74,6 +74,10 @@ class QuicStream {
   ~QuicStream();
   QuicStream(const QuicStream&) = delete;
   QuicStream& operator=(const QuicStream&) = delete;
+  // True once, when the peer's STOP_SENDING has reset the send side
+  // (*code: its application error code, 0 given as H3_REQUEST_CANCELLED);
+  // writing is over from then on.
+  bool TakePeerStop(uint64_t* code);
 
   QuicConnection* conn_;
   SSL* ssl_;
@@ -103,6 +107,13 @@ class QuicConnectionHandler {
   virtual void OnStreamReadable(QuicStream* s) = 0;
   // A write that was cut short may go on.
   virtual void OnStreamWritable(QuicStream* s) = 0;
+  // The peer sent STOP_SENDING on `s` with application error `code`: it
+  // will read no more of it (a browser cancelling a download), and OpenSSL
+  // has reset the send side; Write fails from now on. Called once, on a
+  // pass, whether or not the handler is writing (a response blocked on
+  // flow control, or one not started, would otherwise never hear of it).
+  // The stream stays the handler's until it calls Release.
+  virtual void OnStreamStopped(QuicStream* s, uint64_t code) = 0;
   // Once per pass of a ready connection, before its streams are read and
   // resumed: work that arrived from outside Process (a file read that
   // completed on the loop) is done here, so that what it writes is ticked
