@@ -14,6 +14,8 @@
 // hangs the run.
 
 const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
 const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
@@ -642,6 +644,50 @@ function withAndWithoutPool(title, define, { bufferSize = 1024, maxBuffers = 409
   }
 }
 
+// ---------------------------------------------------------------------------
+// A real browser: Debian's chromium (installed by .ci/run), headless,
+// driven by puppeteer-core (a devDependency).
+
+const CHROMIUM = process.env.SLUICE_CHROMIUM || '/usr/bin/chromium';
+
+// Why chromium cannot be driven here (a string), or null.
+function chromiumMissing() {
+  if (!fs.existsSync(CHROMIUM)) return `${CHROMIUM} not found (apt-get install chromium)`;
+  try {
+    require.resolve('puppeteer-core');
+  } catch {
+    return 'puppeteer-core is not installed';
+  }
+  return null;
+}
+
+// Launches headless chromium with a fresh profile (removed again by the
+// returned browser's closeAndClean()), quiet (no background traffic, no
+// component updates), plus `args`; resolves the puppeteer Browser.
+async function launchChromium(args = [], options = {}) {
+  const puppeteer = require('puppeteer-core');
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-chromium-'));
+  let browser;
+  try {
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      userDataDir,
+      ...options,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', ...args],
+    });
+  } catch (e) {
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+    throw e;
+  }
+  browser.closeAndClean = async () => {
+    await browser.close().catch(() => {});
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  };
+  return browser;
+}
+
 // The one way a test outside test/unit/ reaches a lib/ internal: the native
 // binding's counters (NativeFile.stats, compressionStats …) and the wire
 // constants, which the public API does not expose. Paths are relative to
@@ -686,4 +732,6 @@ module.exports = {
   handlerErrors,
   sluiceOnly,
   withAndWithoutPool,
+  chromiumMissing,
+  launchChromium,
 };

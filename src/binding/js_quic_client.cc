@@ -16,6 +16,7 @@ Napi::Function JsQuicClient::Init(Napi::Env env) {
                          InstanceMethod<&JsQuicClient::OpenStream>("openStream"),
                          InstanceMethod<&JsQuicClient::Write>("write"),
                          InstanceMethod<&JsQuicClient::Reset>("reset"),
+                         InstanceMethod<&JsQuicClient::Abandon>("abandon"),
                          InstanceMethod<&JsQuicClient::Close>("close"),
                          InstanceMethod<&JsQuicClient::Destroy>("destroy"),
                          InstanceMethod<&JsQuicClient::Tls>("tls"),
@@ -118,6 +119,13 @@ Napi::Value JsQuicClient::Write(const Napi::CallbackInfo& info) {
 Napi::Value JsQuicClient::Reset(const Napi::CallbackInfo& info) {
   int r = client_ ? client_->ResetStream(static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()),
                                          static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value()))
+                  : -1;
+  return Napi::Number::New(info.Env(), r);
+}
+
+Napi::Value JsQuicClient::Abandon(const Napi::CallbackInfo& info) {
+  int r = client_ ? client_->AbandonStream(
+                        static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()))
                   : -1;
   return Napi::Number::New(info.Env(), r);
 }

@@ -6,7 +6,8 @@
 //   new NativeQuicClient({ onConnect(), onData(id, buf, fin),
 //                          onReset(id, code), onClose(code, transport, reason) })
 //   connect(ip, port, alpn, sni[, session DER]) -> 0 | -errno (throws with OpenSSL's reason)
-//   openStream(uni) -> id | -1;  write(id, buf, fin);  reset(id, code)
+//   openStream(uni) -> id | -1;  write(id, buf, fin);  reset(id, code);
+//   abandon(id) (free the stream: STOP_SENDING for its unread response)
 //   close(code);  destroy()
 //   NativeQuicClient.encodeFieldSection([name, value, ...]) -> Buffer
 //   NativeQuicClient.decodeFieldSection(buf[, max]) -> [name, value, ...] | 'failed' | 'too large'
@@ -41,6 +42,7 @@ class JsQuicClient final : public Napi::ObjectWrap<JsQuicClient>, public QuicCli
   Napi::Value OpenStream(const Napi::CallbackInfo& info);
   Napi::Value Write(const Napi::CallbackInfo& info);
   Napi::Value Reset(const Napi::CallbackInfo& info);
+  Napi::Value Abandon(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   // tls(what): 'cert' (DER of the server's certificate), 'session' (DER of

@@ -176,6 +176,18 @@ class H3Client {
 
   isSessionReused() { return this.native.tls('reused') === true; }
 
+  // Gives a request stream up as a browser cancelling it does (OpenSSL
+  // sends STOP_SENDING for the response); its promise resolves
+  // { abandoned: true, partial }.
+  abandon(id) {
+    const s = this.streams.get(id);
+    this.native.abandon(id);
+    if (s && s.resolve) {
+      s.resolve({ abandoned: true, partial: Buffer.concat(s.chunks) });
+      s.resolve = null;
+    }
+  }
+
   close(code = 0x100) {
     this.native.close(code);
   }

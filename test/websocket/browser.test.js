@@ -21,16 +21,11 @@
 // Skipped with the reason when /usr/bin/chromium or puppeteer-core is
 // missing; the sluice rows until sluice exports WebSocketServer.
 
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const http = require('node:http');
 const https = require('node:https');
 const common = require('../common');
 const { assert } = common;
 const { testCert, sluiceMissing } = require('./conformance/servers');
-
-const CHROMIUM = process.env.SLUICE_CHROMIUM || '/usr/bin/chromium';
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>sluice ws</title><script>
 window.wsCheck = async (path) => {
@@ -101,16 +96,6 @@ function makeApp(createServer, WebSocketServer, seen, attached = false) {
   return server;
 }
 
-function browserMissing() {
-  if (!fs.existsSync(CHROMIUM)) return `${CHROMIUM} not found (apt-get install chromium)`;
-  try {
-    require.resolve('puppeteer-core');
-  } catch {
-    return 'puppeteer-core is not installed';
-  }
-  return null;
-}
-
 // Resolves whether the TLS server on `port` sends SETTINGS_ENABLE_CONNECT_PROTOCOL over h2.
 function enablesConnectProtocol(port) {
   const session = require('node:http2').connect(`https://localhost:${port}`, { rejectUnauthorized: false });
@@ -125,17 +110,8 @@ const browsers = {};
 async function browser(http2) {
   const key = http2 ? 'h2' : 'h1';
   if (browsers[key]) return browsers[key];
-  const puppeteer = require('puppeteer-core');
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-chromium-'));
-  const b = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir,
-    acceptInsecureCerts: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--ignore-certificate-errors', ...(http2 ? [] : ['--disable-http2'])],
-  });
-  b.userDataDir = userDataDir;
+  const b = await common.launchChromium(['--ignore-certificate-errors', ...(http2 ? [] : ['--disable-http2'])],
+    { acceptInsecureCerts: true });
   browsers[key] = b;
   return b;
 }
@@ -155,15 +131,12 @@ describe('WebSocket from a real browser (chromium, puppeteer-core)', function ()
   this.timeout(120000);
   afterEach(common.cleanup);
   after(async () => {
-    for (const b of Object.values(browsers)) {
-      await b.close().catch(() => {});
-      fs.rmSync(b.userDataDir, { recursive: true, force: true });
-    }
+    for (const b of Object.values(browsers)) await b.closeAndClean();
   });
 
   for (const row of rows) {
     it(`${row.name}: with and without permessage-deflate${row.sluice ? ' [sluice-only]' : ''}`, async function () {
-      const why = browserMissing() || (row.sluice && (common.isNode ? 'sluice-only' : sluiceMissing()));
+      const why = common.chromiumMissing() || (row.sluice && (common.isNode ? 'sluice-only' : sluiceMissing()));
       if (why) {
         console.log(`      skipped: ${why}`);
         this.skip();

@@ -566,6 +566,24 @@ void Http3Session::OnStreamWritable(QuicStream* s) {
   if (r != nullptr && r->body != nullptr) PumpBody(r);
 }
 
+void Http3Session::OnStreamStopped(QuicStream* s, uint64_t code) {
+  dead_.clear();
+  if (closed_) return;
+  if (s == control_ || s == qpack_enc_ || s == qpack_dec_) {
+    // Our critical streams must stay open (RFC 9114 §6.2.1, RFC 9204 §4.2).
+    ConnectionError(H3Error::kClosedCriticalStream, "critical stream stopped");
+    return;
+  }
+  auto* r = static_cast<Request*>(s->user_data);
+  if (r == nullptr || !s->bidi()) return;
+  // The client will read no more of the response (a cancelled download):
+  // the request is over, whether or not the response was blocked on flow
+  // control or not yet started. A file body stops here (its fd is closed
+  // once the reads in flight finish), the handler hears the close. A
+  // STOP_SENDING with H3_NO_ERROR still cuts the response short.
+  CloseRequest(r, code == kErr(H3Error::kNoError) ? kErr(H3Error::kRequestCancelled) : code);
+}
+
 void Http3Session::OnPass() {
   dead_.clear();
   if (woken_.empty() || closed_) return;

@@ -114,6 +114,7 @@ class Http3Session final : public QuicConnectionHandler {
   void OnStreamOpen(QuicStream* s) override;
   void OnStreamReadable(QuicStream* s) override;
   void OnStreamWritable(QuicStream* s) override;
+  void OnStreamStopped(QuicStream* s, uint64_t code) override;
   void OnPass() override;
   void OnGoingAway() override;
   bool Busy() const override;

@@ -134,6 +134,17 @@ int QuicClient::ResetStream(uint64_t id, uint64_t code) {
   return 0;
 }
 
+int QuicClient::AbandonStream(uint64_t id) {
+  auto it = streams_.find(id);
+  if (it == streams_.end()) return -1;
+  // Process finds streams by id after every delegate call, so erasing one
+  // from inside a callback is safe.
+  SSL_free(it->second.ssl);
+  streams_.erase(it);
+  if (!in_process_ && started_ && !destroyed_) uv_idle_start(&idle_, OnIdle);
+  return 0;
+}
+
 void QuicClient::Close(uint64_t code) {
   if (ssl_ == nullptr || closed_) return;
   SSL_SHUTDOWN_EX_ARGS a;

@@ -53,6 +53,11 @@ class QuicClient {
   // Queues bytes (and the FIN) on stream `id`. -1 if unknown.
   int Write(uint64_t id, const uint8_t* data, size_t len, bool fin);
   int ResetStream(uint64_t id, uint64_t code);
+  // Gives stream `id` up, as a browser cancelling a download does: its
+  // SSL object is freed, so OpenSSL sends STOP_SENDING for an unfinished
+  // receive part (and resets an unfinished send part). Nothing more is
+  // reported for it. -1 if unknown.
+  int AbandonStream(uint64_t id);
   // CONNECTION_CLOSE with application `code`; OnClosed follows.
   void Close(uint64_t code);
   // Frees the SSL objects and closes the handles (no more calls).

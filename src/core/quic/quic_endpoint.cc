@@ -177,6 +177,26 @@ uint64_t QuicStream::WriteRoom() const {
   return v;
 }
 
+bool QuicStream::TakePeerStop(uint64_t* code) {
+  // Our own resets (Reset) and FINs set write_done_ first, so a reset send
+  // part seen here is the peer's doing.
+  if (write_done_ || released_) return false;
+  // OpenSSL answers a STOP_SENDING with a RESET_STREAM of the same code
+  // on its own, and OpenSSL 3.5 then classifies the send part as
+  // RESET_LOCAL (a local reset takes precedence in its check), not the
+  // RESET_REMOTE its manual describes: both mean the peer stopped it.
+  int state = SSL_get_stream_write_state(ssl_);
+  if (state != SSL_STREAM_STATE_RESET_LOCAL && state != SSL_STREAM_STATE_RESET_REMOTE) {
+    return false;
+  }
+  uint64_t c = 0;
+  if (SSL_get_stream_write_error_code(ssl_, &c) != 1) ERR_clear_error();
+  *code = c == 0 ? 0x10c : c;  // H3_REQUEST_CANCELLED stand-in for 0, as Read
+  write_done_ = true;
+  write_blocked_ = false;
+  return true;
+}
+
 void QuicStream::Reset(uint64_t code) {
   if (write_done_) return;
   write_done_ = true;
@@ -355,6 +375,11 @@ bool QuicConnection::Pump(uint64_t now_ms) {
     if (st->released_) continue;
     if (!st->read_done_) handler_->OnStreamReadable(st);
     if (st->released_ || terminated_) continue;
+    uint64_t stop_code;
+    if (st->TakePeerStop(&stop_code)) {
+      handler_->OnStreamStopped(st, stop_code);
+      continue;
+    }
     if (st->write_blocked_ && st->WriteRoom() >= st->resume_room_) {
       st->write_blocked_ = false;
       handler_->OnStreamWritable(st);
@@ -441,6 +466,11 @@ int QuicEndpoint::Listen(const char* host, int port, std::string* error) {
     // "::" takes IPv4 clients too, as node's TCP listen does.
     int off = 0;
     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+  }
+  if (options_.receive_buffer_bytes > 0) {
+    // Best effort: the kernel caps it (net.core.rmem_max) without failing.
+    int rcvbuf = options_.receive_buffer_bytes;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
   }
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return -errno;
 

@@ -79,6 +79,10 @@ class QuicStream {
   ~QuicStream();
   QuicStream(const QuicStream&) = delete;
   QuicStream& operator=(const QuicStream&) = delete;
+  // True once, when the peer's STOP_SENDING has reset the send side
+  // (*code: its application error code, 0 given as H3_REQUEST_CANCELLED);
+  // writing is over from then on.
+  bool TakePeerStop(uint64_t* code);
 
   QuicConnection* conn_;
   SSL* ssl_;
@@ -109,6 +113,13 @@ class QuicConnectionHandler {
   virtual void OnStreamReadable(QuicStream* s) = 0;
   // A write that was cut short may go on.
   virtual void OnStreamWritable(QuicStream* s) = 0;
+  // The peer sent STOP_SENDING on `s` with application error `code`: it
+  // will read no more of it (a browser cancelling a download), and OpenSSL
+  // has reset the send side; Write fails from now on. Called once, on a
+  // pass, whether or not the handler is writing (a response blocked on
+  // flow control, or one not started, would otherwise never hear of it).
+  // The stream stays the handler's until it calls Release.
+  virtual void OnStreamStopped(QuicStream* s, uint64_t code) = 0;
   // Once per pass of a ready connection, before its streams are read and
   // resumed: work that arrived from outside Process (a file read that
   // completed on the loop) is done here, so that what it writes is ticked
@@ -227,6 +238,13 @@ struct QuicEndpointOptions {
   uint64_t idle_timeout_ms = 30000;         // no stream activity, not Busy(): closed (0: OpenSSL's own only)
   uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
   bool validate_address = true;             // Retry before creating state for a new client
+  // SO_RCVBUF asked for the UDP socket (0: the system default). A client
+  // may have a whole flow-control window in flight (OpenSSL grants 768 KiB
+  // per connection), which a browser sends in one burst; the default
+  // 208 KiB drops most of it while the loop is busy, and every drop costs
+  // the client a loss recovery. Linux caps the request at
+  // net.core.rmem_max (then doubles it).
+  int receive_buffer_bytes = 4 * 1024 * 1024;
 };
 
 class QuicEndpoint {

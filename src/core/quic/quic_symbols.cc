@@ -37,6 +37,7 @@ bool QuicAvailable(std::string* why) {
         reinterpret_cast<const void*>(&SSL_get_stream_read_state),
         reinterpret_cast<const void*>(&SSL_get_stream_write_state),
         reinterpret_cast<const void*>(&SSL_get_stream_read_error_code),
+        reinterpret_cast<const void*>(&SSL_get_stream_write_error_code),
         reinterpret_cast<const void*>(&SSL_get_conn_close_info),
         reinterpret_cast<const void*>(&SSL_get_value_uint),
         reinterpret_cast<const void*>(&SSL_set_value_uint),

@@ -102,6 +102,7 @@ int SSL_stream_reset(SSL* ssl, const SSL_STREAM_RESET_ARGS* args, size_t args_le
 int SSL_get_stream_read_state(SSL* ssl);
 int SSL_get_stream_write_state(SSL* ssl);
 int SSL_get_stream_read_error_code(SSL* ssl, uint64_t* app_error_code);
+int SSL_get_stream_write_error_code(SSL* ssl, uint64_t* app_error_code);
 int SSL_get_conn_close_info(SSL* ssl, SSL_CONN_CLOSE_INFO* info, size_t info_len);
 int SSL_get_value_uint(SSL* s, uint32_t class_, uint32_t id, uint64_t* v);
 int SSL_set_value_uint(SSL* s, uint32_t class_, uint32_t id, uint64_t v);
@@ -133,6 +134,7 @@ int SSL_set_value_uint(SSL* s, uint32_t class_, uint32_t id, uint64_t v);
 #pragma weak SSL_get_stream_read_state
 #pragma weak SSL_get_stream_write_state
 #pragma weak SSL_get_stream_read_error_code
+#pragma weak SSL_get_stream_write_error_code
 #pragma weak SSL_get_conn_close_info
 #pragma weak SSL_get_value_uint
 #pragma weak SSL_set_value_uint
