@@ -91,15 +91,16 @@ run('HTTP/3 native file bodies [sluice-only]', function () {
         assert.strictEqual(r.body.length, n);
         assert.strictEqual(sha(r.body), files[n].sha, `sha256 of ${n} B`);
         if (n === 0) assert.strictEqual(r.frames.filter((f) => f.type === 0).length, 0, 'no DATA frame');
-        // No time bound with this client (see the gtlsclient test below).
-        void ms;
+        // A stall waits for a QUIC timer (seconds); bodies up to 1 MiB
+        // take well under the bound even on a loaded machine.
+        if (n <= 1024 * 1024) assert.ok(ms < SMALL_BOUND_MS, `${n} B took ${ms} ms`);
       }
     });
   }
 
-  // gtlsclient here: with the project's QUIC test client some bodies (e.g.
-  // 300,000 B) end ~15 s late, while gtlsclient gets the same bodies at
-  // once; not yet explained (docs/http3.md, File bodies).
+  // gtlsclient here: an independent client, so a stall of the server's
+  // cannot hide behind one of our own test client's (docs/http3.md, File
+  // bodies).
   (haveClient ? it : it.skip)('no stall: 3 x 10 file responses of 300 KiB complete promptly (both APIs, gtlsclient)', async function () {
     // 300 KiB: more than the first read the open prefetches, so the rest
     // of each body arrives from fs callbacks outside the endpoint's pass.

@@ -174,7 +174,15 @@ void QuicClient::OnIdle(uv_idle_t* h) {
 void QuicClient::Process() {
   if (destroyed_ || closed_ || in_process_) return;
   in_process_ = true;
+  // A round: tick (which sends what the last round queued and takes in
+  // what arrived), accept, read, flush. Every tick may take in stream data
+  // from the socket, which the socket's poll then no longer reports, so
+  // rounds go on until one finds nothing to read or write: a tick left
+  // last (after the reads) would leave that data unread until the next
+  // timer, which may be the idle keep-alive seconds away.
+  bool active = false;
   for (int round = 0; round < 8 && !destroyed_ && !closed_; round++) {
+    active = false;
     if (SSL_handle_events(ssl_) != 1) ERR_clear_error();
     if (!connected_) {
       int r = SSL_connect(ssl_);
@@ -201,6 +209,7 @@ void QuicClient::Process() {
         ERR_clear_error();
         break;
       }
+      active = true;
       Stream& st = streams_[SSL_get_stream_id(s)];
       st.ssl = s;
       if ((SSL_get_stream_type(s) & SSL_STREAM_TYPE_WRITE) == 0) st.fin_sent = st.fin_queued = true;
@@ -217,12 +226,14 @@ void QuicClient::Process() {
         if (it == streams_.end() || it->second.read_done || destroyed_ || closed_) break;
         size_t n = 0;
         if (SSL_read_ex(it->second.ssl, buf, sizeof(buf), &n) == 1) {
+          active = true;
           delegate_->OnStreamData(id, buf, n, false);
           continue;
         }
         int err = SSL_get_error(it->second.ssl, 0);
         ERR_clear_error();
         if (err == SSL_ERROR_WANT_READ) break;
+        active = true;
         it->second.read_done = true;
         if (err == SSL_ERROR_ZERO_RETURN ||
             SSL_get_stream_read_state(it->second.ssl) == SSL_STREAM_STATE_FINISHED) {
@@ -244,16 +255,19 @@ void QuicClient::Process() {
     }
     bool pending = false;
     for (auto& it : streams_) {
+      size_t before = it.second.out.size();
+      bool fin_before = it.second.fin_sent;
       Flush(&it.second);
+      if (it.second.out.size() != before || it.second.fin_sent != fin_before) active = true;
       pending = pending || !it.second.out.empty();
     }
     again_ = pending;
-    if (!pending) {
-      // One more tick sends what the writes queued.
-      if (SSL_handle_events(ssl_) != 1) ERR_clear_error();
-      break;
-    }
+    // Nothing read or written this round: its tick came after the last
+    // writes, so nothing waits to be sent or read.
+    if (!pending && !active) break;
   }
+  // Out of rounds while still busy: another Process on the next timer tick.
+  if (active) again_ = true;
   in_process_ = false;
   if (!destroyed_) Rearm();
 }
