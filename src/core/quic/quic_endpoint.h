@@ -250,6 +250,8 @@ class QuicEndpoint {
   // running one.
   void Process();
   uint64_t now_ms() const { return uv_now(loop_); }
+  // The loop it runs on (threadpool work for its connections queues here).
+  uv_loop_t* loop() const { return loop_; }
 
  private:
   friend class QuicConnection;  // reads options_ and closing_
