@@ -71,6 +71,7 @@
         "src/core/quic/quic_client.cc",
         "src/core/http3/http3_session.cc",
         "src/core/http3/http3_pipe_body.cc",
+        "src/core/http3/http3_compression.cc",
         "src/binding/addon.cc",
         "src/binding/js_server.cc",
         "src/binding/js_connection.cc",

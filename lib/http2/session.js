@@ -375,8 +375,8 @@ function sessionState(server, native) {
 function callbacks(server, opts) {
   const version = opts !== undefined && opts.version !== undefined ? opts.version : VERSION_2_0;
   const altSvc = opts === undefined || opts.altSvc !== false;
-  // opts.compress false: responses are never compressed (HTTP/3 has no
-  // native compressor yet).
+  // opts.compress false: responses are never compressed (the server's
+  // `compression` option is ignored for this transport).
   const compress = opts === undefined || opts.compress !== false;
   // WebSockets on HTTP/2 streams (RFC 8441): a native HTTP/2 session only
   // (HTTP/3's streams come through these callbacks too).

@@ -168,7 +168,7 @@ class Server extends EventEmitter {
   // (HTTP/3: lib/http3/endpoint.js), HTTP/2's with the compat requests'
   // httpVersion code `version`.
   _streamCallbacks(version) {
-    return http2Session.callbacks(this, { version, altSvc: false, compress: false });
+    return http2Session.callbacks(this, { version, altSvc: false });
   }
 
   // The native TLS events' callbacks (lib/tls/secure_server.js); none here.

@@ -6,6 +6,7 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_body_done.h"
+#include "binding/js_compress.h"
 #include "binding/js_file.h"
 #include "binding/js_quic_client.h"
 #include "binding/js_tls.h"
@@ -14,6 +15,8 @@
 #include "core/http2/http2_headers.h"
 #include "core/http2/http2_session.h"
 #include "core/common/symbol_origin.h"
+#include "core/compress/compress_job.h"
+#include "core/compress/compress_stream.h"
 #include "core/quic/quic_symbols.h"
 
 namespace sluice {
@@ -130,6 +133,7 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   on_data_ = JsCallback(cbs, "onStreamData");
   on_end_ = JsCallback(cbs, "onStreamEnd");
   on_drain_ = JsCallback(cbs, "onStreamDrain");
+  on_want_trailers_ = JsCallback(cbs, "onStreamWantTrailers");
   on_stream_close_ = JsCallback(cbs, "onStreamClose");
   on_session_close_ = JsCallback(cbs, "onSessionClose");
   on_endpoint_close_ = JsCallback(cbs, "onEndpointClose");
@@ -419,6 +423,12 @@ void JsHttp3Endpoint::OnStreamDrain(Http3Session* s, uint64_t id) {
   CallJs(Env(), on_drain_, 2, argv);
 }
 
+void JsHttp3Endpoint::OnStreamWantTrailers(Http3Session* s, uint64_t id) {
+  if (!CanCallJs()) return;
+  napi_value argv[2] = {SessionObject(s), Int(Env(), JsId(id))};
+  CallJs(Env(), on_want_trailers_, 2, argv);
+}
+
 void JsHttp3Endpoint::OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) {
   if (!CanCallJs()) return;
   // lib/ reads HTTP/2 codes (0: a clean close): HTTP/3's mapped back
@@ -467,8 +477,8 @@ Napi::Function JsHttp3Session::Init(Napi::Env env) {
           InstanceMethod<&S::StreamCall<&S::ResumeStream>>("resumeStream"),
           InstanceMethod<&S::Nothing>("consume"),
           InstanceMethod<&S::RespondFile>("respondFile"),
-          InstanceMethod<&S::StreamCall<&S::Unsupported>>("compress"),
-          InstanceMethod<&S::StreamCall<&S::Unsupported>>("respondCompressed"),
+          InstanceMethod<&S::StreamCall<&S::Compress>>("compress"),
+          InstanceMethod<&S::StreamCall<&S::RespondCompressed>>("respondCompressed"),
           InstanceMethod<&S::Goaway>("goaway"),
           InstanceMethod<&S::Destroy>("destroy"),
           InstanceMethod<&S::Peer>("peer"),
@@ -493,7 +503,11 @@ int JsHttp3Session::WriteChunk(napi_env env, Http3Session* s, uint64_t qid, napi
   const char* data;
   size_t len;
   if (!GetBytes(env, chunk, &data, &len)) return kResultBadBody;
-  return s->Write(qid, reinterpret_cast<const uint8_t*>(data), len);
+  // A write the compressor may queue for the threadpool keeps its Buffer
+  // alive instead of being copied (the session releases the reference
+  // once the bytes are compressed, or at once when they are copied).
+  ExternalRef* ref = len >= CompressStream::kInlineBelow ? new NapiValueRef(env, chunk) : nullptr;
+  return s->Write(qid, reinterpret_cast<const uint8_t*>(data), len, ref);
 }
 
 // respond(id, status, headerBlock, flags[, body[, trailers]])
@@ -521,7 +535,8 @@ int JsHttp3Session::Respond(const Napi::CallbackInfo& info, Http3Session* s, int
   ToFields(&h, &fields);
   bool end_now = (flags & kH2EndStream) != 0 ||
                  (whole && !has_body && (info.Length() <= 5 || IsNullish(env, info[5])));
-  int err = s->Respond(qid, fields.data(), fields.size(), end_now);
+  int err = s->Respond(qid, fields.data(), fields.size(), end_now,
+                       (flags & kH2WaitForTrailers) != 0);
   if (err == 0 && has_body) err = WriteChunk(env, s, qid, info[4]);
   if (err == 0 && whole && !end_now) {
     Http2HeaderList t;
@@ -549,6 +564,9 @@ int JsHttp3Session::WriteMethod(const Napi::CallbackInfo& info, Http3Session* s,
   uint64_t qid = QuicId(id);
   int err = 0;
   if (!IsNullish(info.Env(), info[1])) err = WriteChunk(info.Env(), s, qid, info[1]);
+  if (err == 0 && info.Length() > 2 && info[2].ToBoolean().Value()) {
+    err = s->FlushCompression(qid);
+  }
   return Result(s, qid, err);
 }
 
@@ -578,7 +596,7 @@ int JsHttp3Session::SendTrailers(const Napi::CallbackInfo& info, Http3Session* s
   BuildHeaders(info.Env(), nullptr, 0, info[1], 0, &t);
   std::vector<http3::HeaderField> tf;
   ToFields(&t, &tf);
-  return s->End(QuicId(id), tf.data(), tf.size());
+  return s->SendTrailers(QuicId(id), tf.data(), tf.size());
 }
 
 // rstStream(id, code): HTTP/2 codes as lib/ uses them (CANCEL 8, REFUSED
@@ -605,11 +623,35 @@ int JsHttp3Session::ResumeStream(const Napi::CallbackInfo& info, Http3Session* s
   return 0;
 }
 
-int JsHttp3Session::Unsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  (void)info;
-  (void)s;
-  (void)id;
-  return kResultInvalid;
+int JsHttp3Session::Compress(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
+  CompressParams p;
+  if (!CompressArgs(info, 1, &p)) return kResultInvalid;
+  return s->StartCompression(QuicId(id), p);
+}
+
+int JsHttp3Session::RespondCompressed(const Napi::CallbackInfo& info, Http3Session* s,
+                                      int32_t id) {
+  napi_env env = info.Env();
+  CompressParams p;
+  if (!CompressArgs(info, 6, &p)) return kResultBadBody;
+  CompressJob* job = BodyJob(env, info[4], p);
+  if (job == nullptr) return kResultBadBody;
+  uint64_t qid = QuicId(id);
+  int status = info[1].As<Napi::Number>().Int32Value();
+  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
+  Http2HeaderList h;
+  BuildHeaders(env, owner, status, info[2], flags, &h);
+  Http2HeaderList t;
+  if (info.Length() > 5 && !IsNullish(env, info[5])) {
+    BuildHeaders(env, nullptr, 0, info[5], flags & wire::kH2Http1Block, &t);
+  }
+  std::vector<http3::HeaderField> head, trailers;
+  ToFields(&h, &head);
+  ToFields(&t, &trailers);
+  int err = s->RespondCompressed(qid, std::move(head), job, std::move(trailers),
+                                 (flags & kH2WaitForTrailers) != 0);
+  if (err == kResultInvalid) err = kResultCompressFailed;
+  return Result(s, qid, err);
 }
 
 Napi::Value JsHttp3Session::RespondFile(const Napi::CallbackInfo& info) {
@@ -621,13 +663,13 @@ Napi::Value JsHttp3Session::RespondFile(const Napi::CallbackInfo& info) {
   uint64_t qid = QuicId(info[0].As<Napi::Number>().Int32Value());
   JsFile* file = JsFile::Unwrap(info[1].As<Napi::Object>());
   if (file == nullptr) return Napi::Number::New(env, kResultInvalid);
-  if (info.Length() > 3 && info[3].IsNumber() && info[3].As<Napi::Number>().Int32Value() != 0) {
-    return Napi::Number::New(env, kResultInvalid);  // no compressor on HTTP/3
-  }
   Http3Session* s = live();
   if (s == nullptr) return Napi::Number::New(env, kResultClosed);
   PipeSource* source = file->TakeSource();
   if (source == nullptr) return Napi::Number::New(env, kResultInvalid);
+  // Response compression: FileSource -> CompressTransform -> Http3PipeBody.
+  source = WrapCompression(info, 3, source);
+  if (source == nullptr) return Napi::Number::New(env, kResultCompressFailed);
   JsBodyDone* done = new JsBodyDone(env, info[2]);
   int r = s->StartPipeBody(qid, source, done);  // takes the source
   if (r != kResultOk) done->Discard();           // not started: never called

@@ -34,11 +34,12 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
  public:
   static Napi::Function Init(Napi::Env env);
   // new NativeHttp3Endpoint(callbacks, options): callbacks as HTTP/2's
-  // (onStream, onStreamData, onStreamEnd, onStreamDrain, onStreamClose,
-  // onSessionClose) plus onEndpointClose() and onSni(id, servername);
-  // options { key: [pem], cert: [pem], passphrase, context (the default
-  // native context), sniCallback, ticketKeys, maxConnections, maxStreams,
-  // idleTimeout, maxHeaderSize }. Throws ERR_SLUICE_HTTP3 when QUIC is unavailable or
+  // (onStream, onStreamData, onStreamEnd, onStreamDrain,
+  // onStreamWantTrailers, onStreamClose, onSessionClose) plus
+  // onEndpointClose() and onSni(id, servername); options { key: [pem],
+  // cert: [pem], passphrase, context (the default native context),
+  // sniCallback, ticketKeys, maxConnections, maxStreams, idleTimeout,
+  // maxHeaderSize }. Throws ERR_SLUICE_HTTP3 when QUIC is unavailable or
   // the certificate does not load.
   explicit JsHttp3Endpoint(const Napi::CallbackInfo& info);
   ~JsHttp3Endpoint() override;
@@ -60,6 +61,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   void OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data, size_t len) override;
   void OnStreamEnd(Http3Session* s, uint64_t id, const Http3Fields& trailers) override;
   void OnStreamDrain(Http3Session* s, uint64_t id) override;
+  void OnStreamWantTrailers(Http3Session* s, uint64_t id) override;
   void OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) override;
   void OnSessionClose(Http3Session* s) override;
 
@@ -105,8 +107,8 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   DateCache date_;
   Napi::ObjectReference self_;        // while listening
   Napi::ObjectReference callbacks_;
-  Napi::FunctionReference on_stream_, on_data_, on_end_, on_drain_, on_stream_close_,
-      on_session_close_, on_endpoint_close_, on_sni_;
+  Napi::FunctionReference on_stream_, on_data_, on_end_, on_drain_, on_want_trailers_,
+      on_stream_close_, on_session_close_, on_endpoint_close_, on_sni_;
   Napi::ObjectReference resource_;
   AsyncContext async_context_;
   napi_handle_scope handle_scope_ = nullptr;
@@ -131,24 +133,33 @@ class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
   }
   // The methods of NativeHttp2Session (js_http2_session.h) with the same
   // arguments and results.
+  // respond(id, status, headerBlock, flags[, body[, trailers]]); flags as
+  // HTTP/2's (H2_END_STREAM, H2_WAIT_FOR_TRAILERS, the wire flags).
   int Respond(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int Info(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // write(id, chunk[, flush]): chunk may be nullish with flush (a sync
+  // flush of the stream's compressor only).
   int WriteMethod(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int End(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // sendTrailers(id, headerBlock) after onStreamWantTrailers.
   int SendTrailers(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int ResumeStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // Not on HTTP/3 yet: native compression (lib/ turns compression off for
-  // HTTP/3 streams, so these are not called): RESULT_INVALID.
-  int Unsupported(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // respondFile(id, nativeFile, onDone(status)) after respond(): the body
-  // comes from the NativeFile's opened source through the native pipe
-  // (Http3Session::StartPipeBody) -> 0 (running; onDone follows once), 1
-  // (no body: HEAD/204/304; the caller ends the stream), < 0 error (the
-  // file is then the caller's to close). A content coding (info[3], which
-  // lib/ never passes on HTTP/3: no native compressor here yet) is
-  // RESULT_INVALID.
+  // compress(id, coding, level, brotliQuality) after respond(): the rest
+  // of the body goes through a streaming compressor
+  // (Http3Session::StartCompression).
+  int Compress(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // respondCompressed(id, status, headerBlock, flags, body, trailerBlock,
+  // coding, level, brotliQuality): head + compressed whole body + end,
+  // content-length = compressed size (Http3Session::RespondCompressed).
+  int RespondCompressed(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // respondFile(id, nativeFile, onDone(status)[, coding, level, quality])
+  // after respond(): the body comes from the NativeFile's opened source
+  // through the native pipe (Http3Session::StartPipeBody), through a
+  // CompressTransform when a coding is given -> 0 (running; onDone
+  // follows once), 1 (no body: HEAD/204/304; the caller ends the stream),
+  // < 0 error (the file is then the caller's to close).
   Napi::Value RespondFile(const Napi::CallbackInfo& info);
   Napi::Value Nothing(const Napi::CallbackInfo& info);
   Napi::Value Goaway(const Napi::CallbackInfo& info);

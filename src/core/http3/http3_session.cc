@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/http3/http3_compression.h"
 #include "core/http3/http3_pipe_body.h"
 #include "core/http3/varint.h"
 
@@ -187,7 +188,19 @@ struct Http3Session::Request final : FrameReader::Listener {
   bool responded = false;
   bool no_body = false;                 // HEAD, or a 204/304 head: no DATA
   Http3PipeBody* body = nullptr;        // a native file body (owned)
-  bool out_fin = false;                 // End called: FIN after `out`
+  bool body_ended = false;              // End called (or the head ended it): no more DATA
+  bool wait_for_trailers = false;       // respond({ waitForTrailers }): FIN after SendTrailers
+  bool trailers_due = false;            // body ended with wait_for_trailers
+  bool want_trailers_told = false;      // OnStreamWantTrailers delivered
+  bool notified = false;                // in the session's notify_ list
+  // Response compression: the streaming compressor, or a whole body on
+  // the threadpool (whose head waits in it). Freed with the request.
+  std::unique_ptr<Http3Compression> compression;
+  // End came while compression work was queued: the body ends (and these
+  // trailers go) once the compressor reports it finished.
+  bool end_after_compress = false;
+  std::vector<HeaderField> end_trailers;
+  bool out_fin = false;                 // FIN queued after `out`
   bool out_done = false;                // FIN handed to QUIC
   bool drain_wanted = false;
   bool closed = false;                  // OnStreamClose delivered
@@ -586,7 +599,19 @@ void Http3Session::OnStreamStopped(QuicStream* s, uint64_t code) {
 
 void Http3Session::OnPass() {
   dead_.clear();
-  if (woken_.empty() || closed_) return;
+  if (closed_) return;
+  if (!notify_.empty()) {
+    std::vector<uint64_t> ids;
+    ids.swap(notify_);
+    for (uint64_t id : ids) {
+      Request* r = Find(id);
+      if (r == nullptr) continue;
+      r->notified = false;
+      Attend(r);
+      if (closed_) return;
+    }
+  }
+  if (woken_.empty()) return;
   std::vector<uint64_t> ids;
   ids.swap(woken_);
   for (uint64_t id : ids) {
@@ -614,7 +639,7 @@ int Http3Session::StartPipeBody(uint64_t id, PipeSource* source, PipeBodyListene
     err = kResultClosed;
   } else if (!r->responded) {
     err = kResultHeadersNotSent;
-  } else if (r->out_fin || r->body != nullptr) {
+  } else if (r->body_ended || r->body != nullptr) {
     err = kResultEnded;
   } else if (r->no_body) {
     err = kResultNoBody;
@@ -623,6 +648,9 @@ int Http3Session::StartPipeBody(uint64_t id, PipeSource* source, PipeBodyListene
     source->Close();
     return err;
   }
+  r->body_ended = true;
+  // A native source brings its own compressor (CompressTransform).
+  r->compression.reset();
   r->body = new Http3PipeBody(this, id, source, listener);
   // The first pull happens in a pass (WakeBody), not here: this call comes
   // from JS, and a source may answer from inside Start.
@@ -683,10 +711,10 @@ void Http3Session::FinishBody(Request* r, int status) {
   PipeBodyListener* l = b->TakeListener();
   b->Destroy();  // the source closes its file once its reads are done
   if (status == 0) {
-    // Every byte is framed: the FIN follows them. The listener hears of it
-    // before the stream's close (as on HTTP/2, where the end is reported
-    // once the last DATA frame is queued).
-    r->out_fin = true;
+    // Every byte is framed: the FIN (or the trailers) follows them. The
+    // listener hears of it before the stream's close (as on HTTP/2, where
+    // the end is reported once the last DATA frame is queued).
+    EndOutput(r, nullptr, 0);
     if (l != nullptr) l->OnPipeBodyDone(0);
     r = Find(id);
     if (r != nullptr) Flush(r);
@@ -720,7 +748,7 @@ void Http3Session::Flush(Request* r) {
     if (r->out.empty() && r->out_fin) r->out_done = true;
   }
   uint64_t id = r->id;
-  if (r->drain_wanted && r->out.size() < limits_.high_water) {
+  if (r->drain_wanted && !Backlogged(r)) {
     r->drain_wanted = false;
     delegate_->OnStreamDrain(this, id);
     r = Find(id);
@@ -746,8 +774,10 @@ void Http3Session::CloseRequest(Request* r, uint64_t code) {
   bool tell = r->head_delivered && !r->closed;
   r->closed = true;
   // A file body still running stops here (its fd is released once the
-  // reads in flight are done); its listener hears UV_ECANCELED.
+  // reads in flight are done); its listener hears UV_ECANCELED. So does
+  // compression: a job a worker still runs is freed when it returns.
   DropBody(r);
+  r->compression.reset();
   s->user_data = nullptr;
   // Not answered: the stream is reset so the client is not left waiting.
   if (!r->out_done) s->Reset(code == kErr(H3Error::kNoError) ? kErr(H3Error::kRequestCancelled)
@@ -767,22 +797,86 @@ void Http3Session::ConnectionError(H3Error e, const char* why) {
   conn_->Close(kErr(e), why);
 }
 
-int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool end) {
+int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool end,
+                          bool wait_for_trailers) {
   Request* r = Find(id);
   if (r == nullptr || r->closed || closed_) return kResultClosed;
   if (r->responded) return kResultHeadersSent;
   r->responded = true;
+  r->wait_for_trailers = wait_for_trailers;
+  WriteHead(r, fields, n, end);
+  return kResultOk;
+}
+
+void Http3Session::WriteHead(Request* r, const HeaderField* fields, size_t n, bool end) {
   r->no_body = r->is_head;
   if (n > 0 && fields[0].name == ":status" &&
       (fields[0].value == "204" || fields[0].value == "304")) {
     r->no_body = true;
   }
+  if (r->no_body) r->compression.reset();
   std::string block;
   http3::EncodeFieldSection(fields, n, &block);
   AppendFrame(&r->out, kTypeHeaders, block);
-  if (end) r->out_fin = true;
+  if (end) {
+    r->body_ended = true;
+    EndOutput(r, nullptr, 0);
+  }
   Flush(r);
-  return kResultOk;
+}
+
+void Http3Session::AppendData(Request* r, const uint8_t* data, size_t len) {
+  if (len == 0 || r->no_body) return;
+  uint8_t hdr[16];
+  size_t hn = http3::WriteFrameHeader(hdr, kTypeData, len);
+  r->out.append(reinterpret_cast<const char*>(hdr), hn);
+  r->out.append(reinterpret_cast<const char*>(data), len);
+}
+
+void Http3Session::EndOutput(Request* r, const HeaderField* trailers, size_t n) {
+  if (n > 0) {
+    std::string block;
+    http3::EncodeFieldSection(trailers, n, &block);
+    AppendFrame(&r->out, kTypeHeaders, block);
+  } else if (r->wait_for_trailers) {
+    // The handler sends them from 'wantTrailers' (SendTrailers); told in
+    // the next pass, not from inside the call that ended the body.
+    r->trailers_due = true;
+    Notify(r);
+    return;
+  }
+  r->out_fin = true;
+}
+
+bool Http3Session::Backlogged(const Request* r) const {
+  return r->out.size() >= limits_.high_water ||
+         (r->compression != nullptr &&
+          r->compression->pending_bytes() > CompressStream::kHighWater);
+}
+
+void Http3Session::Notify(Request* r) {
+  if (r->notified) return;
+  r->notified = true;
+  notify_.push_back(r->id);
+  // Outside a pass (a compression job returning on the loop): the
+  // endpoint runs one on this loop turn; inside one, another round follows.
+  conn_->endpoint()->RequestFlush();
+}
+
+void Http3Session::Attend(Request* r) {
+  uint64_t id = r->id;
+  if (r->compression != nullptr) {
+    CompressionReady(r);
+    r = Find(id);
+    if (r == nullptr) return;
+  }
+  if (r->trailers_due && !r->want_trailers_told && !r->closed) {
+    r->want_trailers_told = true;
+    delegate_->OnStreamWantTrailers(this, id);
+    r = Find(id);
+    if (r == nullptr) return;
+  }
+  if (r->out_fin && !r->out_done) Flush(r);  // SendTrailers' section and FIN
 }
 
 int Http3Session::Informational(uint64_t id, const HeaderField* fields, size_t n) {
@@ -796,19 +890,41 @@ int Http3Session::Informational(uint64_t id, const HeaderField* fields, size_t n
   return kResultOk;
 }
 
-int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len) {
+int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len, ExternalRef* ref) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
-  if (!r->responded) return kResultHeadersNotSent;
-  if (r->out_fin || r->body != nullptr) return kResultEnded;
-  if (len == 0 || r->is_head) return kResultOk;
-  uint8_t hdr[16];
-  size_t hn = http3::WriteFrameHeader(hdr, kTypeData, len);
-  r->out.append(reinterpret_cast<const char*>(hdr), hn);
-  r->out.append(reinterpret_cast<const char*>(data), len);
+  int err = kResultOk;
+  if (r == nullptr || r->closed || closed_) {
+    err = kResultClosed;
+  } else if (!r->responded) {
+    err = kResultHeadersNotSent;
+  } else if (r->body_ended || r->body != nullptr) {
+    err = kResultEnded;
+  }
+  if (err != kResultOk || len == 0 || r->no_body) {
+    if (ref != nullptr) ref->Release();
+    return err;
+  }
+  if (r->compression != nullptr && r->compression->streaming()) {
+    // Small writes with nothing queued are compressed now; the others on
+    // the threadpool, in order (CompressionReady frames their output).
+    std::string out;
+    int cr = r->compression->Write(data, len, ref, &out);
+    if (cr < 0) {
+      Reset(id, kErr(H3Error::kInternal));
+      return kResultInvalid;
+    }
+    if (cr != CompressStream::kInline) {
+      if (Backlogged(r)) r->drain_wanted = true;
+      return kResultOk;
+    }
+    AppendData(r, reinterpret_cast<const uint8_t*>(out.data()), out.size());
+  } else {
+    AppendData(r, data, len);
+    if (ref != nullptr) ref->Release();
+  }
   Flush(r);
   r = Find(id);
-  if (r != nullptr && r->out.size() >= limits_.high_water) r->drain_wanted = true;
+  if (r != nullptr && Backlogged(r)) r->drain_wanted = true;
   return kResultOk;
 }
 
@@ -816,15 +932,168 @@ int Http3Session::End(uint64_t id, const HeaderField* trailers, size_t n) {
   Request* r = Find(id);
   if (r == nullptr || r->closed || closed_) return kResultClosed;
   if (!r->responded) return kResultHeadersNotSent;
-  if (r->out_fin || r->body != nullptr) return kResultEnded;
-  if (n > 0) {
-    std::string block;
-    http3::EncodeFieldSection(trailers, n, &block);
-    AppendFrame(&r->out, kTypeHeaders, block);
+  if (r->body_ended || r->body != nullptr) return kResultEnded;
+  r->body_ended = true;
+  if (r->compression != nullptr && r->compression->streaming()) {
+    std::string out;
+    int cr = r->compression->Finish(&out);
+    if (cr < 0) {
+      Reset(id, kErr(H3Error::kInternal));
+      return kResultInvalid;
+    }
+    if (cr != CompressStream::kInline) {
+      // Behind queued work: CompressionReady ends the body once the
+      // compressor has finished. Writes are refused from now on.
+      r->end_after_compress = true;
+      r->end_trailers.assign(trailers, trailers + n);
+      return kResultOk;
+    }
+    r->compression.reset();  // its state (up to ~1 MiB for brotli) goes now
+    AppendData(r, reinterpret_cast<const uint8_t*>(out.data()), out.size());
   }
-  r->out_fin = true;
+  EndOutput(r, trailers, n);
   Flush(r);
   return kResultOk;
+}
+
+int Http3Session::SendTrailers(uint64_t id, const HeaderField* trailers, size_t n) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!r->trailers_due || r->out_fin) return kResultInvalid;
+  r->trailers_due = false;
+  r->wait_for_trailers = false;
+  EndOutput(r, trailers, n);
+  // Handed to QUIC in the next pass (this loop turn), not here: the FIN
+  // would close the request, and its 'close' would reach JS from inside
+  // sendTrailers() — node:http2 closes the stream later, so a second
+  // sendTrailers() there reports the trailers sent, not the stream gone.
+  Notify(r);
+  return kResultOk;
+}
+
+// ---- response compression ----------------------------------------------------
+
+int Http3Session::StartCompression(uint64_t id, const CompressParams& params) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  // Before or after Respond (the compat res makes its compressor before
+  // the head leaves); WriteHead drops it if the head says there is no body.
+  if (r->body_ended || r->body != nullptr || r->compression != nullptr) return kResultInvalid;
+  if (r->responded && r->no_body) return kResultOk;  // nothing to compress
+  auto c = std::make_unique<Http3Compression>(this, id);
+  if (!c->StartStream(conn_->endpoint()->loop(), params)) return kResultInvalid;
+  r->compression = std::move(c);
+  return kResultOk;
+}
+
+int Http3Session::FlushCompression(uint64_t id) {
+  Request* r = Find(id);
+  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (r->compression == nullptr || !r->compression->streaming() || r->body_ended) {
+    return kResultOk;
+  }
+  // Ordered after the writes before it: inline when nothing is queued,
+  // else its output comes through CompressionReady.
+  std::string out;
+  int cr = r->compression->Flush(&out);
+  if (cr < 0) {
+    Reset(id, kErr(H3Error::kInternal));
+    return kResultInvalid;
+  }
+  if (out.empty()) return kResultOk;
+  AppendData(r, reinterpret_cast<const uint8_t*>(out.data()), out.size());
+  Flush(r);
+  return kResultOk;
+}
+
+int Http3Session::RespondCompressed(uint64_t id, std::vector<HeaderField>&& head,
+                                    CompressJob* job, std::vector<HeaderField>&& trailers,
+                                    bool wait_for_trailers) {
+  Request* r = Find(id);
+  int err = kResultOk;
+  if (r == nullptr || r->closed || closed_) {
+    err = kResultClosed;
+  } else if (r->responded) {
+    err = kResultHeadersSent;
+  }
+  if (err != kResultOk) {
+    job->Destroy();
+    return err;
+  }
+  r->responded = true;
+  r->wait_for_trailers = wait_for_trailers;
+  if (job->input_size() < CompressJob::kAsyncThreshold) {
+    if (job->RunInline() != 0) {
+      job->Destroy();
+      return kResultInvalid;
+    }
+    SendCompressed(r, head, job, trailers);
+    return kResultOk;
+  }
+  // Marked responded and ended now (a second respond fails, writes are
+  // refused); written once the work is done (CompressionReady).
+  r->body_ended = true;
+  auto c = std::make_unique<Http3Compression>(this, id);
+  c->head = std::move(head);
+  c->trailers = std::move(trailers);
+  if (c->QueueBody(conn_->endpoint()->loop(), job) != 0) return kResultInvalid;
+  r->compression = std::move(c);
+  return kResultOk;
+}
+
+void Http3Session::SendCompressed(Request* r, std::vector<HeaderField>& head, CompressJob* job,
+                                  std::vector<HeaderField>& trailers) {
+  uint64_t id = r->id;
+  size_t n = job->output_size();
+  head.push_back({"content-length", std::to_string(n)});
+  r->body_ended = true;
+  // The head and the body are framed before anything is flushed: one
+  // Flush hands both to QUIC.
+  r->no_body = r->is_head;
+  if (!head.empty() && head[0].name == ":status" &&
+      (head[0].value == "204" || head[0].value == "304")) {
+    r->no_body = true;
+  }
+  std::string block;
+  http3::EncodeFieldSection(head.data(), head.size(), &block);
+  AppendFrame(&r->out, kTypeHeaders, block);
+  AppendData(r, reinterpret_cast<const uint8_t*>(job->output()), n);
+  job->Destroy();
+  EndOutput(r, trailers.data(), trailers.size());
+  r = Find(id);
+  if (r != nullptr) Flush(r);
+}
+
+void Http3Session::CompressionReady(Request* r) {
+  uint64_t id = r->id;
+  Http3Compression::Ready rd;
+  r->compression->TakeReady(&rd);
+  if (rd.error != 0) {
+    if (rd.job != nullptr) rd.job->Destroy();
+    Reset(id, kErr(H3Error::kInternal));
+    return;
+  }
+  if (rd.job != nullptr) {
+    // The whole body is compressed: head, body and end now.
+    std::unique_ptr<Http3Compression> c = std::move(r->compression);
+    SendCompressed(r, c->head, rd.job, c->trailers);
+    return;
+  }
+  AppendData(r, reinterpret_cast<const uint8_t*>(rd.out.data()), rd.out.size());
+  if (rd.finished) {
+    r->compression.reset();
+    if (r->end_after_compress) {
+      r->end_after_compress = false;
+      std::vector<HeaderField> t = std::move(r->end_trailers);
+      EndOutput(r, t.data(), t.size());
+    }
+  }
+  Flush(r);  // the output, and a drain once the backlog is under its bounds
+}
+
+void Http3Session::OnCompressionReady(uint64_t id) {
+  Request* r = Find(id);
+  if (r != nullptr && !closed_) Notify(r);
 }
 
 int Http3Session::Reset(uint64_t id, uint64_t code) {
@@ -901,6 +1170,7 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
     requests_.erase(it);
     r->stream->user_data = nullptr;
     DropBody(r);
+    r->compression.reset();
     if (r->head_delivered && !r->closed) {
       r->closed = true;
       delegate_->OnStreamClose(this, r->id, code == kErr(H3Error::kNoError)
@@ -910,6 +1180,7 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
   }
   uni_in_.clear();
   woken_.clear();
+  notify_.clear();
   delegate_->OnSessionClose(this);
 }
 

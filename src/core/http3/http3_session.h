@@ -18,12 +18,16 @@
 #include <vector>
 
 #include "core/common/result.h"
+#include "core/compress/compressor.h"
 #include "core/http3/frames.h"
+#include "core/http3/http3_compression.h"
 #include "core/http3/qpack.h"
 #include "core/quic/quic_endpoint.h"
 
 namespace sluice {
 
+class CompressJob;
+class ExternalRef;
 class Http3Session;
 class Http3PipeBody;
 class PipeBodyListener;
@@ -36,7 +40,8 @@ using Http3Fields = std::vector<std::pair<std::string_view, std::string_view>>;
 // session (Respond, Write, End, Reset) from any of them. Ids are the QUIC
 // stream ids of the requests (client-initiated bidirectional: 0, 4, 8...).
 // Order per stream: OnStream, OnStreamData in order, OnStreamEnd at most
-// once, OnStreamDrain as output progresses, OnStreamClose last.
+// once, OnStreamDrain as output progresses, OnStreamWantTrailers at most
+// once, OnStreamClose last.
 class Http3Delegate {
  public:
   virtual ~Http3Delegate() = default;
@@ -53,6 +58,11 @@ class Http3Delegate {
   // Queued output of `id` fell below the high-water mark after a write
   // reported backpressure.
   virtual void OnStreamDrain(Http3Session* s, uint64_t id) = 0;
+  // A response begun with wait_for_trailers has its whole body framed
+  // (End, or the file or compressed body finished): the stream stays open
+  // until SendTrailers (or a reset). From the connection's pass, never
+  // from inside the End / Respond call that ended the body.
+  virtual void OnStreamWantTrailers(Http3Session* s, uint64_t id) = 0;
   // The stream is done (response sent and request read, or reset by
   // either side: code is the HTTP/3 error code, 0x100 on a clean end).
   virtual void OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) = 0;
@@ -65,20 +75,45 @@ struct Http3Limits {
   size_t high_water = 64 * 1024;                // per stream queued output
 };
 
-class Http3Session final : public QuicConnectionHandler {
+class Http3Session final : public QuicConnectionHandler, public Http3Compression::Owner {
  public:
   Http3Session(QuicConnection* conn, Http3Delegate* delegate, const Http3Limits& limits);
   ~Http3Session() override;
 
   // The response head: ":status" first (names lower-case, no
   // connection-specific fields). end: no body (the stream ends).
-  int Respond(uint64_t id, const http3::HeaderField* fields, size_t n, bool end);
+  // wait_for_trailers: the end of the body (End without trailers, or
+  // `end` here) does not end the stream; OnStreamWantTrailers follows and
+  // SendTrailers ends it.
+  int Respond(uint64_t id, const http3::HeaderField* fields, size_t n, bool end,
+              bool wait_for_trailers = false);
   // A 1xx head.
   int Informational(uint64_t id, const http3::HeaderField* fields, size_t n);
-  // A DATA frame of `len` bytes (copied into the stream's output).
-  int Write(uint64_t id, const uint8_t* data, size_t len);
-  // Trailers (may be none) and the end of the response.
+  // A DATA frame of `len` bytes (copied into the stream's output), or,
+  // after StartCompression, the bytes handed to the compressor. `ref`
+  // (may be null; taken in every case) keeps the bytes alive when the
+  // compressor queues them for the threadpool (else they are copied).
+  int Write(uint64_t id, const uint8_t* data, size_t len, ExternalRef* ref = nullptr);
+  // Trailers (may be none) and the end of the response; behind queued
+  // compression work, once it is done.
   int End(uint64_t id, const http3::HeaderField* trailers, size_t n);
+  // After OnStreamWantTrailers: the trailing HEADERS (none: an empty
+  // section is not sent) and the FIN. kResultInvalid before it or twice.
+  int SendTrailers(uint64_t id, const http3::HeaderField* trailers, size_t n);
+  // ---- response compression (lib/ decides; http3_compression.h) ----
+  // After Respond: the rest of the body (Write, FlushCompression, End)
+  // goes through a streaming compressor with `params`.
+  int StartCompression(uint64_t id, const CompressParams& params);
+  // A sync flush of the stream's compressor, ordered after the writes
+  // before it (compat res.flush(), stream.flush(), SSE).
+  int FlushCompression(uint64_t id);
+  // Head + whole body compressed by `job` (taken in every case) + end:
+  // content-length is the compressed size. Below
+  // CompressJob::kAsyncThreshold compressed now; larger bodies on the
+  // threadpool, and nothing of the response (HEADERS included) is written
+  // until the job is done. `trailers` follow the body.
+  int RespondCompressed(uint64_t id, std::vector<http3::HeaderField>&& head, CompressJob* job,
+                        std::vector<http3::HeaderField>&& trailers, bool wait_for_trailers);
   // RESET_STREAM with `code` (and the request side abandoned).
   int Reset(uint64_t id, uint64_t code);
   // The rest of the response after Respond (without end): the bytes of
@@ -119,6 +154,8 @@ class Http3Session final : public QuicConnectionHandler {
   void OnGoingAway() override;
   bool Busy() const override;
   void OnConnectionClose(uint64_t error_code, bool transport) override;
+  // Http3Compression::Owner
+  void OnCompressionReady(uint64_t id) override;
 
  private:
   struct Request;
@@ -137,6 +174,18 @@ class Http3Session final : public QuicConnectionHandler {
   void PumpBody(Request* r);
   bool WriteBody(Request* r, const uint8_t* data, size_t len);
   void FinishBody(Request* r, int status);
+  void WriteHead(Request* r, const http3::HeaderField* fields, size_t n, bool end);
+  void AppendData(Request* r, const uint8_t* data, size_t len);
+  // The body is complete: trailers (or, with wait_for_trailers, the
+  // OnStreamWantTrailers due) and the FIN queued; the caller flushes.
+  void EndOutput(Request* r, const http3::HeaderField* trailers, size_t n);
+  bool Backlogged(const Request* r) const;
+  // Schedules Attend(r) for the next pass (from outside a pass too).
+  void Notify(Request* r);
+  void Attend(Request* r);
+  void CompressionReady(Request* r);
+  void SendCompressed(Request* r, std::vector<http3::HeaderField>& head, CompressJob* job,
+                      std::vector<http3::HeaderField>& trailers);
   void DropBody(Request* r);
   void CloseRequest(Request* r, uint64_t code);
   void ConnectionError(http3::H3Error e, const char* why);
@@ -154,6 +203,7 @@ class Http3Session final : public QuicConnectionHandler {
   std::vector<std::unique_ptr<Request>> dead_;  // closed, freed on the next entry
   std::map<QuicStream*, std::unique_ptr<UniIn>> uni_in_;
   std::vector<uint64_t> woken_;  // requests whose file body can go on
+  std::vector<uint64_t> notify_;  // requests with compression output or trailers due
   bool have_peer_control_ = false;
   bool have_peer_qpack_encoder_ = false;
   bool have_peer_qpack_decoder_ = false;

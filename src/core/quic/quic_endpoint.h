@@ -284,6 +284,8 @@ class QuicEndpoint {
   // running one.
   void Process();
   uint64_t now_ms() const { return uv_now(loop_); }
+  // The loop it runs on (threadpool work for its connections queues here).
+  uv_loop_t* loop() const { return loop_; }
 
   // The certificates (docs/http3.md "Certificates"). A connection gets
   // its certificate, key and chain copied from one of these contexts
