@@ -307,7 +307,13 @@ void Http3Session::OnStreamReadable(QuicStream* s) {
   if (closed_) return;
   if (s->bidi()) {
     auto* r = static_cast<Request*>(s->user_data);
-    if (r != nullptr && !r->paused && !r->fin) ReadRequest(r);
+    if (r == nullptr || r->fin) return;
+    if (!r->paused) {
+      ReadRequest(r);
+    } else if (s->PollReset()) {
+      // Unread, a paused request would never see the client's reset.
+      CloseRequest(r, s->reset_code());
+    }
     return;
   }
   auto it = uni_in_.find(s);
