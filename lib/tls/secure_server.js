@@ -86,8 +86,15 @@ class SecureServer extends Server {
     // HTTP/3 (lib/http3/endpoint.js): the configuration, the endpoint
     // while listening, and one closing meanwhile.
     this._h3cfg = h3;
-    this._h3tls = h3 === null ? null :
-      { keys: native.keys, certs: native.certs, passphrase: native.passphrase, maxHeaderSize: this.maxHeaderSize };
+    // What the endpoint takes from the server besides its own options: the
+    // certificate, the header limit, and for request bodies in allocator
+    // memory HTTP/2's windows as the bounds of unreleased bytes.
+    this._h3tls = h3 === null ? null : {
+      keys: native.keys, certs: native.certs, passphrase: native.passphrase, maxHeaderSize: this.maxHeaderSize,
+      bodyAllocator: this.requestBufferAllocator !== null,
+      bodyStreamLimit: this._h2StreamWindow,
+      bodyConnectionLimit: this._h2ConnectionWindow,
+    };
     this._http3 = null;
     this._h3Closing = null;
     this._tlsOptions = pickContextOptions({ ...options, allowHTTP1 });
