@@ -14,7 +14,7 @@ const http2 = require('node:http2');
 const zlib = require('node:zlib');
 const common = require('../common');
 const { assert } = common;
-const binding = require('../../lib/common/binding');
+const binding = common.libInternal('common/binding');
 const { startWs, client, terminateClients, next, rawWs, frame, closePayload, parseFrames } = require('./helpers');
 
 // Compressible but not trivially: a deflate of it takes a while.

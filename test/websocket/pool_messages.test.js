@@ -12,7 +12,7 @@ const http2 = require('node:http2');
 const common = require('../common');
 const { assert } = common;
 const { client, terminateClients, next, frame, parseFrames } = require('./helpers');
-const { isPoolMemory } = require('../../lib/uploads/buffer_pool');
+const { isPoolMemory } = common.libInternal('uploads/buffer_pool');
 
 const KiB = 1024;
 
