@@ -205,6 +205,12 @@ class TakenConn {
   local() { return this._native.local(); }
 }
 
+// ws's error for a socket (here: a request) handed to handleUpgrade twice.
+function handledTwice() {
+  return new Error('server.handleUpgrade() was called more than once with the same ' +
+    'socket, possibly due to a misconfiguration');
+}
+
 // handleUpgrade of a noServer WebSocketServer with `req`, a compat request
 // from a sluice server's HTTP/2 'request' event (an extended CONNECT that
 // reached the app: the server advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
@@ -219,8 +225,7 @@ class TakenConn {
 function takeCompat(req) {
   const conn = req[kConn];
   if (conn instanceof TakenConn) {
-    throw new Error('server.handleUpgrade() was called more than once with the same ' +
-      'socket, possibly due to a misconfiguration');
+    throw handledTwice();
   }
   const native = conn !== undefined && conn !== null ? conn._native : undefined;
   // An HTTP/3 session has no WebSockets (no wsAccept): not taken.
@@ -230,8 +235,7 @@ function takeCompat(req) {
   const id = conn._id;
   const entry = st.streams.get(id);
   if (entry instanceof Http2WsStream) {
-    throw new Error('server.handleUpgrade() was called more than once with the same ' +
-      'socket, possibly due to a misconfiguration');
+    throw handledTwice();
   }
   if (entry === undefined) return null;
   if (entry.req !== req) return undefined;
@@ -313,4 +317,4 @@ function detach(server, wss) {
   if (!enabledByOptions(server)) setConnectProtocol(server, false);
 }
 
-module.exports = { attach, detach, takeCompat };
+module.exports = { attach, detach, takeCompat, handledTwice };

@@ -464,8 +464,7 @@ class WebSocketServer extends EventEmitter {
     }
     const conn = socket[kConn];
     if (conn[kWebSocket] !== undefined) {
-      throw new Error('server.handleUpgrade() was called more than once with the same ' +
-        'socket, possibly due to a misconfiguration');
+      throw http2Accept.handledTwice();
     }
     if (this._state > RUNNING) {
       abortHandshake(socket, 503);
