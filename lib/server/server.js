@@ -73,7 +73,7 @@ class Server extends EventEmitter {
     this._compression = compression.normalize(options.compression);
     this._bodyMemory = allocator === null ? null : new BodyMemory(this, allocator);
     // WebSocket messages in the allocator's memory too (null: copies).
-    this._wsPool = allocator === null ? null : wsEvents.poolCallbacks(allocator);
+    this._wsPool = allocator === null ? null : wsEvents.poolCallbacks(allocator, () => this[kNative]);
     // The HTTP/2 stream window we advertise (lib/http2/session.js: how many
     // unreleased body bytes can stall a client).
     const h2Window = opts.native.http2StreamWindow;

@@ -50,18 +50,40 @@ const callbacks = { onWsMessage, onWsPing, onWsPong, onWsPeerClose, onWsError };
 // buffer (one after the other) and reports (offset, len); the message is
 // a view of it, retained (retainChunk), so releaseBuffer(message) gives it
 // back, and one left unreleased comes back when collected. The buffer's
-// own hold is dropped when native code asks for the next one, never
-// otherwise: until then native code may still write into its free tail
-// (so not on server.close() either: WebSockets outlive it). A message
-// larger than the pool's buffers, or one that meets a dry pool or a
-// throwing allocator, is a copy of its own (releasing it is a no-op).
-function poolCallbacks(allocator) {
+// own hold is dropped when native code asks for the next one, or once no
+// WebSocket that was handed pool memory is open (native code forgets the
+// buffer first: nativeOf().wsDropPool()), so an idle server holds no pool
+// buffer; never while native code may still write into its free tail (so
+// not on server.close(): WebSockets outlive it). A message larger than the
+// pool's buffers, or one that meets a dry pool or a throwing allocator, is
+// a copy of its own (releasing it is a no-op).
+function poolCallbacks(allocator, nativeOf) {
   const pool = isPoolAllocator(allocator);
   let slab = null;
   let size = 0;  // a pool's buffer size, once seen
+  let users = 0;  // open WebSockets handed a pool message (ws._poolSource)
+  let idleCheck = false;
   const release = () => {
     if (slab !== null) releaseHold(slab);
     slab = null;
+  };
+  // After the event that closed the last user has returned (native code
+  // may be inside a message dispatch), and only if none came meanwhile.
+  const dropIfIdle = () => {
+    idleCheck = false;
+    if (users !== 0 || slab === null) return;
+    nativeOf().wsDropPool();
+    release();
+  };
+  const source = {
+    // ws._onClosed: a user closed.
+    left() {
+      users--;
+      if (users === 0 && !idleCheck) {
+        idleCheck = true;
+        setImmediate(dropIfIdle);
+      }
+    },
   };
   return {
     callbacks: {
@@ -89,6 +111,10 @@ function poolCallbacks(allocator) {
       onWsPoolMessage(conn, offset, len, isBinary, id) {
         const ws = wsOf(conn, id);
         if (ws === undefined || slab === null) return;
+        if (ws._poolSource === null && ws._readyState !== ws.CLOSED) {
+          ws._poolSource = source;
+          users++;
+        }
         const chunk = slab.subarray(offset, offset + len);
         const type = ws._binaryType;
         if (type === 'nodebuffer' || type === 'fragments') {

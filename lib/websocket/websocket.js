@@ -123,6 +123,9 @@ class WebSocket extends EventEmitter {
     this._errorEmitted = false;
     this._paused = false;
     this._topics = null;
+    // The pool messages' source (native_events.js poolCallbacks) once one
+    // reached this socket: told when it closes.
+    this._poolSource = null;
   }
 
   get CONNECTING() { return CONNECTING; }
@@ -312,6 +315,11 @@ class WebSocket extends EventEmitter {
   _onClosed() {
     if (this._readyState === CLOSED) return;
     this._readyState = CLOSED;
+    if (this._poolSource !== null) {
+      const source = this._poolSource;
+      this._poolSource = null;
+      source.left();
+    }
     const cbs = this[kPendingDrain];
     this[kPendingDrain] = [];
     for (const cb of cbs) cb(notOpenError(this));

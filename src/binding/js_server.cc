@@ -102,6 +102,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
           InstanceMethod<&JsServer::Ref>("ref"),
+          InstanceMethod<&JsServer::WsDropPool>("wsDropPool"),
           InstanceMethod<&JsServer::SetTls>("setTls"),
           InstanceMethod<&JsServer::SetSecureContext>("setSecureContext"),
           InstanceMethod<&JsServer::AddContext>("addContext"),
@@ -290,6 +291,11 @@ Napi::Value JsServer::SetLimitMethod(const Napi::CallbackInfo& info) {
 
 Napi::Value JsServer::Ref(const Napi::CallbackInfo& info) {
   if (listener_) listener_->SetRef(info.Length() > 0 && info[0].ToBoolean().Value());
+  return info.Env().Undefined();
+}
+
+Napi::Value JsServer::WsDropPool(const Napi::CallbackInfo& info) {
+  if (ws_) ws_->DropPool();
   return info.Env().Undefined();
 }
 

@@ -33,6 +33,12 @@ JsWebSocket::JsWebSocket(Napi::Env env, const Napi::Object& cbs) : env_(env) {
   pool_ = !on_alloc_.IsEmpty() && !on_pool_message_.IsEmpty();
 }
 
+void JsWebSocket::DropPool() {
+  slab_.Reset();
+  slab_data_ = nullptr;
+  slab_cap_ = slab_used_ = 0;
+}
+
 bool JsWebSocket::PoolRoom(size_t len) {
   if (slab_cap_ - slab_used_ >= len) return true;
   // The current buffer is full (or there is none). lib/ answers a new
@@ -46,9 +52,7 @@ bool JsWebSocket::PoolRoom(size_t len) {
   napi_valuetype type = napi_undefined;
   napi_typeof(env_, r, &type);
   if (type == napi_number) return false;
-  slab_.Reset();
-  slab_data_ = nullptr;
-  slab_cap_ = slab_used_ = 0;
+  DropPool();
   bool is_buffer = false;
   napi_is_buffer(env_, r, &is_buffer);
   if (!is_buffer) return false;

@@ -35,6 +35,12 @@ class JsWebSocket final : public WsDelegate {
                      size_t len) override;
   void OnWsError(WebSocketSession* ws, int code, const char* message) override;
 
+  // lib/ calls this (NativeServer wsDropPool) when no WebSocket that was
+  // handed pool memory is open any more: the current buffer is forgotten
+  // here first, then lib/ drops its hold, so an idle server keeps no pool
+  // buffer in use. The next pool message asks for a new one.
+  void DropPool();
+
  private:
   // The JS handle of ws's transport into argv[0] and, for an HTTP/2
   // stream, its id into argv[at] (*argc grows by one). False when the

@@ -107,6 +107,38 @@ const KiB = 1024;
     assert.ok(pool.stats().allocated <= 2);
   });
 
+  it('once no WebSocket that got pool memory is open, the server holds no pool buffer; the next one takes one again', async () => {
+    const { sluice, pool, wss, url } = await start();
+    const sockets = [];
+    wss.on('connection', (ws) => {
+      sockets.push(ws);
+      ws.on('message', (m) => { ws.send(String(isPoolMemory(m))); sluice.releaseBuffer(m); });
+    });
+    const a = client(url);
+    const b = client(url);
+    await Promise.all([next(a, 'open'), next(b, 'open')]);
+    a.send(message(0, 100));
+    assert.strictEqual(String((await next(a, 'message'))[0]), 'true');
+    b.send(message(1, 100));
+    assert.strictEqual(String((await next(b, 'message'))[0]), 'true');
+    assert.strictEqual(pool.stats().outstanding, 0);
+    // Released, but the current buffer stays while its sockets are open.
+    assert.strictEqual(pool.stats().inUse, 1);
+    a.close();
+    await next(sockets[0], 'close');
+    await common.sleep(20);
+    assert.strictEqual(pool.stats().inUse, 1, 'b still open: the buffer stays');
+    b.terminate();
+    await next(sockets[1], 'close');
+    await common.withTimeout((async () => { while (pool.stats().inUse !== 0) await common.sleep(5); })(), 8000,
+      'the buffer back in the pool');
+    const c = client(url);
+    await next(c, 'open');
+    c.send(message(2, 100));
+    assert.strictEqual(String((await next(c, 'message'))[0]), 'true');
+    assert.strictEqual(pool.stats().inUse, 1);
+  });
+
   it('binaryType arraybuffer gets a copy; over HTTP/2 messages are pool memory too', async () => {
     const { pool, server, wss } = await start();
     const seen = [];
