@@ -2,7 +2,8 @@
 
 // requestBufferAllocator on HTTP/1.1 connections: the memory the native
 // connection reads a request body into (lib/http2/session.js has HTTP/2's,
-// where releasing a chunk credits flow control).
+// where releasing a chunk credits flow control, and HTTP/3's, whose
+// streams ask through allocFor).
 
 const binding = require('../common/binding');
 const { connState } = require('../net/connection_state');
@@ -61,8 +62,23 @@ class BodyMemory {
     return ALLOC_FALLBACK;
   }
 
-  // A pool refilled: retry the connections waiting for memory. A retry
-  // that finds the pool dry again re-registers through alloc.
+  // Memory for the next body read of one HTTP/3 request stream: a Buffer,
+  // ALLOC_DRY (a pool's alloc returned nothing: `waiter`, the stream's
+  // NativeHttp3Session, is told through retryBodyBuffer() once the pool
+  // refills) or ALLOC_FALLBACK (copy). Throws what the allocator threw.
+  allocFor(waiter, size) {
+    const buf = this._allocator(size);
+    if (buf instanceof Uint8Array && buf.length > 0 && Buffer.isBuffer(buf)) return buf;
+    if (this._pool) {
+      this._waiting.add(waiter);
+      return ALLOC_DRY;
+    }
+    return ALLOC_FALLBACK;
+  }
+
+  // A pool refilled: retry the connections (and HTTP/3 sessions) waiting
+  // for memory. A retry that finds the pool dry again re-registers through
+  // alloc (allocFor).
   _retryWaiting() {
     const waiting = [...this._waiting];
     this._waiting.clear();

@@ -22,7 +22,7 @@ const { kH2State: kState, kConnState, kH2WebSocket } = require('../common/symbol
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
   STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
-  RESULT_NO_BODY, VERSION_2_0,
+  RESULT_NO_BODY, VERSION_2_0, ALLOC_FALLBACK, ALLOC_ERROR,
 } = binding.constants;
 
 // ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------
@@ -223,6 +223,16 @@ function dumpUnread(req) {
 // the view collected unreleased — the session credits the stream's and the
 // connection's flow-control windows (native consume). So a consumer that
 // keeps its chunks holds back its client (the window shuts), not the pool.
+//
+// HTTP/3 (src/core/http3/http3_session.h): each request stream is read
+// into a buffer of its own, lent by onStreamAlloc and kept here, on the
+// native session (kStreamBufs: id → Buffer), until onStreamBufferRelease;
+// payloads arrive as (offset, len) into it. consume() there lets the
+// session read the stream (and the connection) on once the stream's
+// unreleased bytes are under HTTP/2's stream window (and the connection's
+// under its connection window): unread, its data keeps QUIC's flow-control
+// windows shut, so the same WindowCredit works for both.
+const kStreamBufs = Symbol('kStreamBufs');
 
 // A stream's window held shut this long by unreleased chunks, with no
 // data and no release meanwhile, warns (once per stream), as a dry pool
@@ -232,9 +242,10 @@ const WINDOW_HELD_WARNING_MS = 500;
 
 // Per stream: the bytes of its views not yet given back.
 class StreamWindow {
-  constructor(native, id, threshold) {
+  constructor(native, id, threshold, protocol) {
     this.native = native;
     this.id = id;
+    this.protocol = protocol;    // 'HTTP/2' or 'HTTP/3', for the warning
     this.threshold = threshold;  // half the window: past it the client may stop
     this.held = 0;
     this.activity = 0;           // views cut + given back, for the stall check
@@ -278,7 +289,7 @@ function checkWindowHeld(w, activity) {
   }
   w.done = true;  // once per stream
   process.emitWarning(
-    `sluice: HTTP/2 stream ${w.id} holds ${w.held} bytes of request body chunks that were ` +
+    `sluice: ${w.protocol} stream ${w.id} holds ${w.held} bytes of request body chunks that were ` +
     `not released for ${WINDOW_HELD_WARNING_MS} ms: its flow-control window is credited only ` +
     `when chunks are released, so the client is stalled. Call sluice.releaseBuffer(chunk) ` +
     `once done with each 'data' chunk, or consume the body with stream.pipe(writable), ` +
@@ -303,14 +314,15 @@ class WindowCredit {
   }
 }
 
-// The view of stream `id`'s DATA payload at `offset` in the connection's
-// read buffer, retained so that its release credits the windows. Memory
-// of an allocator that is not a pool carries no reference: credited now.
-function bodyView(server, st, native, id, conn, offset, len) {
-  const view = conn[kConnState].bodyBuf.subarray(offset, offset + len);
+// The view of stream `id`'s DATA payload at `offset` in `memory` (the
+// connection's read buffer; on HTTP/3 the stream's own), retained so that
+// its release credits the windows. Memory of an allocator that is not a
+// pool carries no reference: credited now.
+function bodyView(server, st, native, id, memory, offset, len, protocol) {
+  const view = memory.subarray(offset, offset + len);
   let w = st.windows.get(id);
   if (w === undefined) {
-    w = new StreamWindow(native, id, Math.max(1, Math.floor(server._h2StreamWindow / 2)));
+    w = new StreamWindow(native, id, Math.max(1, Math.floor(server._h2StreamWindow / 2)), protocol);
     st.windows.set(id, w);
   }
   if (retainChunk(view, new WindowCredit(w, len))) w.take(len);
@@ -433,10 +445,15 @@ function callbacks(server, opts) {
       }
     },
     // (native, id, chunk) with a copy; (native, id, offset, len, conn)
-    // for a payload in the allocator's read buffer.
+    // for a payload in the allocator's read buffer; HTTP/3: (native, id,
+    // offset, len), in the stream's buffer (kStreamBufs).
     onStreamData(native, id, chunk, len, conn) {
       const st = native[kState];
-      if (typeof chunk === 'number') chunk = bodyView(server, st, native, id, conn, chunk, len);
+      if (typeof chunk === 'number') {
+        chunk = conn !== undefined ?
+          bodyView(server, st, native, id, conn[kConnState].bodyBuf, chunk, len, 'HTTP/2') :
+          bodyView(server, st, native, id, native[kStreamBufs].get(id), chunk, len, 'HTTP/3');
+      }
       const e = st.streams.get(id);
       if (e !== undefined) e._onData(chunk);
       else releaseHold(chunk);
@@ -476,7 +493,47 @@ function callbacks(server, opts) {
       const st = sessionState(server, native);
       st.handle.emit('goaway', code, lastStreamId);
     },
+    // HTTP/3 only (src/binding/js_http3.h): memory for the next read of
+    // request stream `id`, kept until onStreamBufferRelease. An allocator
+    // that throws closes the connection (native side, H3_INTERNAL_ERROR),
+    // as it destroys an HTTP/1.1 or HTTP/2 connection; 'clientError' hears
+    // why.
+    onStreamAlloc(native, id, size) {
+      const memory = server._bodyMemory;
+      if (memory === null) return ALLOC_FALLBACK;
+      let buf;
+      try {
+        buf = memory.allocFor(native, size);
+      } catch (err) {
+        if (server.listenerCount('clientError') > 0) {
+          server.emit('clientError', err, sessionState(server, native).socket);
+        }
+        return ALLOC_ERROR;
+      }
+      if (typeof buf !== 'number') {
+        let bufs = native[kStreamBufs];
+        if (bufs === undefined) native[kStreamBufs] = bufs = new Map();
+        bufs.set(id, buf);
+      }
+      return buf;
+    },
+    // The session reads no more into stream `id`'s buffer: our hold on it
+    // goes (views cut from it keep theirs).
+    onStreamBufferRelease(native, id) {
+      const bufs = native[kStreamBufs];
+      const buf = bufs === undefined ? undefined : bufs.get(id);
+      if (buf === undefined) return;
+      bufs.delete(id);
+      releaseHold(buf);
+    },
     onSessionClose(native) {
+      // HTTP/3: holds the session did not give back (it does, for every
+      // stream, before this).
+      const bufs = native[kStreamBufs];
+      if (bufs !== undefined) {
+        native[kStreamBufs] = undefined;
+        for (const buf of bufs.values()) releaseHold(buf);
+      }
       const st = native[kState];
       if (st === undefined) return;
       for (const w of st.windows.values()) w.finish();

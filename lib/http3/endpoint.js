@@ -88,6 +88,11 @@ class Http3Endpoint {
       idleTimeout: cfg.idleTimeout,
       maxHeaderSize: tls.maxHeaderSize,
       noAddressValidation: cfg.noAddressValidation,
+      // Request bodies read into requestBufferAllocator memory; a stream
+      // (a connection) with this many unreleased bytes is not read on.
+      bodyAllocator: tls.bodyAllocator,
+      bodyStreamLimit: tls.bodyStreamLimit,
+      bodyConnectionLimit: tls.bodyConnectionLimit,
     });
   }
 

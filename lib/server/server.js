@@ -78,6 +78,9 @@ class Server extends EventEmitter {
     // unreleased body bytes can stall a client).
     const h2Window = opts.native.http2StreamWindow;
     this._h2StreamWindow = h2Window === undefined ? binding.constants.H2_DEFAULT_STREAM_WINDOW : h2Window;
+    // Its connection window (undefined: the core's default). HTTP/3 bounds
+    // unreleased body bytes by both (lib/http3/endpoint.js).
+    this._h2ConnectionWindow = opts.native.http2ConnectionWindow;
     // The open-file cache (lib/files/open_file_cache.js): null when off; on while
     // listening. this._fileCache says who uses it: fileCache.OFF, STATIC
     // (the default: static mounts and the serveStatic middleware) or ALL

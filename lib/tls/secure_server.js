@@ -94,6 +94,11 @@ class SecureServer extends Server {
       keys: native.keys, certs: native.certs, passphrase: native.passphrase,
       maxHeaderSize: this.maxHeaderSize, context: binding.tlsContext(native),
       ticketKeys: null,
+      // Request bodies in allocator memory: HTTP/2's windows bound the
+      // unreleased bytes.
+      bodyAllocator: this.requestBufferAllocator !== null,
+      bodyStreamLimit: this._h2StreamWindow,
+      bodyConnectionLimit: this._h2ConnectionWindow,
       onSni: sni === undefined ? null : (ep, id, servername) => this._onH3Sni(ep, id, servername),
     };
     // addContext's [hostname, native context], replayed on the endpoint

@@ -138,6 +138,8 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   on_session_close_ = JsCallback(cbs, "onSessionClose");
   on_endpoint_close_ = JsCallback(cbs, "onEndpointClose");
   on_sni_ = JsCallback(cbs, "onSni");
+  on_alloc_ = JsCallback(cbs, "onStreamAlloc");
+  on_buffer_release_ = JsCallback(cbs, "onStreamBufferRelease");
   std::string pass;
   if (opts.Get("passphrase").IsString()) pass = opts.Get("passphrase").As<Napi::String>().Utf8Value();
   ctx_ = QuicServerContext(StringList(opts.Get("key")), StringList(opts.Get("cert")), pass, &why);
@@ -152,6 +154,17 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   o.validate_address = !opts.Get("noAddressValidation").ToBoolean().Value();
   limits_.max_field_section_size = NumberOr(opts, "maxHeaderSize", limits_.max_field_section_size);
   limits_.high_water = NumberOr(opts, "highWaterMark", limits_.high_water);
+  // Without both callbacks lib/ could not hold the buffers it lends.
+  limits_.body_allocator = opts.Get("bodyAllocator").ToBoolean().Value() &&
+                           !on_alloc_.IsEmpty() && !on_buffer_release_.IsEmpty();
+  // At least a small read each: a limit of 0 (an HTTP/2 window of
+  // 0) would never read a body at all.
+  constexpr uint64_t kMinBodyLimit = 16 * 1024;
+  limits_.body_stream_limit = NumberOr(opts, "bodyStreamLimit", limits_.body_stream_limit);
+  limits_.body_connection_limit =
+      NumberOr(opts, "bodyConnectionLimit", limits_.body_connection_limit);
+  if (limits_.body_stream_limit < kMinBodyLimit) limits_.body_stream_limit = kMinBodyLimit;
+  if (limits_.body_connection_limit < kMinBodyLimit) limits_.body_connection_limit = kMinBodyLimit;
   Napi::Object res = Napi::Object::New(env);
   resource_ = Napi::Persistent(res);
   async_context_.Init(env, res, "SluiceHttp3");
@@ -398,11 +411,48 @@ void JsHttp3Endpoint::OnStream(Http3Session* s, uint64_t id, const Http3Fields& 
 }
 
 void JsHttp3Endpoint::OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data,
-                                   size_t len) {
+                                   size_t len, int64_t offset) {
   if (!CanCallJs()) return;
+  if (offset >= 0) {
+    napi_value argv[4] = {SessionObject(s), Int(Env(), JsId(id)), Int(Env(), offset),
+                          Int(Env(), static_cast<int64_t>(len))};
+    CallJs(Env(), on_data_, 4, argv);
+    return;
+  }
   napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)),
                         BufferCopy(Env(), reinterpret_cast<const char*>(data), len)};
   CallJs(Env(), on_data_, 3, argv);
+}
+
+Http3BufferResult JsHttp3Endpoint::AcquireBodyBuffer(Http3Session* s, uint64_t id, size_t size,
+                                                     uint8_t** base, size_t* len) {
+  if (!CanCallJs()) return Http3BufferResult::kFallback;
+  napi_env env = Env();
+  napi_value argv[3] = {SessionObject(s), Int(env, JsId(id)), Int(env, static_cast<int64_t>(size))};
+  napi_value r = CallJs(env, on_alloc_, 3, argv);
+  if (r == nullptr) return Http3BufferResult::kError;
+  bool is_buffer = false;
+  napi_is_buffer(env, r, &is_buffer);
+  if (is_buffer) {
+    void* data = nullptr;
+    size_t n = 0;
+    napi_get_buffer_info(env, r, &data, &n);
+    if (n == 0) return Http3BufferResult::kFallback;
+    *base = static_cast<uint8_t*>(data);
+    *len = n;
+    return Http3BufferResult::kOk;
+  }
+  int32_t code = 0;
+  napi_get_value_int32(env, r, &code);
+  if (code == wire::kAllocDry) return Http3BufferResult::kDry;
+  if (code == wire::kAllocError) return Http3BufferResult::kError;
+  return Http3BufferResult::kFallback;
+}
+
+void JsHttp3Endpoint::ReleaseBodyBuffer(Http3Session* s, uint64_t id) {
+  if (!CanCallJs()) return;
+  napi_value argv[2] = {SessionObject(s), Int(Env(), JsId(id))};
+  CallJs(Env(), on_buffer_release_, 2, argv);
 }
 
 void JsHttp3Endpoint::OnStreamEnd(Http3Session* s, uint64_t id, const Http3Fields& trailers) {
@@ -475,7 +525,8 @@ Napi::Function JsHttp3Session::Init(Napi::Env env) {
           InstanceMethod<&S::StreamCall<&S::RstStream>>("rstStream"),
           InstanceMethod<&S::StreamCall<&S::PauseStream>>("pauseStream"),
           InstanceMethod<&S::StreamCall<&S::ResumeStream>>("resumeStream"),
-          InstanceMethod<&S::Nothing>("consume"),
+          InstanceMethod<&S::Consume>("consume"),
+          InstanceMethod<&S::RetryBodyBuffer>("retryBodyBuffer"),
           InstanceMethod<&S::RespondFile>("respondFile"),
           InstanceMethod<&S::StreamCall<&S::Compress>>("compress"),
           InstanceMethod<&S::StreamCall<&S::RespondCompressed>>("respondCompressed"),
@@ -652,6 +703,20 @@ int JsHttp3Session::RespondCompressed(const Napi::CallbackInfo& info, Http3Sessi
                                  (flags & kH2WaitForTrailers) != 0);
   if (err == kResultInvalid) err = kResultCompressFailed;
   return Result(s, qid, err);
+}
+
+Napi::Value JsHttp3Session::Consume(const Napi::CallbackInfo& info) {
+  Http3Session* s = live();
+  if (s != nullptr && info.Length() >= 2 && info[0].IsNumber() && info[1].IsNumber()) {
+    double n = info[1].As<Napi::Number>().DoubleValue();
+    if (n > 0) s->Consume(QuicId(info[0].As<Napi::Number>().Int32Value()), static_cast<size_t>(n));
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value JsHttp3Session::RetryBodyBuffer(const Napi::CallbackInfo& info) {
+  if (Http3Session* s = live()) s->RetryBodyBuffers();
+  return info.Env().Undefined();
 }
 
 Napi::Value JsHttp3Session::RespondFile(const Napi::CallbackInfo& info) {

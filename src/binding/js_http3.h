@@ -36,11 +36,14 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   // new NativeHttp3Endpoint(callbacks, options): callbacks as HTTP/2's
   // (onStream, onStreamData, onStreamEnd, onStreamDrain,
   // onStreamWantTrailers, onStreamClose, onSessionClose) plus
-  // onEndpointClose() and onSni(id, servername); options { key: [pem],
-  // cert: [pem], passphrase, context (the default native context),
-  // sniCallback, ticketKeys, maxConnections, maxStreams, idleTimeout,
-  // maxHeaderSize }. Throws ERR_SLUICE_HTTP3 when QUIC is unavailable or
-  // the certificate does not load.
+  // onEndpointClose(), onSni(id, servername) and, with bodyAllocator,
+  // onStreamAlloc(session, id, size) -> a Buffer or ALLOC_* (as
+  // NativeServer's onAlloc) and onStreamBufferRelease(session, id);
+  // options { key: [pem], cert: [pem], passphrase, context (the default
+  // native context), sniCallback, ticketKeys, maxConnections, maxStreams,
+  // idleTimeout, maxHeaderSize, bodyAllocator, bodyStreamLimit,
+  // bodyConnectionLimit }. Throws ERR_SLUICE_HTTP3 when QUIC is
+  // unavailable or the certificate does not load.
   explicit JsHttp3Endpoint(const Napi::CallbackInfo& info);
   ~JsHttp3Endpoint() override;
 
@@ -58,7 +61,17 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   // Http3Delegate
   void OnStream(Http3Session* s, uint64_t id, const Http3Fields& headers,
                 bool end_stream) override;
-  void OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data, size_t len) override;
+  // offset >= 0: onStreamData(session, id, offset, len), the bytes at
+  // that offset of the buffer onStreamAlloc gave for the stream (lib/
+  // keeps it until onStreamBufferRelease); otherwise a copy.
+  void OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data, size_t len,
+                    int64_t offset) override;
+  // onStreamAlloc from inside the pass: a Buffer lends its memory (lib/
+  // holds the Buffer until onStreamBufferRelease); ALLOC_DRY, ALLOC_ERROR
+  // or anything else (a copy) as on TCP (JsServer::AcquireBodyBuffer).
+  Http3BufferResult AcquireBodyBuffer(Http3Session* s, uint64_t id, size_t size, uint8_t** base,
+                                      size_t* len) override;
+  void ReleaseBodyBuffer(Http3Session* s, uint64_t id) override;
   void OnStreamEnd(Http3Session* s, uint64_t id, const Http3Fields& trailers) override;
   void OnStreamDrain(Http3Session* s, uint64_t id) override;
   void OnStreamWantTrailers(Http3Session* s, uint64_t id) override;
@@ -108,7 +121,8 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   Napi::ObjectReference self_;        // while listening
   Napi::ObjectReference callbacks_;
   Napi::FunctionReference on_stream_, on_data_, on_end_, on_drain_, on_want_trailers_,
-      on_stream_close_, on_session_close_, on_endpoint_close_, on_sni_;
+      on_stream_close_, on_session_close_, on_endpoint_close_, on_sni_, on_alloc_,
+      on_buffer_release_;
   Napi::ObjectReference resource_;
   AsyncContext async_context_;
   napi_handle_scope handle_scope_ = nullptr;
@@ -146,6 +160,13 @@ class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
   int RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
   int ResumeStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
+  // consume(id, n): n bytes of views of the stream's body buffer given
+  // back (Http3Session::Consume); a no-op once the session is gone.
+  Napi::Value Consume(const Napi::CallbackInfo& info);
+  // retryBodyBuffer(): the pool that was dry has memory again
+  // (Http3Session::RetryBodyBuffers); the name NativeConnection's has, so
+  // lib/http1/body_memory.js retries both alike.
+  Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
   // compress(id, coding, level, brotliQuality) after respond(): the rest
   // of the body goes through a streaming compressor
   // (Http3Session::StartCompression).

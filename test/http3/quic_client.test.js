@@ -133,6 +133,30 @@ run('HTTP/3 with a node OpenSSL QUIC client [sluice-only]', function () {
     assert.strictEqual(aborted, 'aborted');
   });
 
+  it('a paused request (body unread, backpressure) still sees the client reset', async function () {
+    let aborted = null;
+    let received = 0;
+    const { port } = await startH3Server({}, (req, res) => {
+      req.on('data', (chunk) => {
+        received += chunk.length;
+        req.pause();  // and never resumed: the stream is no longer read
+      });
+      req.on('aborted', () => { aborted = 'aborted'; });
+      res.on('close', () => { if (aborted === null) aborted = 'close only'; });
+    });
+    const c = await connect(port);
+    const p = c.raw(Buffer.concat([
+      headersFrame([':method', 'POST', ':scheme', 'https', ':authority', 'x', ':path', '/']),
+      frame(0x0, crypto.randomBytes(256 * 1024)),
+    ]), { noFin: true });
+    const t0 = Date.now();
+    while (received === 0 && Date.now() - t0 < 5000) await common.sleep(10);
+    assert.ok(received > 0, 'no body bytes arrived');
+    c.native.reset(p.id, H3.REQUEST_CANCELLED);
+    while (aborted === null && Date.now() - t0 < 10000) await common.sleep(20);
+    assert.strictEqual(aborted, 'aborted');
+  });
+
   describe('bad requests: the stream is reset with H3_MESSAGE_ERROR, the connection lives on', function () {
     const cases = {
       'no :path': [':method', 'GET', ':scheme', 'https', ':authority', 'x'],

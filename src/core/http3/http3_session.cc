@@ -146,7 +146,15 @@ struct Http3Session::Request final : FrameReader::Listener {
       if (len == 0 || message_error) return H3Error::kNoError;
       if (!head_delivered) DeliverHead(false);
       if (!closed && !body_discard) {
-        session->delegate_->OnStreamData(session, id, data, len);
+        // A payload in the stream's hold is lent out as a view: it counts
+        // against the limits until the embedder gives it back (Consume).
+        int64_t offset = hold.Offset(data, len);
+        if (offset >= 0) {
+          hold.views = true;
+          hold.held += len;
+          session->held_total_ += len;
+        }
+        session->delegate_->OnStreamData(session, id, data, len, offset);
       }
     }
     return H3Error::kNoError;
@@ -183,6 +191,8 @@ struct Http3Session::Request final : FrameReader::Listener {
   bool too_large = false;               // head over the limit: 431, never delivered
   uint64_t content_length = 0;
   uint64_t body_bytes = 0;
+  Http3BodyHold hold;                   // read memory from the embedder
+  bool feeding = false;                 // inside reader.Feed (ReadRequest)
   // Output.
   std::string out;                      // framed bytes not yet taken by QUIC
   bool responded = false;
@@ -320,7 +330,13 @@ void Http3Session::OnStreamReadable(QuicStream* s) {
   if (closed_) return;
   if (s->bidi()) {
     auto* r = static_cast<Request*>(s->user_data);
-    if (r != nullptr && !r->paused && !r->fin) ReadRequest(r);
+    if (r == nullptr || r->fin) return;
+    if (!r->paused) {
+      ReadRequest(r);
+    } else if (s->PollReset()) {
+      // Unread, a paused request would never see the client's reset.
+      CloseRequest(r, s->reset_code());
+    }
     return;
   }
   auto it = uni_in_.find(s);
@@ -328,10 +344,27 @@ void Http3Session::OnStreamReadable(QuicStream* s) {
 }
 
 void Http3Session::ReadRequest(Request* r) {
-  uint8_t buf[16384];
+  uint8_t stack[16384];
   uint64_t id = r->id;
   for (;;) {
-    ptrdiff_t n = r->stream->Read(buf, sizeof(buf));
+    uint8_t* buf = stack;
+    size_t cap = sizeof(stack);
+    if (limits_.body_allocator) {
+      if (!ReadTarget(r, stack, sizeof(stack), &buf, &cap)) {
+        r = Find(id);
+        if (r == nullptr || closed_) return;
+        // Held back (a limit, a dry pool): the client's reset must still
+        // end the request and give its memory back.
+        if (r->stream->PollReset()) {
+          CloseRequest(r, r->stream->reset_code());
+          return;
+        }
+        break;
+      }
+      r = Find(id);  // the allocator ran (user code)
+      if (r == nullptr || closed_) return;
+    }
+    ptrdiff_t n = r->stream->Read(buf, cap);
     if (n == QuicStream::kBlocked) break;
     if (n == QuicStream::kReset) {
       CloseRequest(r, r->stream->reset_code());
@@ -339,6 +372,9 @@ void Http3Session::ReadRequest(Request* r) {
     }
     if (n == QuicStream::kFin) {
       r->fin = true;
+      ReleaseHold(r);
+      r = Find(id);
+      if (r == nullptr || closed_) return;
       if (!r->reader.AtFrameBoundary() || r->phase == Request::kHead) {
         // A truncated frame, or no header section at all: malformed.
         Reset(id, kErr(r->phase == Request::kHead && r->reader.AtFrameBoundary()
@@ -358,10 +394,23 @@ void Http3Session::ReadRequest(Request* r) {
       DeliverEnd(r);
       return;
     }
+    if (buf != stack) r->hold.used += static_cast<size_t>(n);
+    Request* fed = r;  // stays allocated (dead_) until the next entry
+    r->feeding = true;
     H3Error e = r->reader.Feed(buf, static_cast<size_t>(n));
-    // The delegate may have closed the request meanwhile.
+    fed->feeding = false;
+    // The delegate may have closed the request meanwhile; then its hold,
+    // which Feed was still parsing, is released only now.
     r = Find(id);
-    if (r == nullptr || closed_) return;
+    if (r == nullptr || closed_) {
+      ReleaseHold(fed);
+      return;
+    }
+    if (buf != stack) {
+      AfterHoldRead(r);
+      r = Find(id);
+      if (r == nullptr || closed_) return;
+    }
     if (e != H3Error::kNoError) {
       if (e == H3Error::kMessage || e == H3Error::kRequestRejected) {
         Reset(id, kErr(e));
@@ -788,6 +837,12 @@ void Http3Session::CloseRequest(Request* r, uint64_t code) {
   // OnStream or OnStreamData).
   dead_.push_back(std::move(requests_[id]));
   requests_.erase(id);
+  // Its read memory goes back before the close is told; the request is no
+  // longer findable, so nothing the embedder does meanwhile reaches it.
+  // Not while this stream's bytes are being parsed (a delegate that reset
+  // it from OnStreamData): the embedder could free the buffer under
+  // FrameReader::Feed; ReadRequest releases it once Feed returns.
+  if (!r->feeding) ReleaseHold(r);
   if (tell) delegate_->OnStreamClose(this, id, code);
   if (going_away_ && requests_.empty() && !closed_) conn_->Close(kErr(H3Error::kNoError), "");
 }
@@ -795,6 +850,111 @@ void Http3Session::CloseRequest(Request* r, uint64_t code) {
 void Http3Session::ConnectionError(H3Error e, const char* why) {
   if (closed_) return;
   conn_->Close(kErr(e), why);
+}
+
+// ---- request bodies in embedder memory --------------------------------------
+
+uint64_t Http3Session::BodyBudget(const Request* r) const {
+  uint64_t s = limits_.body_stream_limit > r->hold.held ? limits_.body_stream_limit - r->hold.held : 0;
+  uint64_t c = limits_.body_connection_limit > held_total_
+                   ? limits_.body_connection_limit - held_total_
+                   : 0;
+  return s < c ? s : c;
+}
+
+bool Http3Session::ReadTarget(Request* r, uint8_t* stack, size_t stack_len, uint8_t** dst,
+                              size_t* cap) {
+  *dst = stack;
+  *cap = stack_len;
+  // Bytes that are never delivered (a 431's body, a bad message) and the
+  // FIN or a reset with nothing before it take no embedder memory. Asking
+  // only when bytes wait keeps idle streams, polled on every pass, from
+  // calling the allocator.
+  if (body_failed_) return false;  // the connection is closing
+  if (r->too_large || r->message_error || r->body_discard) return true;
+  size_t pending = r->stream->Pending();
+  if (pending == 0) return true;
+  bool in_body = r->phase != Request::kHead;
+  uint64_t budget = BodyBudget(r);
+  if (budget == 0) {
+    if (!in_body) return true;  // a head still gets through (as a copy)
+    // At a limit: unread, the stream's bytes keep the peer's QUIC windows
+    // shut until views are given back (Consume asks for another pass).
+    body_stalled_ = true;
+    return false;
+  }
+  if (r->hold.waiting) return !in_body;  // a dry pool: until RetryBodyBuffers
+  if (!r->hold.holds()) {
+    uint8_t* base = nullptr;
+    size_t len = 0;
+    uint64_t id = r->id;
+    Http3BufferResult res =
+        delegate_->AcquireBodyBuffer(this, id, limits_.body_buffer_size, &base, &len);
+    r = Find(id);
+    if (r == nullptr || closed_ || r->closed) return false;
+    switch (res) {
+      case Http3BufferResult::kOk:
+        if (base == nullptr || len == 0) return true;
+        r->hold.Take(base, len);
+        break;
+      case Http3BufferResult::kFallback:
+        return true;
+      case Http3BufferResult::kDry:
+        // Heads (and what of a body shares their read) are copied, so
+        // requests without a body keep flowing; a body waits for memory
+        // rather than growing copies without bound (as HTTP/1.1's; HTTP/2
+        // copies instead because its connection's control frames share the
+        // socket — here they have streams of their own).
+        r->hold.waiting = true;
+        return !in_body;
+      case Http3BufferResult::kError:
+        body_failed_ = true;
+        ConnectionError(H3Error::kInternal, "request body allocator failed");
+        return false;
+    }
+  }
+  *dst = r->hold.base + r->hold.used;
+  *cap = r->hold.room();
+  // Never lend more than the limits allow: a read's DATA payload is at
+  // most its size.
+  if (*cap > budget) *cap = static_cast<size_t>(budget);
+  return true;
+}
+
+void Http3Session::AfterHoldRead(Request* r) {
+  bool in_body = r->phase != Request::kHead && !r->fin && !r->too_large && !r->message_error;
+  if (!r->hold.Keep(in_body, limits_.body_buffer_min_free)) ReleaseHold(r);
+}
+
+void Http3Session::ReleaseHold(Request* r) {
+  if (!r->hold.holds()) return;
+  r->hold.Forget();
+  delegate_->ReleaseBodyBuffer(this, r->id);
+}
+
+void Http3Session::Consume(uint64_t id, size_t n) {
+  if (closed_ || n == 0) return;
+  held_total_ -= n < held_total_ ? n : held_total_;
+  Request* r = Find(id);
+  if (r != nullptr) r->hold.held -= n < r->hold.held ? n : r->hold.held;
+  if (body_stalled_) {
+    // Some stream was left unread at a limit: the next pass reads on
+    // (a pass inside this one when called from a delegate call).
+    body_stalled_ = false;
+    conn_->endpoint()->RequestFlush();
+  }
+}
+
+void Http3Session::RetryBodyBuffers() {
+  if (closed_) return;
+  bool any = false;
+  for (auto& it : requests_) {
+    if (it.second->hold.waiting) {
+      it.second->hold.waiting = false;
+      any = true;
+    }
+  }
+  if (any) conn_->endpoint()->RequestFlush();
 }
 
 int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool end,
@@ -1171,6 +1331,7 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
     r->stream->user_data = nullptr;
     DropBody(r);
     r->compression.reset();
+    ReleaseHold(r);
     if (r->head_delivered && !r->closed) {
       r->closed = true;
       delegate_->OnStreamClose(this, r->id, code == kErr(H3Error::kNoError)

@@ -6,6 +6,20 @@
 // Stream events go to an Http3Delegate (the binding), shaped like
 // Http2Delegate so the same JS stream objects serve both.
 //
+// Request bodies in embedder memory (Http3Limits::body_allocator, the
+// server's requestBufferAllocator): a request stream with bytes waiting is
+// read (SSL_read_ex) straight into a buffer the embedder lends for that
+// stream (AcquireBodyBuffer: the stream's "hold"), DATA payloads there are
+// delivered as offsets into it, and the embedder gives each one back with
+// Consume. QUIC credits the peer's windows as the application reads, so
+// "credit on release" means: a stream whose unreleased view bytes reach
+// body_stream_limit, or a connection whose streams' reach
+// body_connection_limit (HTTP/2's stream and connection windows), is not
+// read until Consume brings it under; its unread data then keeps the
+// peer's QUIC windows shut. A dry pool stops only the stream that needs
+// memory for its body (until RetryBodyBuffers); heads and copies go on.
+// The per-stream state is Http3BodyHold (http3_body_hold.h).
+//
 // Loop thread only; no N-API.
 #pragma once
 
@@ -21,6 +35,7 @@
 #include "core/compress/compressor.h"
 #include "core/http3/frames.h"
 #include "core/http3/http3_compression.h"
+#include "core/http3/http3_body_hold.h"
 #include "core/http3/qpack.h"
 #include "core/quic/quic_endpoint.h"
 
@@ -42,6 +57,14 @@ using Http3Fields = std::vector<std::pair<std::string_view, std::string_view>>;
 // Order per stream: OnStream, OnStreamData in order, OnStreamEnd at most
 // once, OnStreamDrain as output progresses, OnStreamWantTrailers at most
 // once, OnStreamClose last.
+// The embedder's answer to AcquireBodyBuffer.
+enum class Http3BufferResult {
+  kOk,        // *base/*len describe memory the stream may be read into
+  kFallback,  // none this time: read into the session's own buffer (copies)
+  kDry,       // a bounded pool is empty: a stream in its body waits
+  kError,     // the allocator failed: the connection is closed
+};
+
 class Http3Delegate {
  public:
   virtual ~Http3Delegate() = default;
@@ -51,8 +74,39 @@ class Http3Delegate {
   virtual void OnStream(Http3Session* s, uint64_t id, const Http3Fields& headers,
                         bool end_stream) = 0;
   // Request body bytes (DATA payload), valid only during the call.
+  // offset -1: a copy is due. offset >= 0: the bytes lie at that offset in
+  // the buffer AcquireBodyBuffer lent for stream `id` (the current one),
+  // so the embedder can hand out a view; it calls Http3Session::Consume(id,
+  // len) exactly once when that view is given back (also after the stream
+  // closed); until then the bytes count against the stream's and the
+  // connection's limits.
   virtual void OnStreamData(Http3Session* s, uint64_t id, const uint8_t* data,
-                            size_t len) = 0;
+                            size_t len, int64_t offset) = 0;
+  // Read memory for request stream `id` (only with
+  // Http3Limits::body_allocator): asked from inside a pass, before a read,
+  // when the stream has bytes waiting and holds no buffer. kOk: *base /
+  // *len is embedder memory the session reads this stream into until
+  // ReleaseBodyBuffer(id); the embedder keeps it alive until then. May run
+  // user code (an allocator); it may reset streams but must not free the
+  // session (QuicConnection::Close is deferred anyway).
+  virtual Http3BufferResult AcquireBodyBuffer(Http3Session* s, uint64_t id, size_t size,
+                                              uint8_t** base, size_t* len) {
+    (void)s;
+    (void)id;
+    (void)size;
+    (void)base;
+    (void)len;
+    return Http3BufferResult::kFallback;
+  }
+  // The session no longer reads into stream `id`'s buffer (full, no views
+  // cut from it, or the stream is done); views already handed out stay
+  // valid, they are the embedder's. Inside a pass, before OnStreamClose of
+  // the stream when there is one, and for every held buffer when the
+  // connection closes.
+  virtual void ReleaseBodyBuffer(Http3Session* s, uint64_t id) {
+    (void)s;
+    (void)id;
+  }
   // The request body ended (trailers may be empty).
   virtual void OnStreamEnd(Http3Session* s, uint64_t id, const Http3Fields& trailers) = 0;
   // Queued output of `id` fell below the high-water mark after a write
@@ -73,6 +127,12 @@ class Http3Delegate {
 struct Http3Limits {
   uint64_t max_field_section_size = 64 * 1024;  // request headers (and SETTINGS)
   size_t high_water = 64 * 1024;                // per stream queued output
+  // Request bodies in embedder memory (see the file comment).
+  bool body_allocator = false;
+  size_t body_buffer_size = 64 * 1024;     // asked of the allocator
+  size_t body_buffer_min_free = 8 * 1024;  // a hold with less room left is released
+  uint64_t body_stream_limit = 1024 * 1024;          // unreleased view bytes per stream
+  uint64_t body_connection_limit = 16 * 1024 * 1024;  // per connection, closed streams' too
 };
 
 class Http3Session final : public QuicConnectionHandler, public Http3Compression::Owner {
@@ -135,6 +195,15 @@ class Http3Session final : public QuicConnectionHandler, public Http3Compression
   // Stops (or restarts) reading the request body of `id`: unread data
   // keeps QUIC's stream flow-control window shut (backpressure).
   void Pause(uint64_t id, bool paused);
+  // `n` bytes of stream `id` delivered as a view (OnStreamData with an
+  // offset) were given back: they no longer count against the stream's or
+  // the connection's limit, and a stream held at a limit is read again on
+  // the next pass. From JS at any time (a release, a collected chunk),
+  // also after the stream closed.
+  void Consume(uint64_t id, size_t n);
+  // A dry pool has memory again: the streams that waited ask again on the
+  // next pass.
+  void RetryBodyBuffers();
   // GOAWAY naming the first request not to be processed; the connection
   // then closes once the open requests finish.
   void Goaway();
@@ -165,6 +234,17 @@ class Http3Session final : public QuicConnectionHandler, public Http3Compression
 
   Request* Find(uint64_t id) const;
   void ReadRequest(Request* r);
+  // Where the next read of `r` lands: its hold
+  // (acquired now if needed), or `stack`. false: not now (paused at a
+  // limit, waiting for memory, or the request/connection went away).
+  bool ReadTarget(Request* r, uint8_t* stack, size_t stack_len, uint8_t** dst, size_t* cap);
+  // After a read into the hold was parsed: keeps it only while the body
+  // goes on, views were cut from it and min_free bytes are left.
+  void AfterHoldRead(Request* r);
+  // Drops the hold of `r` (ReleaseBodyBuffer), if any.
+  void ReleaseHold(Request* r);
+  // How many more view bytes `r` may be lent before a limit is reached.
+  uint64_t BodyBudget(const Request* r) const;
   void ReadUni(QuicStream* s, UniIn* u);
   http3::H3Error OnHead(Request* r);
   void HeadTooLarge(Request* r);
@@ -211,6 +291,9 @@ class Http3Session final : public QuicConnectionHandler, public Http3Compression
   bool closed_ = false;
   uint64_t max_request_id_seen_ = 0;
   bool any_request_ = false;
+  uint64_t held_total_ = 0;     // view bytes not yet consumed, every stream's
+  bool body_stalled_ = false;   // a stream was left unread at a limit
+  bool body_failed_ = false;    // the allocator threw: closing, no more asks
 };
 
 }  // namespace sluice

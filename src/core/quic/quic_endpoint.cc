@@ -117,6 +117,37 @@ ptrdiff_t QuicStream::Read(uint8_t* buf, size_t cap) {
   }
 }
 
+bool QuicStream::PollReset() {
+  if (read_done_) return reset_code_ != 0;
+  switch (SSL_get_stream_read_state(ssl_)) {
+    case SSL_STREAM_STATE_RESET_REMOTE: {
+      uint64_t code = 0;
+      SSL_get_stream_read_error_code(ssl_, &code);
+      reset_code_ = code == 0 ? 0x10c : code;  // as Read
+      break;
+    }
+    case SSL_STREAM_STATE_CONN_CLOSED:
+      reset_code_ = 0x102;
+      break;
+    default:
+      ERR_clear_error();
+      return false;
+  }
+  ERR_clear_error();
+  read_done_ = true;
+  return true;
+}
+
+size_t QuicStream::Pending() const {
+  if (read_done_) return 0;
+  int n = SSL_pending(ssl_);
+  if (n <= 0) {
+    ERR_clear_error();
+    return 0;
+  }
+  return static_cast<size_t>(n);
+}
+
 ptrdiff_t QuicStream::Write(const uint8_t* data, size_t len, bool fin) {
   if (write_done_) return -1;
   size_t written = 0;

@@ -53,6 +53,14 @@ class QuicStream {
   // peer's code).
   ptrdiff_t Read(uint8_t* buf, size_t cap);
   uint64_t reset_code() const { return reset_code_; }
+  // Received bytes a Read would return now (0: none, or only the FIN or a
+  // reset left to report, which Read tells). Does no network I/O.
+  size_t Pending() const;
+  // For a stream the handler is not reading (paused, or held back): true
+  // once the peer reset it or the connection died under it (reset_code()
+  // says the code; Read returns kReset from then on). Its unread data is
+  // OpenSSL's to drop. No network I/O.
+  bool PollReset();
   // Queues bytes for sending; `fin` ends the stream once all of them are
   // queued. Returns the bytes taken (may be fewer than len when the
   // stream's send buffer is full: then OnStreamWritable follows once room
