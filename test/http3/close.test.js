@@ -17,25 +17,11 @@ const dgram = require('node:dgram');
 const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
-const { H3Client, parseFrames } = require('./quic_client');
+const { H3Client, goawayId } = require('./quic_client');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
 const H3_NO_ERROR = 0x100;
-const GOAWAY = 0x7;
-
-// The frames of the server's control stream (uni stream 3) after its type.
-function controlFrames(c) {
-  const bytes = c.peerUni.get(3);
-  if (bytes === undefined || bytes.length === 0) return [];
-  assert.strictEqual(bytes[0], 0x00, 'control stream type');
-  return parseFrames(bytes.subarray(1));
-}
-
-function goawayId(c) {
-  const g = controlFrames(c).find((f) => f.type === GOAWAY);
-  return g === undefined ? null : g.payload[0];
-}
 
 async function until(cond, what) {
   const t0 = Date.now();

@@ -197,4 +197,22 @@ class H3Client {
   }
 }
 
-module.exports = { H3Client, varint, frame, headersFrame, parseFrames, NativeQuicClient };
+// The frames of the server's control stream (uni stream 3) after its
+// type byte (0x00), as parsed so far.
+function controlFrames(c) {
+  const bytes = c.peerUni.get(3);
+  if (bytes === undefined || bytes.length === 0) return [];
+  if (bytes[0] !== 0x00) throw new Error(`control stream type ${bytes[0]}`);
+  return parseFrames(bytes.subarray(1));
+}
+
+const GOAWAY = 0x7;
+
+// The id a GOAWAY of the server named (its first varint byte: ids below
+// 64 in the tests), or null before one came.
+function goawayId(c) {
+  const g = controlFrames(c).find((f) => f.type === GOAWAY);
+  return g === undefined ? null : g.payload[0];
+}
+
+module.exports = { H3Client, varint, frame, headersFrame, parseFrames, controlFrames, goawayId, NativeQuicClient };

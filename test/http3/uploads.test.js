@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const common = require('../common');
 const { assert } = common;
 const { h3, haveClient, startH3Server, gtls, sluice } = require('./h3common');
-const { H3Client, frame, headersFrame } = require('./quic_client');
+const { H3Client, frame, headersFrame, goawayId } = require('./quic_client');
 const { KiB, MiB, BUF, pool, tmpFile, waitUntil, waitInUseZero } = require('../uploads/pool_helpers');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
@@ -231,15 +231,59 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
     await waitInUseZero(p);
   });
 
-  it('the client resets uploads mid-body (one read and released, one never read, one held at the stream limit): every pool buffer comes back, and their bytes no longer count against the connection', async function () {
+  it('the client resets uploads the server read to their last byte while holding them: every pool buffer comes back, their bytes no longer count against the connection, no GOAWAY', async function () {
+    const p = pool(1024);
+    const closed = [];
+    const held = [];
+    const PART = 192 * KiB;
+    const { server, port } = await startH3Server({
+      requestBufferAllocator: p.alloc,
+      // The two held bodies fill the connection limit exactly: bytes of
+      // the reset streams still counted after their release would leave
+      // the next upload no room at all.
+      http2: { initialWindowSize: 256 * KiB, connectionWindowSize: 2 * PART },
+    });
+    server.on('stream', (stream, headers) => {
+      const path = headers[':path'];
+      if (path === '/ok') {
+        hashBody(stream, (json) => {
+          stream.respond({ ':status': 200 });
+          stream.end(json);
+        });
+        return;
+      }
+      stream.on('error', () => {});
+      stream.on('close', () => closed.push(path));
+      stream.on('data', (chunk) => held.push(chunk));
+    });
+    const c = await connect(port);
+    const streams = [];
+    for (const path of ['/hold1', '/hold2']) {
+      const s = c.raw(Buffer.concat([postHead(path), frame(0x0, crypto.randomBytes(PART + 64 * KiB)).subarray(0, 1 + 8 + PART)]), { noFin: true });
+      s.catch(() => {});
+      streams.push(s);
+    }
+    const heldBytes = () => held.reduce((n, chunk) => n + chunk.length, 0);
+    await waitUntil(() => heldBytes() === 2 * PART, 5000,
+      () => `both bodies read (${heldBytes()} bytes; pool ${JSON.stringify(p.stats())})`);
+    for (const s of streams) c.native.reset(s.id, H3_REQUEST_CANCELLED);
+    await waitUntil(() => closed.length === 2, 5000, () => `the streams to close (${closed})`);
+    for (const chunk of held.splice(0)) sluice.releaseBuffer(chunk);
+    await waitInUseZero(p);
+    assert.strictEqual(p.stats().outstanding, 0);
+    const body = crypto.randomBytes(2 * MiB);
+    checkHash(await common.withTimeout(c.request('POST', '/ok', [], body, port), 15000, 'the next upload'), body);
+    assert.strictEqual(goawayId(c), null, 'no GOAWAY: nothing was left unread');
+    await waitInUseZero(p);
+  });
+
+  it('the client resets uploads the server held back (one never read, one at the stream limit): every pool buffer comes back, and the connection, whose QUIC window lost their unread bytes, gets GOAWAY', async function () {
     const p = pool(1024);
     const closed = [];
     const held = [];
     const { server, port } = await startH3Server({
       requestBufferAllocator: p.alloc,
-      // A small connection limit: bytes of the reset streams still counted
-      // would stall the next upload on the connection.
-      http2: { initialWindowSize: 256 * KiB, connectionWindowSize: 384 * KiB },
+      http2: { initialWindowSize: 256 * KiB },
     });
     server.on('stream', (stream, headers) => {
       const path = headers[':path'];
@@ -272,8 +316,14 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
     for (const chunk of held.splice(0)) sluice.releaseBuffer(chunk);
     await waitInUseZero(p);
     assert.strictEqual(p.stats().outstanding, 0);
+    // OpenSSL keeps the credit of a reset stream's unread bytes: the
+    // connection is retired (GOAWAY naming the stream after the last
+    // request); new requests go to a new connection.
+    await waitUntil(() => goawayId(c) !== null, 5000, () => 'GOAWAY');
+    assert.strictEqual(goawayId(c), 12);
+    const c2 = await connect(port);
     const body = crypto.randomBytes(2 * MiB);
-    checkHash(await common.withTimeout(c.request('POST', '/ok', [], body, port), 15000, 'the next upload'), body);
+    checkHash(await common.withTimeout(c2.request('POST', '/ok', [], body, port), 15000, 'an upload on a new connection'), body);
     await waitInUseZero(p);
   });
 

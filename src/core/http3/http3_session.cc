@@ -335,7 +335,7 @@ void Http3Session::OnStreamReadable(QuicStream* s) {
       ReadRequest(r);
     } else if (s->PollReset()) {
       // Unread, a paused request would never see the client's reset.
-      CloseRequest(r, s->reset_code());
+      ResetWhileHeldBack(r);
     }
     return;
   }
@@ -356,7 +356,7 @@ void Http3Session::ReadRequest(Request* r) {
         // Held back (a limit, a dry pool): the client's reset must still
         // end the request and give its memory back.
         if (r->stream->PollReset()) {
-          CloseRequest(r, r->stream->reset_code());
+          ResetWhileHeldBack(r);
           return;
         }
         break;
@@ -845,6 +845,19 @@ void Http3Session::CloseRequest(Request* r, uint64_t code) {
   if (!r->feeding) ReleaseHold(r);
   if (tell) delegate_->OnStreamClose(this, id, code);
   if (going_away_ && requests_.empty() && !closed_) conn_->Close(kErr(H3Error::kNoError), "");
+}
+
+void Http3Session::ResetWhileHeldBack(Request* r) {
+  CloseRequest(r, r->stream->reset_code());
+  if (closed_) return;
+  // OpenSSL 3.5 frees a stream's receive buffer on RESET_STREAM without
+  // retiring the bytes it held (or that were in flight up to the final
+  // size) from the connection-level flow controller, so the peer's
+  // connection window shrinks by them for good; enough such resets and
+  // every stream of the connection stalls. A connection that lost credit
+  // this way is retired: GOAWAY, its open requests finish, new ones go to a
+  // new connection.
+  Goaway();
 }
 
 void Http3Session::ConnectionError(H3Error e, const char* why) {

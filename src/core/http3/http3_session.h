@@ -243,6 +243,10 @@ class Http3Session final : public QuicConnectionHandler, public Http3Compression
   void AfterHoldRead(Request* r);
   // Drops the hold of `r` (ReleaseBodyBuffer), if any.
   void ReleaseHold(Request* r);
+  // The peer reset `r` while its bytes were left unread (paused, or held
+  // at a limit or by a dry pool): closes it and retires the connection
+  // (GOAWAY), whose QUIC window lost those bytes' credit.
+  void ResetWhileHeldBack(Request* r);
   // How many more view bytes `r` may be lent before a limit is reached.
   uint64_t BodyBudget(const Request* r) const;
   void ReadUni(QuicStream* s, UniIn* u);
