@@ -536,7 +536,7 @@ Napi::Function JsHttp3Session::Init(Napi::Env env) {
           InstanceMethod<&S::Local>("local"),
           InstanceMethod<&S::Tls>("tls"),
           InstanceMethod<&S::Nothing>("connection"),
-          InstanceMethod<&S::Nothing>("tlsQuery"),
+          InstanceMethod<&S::TlsQueryMethod>("tlsQuery"),
       });
 }
 
@@ -787,7 +787,18 @@ Napi::Value JsHttp3Session::Local(const Napi::CallbackInfo& info) {
   return a;
 }
 
-Napi::Value JsHttp3Session::Tls(const Napi::CallbackInfo& info) { return info.Env().Null(); }
+Napi::Value JsHttp3Session::Tls(const Napi::CallbackInfo& info) {
+  Http3Session* s = live();
+  if (s == nullptr) return info.Env().Null();
+  SSL* ssl = s->connection()->ssl();
+  return TlsInfoOfSsl(info.Env(), ssl, SSL_is_init_finished(ssl) == 1);
+}
+
+Napi::Value JsHttp3Session::TlsQueryMethod(const Napi::CallbackInfo& info) {
+  Http3Session* s = live();
+  if (s == nullptr || SSL_is_init_finished(s->connection()->ssl()) != 1) return info.Env().Null();
+  return TlsQueryOfSsl(info, s->connection()->ssl(), 0);
+}
 
 void InitHttp3(Napi::Env env, Napi::Object exports) {
   Napi::Object f = Napi::Object::New(env);

@@ -187,7 +187,10 @@ class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);
   Napi::Value Local(const Napi::CallbackInfo& info);
+  // TLS facts (TlsInfoOfSsl) and queries (tlsQuery: TlsQueryOfSsl) of the
+  // QUIC connection, as JsHttp2Session's of its TLS connection.
   Napi::Value Tls(const Napi::CallbackInfo& info);
+  Napi::Value TlsQueryMethod(const Napi::CallbackInfo& info);
   int WriteChunk(napi_env env, Http3Session* s, uint64_t qid, napi_value chunk);
   int Result(Http3Session* s, uint64_t qid, int err) const;
 };

@@ -126,28 +126,40 @@ TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
 Napi::Value TlsInfo(Napi::Env env, Connection* c) {
   TlsChannel* tls = c != nullptr ? c->tls() : nullptr;
   if (tls == nullptr) return env.Null();
+  return TlsInfoOfSsl(env, tls->ssl(), tls->handshake_done());
+}
+
+Napi::Value TlsInfoOfSsl(Napi::Env env, SSL* ssl, bool handshake_done) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("handshakeDone", tls->handshake_done());
-  if (!tls->handshake_done()) return o;
-  std::string alpn = tls->alpn();
-  std::string sn = tls->servername();
-  o.Set("alpnProtocol", alpn.empty() ? Napi::Value(Napi::Boolean::New(env, false))
-                                     : Napi::Value(Napi::String::New(env, alpn)));
-  o.Set("servername", sn.empty() ? Napi::Value(Napi::Boolean::New(env, false))
-                                 : Napi::Value(Napi::String::New(env, sn)));
-  o.Set("protocol", tls->protocol());
-  const SSL_CIPHER* cipher = SSL_get_current_cipher(tls->ssl());
+  o.Set("handshakeDone", handshake_done);
+  if (!handshake_done) return o;
+  const unsigned char* alpn = nullptr;
+  unsigned int alpn_len = 0;
+  SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
+  const char* sn = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  o.Set("alpnProtocol",
+        alpn_len == 0 ? Napi::Value(Napi::Boolean::New(env, false))
+                      : Napi::Value(Napi::String::New(env, reinterpret_cast<const char*>(alpn), alpn_len)));
+  o.Set("servername", sn == nullptr || *sn == '\0' ? Napi::Value(Napi::Boolean::New(env, false))
+                                                   : Napi::Value(Napi::String::New(env, sn)));
+  o.Set("protocol", SSL_get_version(ssl));
+  const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl);
   if (cipher != nullptr) {
     o.Set("cipher", SSL_CIPHER_get_name(cipher));
     o.Set("cipherStandardName", SSL_CIPHER_standard_name(cipher));
     o.Set("cipherVersion", SSL_CIPHER_get_version(cipher));
   }
-  std::string der = tls->peer_certificate_der();
-  if (!der.empty()) {
-    o.Set("peerCertificate", Napi::Buffer<char>::Copy(env, der.data(), der.size()));
-    long vr = tls->verify_result();
+  X509* peer = SSL_get0_peer_certificate(ssl);
+  int n = peer != nullptr ? i2d_X509(peer, nullptr) : 0;
+  if (n > 0) {
+    Napi::Buffer<unsigned char> der = Napi::Buffer<unsigned char>::New(env, static_cast<size_t>(n));
+    unsigned char* p = der.Data();
+    i2d_X509(peer, &p);
+    o.Set("peerCertificate", der);
+    long vr = SSL_get_verify_result(ssl);
     if (vr != X509_V_OK) o.Set("verifyError", X509_verify_cert_error_string(vr));
   }
+  ERR_clear_error();
   return o;
 }
 
@@ -193,13 +205,15 @@ std::string SigalgName(int sign_nid, int hash_nid) {
 }  // namespace
 
 Napi::Value TlsQuery(const Napi::CallbackInfo& info, Connection* c) {
-  Napi::Env env = info.Env();
   TlsChannel* tls = c != nullptr && !c->destroyed() ? c->tls() : nullptr;
-  if (tls == nullptr || !tls->handshake_done() || info.Length() < 1 || !info[0].IsString()) {
-    return env.Null();
-  }
-  SSL* ssl = tls->ssl();
-  std::string what = info[0].As<Napi::String>().Utf8Value();
+  if (tls == nullptr || !tls->handshake_done()) return info.Env().Null();
+  return TlsQueryOfSsl(info, tls->ssl(), 0);
+}
+
+Napi::Value TlsQueryOfSsl(const Napi::CallbackInfo& info, SSL* ssl, size_t a) {
+  Napi::Env env = info.Env();
+  if (info.Length() < a + 1 || !info[a].IsString()) return env.Null();
+  std::string what = info[a].As<Napi::String>().Utf8Value();
   if (what == "reused") return Napi::Boolean::New(env, SSL_session_reused(ssl) == 1);
   if (what == "session") return DerOf(env, SessionDer, SSL_get_session(ssl));
   if (what == "ticket") {
@@ -221,12 +235,12 @@ Napi::Value TlsQuery(const Napi::CallbackInfo& info, Connection* c) {
     }
     return out;
   }
-  if (what == "ekm" && info.Length() >= 3 && info[1].IsNumber() && info[2].IsString()) {
-    uint32_t len = info[1].As<Napi::Number>().Uint32Value();
-    std::string label = info[2].As<Napi::String>().Utf8Value();
-    bool has_context = info.Length() > 3 && info[3].IsBuffer();
+  if (what == "ekm" && info.Length() >= a + 3 && info[a + 1].IsNumber() && info[a + 2].IsString()) {
+    uint32_t len = info[a + 1].As<Napi::Number>().Uint32Value();
+    std::string label = info[a + 2].As<Napi::String>().Utf8Value();
+    bool has_context = info.Length() > a + 3 && info[a + 3].IsBuffer();
     Napi::Buffer<unsigned char> context;
-    if (has_context) context = info[3].As<Napi::Buffer<unsigned char>>();
+    if (has_context) context = info[a + 3].As<Napi::Buffer<unsigned char>>();
     Napi::Buffer<unsigned char> out = Napi::Buffer<unsigned char>::New(env, len);
     ERR_clear_error();
     if (SSL_export_keying_material(ssl, out.Data(), len, label.data(), label.size(),

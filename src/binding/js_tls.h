@@ -29,6 +29,9 @@ TlsContext ContextArgOrThrow(const Napi::CallbackInfo& info, size_t index);
 //   cipherVersion, verifyError, peerCertificate } of `c`, or null when
 // `c` is gone or speaks cleartext.
 Napi::Value TlsInfo(Napi::Env env, Connection* c);
+// The same facts of any SSL object (a TCP connection's, or an HTTP/3
+// connection's QUIC one, whose TLS handshake layer answers the same calls).
+Napi::Value TlsInfoOfSsl(Napi::Env env, SSL* ssl, bool handshake_done);
 // tlsQuery(what, ...args) of a connection's JS object (null on cleartext
 // or once closed): "session" (DER of the SSL_SESSION: node's getSession),
 // "ticket" (its ticket, getTLSTicket), "reused" (isSessionReused),
@@ -36,6 +39,9 @@ Napi::Value TlsInfo(Napi::Env env, Connection* c);
 // (getSharedSigalgs), "ekm" (length, label, context?:
 // exportKeyingMaterial; throws on failure).
 Napi::Value TlsQuery(const Napi::CallbackInfo& info, Connection* c);
+// The same queries of any SSL object whose handshake is done, their
+// arguments from info[a] on.
+Napi::Value TlsQueryOfSsl(const Napi::CallbackInfo& info, SSL* ssl, size_t a);
 // exports.opensslInfo and tlsContext(options) (a native context for
 // addContext / setSecureContext / the SNICallback's answers).
 void InitTls(Napi::Env env, Napi::Object exports);

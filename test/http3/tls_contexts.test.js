@@ -71,6 +71,48 @@ run('HTTP/3 certificates, SNI and session tickets [sluice-only]', function () {
     return quic;
   }
 
+  it('req.socket\'s TLS facts as on HTTP/2 over TLS: encrypted, alpnProtocol h3, servername, protocol, cipher, the certificate served, keying material, resumption', async function () {
+    const seen = [];
+    const { server, port } = await startH3Server({}, (req, res) => {
+      const s = req.socket;
+      seen.push({
+        encrypted: s.encrypted,
+        alpn: s.alpnProtocol,
+        servername: s.servername,
+        protocol: s.getProtocol(),
+        cipher: s.getCipher(),
+        cert: s.getCertificate(),
+        peerCert: s.getPeerCertificate(),
+        authorized: s.authorized,
+        reused: s.isSessionReused(),
+        ekm: s.exportKeyingMaterial(32, 'EXPORTER-test'),
+      });
+      res.end('ok');
+    });
+    const first = await h3connect(port, { servername: 'localhost' });
+    assert.strictEqual((await common.withTimeout(first.request('GET', '/', [], null, port), 10000, 'GET')).status, 200);
+    const session = first.session();
+    const again = await h3connect(port, { servername: 'localhost', session });
+    assert.strictEqual((await common.withTimeout(again.request('GET', '/', [], null, port), 10000, 'GET')).status, 200);
+    const [a, b] = seen;
+    assert.strictEqual(a.encrypted, true);
+    assert.strictEqual(a.alpn, 'h3');
+    assert.strictEqual(a.servername, 'localhost');
+    assert.strictEqual(a.protocol, 'TLSv1.3');
+    assert.match(a.cipher.name, /^TLS_(AES_128_GCM|AES_256_GCM|CHACHA20_POLY1305)_SHA(256|384)$/);
+    assert.strictEqual(a.cipher.version, 'TLSv1.3');
+    const served = new crypto.X509Certificate(first.peerCertificate());
+    assert.strictEqual(a.cert.fingerprint256, served.fingerprint256, 'getCertificate() is the one the client got');
+    assert.deepStrictEqual(a.peerCert, {}, 'no client certificate');
+    assert.strictEqual(a.authorized, false);
+    assert.ok(Buffer.isBuffer(a.ekm) && a.ekm.length === 32);
+    assert.notDeepStrictEqual(a.ekm, b.ekm, 'keying material per connection');
+    assert.strictEqual(a.reused, false);
+    assert.strictEqual(b.reused, again.isSessionReused(), 'the server and the client agree on resumption');
+    assert.strictEqual(b.reused, true);
+    assert.strictEqual(server.listenerCount('tlsClientError'), 0);
+  });
+
   it('addContext: exact and wildcard names, before and after listen, as on TCP', async function () {
     const f = fixtures();
     const server = sluice.createSecureServer({ key: f.localhost.key, cert: f.localhost.cert, http3: true }, ok);
