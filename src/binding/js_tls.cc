@@ -7,6 +7,8 @@
 #include <openssl/opensslv.h>
 #include <openssl/x509.h>
 
+#include <cstring>
+
 #include "core/common/symbol_origin.h"
 #include "core/net/connection.h"
 #include "core/net/tls_channel.h"
@@ -142,7 +144,10 @@ Napi::Value TlsInfoOfSsl(Napi::Env env, SSL* ssl, bool handshake_done) {
                       : Napi::Value(Napi::String::New(env, reinterpret_cast<const char*>(alpn), alpn_len)));
   o.Set("servername", sn == nullptr || *sn == '\0' ? Napi::Value(Napi::Boolean::New(env, false))
                                                    : Napi::Value(Napi::String::New(env, sn)));
-  o.Set("protocol", SSL_get_version(ssl));
+  // A QUIC connection says "QUICv1"; its handshake is TLS 1.3 (RFC 9001
+  // requires it), which is what node's getProtocol() reports for TLS.
+  const char* version = SSL_get_version(ssl);
+  o.Set("protocol", strncmp(version, "QUIC", 4) == 0 ? "TLSv1.3" : version);
   const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl);
   if (cipher != nullptr) {
     o.Set("cipher", SSL_CIPHER_get_name(cipher));
