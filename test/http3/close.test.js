@@ -17,7 +17,7 @@ const dgram = require('node:dgram');
 const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
-const { H3Client, goawayId } = require('./quic_client');
+const { goawayId, h3Clients } = require('./quic_client');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
@@ -33,17 +33,7 @@ async function until(cond, what) {
 
 run('HTTP/3 server.close() [sluice-only]', function () {
   this.timeout(30000);
-  const clients = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port);
-  }
+  const { connect } = h3Clients();
 
   it('GOAWAY to all, idle connections closed at once, the request in flight finishes, then close', async function () {
     const events = [];

@@ -19,7 +19,7 @@ const zlib = require('node:zlib');
 const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
-const { H3Client, headersFrame } = require('./quic_client');
+const { headersFrame, h3Clients } = require('./quic_client');
 const { decode, jsonBody, textChunk, waitFor, quietStats } = require('../compression/helpers');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
@@ -31,17 +31,7 @@ run('HTTP/3 response compression [sluice-only]', function () {
   // the threadpool, which a loaded machine starves.
   this.timeout(90000);
   const binding = common.libInternal('common/binding');
-  const clients = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port);
-  }
+  const { connect } = h3Clients();
 
   const get = (c, port, p, headers = [], method = 'GET') =>
     common.withTimeout(c.request(method, p, headers, null, port), 30000, `${method} ${p}`);

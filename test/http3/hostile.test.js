@@ -22,7 +22,7 @@ const crypto = require('node:crypto');
 const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
-const { H3Client, frame, headersFrame, parseFrames, NativeQuicClient } = require('./quic_client');
+const { frame, headersFrame, parseFrames, h3Clients, NativeQuicClient } = require('./quic_client');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
@@ -71,17 +71,7 @@ async function until(cond, what) {
 
 run('HTTP/3 hostile input: header bombs and stream-limit abuse [sluice-only]', function () {
   this.timeout(30000);
-  const clients = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port);
-  }
+  const { connect } = h3Clients();
 
   // A server counting the requests its handler sees.
   async function counting(options = {}) {

@@ -7,7 +7,9 @@
 // sections. It sends what gtlsclient never would: malformed frames, bad
 // pseudo-headers, oversized heads, extra control streams.
 
-const binding = require('../common').libInternal('common/binding');
+const common = require('../common');
+
+const binding = common.libInternal('common/binding');
 
 const { NativeQuicClient } = binding;
 
@@ -215,4 +217,23 @@ function goawayId(c) {
   return g === undefined ? null : g.payload[0];
 }
 
-module.exports = { H3Client, varint, frame, headersFrame, parseFrames, controlFrames, goawayId, NativeQuicClient };
+// For a mocha suite (call it inside describe): client() makes an
+// H3Client, connect(port, opts) makes one and connects it; every one made
+// is destroyed after each test, then common.cleanup() runs.
+function h3Clients() {
+  const made = [];
+  afterEach(async () => {
+    for (const c of made.splice(0)) c.destroy();
+    await common.cleanup();
+  });
+  const client = () => {
+    const c = new H3Client();
+    made.push(c);
+    return c;
+  };
+  return { client, connect: (port, opts) => client().connect(port, opts) };
+}
+
+module.exports = {
+  H3Client, varint, frame, headersFrame, parseFrames, controlFrames, goawayId, h3Clients, NativeQuicClient,
+};

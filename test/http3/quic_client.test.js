@@ -13,7 +13,7 @@ const crypto = require('node:crypto');
 const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
-const { H3Client, frame, headersFrame, varint } = require('./quic_client');
+const { frame, headersFrame, varint, h3Clients } = require('./quic_client');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
@@ -25,17 +25,7 @@ const H3 = {
 
 run('HTTP/3 with a node OpenSSL QUIC client [sluice-only]', function () {
   this.timeout(30000);
-  const clients = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port, opts) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port, opts);
-  }
+  const { client, connect } = h3Clients();
 
   const echo = (req, res) => {
     const h = crypto.createHash('sha256');
@@ -290,8 +280,7 @@ run('HTTP/3 with a node OpenSSL QUIC client [sluice-only]', function () {
 
   it('a client with another ALPN is refused in the handshake', async function () {
     const { port } = await startH3Server({}, (req, res) => res.end('x'));
-    const c = new H3Client();
-    clients.push(c);
+    const c = client();
     await assert.rejects(common.withTimeout(c.connect(port, { alpn: 'h2' }), 10000, 'refusal'), /closed before connecting/);
     assert.strictEqual(c.closeInfo.transport, true);
   });

@@ -13,7 +13,7 @@
 const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
-const { H3Client } = require('./quic_client');
+const { h3Clients } = require('./quic_client');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
@@ -24,17 +24,7 @@ function closeOf(stream) {
 
 run('HTTP/3 STOP_SENDING from the client [sluice-only]', function () {
   this.timeout(30000);
-  const clients = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port);
-  }
+  const { connect } = h3Clients();
 
   for (const when of ['before the head', 'after the head (a long poll)']) {
     it(`stream API: STOP_SENDING ${when} closes the stream (NGHTTP2_CANCEL); the connection serves on`, async function () {

@@ -18,24 +18,19 @@ const tls = require('node:tls');
 const common = require('../common');
 const { assert } = common;
 const { h3, haveClient, startH3Server, gtls, sluice } = require('./h3common');
-const { H3Client } = require('./quic_client');
+const { h3Clients } = require('./quic_client');
 const { fixtures } = require('../tls/tls_common');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
 run('HTTP/3 certificates, SNI and session tickets [sluice-only]', function () {
   this.timeout(20000);
-  const clients = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
+  const { client } = h3Clients();
 
   const ok = (req, res) => res.end(`ok ${req.httpVersion}`);
 
   async function h3connect(port, opts) {
-    const c = new H3Client();
-    clients.push(c);
+    const c = client();
     return common.withTimeout(c.connect(port, opts), 10000, `QUIC connect ${JSON.stringify(opts)}`);
   }
 
@@ -167,8 +162,7 @@ run('HTTP/3 certificates, SNI and session tickets [sluice-only]', function () {
     await sameCert(server, 'localhost', 'localhost');
     // Each transport asked once per handshake.
     assert.deepStrictEqual(asked.filter((n) => n === 'later.b.example').length, 2);
-    const c = new H3Client();
-    clients.push(c);
+    const c = client();
     await assert.rejects(common.withTimeout(c.connect(server.http3Address().port, { servername: 'bad.example' }), 10000, 'refused'),
       /closed before connecting.*"code":336/);  // CRYPTO_ERROR + internal_error (80)
     assert.deepStrictEqual(errors, [['no certificate for you', 'bad.example']]);
@@ -194,8 +188,7 @@ run('HTTP/3 certificates, SNI and session tickets [sluice-only]', function () {
     }, ok);
     await common.listenLocal(server);
     const port = server.http3Address().port;
-    const c = new H3Client();
-    clients.push(c);
+    const c = client();
     const waiting = c.connect(port, { servername: 'slow.example' }).then(() => 'connected', (e) => e.message);
     await common.withTimeout(askedP, 10000, 'SNICallback asked');
     // Other handshakes (and their requests) go on meanwhile.

@@ -16,7 +16,7 @@ const path = require('node:path');
 const common = require('../common');
 const { assert } = common;
 const { h3, haveClient, startH3Server, gtls } = require('./h3common');
-const { H3Client } = require('./quic_client');
+const { h3Clients } = require('./quic_client');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
@@ -24,7 +24,7 @@ const sha = (b) => crypto.createHash('sha256').update(b).digest('hex');
 
 run('HTTP/3 waitForTrailers [sluice-only]', function () {
   this.timeout(30000);
-  const clients = [];
+  const { client } = h3Clients();
   let dir;
   let file;
   before(() => {
@@ -33,14 +33,9 @@ run('HTTP/3 waitForTrailers [sluice-only]', function () {
     fs.writeFileSync(file.path, file.data);
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
 
   async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
+    const c = client();
     return c.connect(port);
   }
 

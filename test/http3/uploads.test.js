@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const common = require('../common');
 const { assert } = common;
 const { h3, haveClient, startH3Server, gtls, sluice } = require('./h3common');
-const { H3Client, frame, headersFrame, goawayId } = require('./quic_client');
+const { frame, headersFrame, goawayId, h3Clients } = require('./quic_client');
 const { KiB, MiB, BUF, pool, tmpFile, waitUntil, waitInUseZero } = require('../uploads/pool_helpers');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
@@ -55,17 +55,7 @@ function postHead(path) {
 
 run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
   this.timeout(30000);
-  const clients = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port);
-  }
+  const { connect } = h3Clients();
 
   async function hashServer(api, options) {
     if (api === 'compat') {
