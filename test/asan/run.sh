@@ -14,9 +14,17 @@ tree=$root/build-asan/tree
 
 node src/check_deps.js
 # Incremental: the sources are copied with their mtimes, so make rebuilds
-# only what changed; gyp reconfigures when binding.gyp is newer.
+# only what changed; gyp reconfigures when binding.gyp is newer. Copied
+# mtimes can leave an object built from an older copy of a header looking
+# newer than the header (a stale object: once a false heap-buffer-overflow
+# report), so any change to the headers' contents rebuilds every object.
 mkdir -p "$tree"
+headers_sum=$(find src -name '*.h' -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$tree/headers.sha256" 2>/dev/null)" != "$headers_sum" ]; then
+  rm -rf "$tree/build/Release/obj.target"
+fi
 mkdir -p "$tree/src" && cp -a src/. "$tree/src/"
+echo "$headers_sum" > "$tree/headers.sha256"
 cp -p binding.gyp package.json "$tree/"
 [ -e "$tree/node_modules" ] || ln -s "$root/node_modules" "$tree/node_modules"
 gyp=$(node -p "require.resolve('node-gyp/bin/node-gyp.js', { paths: [process.execPath + '/../../lib/node_modules/npm'] })" 2>/dev/null || true)
