@@ -29,9 +29,18 @@ maybe('QUIC linkage', function () {
     const out = execFileSync('nm', ['-D', '--undefined-only', file], { encoding: 'utf8' });
     const kind = new Map(out.split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p.length === 2)
       .map(([k, name]) => [name.split('@')[0], k]));
+    // Every function src/core/quic/quic_symbols.h declares weak (its
+    // `#pragma weak` lines are the list), and which the addon calls.
+    const header = fs.readFileSync(require.resolve('../../src/core/quic/quic_symbols.h'), 'utf8');
+    const weak = [...header.matchAll(/^#pragma weak (\w+)$/gm)].map((m) => m[1]);
+    assert.ok(weak.includes('OSSL_QUIC_server_method') && weak.length >= 20, weak.join(', '));
+    for (const fn of weak) {
+      if (kind.has(fn)) assert.strictEqual(kind.get(fn), 'w', `${fn}: ${kind.get(fn)}`);
+    }
     for (const fn of ['OSSL_QUIC_server_method', 'SSL_new_listener', 'SSL_accept_connection',
-      'SSL_accept_stream', 'SSL_new_stream', 'SSL_handle_events', 'SSL_get_event_timeout',
-      'SSL_write_ex2', 'SSL_stream_conclude', 'SSL_shutdown_ex']) {
+      'SSL_get_accept_connection_queue_len', 'SSL_accept_stream', 'SSL_new_stream', 'SSL_handle_events',
+      'SSL_get_event_timeout', 'SSL_write_ex2', 'SSL_stream_conclude', 'SSL_shutdown_ex',
+      'SSL_get_stream_write_error_code']) {
       assert.strictEqual(kind.get(fn), 'w', `${fn}: ${kind.get(fn)}`);
     }
     // Functions OpenSSL 3.0 has are ordinary (strong) references.
