@@ -37,6 +37,7 @@
 
 const http2 = require('node:http2');
 const path = require('node:path');
+const { varint, readVarint, frame } = require('./h3_frames');
 
 function parseCli(argv) {
   const o = { proto: 'h3', port: 0, path: '/', method: 'GET', bodySize: 0, expectLength: -1,
@@ -74,30 +75,6 @@ function failed(why) {
 }
 
 // ---- HTTP/3 ----------------------------------------------------------------
-
-function varint(v) {
-  if (v < 0x40) return Buffer.from([v]);
-  if (v < 0x4000) return Buffer.from([0x40 | (v >> 8), v & 0xff]);
-  if (v < 0x40000000) {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(v + 0x80000000);
-    return b;
-  }
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64BE(BigInt(v) + (0xc0n << 56n));
-  return b;
-}
-
-function readVarint(buf, off) {
-  if (off >= buf.length) return null;
-  const len = 1 << (buf[off] >> 6);
-  if (off + len > buf.length) return null;
-  let v = buf[off] & 0x3f;
-  for (let i = 1; i < len; i++) v = v * 256 + buf[off + i];
-  return [v, off + len];
-}
-
-const frame = (type, payload) => Buffer.concat([varint(type), varint(payload.length), payload]);
 
 // One response being read: frames walked as the bytes come.
 class H3Response {

@@ -13,31 +13,8 @@ const binding = common.libInternal('common/binding');
 
 const { NativeQuicClient } = binding;
 
-function varint(v) {
-  if (v < 0x40) return Buffer.from([v]);
-  if (v < 0x4000) return Buffer.from([0x40 | (v >> 8), v & 0xff]);
-  if (v < 0x40000000) {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(v + 0x80000000);
-    return b;
-  }
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64BE(BigInt(v) + (0xc0n << 56n));
-  return b;
-}
-
-function readVarint(buf, off) {
-  if (off >= buf.length) return null;
-  const len = 1 << (buf[off] >> 6);
-  if (off + len > buf.length) return null;
-  let v = buf[off] & 0x3f;
-  for (let i = 1; i < len; i++) v = v * 256 + buf[off + i];
-  return [v, off + len];
-}
-
-function frame(type, payload) {
-  return Buffer.concat([varint(type), varint(payload.length), payload]);
-}
+// The framing is the benchmark load client's too.
+const { varint, readVarint, frame } = require('../../benchmark/lib/h3_frames');
 
 // [name, value, ...] → a HEADERS frame.
 function headersFrame(fields) {
