@@ -94,4 +94,58 @@ async function quietStats() {
   return binding.compressionStats();
 }
 
-module.exports = { decode, jsonBody, textChunk, waitFor, quietStats, loopLagWhileCompressing };
+// The HTTP/2 and HTTP/3 tests' application: bodies by name (small: under
+// the default threshold; mid: compressed inline; big: on the threadpool)
+// and a handler for each API, steered by the query: ?type= ?status=
+// ?optout ?ce= ?cl (content-length) ?vary= ?buffer ?stream (a 206 gets a
+// Content-Range). { bodies, params, streamHandler, compatHandler }.
+function h2App() {
+  const bodies = {
+    small: jsonBody(600),
+    mid: jsonBody(8 * 1024),
+    big: jsonBody(300 * 1024),
+  };
+  // A request path: its body's name and the query.
+  const params = (p) => {
+    const u = new URL(p, 'http://x');
+    return { name: u.pathname.slice(1), q: u.searchParams };
+  };
+  function streamHandler(stream, headers) {
+    const { name, q } = params(headers[':path']);
+    const body = bodies[name] || '';
+    const h = { ':status': q.has('status') ? Number(q.get('status')) : 200 };
+    h['content-type'] = q.has('type') ? q.get('type') : 'application/json; charset=utf-8';
+    if (q.has('ce')) h['content-encoding'] = q.get('ce');
+    if (q.has('cl')) h['content-length'] = Buffer.byteLength(body);
+    if (q.has('vary')) h.vary = q.get('vary');
+    if (h[':status'] === 206) h['content-range'] = `bytes 0-${body.length - 1}/${body.length}`;
+    stream.respond(h, q.has('optout') ? { compress: false } : undefined);
+    if (stream.writableEnded) return;  // HEAD, 204, 304: ended by respond
+    if (q.has('stream')) {
+      stream.write(body.slice(0, 1000));
+      setImmediate(() => stream.end(Buffer.from(body.slice(1000))));
+    } else {
+      stream.end(q.has('buffer') ? Buffer.from(body) : body);
+    }
+  }
+  function compatHandler(req, res) {
+    const { name, q } = params(req.url);
+    const body = bodies[name] || '';
+    res.setHeader('Content-Type', q.has('type') ? q.get('type') : 'application/json; charset=utf-8');
+    if (q.has('status')) res.statusCode = Number(q.get('status'));
+    if (res.statusCode === 206) res.setHeader('Content-Range', `bytes 0-${body.length - 1}/${body.length}`);
+    if (q.has('optout')) res.compress = false;
+    if (q.has('ce')) res.setHeader('Content-Encoding', q.get('ce'));
+    if (q.has('cl')) res.setHeader('Content-Length', Buffer.byteLength(body));
+    if (q.has('vary')) res.setHeader('Vary', q.get('vary'));
+    if (q.has('stream')) {
+      res.write(body.slice(0, 1000));
+      setImmediate(() => res.end(Buffer.from(body.slice(1000))));
+    } else {
+      res.end(q.has('buffer') ? Buffer.from(body) : body);
+    }
+  }
+  return { bodies, params, streamHandler, compatHandler };
+}
+
+module.exports = { decode, jsonBody, textChunk, waitFor, quietStats, loopLagWhileCompressing, h2App };

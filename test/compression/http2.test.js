@@ -10,7 +10,7 @@ const path = require('node:path');
 const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const common = require('../common');
-const { decode, jsonBody, waitFor, quietStats } = require('./helpers');
+const { decode, jsonBody, waitFor, quietStats, h2App } = require('./helpers');
 const h2 = require('../http2/h2common');
 const { assert } = common;
 
@@ -24,51 +24,7 @@ maybe(`compression over HTTP/2 [${common.implName}]`, function () {
   const binding = common.libInternal('common/binding');
   afterEach(common.cleanup);
 
-  const bodies = {
-    small: jsonBody(600),          // under the default threshold
-    mid: jsonBody(8 * 1024),       // compressed inline
-    big: jsonBody(300 * 1024),     // compressed on the threadpool
-  };
-
-  // ?type= ?status= ?optout ?ce= ?cl (content-length) ?buffer ?stream
-  function params(p) {
-    const u = new URL(p, 'http://x');
-    return { name: u.pathname.slice(1), q: u.searchParams };
-  }
-
-  function streamHandler(stream, headers) {
-    const { name, q } = params(headers[':path']);
-    const body = bodies[name] || '';
-    const h = { ':status': q.has('status') ? Number(q.get('status')) : 200 };
-    h['content-type'] = q.has('type') ? q.get('type') : 'application/json; charset=utf-8';
-    if (q.has('ce')) h['content-encoding'] = q.get('ce');
-    if (q.has('cl')) h['content-length'] = Buffer.byteLength(body);
-    if (q.has('vary')) h.vary = q.get('vary');
-    stream.respond(h, q.has('optout') ? { compress: false } : undefined);
-    if (stream.writableEnded) return;  // HEAD, 204, 304: ended by respond
-    if (q.has('stream')) {
-      stream.write(body.slice(0, 1000));
-      setImmediate(() => stream.end(Buffer.from(body.slice(1000))));
-    } else {
-      stream.end(q.has('buffer') ? Buffer.from(body) : body);
-    }
-  }
-
-  function compatHandler(req, res) {
-    const { name, q } = params(req.url);
-    const body = bodies[name] || '';
-    res.setHeader('Content-Type', q.has('type') ? q.get('type') : 'application/json; charset=utf-8');
-    if (q.has('status')) res.statusCode = Number(q.get('status'));
-    if (q.has('optout')) res.compress = false;
-    if (q.has('ce')) res.setHeader('Content-Encoding', q.get('ce'));
-    if (q.has('cl')) res.setHeader('Content-Length', Buffer.byteLength(body));
-    if (q.has('stream')) {
-      res.write(body.slice(0, 1000));
-      setImmediate(() => res.end(Buffer.from(body.slice(1000))));
-    } else {
-      res.end(q.has('buffer') ? Buffer.from(body) : body);
-    }
-  }
+  const { bodies, params, streamHandler, compatHandler } = h2App();
 
   async function startBoth(options) {
     const core = await common.startServer(options);

@@ -20,7 +20,7 @@ const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
 const { headersFrame, h3Clients } = require('./quic_client');
-const { decode, jsonBody, textChunk, waitFor, quietStats } = require('../compression/helpers');
+const { decode, jsonBody, textChunk, waitFor, quietStats, h2App } = require('../compression/helpers');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
@@ -36,52 +36,7 @@ run('HTTP/3 response compression [sluice-only]', function () {
   const get = (c, port, p, headers = [], method = 'GET') =>
     common.withTimeout(c.request(method, p, headers, null, port), 30000, `${method} ${p}`);
 
-  const bodies = {
-    small: jsonBody(600),          // under the default threshold
-    mid: jsonBody(8 * 1024),       // compressed inline
-    big: jsonBody(300 * 1024),     // compressed on the threadpool
-  };
-
-  // ?type= ?status= ?optout ?ce= ?cl (content-length) ?buffer ?stream
-  function params(p) {
-    const u = new URL(p, 'http://x');
-    return { name: u.pathname.slice(1), q: u.searchParams };
-  }
-
-  function streamHandler(stream, headers) {
-    const { name, q } = params(headers[':path']);
-    const body = bodies[name] || '';
-    const h = { ':status': q.has('status') ? Number(q.get('status')) : 200 };
-    h['content-type'] = q.has('type') ? q.get('type') : 'application/json; charset=utf-8';
-    if (q.has('ce')) h['content-encoding'] = q.get('ce');
-    if (q.has('cl')) h['content-length'] = Buffer.byteLength(body);
-    if (h[':status'] === 206) h['content-range'] = `bytes 0-${body.length - 1}/${body.length}`;
-    stream.respond(h, q.has('optout') ? { compress: false } : undefined);
-    if (stream.writableEnded) return;  // HEAD, 204, 304: ended by respond
-    if (q.has('stream')) {
-      stream.write(body.slice(0, 1000));
-      setImmediate(() => stream.end(Buffer.from(body.slice(1000))));
-    } else {
-      stream.end(q.has('buffer') ? Buffer.from(body) : body);
-    }
-  }
-
-  function compatHandler(req, res) {
-    const { name, q } = params(req.url);
-    const body = bodies[name] || '';
-    res.setHeader('Content-Type', q.has('type') ? q.get('type') : 'application/json; charset=utf-8');
-    if (q.has('status')) res.statusCode = Number(q.get('status'));
-    if (res.statusCode === 206) res.setHeader('Content-Range', `bytes 0-${body.length - 1}/${body.length}`);
-    if (q.has('optout')) res.compress = false;
-    if (q.has('ce')) res.setHeader('Content-Encoding', q.get('ce'));
-    if (q.has('cl')) res.setHeader('Content-Length', Buffer.byteLength(body));
-    if (q.has('stream')) {
-      res.write(body.slice(0, 1000));
-      setImmediate(() => res.end(Buffer.from(body.slice(1000))));
-    } else {
-      res.end(q.has('buffer') ? Buffer.from(body) : body);
-    }
-  }
+  const { bodies, params, streamHandler, compatHandler } = h2App();
 
   // Two servers (the 'stream' API and the compat API); resolves
   // { core: { c, port }, compat: { c, port } } with a client on each.
