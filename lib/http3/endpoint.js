@@ -61,7 +61,9 @@ function normalize(opt) {
 class Http3Endpoint {
   // tls: { keys, certs, passphrase, maxHeaderSize, context (the default
   // native context, shared with TCP), ticketKeys, onSni(endpoint, id,
-  // servername) (the SNICallback: answered with sniDone / sniFail) }.
+  // servername) (the SNICallback: answered with sniDone / sniFail),
+  // staticFiles (the TCP server's serveStatic mounts: NativeServer's
+  // staticFiles()) }.
   constructor(cfg, tls, callbacks, onClose) {
     this._closed = false;
     this._onClose = onClose;
@@ -93,6 +95,9 @@ class Http3Endpoint {
       bodyAllocator: tls.bodyAllocator,
       bodyStreamLimit: tls.bodyStreamLimit,
       bodyConnectionLimit: tls.bodyConnectionLimit,
+      // serveStatic: bodiless GET / HEAD requests under a mount are
+      // answered by the native session, never reaching the callbacks.
+      staticFiles: tls.staticFiles,
     });
   }
 

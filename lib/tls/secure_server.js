@@ -137,9 +137,12 @@ class SecureServer extends Server {
     const h3port = cfg.port !== null ? cfg.port : tcp.port;
     const host = cfg.host !== null ? cfg.host : tcp.address;
     // The ticket keys are the server's (TCP's, setTicketKeys): tickets from
-    // either side are sealed alike.
-    const ep = new http3.Http3Endpoint(cfg, { ...this._h3tls, ticketKeys: this.getTicketKeys() },
-      this._streamCallbacks(30), null);
+    // either side are sealed alike. serveStatic mounts are the TCP
+    // server's very object (shared natively), so mounts added before or
+    // after listen() answer HTTP/3 requests natively too.
+    const ep = new http3.Http3Endpoint(cfg, {
+      ...this._h3tls, ticketKeys: this.getTicketKeys(), staticFiles: this[kNative].staticFiles(),
+    }, this._streamCallbacks(30), null);
     for (const [hostname, ctx] of this._h3contexts) ep.addContext(hostname, ctx);
     const rr = ep.listen(host, h3port);
     if (rr < 0) {

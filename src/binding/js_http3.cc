@@ -9,6 +9,7 @@
 #include "binding/js_compress.h"
 #include "binding/js_file.h"
 #include "binding/js_quic_client.h"
+#include "binding/js_static_mount.h"
 #include "binding/js_tls.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
@@ -165,6 +166,9 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
       NumberOr(opts, "bodyConnectionLimit", limits_.body_connection_limit);
   if (limits_.body_stream_limit < kMinBodyLimit) limits_.body_stream_limit = kMinBodyLimit;
   if (limits_.body_connection_limit < kMinBodyLimit) limits_.body_connection_limit = kMinBodyLimit;
+  // serveStatic: the mounts of the TCP server this endpoint stands beside
+  // (the same object, so later mounts apply here too).
+  static_files_ = StaticFilesOf(opts.Get("staticFiles"));
   Napi::Object res = Napi::Object::New(env);
   resource_ = Napi::Persistent(res);
   async_context_.Init(env, res, "SluiceHttp3");
@@ -190,6 +194,9 @@ JsHttp3Endpoint::~JsHttp3Endpoint() {
 
 void JsHttp3Endpoint::Teardown() {
   member_.Forget();
+  // As JsServer::Teardown: the open-file cache goes with the addon data,
+  // and these mounts may outlive the server that set the provider.
+  if (static_files_) static_files_->set_cache_provider(nullptr);
   if (endpoint_ != nullptr) endpoint_->Destroy();
 }
 
@@ -335,7 +342,7 @@ void JsHttp3Endpoint::OnSniRequest(uint64_t id, const std::string& servername) {
 }
 
 QuicConnectionHandler* JsHttp3Endpoint::OnConnection(QuicConnection* c) {
-  auto* s = new Http3Session(c, this, limits_);
+  auto* s = new Http3Session(c, this, limits_, static_files_);
   sessions_.insert(s);
   return s;
 }

@@ -15,6 +15,7 @@
 
 #include <napi.h>
 
+#include <memory>
 #include <string>
 #include <unordered_set>
 
@@ -42,7 +43,8 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   // options { key: [pem], cert: [pem], passphrase, context (the default
   // native context), sniCallback, ticketKeys, maxConnections, maxStreams,
   // idleTimeout, maxHeaderSize, bodyAllocator, bodyStreamLimit,
-  // bodyConnectionLimit }. Throws ERR_SLUICE_HTTP3 when QUIC is
+  // bodyConnectionLimit, staticFiles (NativeServer.staticFiles(): the
+  // TCP server's serveStatic mounts, answered natively here too) }. Throws ERR_SLUICE_HTTP3 when QUIC is
   // unavailable or the certificate does not load.
   explicit JsHttp3Endpoint(const Napi::CallbackInfo& info);
   ~JsHttp3Endpoint() override;
@@ -117,6 +119,9 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   std::unordered_set<Http3Session*> sessions_;
   SSL_CTX* ctx_ = nullptr;
   Http3Limits limits_;
+  // The TCP server's serveStatic mounts (shared: either side may go
+  // first), handed to each session; null without the option.
+  std::shared_ptr<StaticFiles> static_files_;
   DateCache date_;
   Napi::ObjectReference self_;        // while listening
   Napi::ObjectReference callbacks_;

@@ -90,6 +90,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
       {
           InstanceMethod<&JsServer::Listen>("listen"),
           InstanceMethod<&JsServer::ServeStatic>("serveStatic"),
+          InstanceMethod<&JsServer::StaticFilesHandle>("staticFiles"),
           InstanceMethod<&JsServer::ListenPipe>("listenPipe"),
           InstanceMethod<&JsServer::ChmodPipe>("chmodPipe"),
           InstanceMethod<&JsServer::Address>("address"),
@@ -547,6 +548,12 @@ Napi::Value JsServer::ServeStatic(const Napi::CallbackInfo& info) {
   });
   sf.Add(std::move(m));
   return Napi::Number::New(env, 0);
+}
+
+Napi::Value JsServer::StaticFilesHandle(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return env.Undefined();
+  return WrapStaticFiles(env, listener_->SharedStaticFiles());
 }
 
 }  // namespace sluice

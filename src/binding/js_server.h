@@ -83,6 +83,11 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   // serveStatic(prefix, root, options) -> 0 or a UV_E* / negative code:
   // adds a mount answered natively (core/files/static_files.h).
   Napi::Value ServeStatic(const Napi::CallbackInfo& info);
+  // staticFiles() -> an External sharing this server's mounts
+  // (WrapStaticFiles), made empty now if there are none yet, so that
+  // serveStatic calls before and after apply to its holder (the HTTP/3
+  // endpoint) too; undefined after Teardown.
+  Napi::Value StaticFilesHandle(const Napi::CallbackInfo& info);
   // TLS (js_tls.cc builds the contexts): setTls(context,
   // {handshakeTimeout, allowHTTP1, sniCallback}) before listen makes every
   // connection speak TLS; setSecureContext(context) and

@@ -14,6 +14,9 @@ struct MountBox {
   std::shared_ptr<const StaticMount> mount;
 };
 
+// Marks the Externals WrapStaticFiles makes (a random 128-bit tag).
+const napi_type_tag kStaticFilesTag = {0x3b7e91c4d2a05f68ULL, 0xa41f6c0e97d3b852ULL};
+
 }  // namespace
 
 void ReadStaticMountOptions(const Napi::Object& o, StaticMountOptions* so) {
@@ -89,6 +92,25 @@ std::shared_ptr<const StaticMount> MiddlewareMountOf(const Napi::Value& v) {
   auto* box = v.As<Napi::External<MountBox>>().Data();
   if (box == nullptr || box->tag != MountBox::kTag) return nullptr;
   return box->mount;
+}
+
+Napi::Value WrapStaticFiles(Napi::Env env, std::shared_ptr<StaticFiles> files) {
+  using Box = std::shared_ptr<StaticFiles>;
+  auto* box = new Box(std::move(files));
+  Napi::External<Box> ext =
+      Napi::External<Box>::New(env, box, [](Napi::Env, Box* b) { delete b; });
+  napi_type_tag_object(env, ext, &kStaticFilesTag);
+  return ext;
+}
+
+std::shared_ptr<StaticFiles> StaticFilesOf(const Napi::Value& v) {
+  bool ours = false;
+  if (!v.IsExternal() ||
+      napi_check_object_type_tag(v.Env(), v, &kStaticFilesTag, &ours) != napi_ok || !ours) {
+    return nullptr;
+  }
+  auto* box = v.As<Napi::External<std::shared_ptr<StaticFiles>>>().Data();
+  return box != nullptr ? *box : nullptr;
 }
 
 }  // namespace sluice

@@ -26,4 +26,14 @@ Napi::Value NewMiddlewareMount(const Napi::CallbackInfo& info);
 // The mount inside such an External, or null for anything else.
 std::shared_ptr<const StaticMount> MiddlewareMountOf(const Napi::Value& v);
 
+// A server's mounts as an External for another front of the same server
+// (NativeServer.staticFiles() -> the HTTP/3 endpoint's `staticFiles`
+// option): the External holds one shared reference, dropped when it is
+// collected; whoever unwraps it takes a reference of its own.
+Napi::Value WrapStaticFiles(Napi::Env env, std::shared_ptr<StaticFiles> files);
+
+// The mounts inside such an External (type-tagged), or null for anything
+// else.
+std::shared_ptr<StaticFiles> StaticFilesOf(const Napi::Value& v);
+
 }  // namespace sluice

@@ -214,6 +214,11 @@ struct Http3Session::Request final : FrameReader::Listener {
   bool out_done = false;                // FIN handed to QUIC
   bool drain_wanted = false;
   bool closed = false;                  // OnStreamClose delivered
+  // serveStatic: the lookup while its job runs (its deleter cancels it:
+  // no answer reaches a request that went away), and a fall-through whose
+  // head waits for the next pass (Attend delivers `fields`).
+  StaticLookupPtr static_lookup;
+  bool static_deliver = false;
 };
 
 // What the client's control stream tells (the frame and ID rules are
@@ -248,8 +253,8 @@ struct Http3Session::UniIn {
 // ---- Http3Session ----------------------------------------------------------
 
 Http3Session::Http3Session(QuicConnection* conn, Http3Delegate* delegate,
-                           const Http3Limits& limits)
-    : conn_(conn), delegate_(delegate), limits_(limits) {}
+                           const Http3Limits& limits, std::shared_ptr<StaticFiles> static_files)
+    : conn_(conn), delegate_(delegate), limits_(limits), static_files_(std::move(static_files)) {}
 
 Http3Session::~Http3Session() {
   // OnConnectionClose dropped every body; this covers a session deleted
@@ -519,6 +524,8 @@ void Http3Session::DeliverEnd(Request* r) {
   uint64_t id = r->id;
   if (!r->head_delivered) {
     r->head_ready = false;
+    // A bodiless GET / HEAD under a mount never reaches the delegate.
+    if (TryStatic(r)) return;
     r->DeliverHead(true);  // the whole request in one: no body
     r = Find(id);
     if (r != nullptr) MaybeFinish(r);
@@ -827,6 +834,8 @@ void Http3Session::CloseRequest(Request* r, uint64_t code) {
   // compression: a job a worker still runs is freed when it returns.
   DropBody(r);
   r->compression.reset();
+  r->static_lookup.reset();  // a lookup in flight is cancelled: no answer comes
+  r->static_deliver = false;
   s->user_data = nullptr;
   // Not answered: the stream is reset so the client is not left waiting.
   if (!r->out_done) s->Reset(code == kErr(H3Error::kNoError) ? kErr(H3Error::kRequestCancelled)
@@ -1038,6 +1047,17 @@ void Http3Session::Notify(Request* r) {
 
 void Http3Session::Attend(Request* r) {
   uint64_t id = r->id;
+  if (r->static_deliver) {
+    // A mount's lookup fell through (OnStaticFallThrough): the request
+    // goes to the delegate as if there were no mount.
+    r->static_deliver = false;
+    r->DeliverHead(true);
+    r = Find(id);
+    if (r == nullptr) return;
+    MaybeFinish(r);
+    r = Find(id);
+    if (r == nullptr) return;
+  }
   if (r->compression != nullptr) {
     CompressionReady(r);
     r = Find(id);
@@ -1322,7 +1342,11 @@ bool Http3Session::Busy() const {
   // started (a 431, a file body); one still short of its header section
   // does not.
   for (const auto& it : requests_) {
-    if (it.second->head_delivered || it.second->responded) return true;
+    const Request& r = *it.second;
+    // A mount's lookup in flight is a request being served.
+    if (r.head_delivered || r.responded || r.static_lookup != nullptr || r.static_deliver) {
+      return true;
+    }
   }
   return false;
 }
@@ -1344,6 +1368,7 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
     r->stream->user_data = nullptr;
     DropBody(r);
     r->compression.reset();
+    r->static_lookup.reset();
     ReleaseHold(r);
     if (r->head_delivered && !r->closed) {
       r->closed = true;
@@ -1356,6 +1381,94 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
   woken_.clear();
   notify_.clear();
   delegate_->OnSessionClose(this);
+}
+
+// ---- serveStatic ------------------------------------------------------------
+
+bool Http3Session::TryStatic(Request* r) {
+  if (static_files_ == nullptr || static_files_->empty() || closed_) return false;
+  std::string_view method, path;
+  for (const HeaderField& f : r->fields) {
+    if (f.name == ":method") method = f.value;
+    else if (f.name == ":path") path = f.value;
+  }
+  const bool head = method == "HEAD";
+  if ((!head && method != "GET") || path.empty()) return false;
+  StaticLookup* raw = static_files_->Match(path, head);
+  if (raw == nullptr) return false;
+  StaticLookupPtr lookup(raw);
+  for (const HeaderField& f : r->fields) {
+    if (f.name.empty() || f.name[0] == ':') continue;
+    raw->TakeHeader(f.name, f.value);  // HTTP/3 names are lower case (OnHead)
+  }
+  const uint64_t id = r->id;
+  switch (raw->Begin(this, id)) {
+    case StaticLookup::kFallThrough:
+      return false;
+    case StaticLookup::kAnswered:
+      return true;  // OnStaticAnswer ran inside Begin
+    case StaticLookup::kPending:
+      break;
+  }
+  r = Find(id);
+  if (r == nullptr) return true;  // gone: `lookup` cancels it
+  r->static_lookup = std::move(lookup);
+  return true;
+}
+
+void Http3Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
+  const uint64_t id = tag;
+  Request* r = Find(id);
+  // From the job's completion the request holds the lookup (inside
+  // TryStatic it does not yet): kept alive until this returns, since the
+  // answer's headers are its memory and the response may close `r`.
+  const bool async = r != nullptr && r->static_lookup != nullptr;
+  StaticLookupPtr done;
+  if (async) done = std::move(r->static_lookup);
+  if (r == nullptr || r->closed || closed_) {
+    // Nobody to answer (a lookup is cancelled when its request goes, so
+    // this is defensive): the body reference is ours to drop.
+    if (a.body != nullptr) a.body->Close();
+    return;
+  }
+  std::vector<HeaderField> h;
+  h.reserve(a.headers->size() + 2);
+  h.push_back({":status", std::to_string(a.status)});
+  for (const auto& f : *a.headers) {
+    std::string name = f.first;
+    for (char& c : name) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    h.push_back({std::move(name), f.second});
+  }
+  if (a.content_length >= 0) h.push_back({"content-length", std::to_string(a.content_length)});
+  // Respond may close `r` (a response without a body ends the stream);
+  // nothing of it is touched afterwards.
+  int rc = Respond(id, h.data(), h.size(), a.body == nullptr);
+  if (a.body != nullptr) {
+    if (rc != kResultOk) {
+      a.body->Close();
+    } else if (StartPipeBody(id, a.body, nullptr) == kResultNoBody) {
+      End(id, nullptr, 0);  // HEAD: the source was closed, the stream ends
+    }
+    // Other StartPipeBody errors closed the source; the stream is gone.
+  }
+  // Outside a pass the stream writes above already asked for one; a file
+  // body's first pull asked too (WakeBody). Asking again is free and keeps
+  // this answer from depending on those details.
+  if (async) conn_->endpoint()->RequestFlush();
+}
+
+void Http3Session::OnStaticFallThrough(uint64_t tag) {
+  Request* r = Find(tag);
+  if (r == nullptr || r->static_lookup == nullptr) return;
+  // Freed when this returns (the lookup allows it from inside its call).
+  StaticLookupPtr done = std::move(r->static_lookup);
+  // Called from the job's completion, outside the endpoint's pass (and
+  // its dispatch scope): the delegate hears of the request from the next
+  // pass. r->fields still holds the decoded head.
+  r->static_deliver = true;
+  Notify(r);
 }
 
 }  // namespace sluice

@@ -20,6 +20,15 @@
 // memory for its body (until RetryBodyBuffers); heads and copies go on.
 // The per-stream state is Http3BodyHold (http3_body_hold.h).
 //
+// serveStatic (core/files/static_files.h): with the TCP server's mounts
+// (shared with its Listener), a request whose header section arrives with
+// the stream's FIN (no body), method GET or HEAD, under a mount, is
+// answered here as on HTTP/2 (TryStatic): the delegate never hears of a
+// hit; a miss reaches it as any request (OnStream, end_stream true). A
+// FIN that comes in a later pass than the head finds the head delivered
+// already: that request goes to the delegate (as an HTTP/2 GET whose
+// END_STREAM comes in an empty DATA frame).
+//
 // Loop thread only; no N-API.
 #pragma once
 
@@ -33,6 +42,7 @@
 
 #include "core/common/result.h"
 #include "core/compress/compressor.h"
+#include "core/files/static_files.h"
 #include "core/http3/frames.h"
 #include "core/http3/http3_compression.h"
 #include "core/http3/http3_body_hold.h"
@@ -135,9 +145,14 @@ struct Http3Limits {
   uint64_t body_connection_limit = 16 * 1024 * 1024;  // per connection, closed streams' too
 };
 
-class Http3Session final : public QuicConnectionHandler, public Http3Compression::Owner {
+class Http3Session final : public QuicConnectionHandler,
+                           public Http3Compression::Owner,
+                           private StaticLookupClient {
  public:
-  Http3Session(QuicConnection* conn, Http3Delegate* delegate, const Http3Limits& limits);
+  // `static_files`: serveStatic mounts to answer from (may be null or
+  // empty: every request goes to the delegate).
+  Http3Session(QuicConnection* conn, Http3Delegate* delegate, const Http3Limits& limits,
+               std::shared_ptr<StaticFiles> static_files = nullptr);
   ~Http3Session() override;
 
   // The response head: ":status" first (names lower-case, no
@@ -253,6 +268,19 @@ class Http3Session final : public QuicConnectionHandler, public Http3Compression
   http3::H3Error OnHead(Request* r);
   void HeadTooLarge(Request* r);
   void DeliverEnd(Request* r);
+  // serveStatic: true when a mount took the bodiless request `r` (whose
+  // head is decoded, not delivered, and whose FIN was read): answered
+  // (`r` may be closed now), or a lookup is pending in r->static_lookup.
+  // Inside a pass.
+  bool TryStatic(Request* r);
+  // StaticLookupClient (tag: the QUIC stream id). Inside TryStatic, or
+  // from the lookup's threadpool completion on the loop, outside any pass.
+  // The answer: the response is written now (QUIC's writes ask the
+  // endpoint for a flush; a file body is pulled from the next pass).
+  void OnStaticAnswer(uint64_t tag, StaticAnswer& answer) override;
+  // Not ours after all (only after a pending lookup): the head goes to the
+  // delegate from the next pass (Attend), inside the endpoint's dispatch.
+  void OnStaticFallThrough(uint64_t tag) override;
   void Flush(Request* r);
   void MaybeFinish(Request* r);
   void PumpBody(Request* r);
@@ -279,6 +307,7 @@ class Http3Session final : public QuicConnectionHandler, public Http3Compression
   QuicConnection* conn_;
   Http3Delegate* delegate_;
   Http3Limits limits_;
+  std::shared_ptr<StaticFiles> static_files_;  // serveStatic mounts, or null
   QuicStream* control_ = nullptr;
   std::string control_out_;
   QuicStream* qpack_enc_ = nullptr;

@@ -89,11 +89,19 @@ class Listener {
   TlsServer* tls() const { return tls_.get(); }
   // serveStatic mounts (core/files/static_files.h); the sessions ask it
   // about each bodiless GET / HEAD before delivering it. Null until the
-  // first mount.
-  StaticFiles* static_files() const { return static_files_.get(); }
-  StaticFiles& EnsureStaticFiles() {
-    if (!static_files_) static_files_.reset(new StaticFiles(loop_));
-    return *static_files_;
+  // first mount (also when only SharedStaticFiles made it: no mount, no
+  // lookup).
+  StaticFiles* static_files() const {
+    return static_files_ && !static_files_->empty() ? static_files_.get() : nullptr;
+  }
+  StaticFiles& EnsureStaticFiles() { return *SharedStaticFiles(); }
+  // The same mounts for another front of this server (its HTTP/3
+  // endpoint): shared, because that front may outlive the listener (a
+  // TCP side closed or released while UDP connections still finish), and
+  // made now if needed, so mounts added later apply to both.
+  const std::shared_ptr<StaticFiles>& SharedStaticFiles() {
+    if (!static_files_) static_files_ = std::make_shared<StaticFiles>(loop_);
+    return static_files_;
   }
   const ServerOptions& options() const { return options_; }
   // The limits lib/ lets users change later as server properties
@@ -147,7 +155,7 @@ class Listener {
   ServerDelegate* delegate_;
   SessionFactory* sessions_;
   ServerOptions options_;
-  std::unique_ptr<StaticFiles> static_files_;
+  std::shared_ptr<StaticFiles> static_files_;  // SharedStaticFiles
   std::unique_ptr<TlsServer> tls_;  // outlives every connection (SSL app data)
   DateCache date_;
   // The listening socket: TCP, or a Unix socket (pipe_).
