@@ -24,7 +24,7 @@ const path = require('node:path');
 const common = require('../common');
 const { assert } = common;
 const { h3, haveClient, startH3Server, gtls, sluice } = require('./h3common');
-const { H3Client } = require('./quic_client');
+const { headersFrame, h3Clients } = require('./quic_client');
 const { fdCount, settled } = require('../files/settled');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
@@ -41,7 +41,7 @@ run('HTTP/3 native file bodies [sluice-only]', function () {
   this.timeout(120000);
   let dir;
   const files = {};
-  const clients = [];
+  const { connect } = h3Clients();
 
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-h3files-'));
@@ -54,17 +54,6 @@ run('HTTP/3 native file bodies [sluice-only]', function () {
   });
 
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port);
-  }
 
   const get = (c, port, p, headers = [], method = 'GET') =>
     common.withTimeout(c.request(method, p, headers, null, port), 30000, `${method} ${p}`);
@@ -395,7 +384,7 @@ run('HTTP/3 native file bodies [sluice-only]', function () {
     // reaches the server's reader.
     const reqs = [];
     for (let i = 0; i < 4; i++) {
-      reqs.push(c.raw(require('./quic_client').headersFrame([':method', 'GET', ':scheme', 'https',
+      reqs.push(c.raw(headersFrame([':method', 'GET', ':scheme', 'https',
         ':authority', 'localhost', ':path', `/${i}`]), { noFin: true }));
     }
     for (const p of reqs) {
@@ -453,7 +442,7 @@ run('HTTP/3 serveStatic mounts answered natively [sluice-only]', function () {
   let dir;
   const big = crypto.randomBytes(1024 * 1024 + 7);
   const text = 'hello from a mount\n';
-  const clients = [];
+  const { connect } = h3Clients();
 
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-h3static-'));
@@ -466,17 +455,6 @@ run('HTTP/3 serveStatic mounts answered natively [sluice-only]', function () {
   });
 
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    await common.cleanup();
-  });
-
-  async function connect(port) {
-    const c = new H3Client();
-    clients.push(c);
-    return c.connect(port);
-  }
 
   const get = (c, port, p, headers = [], method = 'GET') =>
     common.withTimeout(c.request(method, p, headers, null, port), 30000, `${method} ${p}`);
