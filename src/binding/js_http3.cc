@@ -342,7 +342,7 @@ void JsHttp3Endpoint::OnSniRequest(uint64_t id, const std::string& servername) {
 }
 
 QuicConnectionHandler* JsHttp3Endpoint::OnConnection(QuicConnection* c) {
-  auto* s = new Http3Session(c, this, limits_, static_files_);
+  auto* s = new Http3Session(c, this, limits_, static_files_, &date_);
   sessions_.insert(s);
   return s;
 }

@@ -850,6 +850,10 @@ void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
     if (a.content_length >= 0) {
       h.Add("content-length", std::to_string(a.content_length));
     }
+    // "Date: <IMF-fixdate>\r\n" -> the value (as HTTP/1.1's answers and
+    // node's respond() add it).
+    const char* date = conn_->listener()->date().HeaderLine();
+    h.Add("date", std::string_view(date + 6, DateCache::kHeaderLineLen - 8));
     int r = Respond(id, a.status, h,
                     a.body != nullptr ? 0u : static_cast<uint32_t>(kH2EndStream));
     if (a.body != nullptr) {

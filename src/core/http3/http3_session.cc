@@ -253,8 +253,13 @@ struct Http3Session::UniIn {
 // ---- Http3Session ----------------------------------------------------------
 
 Http3Session::Http3Session(QuicConnection* conn, Http3Delegate* delegate,
-                           const Http3Limits& limits, std::shared_ptr<StaticFiles> static_files)
-    : conn_(conn), delegate_(delegate), limits_(limits), static_files_(std::move(static_files)) {}
+                           const Http3Limits& limits, std::shared_ptr<StaticFiles> static_files,
+                           DateCache* date)
+    : conn_(conn),
+      delegate_(delegate),
+      limits_(limits),
+      static_files_(std::move(static_files)),
+      date_(date) {}
 
 Http3Session::~Http3Session() {
   // OnConnectionClose dropped every body; this covers a session deleted
@@ -1442,6 +1447,10 @@ void Http3Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
     h.push_back({std::move(name), f.second});
   }
   if (a.content_length >= 0) h.push_back({"content-length", std::to_string(a.content_length)});
+  if (date_ != nullptr) {
+    // "Date: <IMF-fixdate>\r\n" -> the value (as HTTP/1.1's answers).
+    h.push_back({"date", std::string(date_->HeaderLine() + 6, DateCache::kHeaderLineLen - 8)});
+  }
   // Respond may close `r` (a response without a body ends the stream);
   // nothing of it is touched afterwards.
   int rc = Respond(id, h.data(), h.size(), a.body == nullptr);

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/common/result.h"
+#include "core/common/date_cache.h"
 #include "core/compress/compressor.h"
 #include "core/files/static_files.h"
 #include "core/http3/frames.h"
@@ -150,9 +151,11 @@ class Http3Session final : public QuicConnectionHandler,
                            private StaticLookupClient {
  public:
   // `static_files`: serveStatic mounts to answer from (may be null or
-  // empty: every request goes to the delegate).
+  // empty: every request goes to the delegate). `date`: the Date value of
+  // their answers (the embedder's cache, outliving the session; null: no
+  // Date).
   Http3Session(QuicConnection* conn, Http3Delegate* delegate, const Http3Limits& limits,
-               std::shared_ptr<StaticFiles> static_files = nullptr);
+               std::shared_ptr<StaticFiles> static_files = nullptr, DateCache* date = nullptr);
   ~Http3Session() override;
 
   // The response head: ":status" first (names lower-case, no
@@ -308,6 +311,7 @@ class Http3Session final : public QuicConnectionHandler,
   Http3Delegate* delegate_;
   Http3Limits limits_;
   std::shared_ptr<StaticFiles> static_files_;  // serveStatic mounts, or null
+  DateCache* date_ = nullptr;                   // their answers' Date, or null
   QuicStream* control_ = nullptr;
   std::string control_out_;
   QuicStream* qpack_enc_ = nullptr;
