@@ -156,7 +156,10 @@ class SecureServer extends Server {
     }
     this._http3 = ep;
     const bound = ep.address();
-    if (cfg.altSvc) this._altSvc = `h3=":${bound.port}"; ma=${cfg.maxAge}`;
+    if (cfg.altSvc) {
+      this._altSvc = `h3=":${bound.port}"; ma=${cfg.maxAge}`;
+      this[kNative].setAltSvc(this._altSvc);  // serveStatic's native answers
+    }
   }
 
   // The HTTP/3 endpoint's address ({ address, port, family }, UDP), or
@@ -169,6 +172,7 @@ class SecureServer extends Server {
       // GOAWAY to every HTTP/3 connection; 'close' waits for them too.
       this._http3 = null;
       this._altSvc = null;
+      this[kNative].setAltSvc('');
       this._h3Closing = ep;
       ep.close(this._h3cfg.closeGrace);
     }

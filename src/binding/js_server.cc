@@ -104,6 +104,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
           InstanceMethod<&JsServer::Ref>("ref"),
           InstanceMethod<&JsServer::WsDropPool>("wsDropPool"),
+          InstanceMethod<&JsServer::SetAltSvc>("setAltSvc"),
           InstanceMethod<&JsServer::SetTls>("setTls"),
           InstanceMethod<&JsServer::SetSecureContext>("setSecureContext"),
           InstanceMethod<&JsServer::AddContext>("addContext"),
@@ -292,6 +293,13 @@ Napi::Value JsServer::SetLimitMethod(const Napi::CallbackInfo& info) {
 
 Napi::Value JsServer::Ref(const Napi::CallbackInfo& info) {
   if (listener_) listener_->SetRef(info.Length() > 0 && info[0].ToBoolean().Value());
+  return info.Env().Undefined();
+}
+
+Napi::Value JsServer::SetAltSvc(const Napi::CallbackInfo& info) {
+  if (listener_ && info.Length() > 0 && info[0].IsString()) {
+    listener_->set_alt_svc(info[0].As<Napi::String>().Utf8Value());
+  }
   return info.Env().Undefined();
 }
 

@@ -79,6 +79,8 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::Value Ref(const Napi::CallbackInfo& info);
   // wsDropPool(): JsWebSocket::DropPool (lib/websocket/native_events.js).
   Napi::Value WsDropPool(const Napi::CallbackInfo& info);
+  // setAltSvc(value): the Alt-Svc of native answers ('' : none).
+  Napi::Value SetAltSvc(const Napi::CallbackInfo& info);
   Napi::Value DroppedConnections(const Napi::CallbackInfo& info);
   // serveStatic(prefix, root, options) -> 0 or a UV_E* / negative code:
   // adds a mount answered natively (core/files/static_files.h).

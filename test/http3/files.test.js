@@ -19,6 +19,7 @@
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http2 = require('node:http2');
+const https = require('node:https');
 const os = require('node:os');
 const path = require('node:path');
 const common = require('../common');
@@ -603,8 +604,8 @@ run('HTTP/3 serveStatic mounts answered natively [sluice-only]', function () {
   it('the same file over HTTP/2 on the TCP port: the same status, headers and bytes', async function () {
     const { port, tcpPort, state } = await countingServer();
     const c = await connect(port);
-    // Alt-Svc aside (native answers carry none); Date on both, each its
-    // own clock reading.
+    // Alt-Svc only on the TCP side (it names the HTTP/3 port); Date on
+    // both, each its own clock reading.
     const cases = [['/s/big.bin', {}], ['/s/a.txt', {}], ['/s/big.bin', { range: 'bytes=5-99' }]];
     for (const [p, hdrs] of cases) {
       const over3 = await get(c, port, p, Object.entries(hdrs).flat());
@@ -621,8 +622,19 @@ run('HTTP/3 serveStatic mounts answered natively [sluice-only]', function () {
         if (n !== 'date') assert.strictEqual(over3.headers[n], String(over2.headers[n]), `${p} ${n}`);
       }
       assert.ok(over3.body.equals(over2.body), `${p} bytes`);
+      assert.strictEqual(over2.headers['alt-svc'], `h3=":${port}"; ma=86400`, `${p} alt-svc over HTTP/2`);
+      assert.strictEqual(over3.headers['alt-svc'], undefined, `${p} alt-svc over HTTP/3`);
     }
-    assert.strictEqual(state.js, 0, 'both protocols native');
+    // HTTP/1.1 (TLS) names the HTTP/3 port too.
+    const h1 = await common.withTimeout(new Promise((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port: tcpPort, path: '/s/a.txt', rejectUnauthorized: false, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headers));
+      }).on('error', reject);
+    }), 30000, 'https GET');
+    assert.strictEqual(h1['alt-svc'], `h3=":${port}"; ma=86400`);
+    assert.ok(h1.date);
+    assert.strictEqual(state.js, 0, 'every protocol native');
   });
 
   it('connections and streams that go away mid-lookup leak no descriptor or source; the server goes on', async function () {

@@ -282,6 +282,12 @@ void Http1Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
       q->Append(h.second.data(), h.second.size());
       q->Append("\r\n", 2);
     }
+    const std::string& alt_svc = l->alt_svc();
+    if (!alt_svc.empty()) {
+      q->Append("Alt-Svc: ", 9);
+      q->Append(alt_svc.data(), alt_svc.size());
+      q->Append("\r\n", 2);
+    }
     uint32_t flags = 0;
     if (a.content_length >= 0) {
       q->Append("Content-Length: ", 16);

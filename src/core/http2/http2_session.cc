@@ -854,6 +854,7 @@ void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
     // node's respond() add it).
     const char* date = conn_->listener()->date().HeaderLine();
     h.Add("date", std::string_view(date + 6, DateCache::kHeaderLineLen - 8));
+    if (!conn_->listener()->alt_svc().empty()) h.Add("alt-svc", conn_->listener()->alt_svc());
     int r = Respond(id, a.status, h,
                     a.body != nullptr ? 0u : static_cast<uint32_t>(kH2EndStream));
     if (a.body != nullptr) {

@@ -111,6 +111,11 @@ class Listener {
   // Connections closed at accept because of max_connections.
   uint64_t dropped_connections() const { return dropped_; }
   DateCache& date() { return date_; }
+  // The Alt-Svc value native answers (serveStatic) carry, as lib/'s
+  // responses do ("h3=\":443\"; ma=86400" while an HTTP/3 endpoint of this
+  // server listens); empty: none.
+  const std::string& alt_svc() const { return alt_svc_; }
+  void set_alt_svc(std::string v) { alt_svc_ = std::move(v); }
   bool closing() const { return closing_; }
   size_t connection_count() const { return connections_.size(); }
   // The open connections (the binding detaches its JS objects from them
@@ -158,6 +163,7 @@ class Listener {
   std::shared_ptr<StaticFiles> static_files_;  // SharedStaticFiles
   std::unique_ptr<TlsServer> tls_;  // outlives every connection (SSL app data)
   DateCache date_;
+  std::string alt_svc_;
   // The listening socket: TCP, or a Unix socket (pipe_).
   union ServerHandle {
     uv_tcp_t tcp;
