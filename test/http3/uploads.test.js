@@ -140,12 +140,17 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
         held.push(chunk);
       });
       stream.on('end', () => {
+        if (stream.destroyed) return;
         stream.respond({ ':status': 200 });
         stream.end(h.digest('hex'));
       });
     });
     const c = await connect(port);
-    const big = crypto.randomBytes(4 * MiB);
+    // Twice the stream limit: at most LIMIT bytes wait unread in OpenSSL,
+    // well inside its connection window (768 KiB), so the other upload
+    // has credit. A larger held body can use up the connection window
+    // (OpenSSL grows the stream's window on its own: docs/http3.md).
+    const big = crypto.randomBytes(2 * LIMIT);
     const stuck = c.request('POST', '/hold', [], big, port);
     let last = -1;
     await waitUntil(() => {
@@ -193,12 +198,15 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
         held.push(chunk);
       });
       stream.on('end', () => {
+        if (stream.destroyed) return;
         stream.respond({ ':status': 200 });
         stream.end(h.digest('hex'));
       });
     });
     const c = await connect(port);
-    const body = crypto.randomBytes(MiB);
+    // Small enough that its unread bytes leave the GET connection credit
+    // (see the stream-limit test above).
+    const body = crypto.randomBytes(512 * KiB);
     const up = c.request('POST', '/up', [], body, port);
     await waitUntil(() => p.stats().inUse === 2 && received > 0, 5000,
       () => `the pool to run dry (${JSON.stringify(p.stats())}, received ${received})`);
