@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "binding/addon_data.h"
+#include "binding/js_body_alloc.h"
 #include "binding/js_body_done.h"
 #include "binding/js_compress.h"
 #include "binding/js_file.h"
@@ -437,23 +438,7 @@ Http3BufferResult JsHttp3Endpoint::AcquireBodyBuffer(Http3Session* s, uint64_t i
   napi_env env = Env();
   napi_value argv[3] = {SessionObject(s), Int(env, JsId(id)), Int(env, static_cast<int64_t>(size))};
   napi_value r = CallJs(env, on_alloc_, 3, argv);
-  if (r == nullptr) return Http3BufferResult::kError;
-  bool is_buffer = false;
-  napi_is_buffer(env, r, &is_buffer);
-  if (is_buffer) {
-    void* data = nullptr;
-    size_t n = 0;
-    napi_get_buffer_info(env, r, &data, &n);
-    if (n == 0) return Http3BufferResult::kFallback;
-    *base = static_cast<uint8_t*>(data);
-    *len = n;
-    return Http3BufferResult::kOk;
-  }
-  int32_t code = 0;
-  napi_get_value_int32(env, r, &code);
-  if (code == wire::kAllocDry) return Http3BufferResult::kDry;
-  if (code == wire::kAllocError) return Http3BufferResult::kError;
-  return Http3BufferResult::kFallback;
+  return BodyAllocAnswer<Http3BufferResult>(env, r, base, len);
 }
 
 void JsHttp3Endpoint::ReleaseBodyBuffer(Http3Session* s, uint64_t id) {

@@ -3,6 +3,7 @@
 #include <uv.h>
 
 #include "binding/addon_data.h"
+#include "binding/js_body_alloc.h"
 #include "binding/js_connection.h"
 #include "binding/js_core_handle.h"
 #include "binding/js_values.h"
@@ -440,23 +441,7 @@ ServerDelegate::BufferResult JsServer::AcquireBodyBuffer(Connection* c,
   napi_value argv[2] = {ConnectionObject(Env(), c),
                         Int(env, static_cast<int64_t>(size))};
   napi_value r = CallJs(Env(), on_alloc_, 2, argv);
-  if (r == nullptr) return BufferResult::kError;
-  bool is_buffer = false;
-  napi_is_buffer(env, r, &is_buffer);
-  if (is_buffer) {
-    void* data = nullptr;
-    size_t n = 0;
-    napi_get_buffer_info(env, r, &data, &n);
-    if (n == 0) return BufferResult::kFallback;
-    *base = static_cast<char*>(data);
-    *len = n;
-    return BufferResult::kOk;
-  }
-  int32_t code = 0;
-  napi_get_value_int32(env, r, &code);
-  if (code == wire::kAllocDry) return BufferResult::kDry;
-  if (code == wire::kAllocError) return BufferResult::kError;
-  return BufferResult::kFallback;
+  return BodyAllocAnswer<BufferResult>(env, r, base, len);
 }
 
 void JsServer::ReleaseBodyBuffer(Connection* c) {
