@@ -242,21 +242,26 @@ class SecureServer extends Server {
       // Closed meanwhile (handshakeTimeout, the client left): reported
       // already; the answer is dropped.
       if (socket.destroyed) return;
-      let native = null;
-      if (!err && context) {
-        try {
-          native = this._sniNative(context);
-        } catch (e) {
-          err = e;
-        }
-      }
-      if (err) {
-        this.emit('tlsClientError', err, socket);
+      const answer = this._sniAnswer(err, context);
+      if (answer.err) {
+        this.emit('tlsClientError', answer.err, socket);
         conn.destroy();
         return;
       }
-      conn.sniDone(native);
+      conn.sniDone(answer.native);
     });
+  }
+
+  // An SNICallback's answer as { err, native }: the native context to use
+  // (null: the default one), or the error when it failed or gave a context
+  // that cannot be used.
+  _sniAnswer(err, context) {
+    if (err || !context) return { err, native: null };
+    try {
+      return { err: null, native: this._sniNative(context) };
+    } catch (e) {
+      return { err: e, native: null };
+    }
   }
 
   // The SNICallback for an HTTP/3 handshake (the QUIC endpoint suspends it
@@ -268,20 +273,13 @@ class SecureServer extends Server {
     this._SNICallback(servername, (err, context) => {
       if (once) return;
       once = true;
-      let native = null;
-      if (!err && context) {
-        try {
-          native = this._sniNative(context);
-        } catch (e) {
-          err = e;
-        }
-      }
-      if (err) {
+      const answer = this._sniAnswer(err, context);
+      if (answer.err) {
         ep.sniFail(id);
-        this.emit('tlsClientError', err, { servername, alpnProtocol: 'h3', encrypted: true, destroy() {} });
+        this.emit('tlsClientError', answer.err, { servername, alpnProtocol: 'h3', encrypted: true, destroy() {} });
         return;
       }
-      ep.sniDone(id, native);
+      ep.sniDone(id, answer.native);
     });
   }
 
