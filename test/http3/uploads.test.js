@@ -38,6 +38,38 @@ function hashBody(readable, done) {
   readable.on('end', () => done(JSON.stringify({ sha: h.digest('hex'), length, pooled })));
 }
 
+// Keeps every chunk of `stream` in `held` (never released here), telling
+// count(n) of each; answers the body's sha256 at its end.
+function holdBody(stream, held, count) {
+  const h = crypto.createHash('sha256');
+  stream.on('data', (chunk) => {
+    h.update(chunk);
+    count(chunk.length);
+    held.push(chunk);
+  });
+  stream.on('end', () => {
+    if (stream.destroyed) return;
+    stream.respond({ ':status': 200 });
+    stream.end(h.digest('hex'));
+  });
+}
+
+// Releases the held chunks as they come (now, then every 5 ms) until the
+// held upload's `response` settles; it must answer `body`'s sha256.
+async function releaseUntilAnswered(held, response, body, ms, what) {
+  const release = () => { for (const chunk of held.splice(0)) sluice.releaseBuffer(chunk); };
+  release();
+  const pump = setInterval(release, 5);
+  try {
+    const r = await common.withTimeout(response, ms, what);
+    assert.strictEqual(r.status, 200);
+    assert.strictEqual(r.body.toString(), common.sha256(body));
+  } finally {
+    clearInterval(pump);
+    release();
+  }
+}
+
 function checkHash(r, body) {
   assert.strictEqual(r.status, 200, JSON.stringify(r.reset !== undefined ? r : r.body.toString()));
   const j = JSON.parse(r.body.toString());
@@ -133,17 +165,7 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
         });
         return;
       }
-      const h = crypto.createHash('sha256');
-      stream.on('data', (chunk) => {
-        h.update(chunk);
-        received += chunk.length;
-        held.push(chunk);
-      });
-      stream.on('end', () => {
-        if (stream.destroyed) return;
-        stream.respond({ ':status': 200 });
-        stream.end(h.digest('hex'));
-      });
+      holdBody(stream, held, (n) => { received += n; });
     });
     const c = await connect(port);
     // Twice the stream limit: at most LIMIT bytes wait unread in OpenSSL,
@@ -166,17 +188,7 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
     checkHash(await common.withTimeout(c.request('POST', '/other', [], other, port), 15000, 'the other upload'), other);
     assert.ok(received <= LIMIT, `${received} bytes past the limit after the other upload`);
     // Releasing as they come from now on completes the first.
-    const release = () => { for (const chunk of held.splice(0)) sluice.releaseBuffer(chunk); };
-    release();
-    const pump = setInterval(release, 5);
-    try {
-      const r = await common.withTimeout(stuck, 20000, 'the held upload after releasing');
-      assert.strictEqual(r.status, 200);
-      assert.strictEqual(r.body.toString(), common.sha256(big));
-    } finally {
-      clearInterval(pump);
-      release();
-    }
+    await releaseUntilAnswered(held, stuck, big, 20000, 'the held upload after releasing');
     await waitInUseZero(p);
   });
 
@@ -191,17 +203,7 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
         stream.end('got');
         return;
       }
-      const h = crypto.createHash('sha256');
-      stream.on('data', (chunk) => {
-        h.update(chunk);
-        received += chunk.length;
-        held.push(chunk);
-      });
-      stream.on('end', () => {
-        if (stream.destroyed) return;
-        stream.respond({ ':status': 200 });
-        stream.end(h.digest('hex'));
-      });
+      holdBody(stream, held, (n) => { received += n; });
     });
     const c = await connect(port);
     // Small enough that its unread bytes leave the GET connection credit
@@ -216,16 +218,7 @@ run('HTTP/3 request bodies in pool memory [sluice-only]', function () {
     assert.strictEqual(get.body.toString(), 'got');
     assert.strictEqual(received, stalledAt, 'body bytes arrived without pool memory');
     assert.ok(received < body.length);
-    const release = () => { for (const chunk of held.splice(0)) sluice.releaseBuffer(chunk); };
-    const pump = setInterval(release, 5);
-    try {
-      const r = await common.withTimeout(up, 15000, 'the upload after releasing');
-      assert.strictEqual(r.status, 200);
-      assert.strictEqual(r.body.toString(), common.sha256(body));
-    } finally {
-      clearInterval(pump);
-      release();
-    }
+    await releaseUntilAnswered(held, up, body, 15000, 'the upload after releasing');
     await waitInUseZero(p);
   });
 
