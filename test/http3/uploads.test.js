@@ -16,27 +16,11 @@ const common = require('../common');
 const { assert } = common;
 const { h3, haveClient, startH3Server, gtls, sluice } = require('./h3common');
 const { frame, headersFrame, goawayId, h3Clients } = require('./quic_client');
-const { KiB, MiB, BUF, pool, tmpFile, waitUntil, waitInUseZero } = require('../uploads/pool_helpers');
+const { KiB, MiB, BUF, pool, tmpFile, waitUntil, waitInUseZero, hashBody } = require('../uploads/pool_helpers');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
 const H3_REQUEST_CANCELLED = 0x10c;
-
-// Hashes a body, releasing each chunk: { sha, length, pooled } as JSON
-// (pooled: bytes that were views of pool memory, told by the pool's
-// unusual buffer size, as the HTTP/2 tests count them).
-function hashBody(readable, done) {
-  const h = crypto.createHash('sha256');
-  let length = 0;
-  let pooled = 0;
-  readable.on('data', (chunk) => {
-    h.update(chunk);
-    length += chunk.length;
-    if (chunk.buffer.byteLength === BUF) pooled += chunk.length;
-    sluice.releaseBuffer(chunk);
-  });
-  readable.on('end', () => done(JSON.stringify({ sha: h.digest('hex'), length, pooled })));
-}
 
 // Keeps every chunk of `stream` in `held` (never released here), telling
 // count(n) of each; answers the body's sha256 at its end.

@@ -15,7 +15,7 @@ const vm = require('node:vm');
 const common = require('../common');
 const h2 = require('../http2/h2common');
 const { fixtures, startSecure } = require('../tls/tls_common');
-const { KiB, MiB, BUF, pool: makePool, waitUntil, waitInUseZero } = require('./pool_helpers');
+const { KiB, MiB, BUF, pool: makePool, waitUntil, waitInUseZero, hashBody } = require('./pool_helpers');
 const { assert } = common;
 
 const sluice = common.impl;
@@ -26,20 +26,6 @@ async function post(session, body, path = '/up', timeout = 20000) {
   const r = await h2.request(session, { ':method': 'POST', ':path': path }, { body, timeout });
   assert.strictEqual(r.headers[':status'], 200, `status ${r.headers[':status']}: ${r.body}`);
   return r.body.toString();
-}
-
-// Hashes a body, releasing each chunk: { sha, length, pooled } as JSON.
-function hashBody(readable, done) {
-  const h = crypto.createHash('sha256');
-  let length = 0;
-  let pooled = 0;
-  readable.on('data', (chunk) => {
-    h.update(chunk);
-    length += chunk.length;
-    if (chunk.buffer.byteLength === BUF) pooled += chunk.length;
-    sluice.releaseBuffer(chunk);
-  });
-  readable.on('end', () => done(JSON.stringify({ sha: h.digest('hex'), length, pooled })));
 }
 
 function streamHashServer(options) {

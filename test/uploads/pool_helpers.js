@@ -1,8 +1,9 @@
 'use strict';
 
 // Helpers of the upload tests that run with a buffer pool (HTTP/1.1 and
-// HTTP/2 stream idioms, HTTP/2 zero copy).
+// HTTP/2 stream idioms, HTTP/2 and HTTP/3 zero copy).
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -40,4 +41,20 @@ function waitInUseZero(p) {
     () => `pool inUse to return to 0: ${JSON.stringify(p.stats())}`);
 }
 
-module.exports = { KiB, MiB, BUF, pool, tmpFile, waitUntil, waitInUseZero };
+// Hashes a body, releasing each chunk: done({ sha, length, pooled } as
+// JSON) at its end (pooled: bytes that were views of pool memory, told by
+// BUF). For the HTTP/2 and HTTP/3 zero-copy tests.
+function hashBody(readable, done) {
+  const h = crypto.createHash('sha256');
+  let length = 0;
+  let pooled = 0;
+  readable.on('data', (chunk) => {
+    h.update(chunk);
+    length += chunk.length;
+    if (chunk.buffer.byteLength === BUF) pooled += chunk.length;
+    common.impl.releaseBuffer(chunk);
+  });
+  readable.on('end', () => done(JSON.stringify({ sha: h.digest('hex'), length, pooled })));
+}
+
+module.exports = { KiB, MiB, BUF, pool, tmpFile, waitUntil, waitInUseZero, hashBody };
