@@ -268,35 +268,6 @@ std::string TlsChannel::alpn() const {
   return p ? std::string(reinterpret_cast<const char*>(p), n) : std::string();
 }
 
-std::string TlsChannel::servername() const {
-  const char* s = SSL_get_servername(ssl_, TLSEXT_NAMETYPE_host_name);
-  return s ? s : "";
-}
-
-const char* TlsChannel::cipher_name() const {
-  const SSL_CIPHER* c = SSL_get_current_cipher(ssl_);
-  return c ? SSL_CIPHER_get_name(c) : nullptr;
-}
-
-const char* TlsChannel::cipher_standard_name() const {
-  const SSL_CIPHER* c = SSL_get_current_cipher(ssl_);
-  return c ? SSL_CIPHER_standard_name(c) : nullptr;
-}
-
-std::string TlsChannel::peer_certificate_der() const {
-  X509* x = SSL_get1_peer_certificate(ssl_);
-  if (x == nullptr) return std::string();
-  std::string der;
-  int n = i2d_X509(x, nullptr);
-  if (n > 0) {
-    der.resize(static_cast<size_t>(n));
-    unsigned char* p = reinterpret_cast<unsigned char*>(&der[0]);
-    i2d_X509(x, &p);
-  }
-  X509_free(x);
-  return der;
-}
-
 bool TlsChannel::PeerVerified() const {
   X509* peer = SSL_get_peer_certificate(ssl_);
   if (peer == nullptr) return false;

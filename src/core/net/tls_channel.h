@@ -87,17 +87,10 @@ class TlsChannel final : public Sealer {
   // Records an error of sluice's own (timeouts, limits).
   void SetError(const char* code, const char* message);
 
-  // Connection facts for the embedder (valid after the handshake).
-  std::string alpn() const;        // "" when none was negotiated
-  std::string servername() const;  // "" without SNI
-  const char* protocol() const { return SSL_get_version(ssl_); }
-  const char* cipher_name() const;
-  const char* cipher_standard_name() const;
-  // The peer's certificate, DER; empty without one.
-  std::string peer_certificate_der() const;
-  // X509_V_OK (0) when the peer's certificate verified; node's
-  // authorizationError code otherwise.
-  long verify_result() const { return SSL_get_verify_result(ssl_); }
+  // The negotiated ALPN protocol ("" when none; valid after the
+  // handshake). The other facts the embedder shows are read from ssl()
+  // (binding/js_tls.cc TlsInfoOfSsl, shared with QUIC connections).
+  std::string alpn() const;
   // A peer certificate was presented and verified (node's
   // socket.authorized after a handshake with requestCert).
   bool PeerVerified() const;
