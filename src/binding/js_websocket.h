@@ -56,8 +56,9 @@ class JsWebSocket final : public WsDelegate {
   bool pool_ = false;
   // The buffer messages are copied into, one after the other; lib/ hands
   // each out as a retained view (onWsPoolMessage) and releases its own
-  // hold on the buffer when it answers the next onWsAlloc. The strong
-  // reference keeps its memory ours to write until then.
+  // hold on the buffer when it answers the next onWsAlloc, or right after
+  // DropPool. The strong reference keeps its memory ours to write until
+  // then.
   Napi::ObjectReference slab_;
   char* slab_data_ = nullptr;
   size_t slab_cap_ = 0;
