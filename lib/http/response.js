@@ -72,7 +72,22 @@ function headerFlag(key, value) {
   }
 }
 
-class ServerResponse extends Stream {
+// The response's constructor parent: EventEmitter's fields as
+// EventEmitter.init leaves them, less the listener dictionary. Most
+// responses get no listener (res.end() in the handler), and their
+// 'finish' / 'close' then cost an emit that finds no dictionary; the first
+// listener makes one (EventEmitter's methods create `_events` when it is
+// undefined), as for IncomingRequest (lib/http/request.js). The object is
+// still a Stream: prototype_bridge chains ServerResponse.prototype to
+// node's, which chains to Stream.prototype.
+function LazyEmitter() {
+  this._events = undefined;
+  this._eventsCount = 0;
+  this._maxListeners = undefined;
+}
+Object.setPrototypeOf(LazyEmitter, Stream);
+
+class ServerResponse extends LazyEmitter {
   constructor(req, conn, seq, socket) {
     super();
     this.req = req;
