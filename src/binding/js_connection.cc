@@ -28,12 +28,21 @@ bool Latin1IfString(napi_env env, napi_value v, std::string* out) {
 }  // namespace
 
 bool JsConnection::ReadBody(napi_env env, napi_value v, BodyArg* b) {
-  // The common body is a string: its UTF-8 length is the first call, and
-  // the only one before it is encoded (AppendBody).
-  size_t len = 0;
-  if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) == napi_ok) {
+  // The common body is a string. Its length in UTF-16 units (no pass over
+  // the characters) says whether the UTF-8 fits `text`: then it is
+  // encoded now, in the one pass it needs; a longer one gets its UTF-8
+  // length here and is encoded where it goes (AppendBody).
+  size_t units = 0;
+  if (napi_get_value_string_utf16(env, v, nullptr, 0, &units) == napi_ok) {
     b->value = v;
     b->is_string = true;
+    size_t len = 0;
+    if (units <= kShortTextUnits) {
+      napi_get_value_string_utf8(env, v, b->text, sizeof b->text, &len);
+      b->data = b->text;
+    } else {
+      napi_get_value_string_utf8(env, v, nullptr, 0, &len);
+    }
     b->len = len;
     return true;
   }
@@ -43,6 +52,12 @@ bool JsConnection::ReadBody(napi_env env, napi_value v, BodyArg* b) {
   }
   // Nullish: no body (value stays null); anything else cannot be sent.
   return IsNullish(env, v);
+}
+
+size_t JsConnection::BodyArg::EncodeTo(napi_env env, char* dst) const {
+  size_t written = 0;
+  napi_get_value_string_utf8(env, value, dst, len + 1, &written);
+  return written;
 }
 
 napi_value ConnectionObject(napi_env env, Connection* c) {
@@ -144,14 +159,12 @@ int JsConnection::AppendBody(uint32_t seq, const BodyArg& body) {
   const size_t len = body.len;
   OutputQueue* q = s->BeginBody(seq, len, &err);
   if (!q) return err;
-  if (body.is_string) {
+  if (body.is_string && !body.EncodedText()) {
     // Encoded straight into the output buffer: no intermediate Buffer.
-    char* p = q->Reserve(len + 1);
-    size_t written = 0;
-    napi_get_value_string_utf8(env, body.value, p, len + 1, &written);
+    const size_t written = body.EncodeTo(env, q->Reserve(len + 1));
     q->Commit(written);
     counters.body_bytes_copied += written;
-  } else if (len < kCopyBelow) {
+  } else if (len < kCopyBelow || body.EncodedText()) {
     q->Append(body.data, len);
     counters.body_bytes_copied += len;
   } else {

@@ -111,11 +111,26 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   friend struct WsCalls;
   // A body argument read once: a string (sent as UTF-8; len is its UTF-8
   // length) or the bytes of a binary view; value is null for no body.
+  // A short string is encoded as it is read, into `text` (data points
+  // there): one UTF-8 pass instead of a length pass and an encoding pass.
+  // Its bytes live on the caller's stack, so they are always copied,
+  // never referenced (EncodedText()). A longer string has data == null
+  // and is encoded where it goes (EncodeTo()).
+  static constexpr size_t kShortTextUnits = 1024;
   struct BodyArg {
     napi_value value = nullptr;
     bool is_string = false;
     const char* data = nullptr;
     size_t len = 0;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit (a surrogate pair: 4
+    // for 2); napi writes a NUL after what it encodes.
+    char text[kShortTextUnits * 3 + 1];
+
+    // A string whose UTF-8 is already in `text`.
+    bool EncodedText() const { return is_string && data != nullptr; }
+    // A string still to encode: into `dst`, which has len + 1 bytes.
+    // Returns the bytes written.
+    size_t EncodeTo(napi_env env, char* dst) const;
   };
   // Reads `v` into *b; false for a type that cannot be sent.
   static bool ReadBody(napi_env env, napi_value v, BodyArg* b);

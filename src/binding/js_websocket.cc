@@ -331,22 +331,20 @@ Napi::Value WsCalls::Send(const Napi::CallbackInfo& info, WebSocketSession* s, s
   if (WsIsControl(opcode) && body.len > kWsMaxControlPayload) return IntV(env, kResultBadBody);
   if (!WsIsControl(opcode) &&
       s->WantsCompression(body.len, fin, info[a + 3].ToBoolean().Value())) {
-    if (!body.is_string) return IntV(env, s->SendCompressed(opcode, body.data, body.len));
+    if (!body.is_string || body.EncodedText()) {
+      return IntV(env, s->SendCompressed(opcode, body.data, body.len));
+    }
     std::string text(body.len + 1, '\0');
-    size_t written = 0;
-    napi_get_value_string_utf8(env, body.value, &text[0], body.len + 1, &written);
+    const size_t written = body.EncodeTo(env, &text[0]);
     return IntV(env, s->SendCompressed(opcode, text.data(), written));
   }
   int result = 0;
   OutputQueue* q = s->BeginSend(opcode, body.len, fin, &result);
   if (!q) return IntV(env, result);
-  if (body.is_string) {
+  if (body.is_string && !body.EncodedText()) {
     // Encoded straight into the output buffer.
-    char* p = q->Reserve(body.len + 1);
-    size_t written = 0;
-    napi_get_value_string_utf8(env, body.value, p, body.len + 1, &written);
-    q->Commit(written);
-  } else if (body.len < kCopyBelow || info[a + 4].ToBoolean().Value()) {
+    q->Commit(body.EncodeTo(env, q->Reserve(body.len + 1)));
+  } else if (body.len < kCopyBelow || body.EncodedText() || info[a + 4].ToBoolean().Value()) {
     q->Append(body.data, body.len);
   } else {
     q->AppendExternal(body.data, body.len, new NapiValueRef(env, body.value));
