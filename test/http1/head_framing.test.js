@@ -66,6 +66,26 @@ describe(`http1 response framing and header order [${common.implName}]`, functio
     ]);
   });
 
+  it('keepAliveTimeout and maxRequestsPerSocket changed between requests: each head says the current ones, in whole seconds rounded down', async function () {
+    const { port, server } = await common.startServer((req, res) => res.end('x'));
+    const c = await common.rawConnect(port);
+    const keepAliveLine = async () => {
+      const before = c.text.length;
+      c.socket.write(GET);
+      await c.waitFor(() => c.text.indexOf('\r\n\r\nx', before) !== -1);
+      return headLines(c.text.slice(before)).filter((l) => l.startsWith('Keep-Alive'));
+    };
+    assert.deepStrictEqual(await keepAliveLine(), ['Keep-Alive: timeout=5']);
+    server.keepAliveTimeout = 7900;
+    assert.deepStrictEqual(await keepAliveLine(), ['Keep-Alive: timeout=7']);
+    server.maxRequestsPerSocket = 10;
+    assert.deepStrictEqual(await keepAliveLine(), ['Keep-Alive: timeout=7, max=10']);
+    server.keepAliveTimeout = 999;
+    assert.deepStrictEqual(await keepAliveLine(), ['Keep-Alive: timeout=0, max=10']);
+    server.keepAliveTimeout = 0;
+    assert.deepStrictEqual(await keepAliveLine(), []);
+  });
+
   it('writeHead() then end(body): chunked, as node (the head was fixed by writeHead)', async function () {
     for (const writeHead of [
       (res) => res.writeHead(200),

@@ -645,16 +645,13 @@ int Http1Session::FinishHead(uint32_t seq, uint32_t flags, uint64_t body_len) {
     // requests pipelined behind this one are still read and answered (503,
     // 'dropRequest').
     if (keep_alive && !r->limit_reached) {
-      q.Append("Connection: keep-alive\r\n", 24);
-      uint64_t ka = l->options().keep_alive_timeout_ms;
-      if (!(flags & kHeadUserKeepAlive) && ka > 0) {
-        q.Append("Keep-Alive: timeout=", 20);
-        AppendDecimal(q, ka / 1000);
-        if (max_requests > 0) {
-          q.Append(", max=", 6);
-          AppendDecimal(q, max_requests);
-        }
-        q.Append("\r\n", 2);
+      if (flags & kHeadUserKeepAlive) {
+        q.Append("Connection: keep-alive\r\n", 24);
+      } else {
+        // Connection and Keep-Alive, formatted once per listener.
+        const std::string_view lines = l->keep_alive_lines().Get(
+            l->options().keep_alive_timeout_ms, max_requests);
+        q.Append(lines.data(), lines.size());
       }
     } else {
       q.Append("Connection: close\r\n", 19);

@@ -14,6 +14,7 @@
 #include "core/common/loop_tracked.h"
 #include "core/common/options.h"
 #include "core/files/static_files.h"
+#include "core/http1/keep_alive_lines.h"
 #include "core/net/server_delegate.h"
 #include "core/net/session_factory.h"
 #include "core/net/tls_context.h"
@@ -111,6 +112,7 @@ class Listener {
   // Connections closed at accept because of max_connections.
   uint64_t dropped_connections() const { return dropped_; }
   DateCache& date() { return date_; }
+  KeepAliveLines& keep_alive_lines() { return keep_alive_lines_; }
   // The Alt-Svc value native answers (serveStatic) carry, as lib/'s
   // responses do ("h3=\":443\"; ma=86400" while an HTTP/3 endpoint of this
   // server listens); empty: none.
@@ -163,6 +165,7 @@ class Listener {
   std::shared_ptr<StaticFiles> static_files_;  // SharedStaticFiles
   std::unique_ptr<TlsServer> tls_;  // outlives every connection (SSL app data)
   DateCache date_;
+  KeepAliveLines keep_alive_lines_;
   std::string alt_svc_;
   // The listening socket: TCP, or a Unix socket (pipe_).
   union ServerHandle {
