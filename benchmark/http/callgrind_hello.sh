@@ -4,7 +4,9 @@
 # User-space instructions per response of the hello path, counted with
 # callgrind (repeatable on a loaded machine, where CPU time is not):
 #   h1: benchmark/http/hello_server.js (res.end('hello')), h2load --h1
-#       -c $CONNS (default 4) -m 16 (16 pipelined requests per connection);
+#       -c $CONNS (default 4) -m $DEPTH (default 16 pipelined requests per
+#       connection; DEPTH=1 with CONNS=16 is the one-request-per-read path
+#       of wrk c100);
 #   h2: benchmark/http2/file_server.js --mode memory --file-size 1024
 #       (respond + end(1 KiB buffer)), h2load -c $CONNS (default 2) -m 100 (h2c);
 #   h2compat: the same through the compat API (--mode compat: res.writeHead
@@ -43,7 +45,7 @@ CPU_SERVER=${CPU_SERVER:-0}
 CPU_LOAD=${CPU_LOAD:-1}
 
 case "$MODE" in
-  h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000"; LOAD="--h1 -c ${CONNS:-4} -m 16" ;;
+  h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000"; LOAD="--h1 -c ${CONNS:-4} -m ${DEPTH:-16}" ;;
   h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
   h2compat) SERVER="$HERE/http2/file_server.js sluice --mode compat --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
   *) echo "usage: $0 [h1|h2|h2compat] [measured] [warm-up]" >&2; exit 2 ;;
