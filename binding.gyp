@@ -23,6 +23,7 @@
         "src/core/websocket/ws_deflate_job.cc",
         "src/core/net/tls_context.cc",
         "src/core/net/tls_channel.cc",
+        "src/core/net/tls_input.cc",
         "src/core/http1/http1_parser.cc",
         "src/core/http1/http1_session.cc",
         "src/core/http1/line_fold_scanner.cc",

@@ -165,6 +165,65 @@ maybe('TLS: uploads, files, compression', function () {
     assert.strictEqual(r.body.toString(), common.sha256(body));
   });
 
+  // The server reads records where its socket read put them and keeps
+  // only what a read leaves over (a record header or body cut by the read's
+  // end): a relay cuts the client's ciphertext at random points, from 1
+  // byte up, each piece written on its own turn so that the server reads
+  // it alone, through the handshake, heads and bodies, with and without a
+  // pool.
+  for (const [title, opts] of [['no pool', {}], ['a pool', { pool: { bufferSize: 16411, maxBuffers: 8 } }]]) {
+    it(`ciphertext cut at random points across reads (${title}): uploads and HTTP/2 intact`, async function () {
+      const options = {};
+      let pool = null;
+      if (opts.pool) {
+        pool = common.impl.createBufferPool(opts.pool);
+        options.requestBufferAllocator = pool.alloc;
+      }
+      const { port } = await startSecure(options, (req, res) => {
+        const h = crypto.createHash('sha256');
+        req.on('data', (d) => { h.update(d); if (pool) common.impl.releaseBuffer(d); });
+        req.on('end', () => res.end(h.digest('hex')));
+      });
+      let seed = 7;
+      const rand = (n) => { seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff; return seed % n; };
+      const relay = require('node:net').createServer((client) => {
+        const upstream = require('node:net').connect(port, '127.0.0.1');
+        upstream.setNoDelay(true);
+        common.trackSocket(client);
+        common.trackSocket(upstream);
+        const queue = [];
+        let pumping = false;
+        const pump = () => {
+          if (queue.length === 0 || upstream.destroyed) { pumping = false; return; }
+          pumping = true;
+          let piece = queue[0];
+          const cut = 1 + (rand(4) === 0 ? rand(6) : rand(3000));
+          if (piece.length > cut) { queue[0] = piece.subarray(cut); piece = piece.subarray(0, cut); } else queue.shift();
+          upstream.write(piece, () => setTimeout(pump, rand(8) === 0 ? 1 : 0));
+        };
+        client.on('data', (d) => { queue.push(d); if (!pumping) pump(); });
+        upstream.pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+        client.on('close', () => upstream.destroy());
+      });
+      await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve));
+      common.trackServer(relay);
+      const rport = relay.address().port;
+      const body = crypto.randomBytes(256 * 1024 + 7);
+      const r = await post(rport, '/cut', body);
+      assert.strictEqual(r.body.toString(), common.sha256(body));
+      const r2 = await h2(rport, '/h2');
+      assert.strictEqual(r2.headers[':status'], 200);
+      assert.strictEqual(r2.body.toString(), common.sha256(Buffer.alloc(0)));
+      if (pool) {
+        const t0 = Date.now();
+        while (pool.stats().inUse !== 0 && Date.now() - t0 < 3000) await common.sleep(10);
+        assert.strictEqual(pool.stats().inUse, 0, JSON.stringify(pool.stats()));
+      }
+    });
+  }
+
   it('close_notify is sent when the server ends a connection (Connection: close)', async function () {
     const { port } = await startSecure({}, (req, res) => res.end('bye'));
     const s = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures().ca, ALPNProtocols: ['http/1.1'] });

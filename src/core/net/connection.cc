@@ -328,6 +328,13 @@ void Connection::DetectProtocol(const char* data, size_t len) {
 }
 
 void Connection::OnTlsRead(const char* data, size_t len) {
+  // `data` is the listener's shared read buffer, lent to OpenSSL until
+  // this returns (plaintext goes elsewhere: PumpTls); whatever way this
+  // returns, what OpenSSL has not consumed is copied out of it first.
+  struct EndFeedOnReturn {
+    TlsChannel* tls;
+    ~EndFeedOnReturn() { tls->EndFeed(); }
+  } end_feed{tls_.get()};
   tls_->Feed(data, len);
   if (!tls_->handshake_done()) {
     const TlsServer* server = listener_->tls();
@@ -428,10 +435,10 @@ void Connection::PumpTls() {
       return;
     }
     if (r == ReadBuffers::kFallback) {
-      // The ciphertext read into the shared buffer was fed (copied) to
-      // OpenSSL already: the buffer is free for plaintext the session
-      // consumes or copies before this returns.
-      buf = uv_buf_init(listener_->shared_read_buffer(),
+      // The listener's plaintext buffer, for plaintext the session
+      // consumes or copies before this returns. (Not the shared read
+      // buffer: the ciphertext OpenSSL reads may still lie there.)
+      buf = uv_buf_init(listener_->tls_plain_buffer(),
                         Listener::kSharedReadBufferSize);
     }
     // As many records as fit go into this buffer before the session sees

@@ -127,6 +127,13 @@ class Listener {
   // Shared read buffer for connections reading headers: every byte read
   // into it is consumed (parsed or copied) before the read callback returns.
   char* shared_read_buffer() { return shared_read_buf_; }
+  // TLS plaintext nobody else gives memory for (Connection::PumpTls),
+  // kSharedReadBufferSize bytes, made on first use: the shared read
+  // buffer may still hold the ciphertext being decrypted.
+  char* tls_plain_buffer() {
+    if (!tls_plain_buf_) tls_plain_buf_.reset(new char[kSharedReadBufferSize]);
+    return tls_plain_buf_.get();
+  }
   static constexpr size_t kSharedReadBufferSize = 65536;
 
   // Called by Connection.
@@ -199,6 +206,7 @@ class Listener {
   std::vector<Connection*> reparse_;
   std::vector<Connection*> free_retired_;  // ScheduleFreeRetired
   char* shared_read_buf_;
+  std::unique_ptr<char[]> tls_plain_buf_;
 };
 
 }  // namespace sluice

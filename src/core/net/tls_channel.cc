@@ -68,21 +68,20 @@ std::unique_ptr<TlsChannel> TlsChannel::Create(const TlsServer* server,
   if (method == nullptr) return nullptr;
   SSL* ssl = SSL_new(server->default_ctx());
   if (ssl == nullptr) return nullptr;
-  BIO* rbio = BIO_new(BIO_s_mem());
+  // The channel owns the SSL from here (its destructor frees it), and the
+  // SSL will own both BIOs; the read BIO reads the channel's input.
+  std::unique_ptr<TlsChannel> channel(new TlsChannel(server, ssl));
+  BIO* rbio = channel->input_.NewBio();
   BIO* wbio = BIO_new(method);
   if (rbio == nullptr || wbio == nullptr) {
     BIO_free(rbio);
     BIO_free(wbio);
-    SSL_free(ssl);
     ERR_clear_error();
     return nullptr;
   }
-  // An empty input BIO means "more to come", never EOF.
-  BIO_set_mem_eof_return(rbio, -1);
   BIO_set_data(wbio, wire);
-  SSL_set_bio(ssl, rbio, wbio);  // the SSL owns both from here
+  SSL_set_bio(ssl, rbio, wbio);
   SSL_set_accept_state(ssl);
-  std::unique_ptr<TlsChannel> channel(new TlsChannel(server, ssl, rbio));
   // The servername and certificate callbacks find the channel (and its
   // listener's contexts) through this; the SSL dies with the channel.
   SSL_set_app_data(ssl, channel.get());
@@ -93,10 +92,12 @@ TlsChannel::~TlsChannel() { SSL_free(ssl_); }
 
 void TlsChannel::Feed(const char* data, size_t len) {
   if (!handshake_done_) handshake_bytes_ += len;
-  // A memory BIO grows as needed; what is fed is bounded by the reads the
-  // connection makes while it feeds (it stops reading while paused).
-  BIO_write(rbio_, data, static_cast<int>(len));
+  // Lent until EndFeed; what is left then is carried, bounded by the reads
+  // the connection makes while it feeds (it stops reading while paused).
+  input_.Lend(data, len);
 }
+
+void TlsChannel::EndFeed() { input_.Settle(); }
 
 TlsChannel::Status TlsChannel::Handshake() {
   if (handshake_done_) return kOk;
@@ -163,20 +164,20 @@ TlsChannel::Status TlsChannel::Read(char* buf, size_t cap, size_t* n) {
 }
 
 bool TlsChannel::HasBufferedInput() const {
-  return SSL_has_pending(ssl_) == 1 || BIO_ctrl_pending(rbio_) > 0;
+  return SSL_has_pending(ssl_) == 1 || input_.size() > 0;
 }
 
 bool TlsChannel::HasReadable() const {
   if (SSL_pending(ssl_) > 0) return true;
-  char* p = nullptr;
-  long n = BIO_get_mem_data(rbio_, &p);
-  if (n <= 0) return false;
+  const size_t n = input_.size();
+  if (n == 0) return false;
   if (SSL_has_pending(ssl_) == 1) return true;
   // A TLS record header: type, version (2), length (2).
   if (n < 5) return false;
-  size_t len = (static_cast<size_t>(static_cast<unsigned char>(p[3])) << 8) |
-               static_cast<unsigned char>(p[4]);
-  return static_cast<size_t>(n) >= 5 + len;
+  unsigned char h[5];
+  input_.Peek(h, sizeof h);
+  const size_t len = (static_cast<size_t>(h[3]) << 8) | h[4];
+  return n >= 5 + len;
 }
 
 int TlsChannel::WriteRecord(const char* p, size_t n) {

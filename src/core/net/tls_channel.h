@@ -1,7 +1,7 @@
 // TlsChannel: one connection's TLS state (an SSL object) between the
 // socket and the session. Ciphertext read from the socket is fed in
-// (Feed); plaintext is taken out with Read into wherever the caller wants
-// it — for a request body, the embedder's read buffer, so decrypted body
+// (Feed: OpenSSL reads it in place, see TlsInput); plaintext is taken out
+// with Read into wherever the caller wants it — for a request body, the embedder's read buffer, so decrypted body
 // bytes land in allocator memory exactly as cleartext reads do. Outgoing
 // plaintext is sealed (Seal) into records written straight into the
 // writer's wire queue by a custom BIO: no intermediate ciphertext buffer.
@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/net/output_queue.h"
+#include "core/net/tls_input.h"
 #include "core/net/tls_context.h"
 #include "core/net/writer.h"
 
@@ -41,8 +42,11 @@ class TlsChannel final : public Sealer {
     kSuspended,  // SNICallback: waiting for SetSniAnswer (sni_servername())
   };
 
-  // Ciphertext from the socket. Copied into OpenSSL's input BIO.
+  // Ciphertext from the socket, read by OpenSSL where it lies until
+  // EndFeed, which must come before that memory is reused (TlsInput).
   void Feed(const char* data, size_t len);
+  // The fed read is done with: what OpenSSL has not consumed is copied.
+  void EndFeed();
   // Drives the handshake with what was fed. Not to be called while
   // sni_waiting(): it would only suspend again.
   Status Handshake();
@@ -97,16 +101,15 @@ class TlsChannel final : public Sealer {
   SSL* ssl() const { return ssl_; }
 
  private:
-  TlsChannel(const TlsServer* server, SSL* ssl, BIO* rbio)
-      : server_(server), ssl_(ssl), rbio_(rbio) {}
+  TlsChannel(const TlsServer* server, SSL* ssl) : server_(server), ssl_(ssl) {}
   // Fills error_code_/error_message_ from OpenSSL's error queue.
   void TakeError(int ssl_error);
   int WriteRecord(const char* p, size_t n);
 
   enum SniState { kSniNone, kSniAsked, kSniAnswered, kSniDone };
   const TlsServer* server_;  // the listener's; outlives every connection
-  SSL* ssl_;   // owns both BIOs
-  BIO* rbio_;  // memory BIO: ciphertext fed and not yet consumed
+  SSL* ssl_;  // owns both BIOs; freed before input_ (destructor body)
+  TlsInput input_;  // ciphertext fed and not yet consumed (the read BIO's)
   bool handshake_done_ = false;
   bool close_notify_sent_ = false;
   size_t handshake_bytes_ = 0;
