@@ -318,7 +318,7 @@ void Listener::FlushDirty() {
   // outer loop picks those connections up.
   if (flushing_) return;
   flushing_ = true;
-  std::vector<Connection*> batch;
+  std::vector<Connection*>& batch = flush_batch_;
   while (!dirty_.empty()) {
     batch.swap(dirty_);
     // Connections are freed only in close callbacks, never during this

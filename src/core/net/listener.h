@@ -202,6 +202,11 @@ class Listener {
   int dispatch_depth_ = 0;
   std::vector<Connection*> connections_;
   std::vector<Connection*> dirty_;
+  // FlushDirty's batch, kept with dirty_ so that both keep their capacity
+  // from one loop turn to the next (a fresh vector each turn regrew
+  // dirty_ from nothing: several reallocations per turn with many
+  // connections).
+  std::vector<Connection*> flush_batch_;
   bool flushing_ = false;
   std::vector<Connection*> reparse_;
   std::vector<Connection*> free_retired_;  // ScheduleFreeRetired
