@@ -324,6 +324,29 @@ describeSluice('[sluice-only] sendfile for cleartext HTTP/1.1 file bodies', func
     c.destroy();
   });
 
+  it('a file the small-file cache holds whole: written from memory below 48 KiB, sent with sendfile from 48 KiB (cheaper there)', async function () {
+    const { port } = await start();
+    for (const [size, sendfile] of [[16 * KiB, false], [48 * KiB - 1, false], [48 * KiB, true], [64 * KiB, true]]) {
+      const buf = crypto.randomBytes(size);
+      const name = `cached${size}.bin`;
+      fs.writeFileSync(path.join(dir, name), buf);
+      // The first request fills the cache (its body is the open's first
+      // read); the next ones are cache hits.
+      const first = await common.httpRequest(port, { path: `/s/${name}` });
+      assert.strictEqual(common.sha256(first.body), common.sha256(buf));
+      const before = sendfileStats();
+      for (let i = 0; i < 3; i++) {
+        const r = await common.httpRequest(port, { path: `/s/${name}` });
+        assert.strictEqual(r.statusCode, 200);
+        assert.strictEqual(r.headers['content-length'], String(size));
+        assert.strictEqual(common.sha256(r.body), common.sha256(buf), `${name} request ${i}`);
+      }
+      const after = sendfileStats();
+      assert.strictEqual(after.bodies - before.bodies, sendfile ? 3 : 0, `${size} B: ${JSON.stringify({ before, after })}`);
+      if (sendfile) assert.strictEqual(after.bytes - before.bytes, 3 * size);
+    }
+  });
+
   it('pages not in the page cache: the rest is read on the threadpool (fallback), the body intact', async function () {
     const { port } = await start();
     const f = files[16 * MiB];

@@ -335,6 +335,17 @@ int FileSource::CheckUnchanged() const {
   return 0;
 }
 
+bool FileSource::ForgoCachedContent() {
+  if (closed_ || sendfile_ || cached_ == nullptr || ready_ == nullptr ||
+      ready_ != cached_->content() || offset_ != 0 || pos_ != length_) {
+    return false;
+  }
+  ready_->Unref();
+  ready_ = nullptr;
+  pos_ = 0;
+  return true;
+}
+
 bool FileSource::BeginSendfile() {
   if (closed_ || job_busy_ || waiting() || poll_mode_ || !length_known_ ||
       fd_ < 0 || ready_err_ || ready_eof_ || client_waiting_) {

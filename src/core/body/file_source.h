@@ -162,6 +162,10 @@ class FileSource final : public PipeSource {
   // started by OpenCached may still be running: then not). True: the
   // source is in sendfile mode for good, until EndSendfile.
   bool BeginSendfile();
+  // The whole range is the small-file cache's bytes (OpenCached), none
+  // handed out yet: drop them, so that the range is read (or sent with
+  // sendfile) from fd() instead. True when it did. Before any Read.
+  bool ForgoCachedContent();
   // Back to reading (the pages were not resident): the next Read reads
   // from file_pos(), as if the sent bytes had been read.
   void EndSendfile() { sendfile_ = false; }
