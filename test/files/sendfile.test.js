@@ -347,6 +347,20 @@ describeSluice('[sluice-only] sendfile for cleartext HTTP/1.1 file bodies', func
     }
   });
 
+  it('respondWithFile with openFileCache: a cache hit larger than one read is sent with sendfile (no prefetch read in its way)', async function () {
+    const { port } = await start({ openFileCache: true });
+    const f = files[MiB];
+    const first = await common.httpRequest(port, { path: `/rwf/${f.name}` });
+    assert.strictEqual(common.sha256(first.body), f.sha);
+    const before = sendfileStats();
+    for (let i = 0; i < 3; i++) {
+      const r = await common.httpRequest(port, { path: `/rwf/${f.name}` });
+      assert.strictEqual(common.sha256(r.body), f.sha, `request ${i}`);
+    }
+    const after = sendfileStats();
+    assert.strictEqual(after.bodies - before.bodies, 3, JSON.stringify({ before, after }));
+  });
+
   it('pages not in the page cache: the rest is read on the threadpool (fallback), the body intact', async function () {
     const { port } = await start();
     const f = files[16 * MiB];

@@ -91,7 +91,11 @@ void FileSource::OpenCached(CachedFile* entry, int64_t offset, int64_t length,
     pos_ = length_;
     return;
   }
-  if (prefetch) StartRead();  // the prefetch, while JS runs statCheck
+  // The prefetch, while JS runs statCheck: only for a range one read
+  // holds. A larger one is left unread, so that a cleartext HTTP/1.1 sink
+  // can still send it with sendfile (a read in flight rules that out), and
+  // any other sink loses little by starting its reads itself.
+  if (prefetch && length_ <= pool_->buffer_size()) StartRead();
 }
 
 void FileSource::OpenOwned(int fd, const uv_stat_t& st, int64_t offset,

@@ -136,9 +136,11 @@ class FileSource final : public PipeSource {
   // content) with no open and no fstat; the stat is entry->stat(). Takes
   // over the caller's reference on `entry`. Synchronous: the source is
   // open when this returns (no OnFileOpened). The first read starts at
-  // once unless the content is cached, or `prefetch` is false (the caller
-  // hands the source to its sink at once, which may send the file with
-  // sendfile instead: the first Read starts it then).
+  // once unless the content is cached, the range is larger than one read
+  // (the sink may send it with sendfile, which a read in flight rules
+  // out), or `prefetch` is false (the caller hands the source to its sink
+  // at once, which may send the file with sendfile instead: the first
+  // Read starts it then).
   void OpenCached(CachedFile* entry, int64_t offset, int64_t length,
                   bool prefetch = true);
   // A descriptor opened and fstat'ed elsewhere (serveStatic's lookup job)
