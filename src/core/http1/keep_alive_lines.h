@@ -19,7 +19,9 @@ class KeepAliveLines {
   // down, so 500 ms reads timeout=0) and `max_requests` (0: no max). The
   // view is valid until the next Get with other values.
   std::string_view Get(uint64_t timeout_ms, uint64_t max_requests) {
-    if (!built_ || timeout_ms != timeout_ms_ || max_requests != max_requests_) {
+    // (text_ is empty only before the first Build: it always holds the
+    // Connection line.)
+    if (text_.empty() || timeout_ms != timeout_ms_ || max_requests != max_requests_) {
       Build(timeout_ms, max_requests);
     }
     return text_;
@@ -39,13 +41,11 @@ class KeepAliveLines {
     }
     timeout_ms_ = timeout_ms;
     max_requests_ = max_requests;
-    built_ = true;
   }
 
   std::string text_;
   uint64_t timeout_ms_ = 0;
   uint64_t max_requests_ = 0;
-  bool built_ = false;
 };
 
 }  // namespace sluice

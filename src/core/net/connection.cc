@@ -238,8 +238,9 @@ void Connection::OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf) {
   (void)suggested;
   Connection* c = static_cast<Connection*>(h->data);
   c->alloc_result_ = ReadBuffers::kGot;
-  // TLS: ciphertext always goes to the shared buffer (it is fed to
-  // OpenSSL at once); PumpTls asks ReadBuffers for the plaintext's memory.
+  // TLS: ciphertext always goes to the shared buffer (OpenSSL reads it
+  // there during the read callback; OnTlsRead copies out what it leaves);
+  // PumpTls asks ReadBuffers for the plaintext's memory.
   if (c->session_ && !c->tls_ && !c->shut_down_ && !c->closing_) {
     ReadBuffers::Result r =
         c->read_buffers_.Acquire(c->session_->ReadMemory(), buf);

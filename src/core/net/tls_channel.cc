@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "core/net/bio_method.h"
 #include "core/net/tls_context.h"
 
 namespace sluice {
@@ -40,23 +41,9 @@ long WireCtrl(BIO* b, int cmd, long num, void* ptr) {
   return cmd == BIO_CTRL_FLUSH ? 1 : 0;
 }
 
-int WireCreate(BIO* b) {
-  BIO_set_init(b, 1);
-  return 1;
-}
-
-// Made once per process, never freed (it describes code, not state).
 BIO_METHOD* WireMethod() {
-  static BIO_METHOD* method = [] {
-    BIO_METHOD* m =
-        BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sluice wire");
-    if (m != nullptr) {
-      BIO_meth_set_write(m, WireWrite);
-      BIO_meth_set_ctrl(m, WireCtrl);
-      BIO_meth_set_create(m, WireCreate);
-    }
-    return m;
-  }();
+  static BIO_METHOD* method =
+      NewBioMethod("sluice wire", nullptr, WireWrite, WireCtrl);
   return method;
 }
 

@@ -1,8 +1,9 @@
 // TlsChannel: one connection's TLS state (an SSL object) between the
 // socket and the session. Ciphertext read from the socket is fed in
 // (Feed: OpenSSL reads it in place, see TlsInput); plaintext is taken out
-// with Read into wherever the caller wants it — for a request body, the embedder's read buffer, so decrypted body
-// bytes land in allocator memory exactly as cleartext reads do. Outgoing
+// with Read into wherever the caller wants it — for a request body, the
+// embedder's read buffer, so decrypted body bytes land in allocator memory
+// exactly as cleartext reads do. Outgoing
 // plaintext is sealed (Seal) into records written straight into the
 // writer's wire queue by a custom BIO: no intermediate ciphertext buffer.
 //

@@ -2,20 +2,13 @@
 
 #include <cstring>
 
+#include "core/net/bio_method.h"
+
 namespace sluice {
 
 BIO_METHOD* TlsInput::Method() {
-  // Made once per process, never freed (it describes code, not state).
-  static BIO_METHOD* method = [] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
-                                 "sluice tls input");
-    if (m != nullptr) {
-      BIO_meth_set_read(m, BioRead);
-      BIO_meth_set_ctrl(m, BioCtrl);
-      BIO_meth_set_create(m, BioCreate);
-    }
-    return m;
-  }();
+  static BIO_METHOD* method =
+      NewBioMethod("sluice tls input", BioRead, nullptr, BioCtrl);
   return method;
 }
 
@@ -25,11 +18,6 @@ BIO* TlsInput::NewBio() {
   BIO* b = BIO_new(m);
   if (b != nullptr) BIO_set_data(b, this);
   return b;
-}
-
-int TlsInput::BioCreate(BIO* b) {
-  BIO_set_init(b, 1);
-  return 1;
 }
 
 int TlsInput::BioRead(BIO* b, char* out, int len) {

@@ -50,7 +50,6 @@ class TlsInput {
   size_t Take(char* out, size_t len);
   static int BioRead(BIO* b, char* out, int len);
   static long BioCtrl(BIO* b, int cmd, long num, void* ptr);
-  static int BioCreate(BIO* b);
   static BIO_METHOD* Method();
 
   std::string carry_;     // unconsumed bytes of earlier reads, from carry_off_
