@@ -4,6 +4,8 @@
 //
 //   node benchmark/run.js [options] [file|dir|filter ...]
 //
+// With no case named and no --all: the headline run (benchmark/lib/
+// headline.js), a few rows from the suites below ending in one table.
 // Each case file (benchmark/<area>/<name>.js, not *_server.js) exports
 // { title, columns, cases: [...] }. For every case, every server variant is
 // started in a child pinned to CPU 0 (taskset -c 0), checked for correct
@@ -25,6 +27,7 @@ const { checkServer, startProbe } = require('./lib/clients.js');
 const { median, fmtNum, fmtRate, fmtRatio, formatTable, indent } = require('./lib/format.js');
 const { setTimeout: sleep } = require('node:timers/promises');
 const chart = require('./chart.js');
+const headline = require('./lib/headline.js');
 
 const BENCH_DIR = __dirname;
 const SERVER_CPU = 0;
@@ -34,9 +37,14 @@ const CHART_DIR = path.join(BENCH_DIR, '..', 'docs', 'img');
 
 const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
 
+  (nothing)      the headline: hello, an upload, a static file on HTTP/1.1
+                 and h2c, WebSocket echo and fan-out; sluice, node and the
+                 peers found here; one table and a chart (~4 min on 2 cores)
+  --all          every case of every suite (the old default; ~1 hour)
   file|dir       run only these case files (e.g. http/hello, benchmark/http/hello.js, http)
   filter         any other word: run only cases whose "file case-name" contains it
-  --quick        smoke run: each case once, ~2 s, short warm-up, reduced grids
+  --quick        smoke run: each case once, short, little warm-up, reduced
+                 grids (the headline in ~1 min)
   --full         run full parameter grids (server_upload: all 16 combinations)
   --runs N       runs per case (default 3, --quick 1)
   --duration S   seconds per run (default: the case's, 5 s for hello; --quick 2)
@@ -45,7 +53,9 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
   --markdown     also print the tables as Markdown
   --json FILE    write every measurement to FILE
   --chart        also draw an SVG bar chart per suite (req/s and CPU per
-                 request, every server) into docs/img/bench-<suite>.svg
+                 request, every server) into docs/img/bench-<suite>.svg (the
+                 headline: docs/img/bench-headline.svg; without --chart its
+                 chart goes to the system's temporary folder)
   --chart-from F draw the charts from a --json file F, without running
   --list         list the cases that would run, and exit
   --no-snapshot  load sluice from the working tree itself (default: from a
@@ -54,7 +64,7 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
   -h, --help     this text`;
 
 function parseCli(argv) {
-  const o = { quick: false, full: false, runs: null, duration: null, warmup: null, servers: null,
+  const o = { all: false, quick: false, full: false, runs: null, duration: null, warmup: null, servers: null,
     markdown: false, json: null, chart: false, chartFrom: null, list: false, targets: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -66,6 +76,7 @@ function parseCli(argv) {
     const name = a.split('=')[0];
     switch (name) {
       case '--quick': o.quick = true; break;
+      case '--all': o.all = true; break;
       case '--full': o.full = true; break;
       case '--runs': o.runs = posInt(val(), a); break;
       case '--duration': o.duration = posNum(val(), a); break;
@@ -607,19 +618,29 @@ async function main() {
   }
   installExitHandlers();
 
-  let files = [];
-  const filters = [];
-  for (const t of opts.targets) {
-    const r = resolveTarget(t);
-    if (r) files.push(...r);
-    else filters.push(t);
-  }
-  if (!files.length) files = discover();
-  files = [...new Set(files)];
+  const isHeadline = !opts.all && !opts.targets.length;
+  let plan;
+  if (isHeadline) {
+    const hs = headline.SETTINGS[opts.quick ? 'quick' : 'normal'];
+    if (opts.runs === null) opts.runs = hs.runs;
+    if (opts.duration === null) opts.duration = hs.duration;
+    if (opts.warmup === null) opts.warmup = hs.warmup;
+    plan = headline.headlinePlan((group) => loadFile(path.join(BENCH_DIR, `${group}.js`)));
+  } else {
+    let files = [];
+    const filters = [];
+    for (const t of opts.targets) {
+      const r = resolveTarget(t);
+      if (r) files.push(...r);
+      else filters.push(t);
+    }
+    if (!files.length) files = discover();
+    files = [...new Set(files)];
 
-  const specs = files.map(loadFile);
-  const plan = specs.map((s) => ({ spec: s, cases: selectCases(s, filters, opts) })).filter((p) => p.cases.length);
-  if (!plan.length) die(`no benchmark case matches ${JSON.stringify(opts.targets)}`);
+    const specs = files.map(loadFile);
+    plan = specs.map((s) => ({ spec: s, cases: selectCases(s, filters, opts) })).filter((p) => p.cases.length);
+    if (!plan.length) die(`no benchmark case matches ${JSON.stringify(opts.targets)}`);
+  }
 
   if (opts.list) {
     for (const p of plan) {
@@ -639,18 +660,26 @@ async function main() {
   console.log(`# sluice benchmarks  ${info.date}`);
   console.log(`# ${info.cpus} CPUs (${info.model}), ${info.kernel}, node ${info.node}, ${info.tools.join(', ')}`);
   console.log(`# server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU}; CPU from /proc/PID/stat (CLK_TCK ${info.clkTck}), writes from /proc/PID/io syscw`);
-  console.log(`# mode: ${opts.quick ? 'quick' : 'normal'}${opts.full ? ' + full grid' : ''}; medians over runs; ratios are sluice / node`);
+  console.log(`# mode: ${isHeadline ? 'headline, ' : ''}${opts.quick ? 'quick' : 'normal'}${opts.full ? ' + full grid' : ''}; medians over runs; ratios are sluice / node`);
   if (sluiceLine) console.log(`# ${sluiceLine}`);
   if (sluiceProblem) console.log(`# sluice does not load (${sluiceProblem}): its rows are skipped`);
   for (const t of ['taskset', 'wrk', 'h2load']) if (!hasTool(t)) console.log(`# ${t} not found: cases that need it are skipped`);
 
   const all = { machine: info, options: opts, groups: [] };
+  const progress = new Progress(plan, opts);
+  const headlineRows = [];
   for (const { spec, cases } of plan) {
     const results = [];
     const s = settings(cases[0], opts);
-    log(`\n== ${spec.title} (${cases.length} case(s), ${s.runs} run(s) x ${s.duration} s) ==`);
+    if (!isHeadline) log(`\n== ${spec.title} (${cases.length} case(s), ${s.runs} run(s) x ${s.duration} s) ==`);
     for (const c of cases) {
+      progress.next(spec, c);
       results.push(await runCase(spec, c, opts));
+    }
+    all.groups.push({ group: spec.group, title: spec.title, cpuMetric: spec.ratioCpuMetric, results });
+    if (isHeadline) {
+      headlineRows.push({ spec, results });
+      continue;
     }
     const t = buildTable(spec, results);
     console.log(`\n## ${spec.title}`);
@@ -665,14 +694,22 @@ async function main() {
       console.log('\nnotes:');
       for (const n of t.notes) console.log(`  ${n}`);
     }
-    all.groups.push({ group: spec.group, title: spec.title, cpuMetric: spec.ratioCpuMetric, results });
   }
+  log(`\nfinished in ${fmtClock(progress.elapsed())}`);
   if (opts.json) {
     fs.writeFileSync(opts.json, JSON.stringify(all, null, 2));
     log(`\nwrote ${opts.json}`);
   }
-  if (opts.chart) {
-    for (const f of chart.writeCharts(all, CHART_DIR)) log(`wrote ${path.relative(process.cwd(), f)}`);
+  if (isHeadline) {
+    printHeadline(headlineRows, opts);
+    const group = { group: 'headline', title: 'sluice: the headline rows (npm run bench)',
+      results: headlineRows.flatMap((h) => h.results) };
+    const dir = opts.chart ? CHART_DIR : fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-bench-'));
+    const file = chart.chartFile(dir, group.group);
+    fs.writeFileSync(file, chart.renderSuite(group, all.machine, 'cpuUsPerReq'));
+    console.log(`\nchart: ${file}`);
+  } else if (opts.chart) {
+    for (const f of chart.writeCharts(all, CHART_DIR)) console.log(`chart: ${path.relative(process.cwd(), f)}`);
   }
   // A table with a hole is not a result: every row that has no numbers, or
   // lost a later run, fails the whole run (exit status 1), named once more
@@ -682,6 +719,98 @@ async function main() {
     log(`\nbench FAILED: ${holes.length} row(s) without a complete result:`);
     for (const h of holes) log(`  ${h}`);
     process.exitCode = 1;
+  }
+}
+
+// The headline's one table: every row's servers with req/s (msg/s for
+// WebSockets), server CPU per request and the ratios against node's row.
+function printHeadline(rows, opts) {
+  const headers = ['', 'server', 'req/s or msg/s', 'CPU µs/req', 'req/s vs node', 'CPU vs node'];
+  const table = [];
+  const notes = [];
+  const noisy = [];
+  let runs = 0;
+  for (const { spec, results } of rows) {
+    for (const res of results) {
+      const base = res.variants.find((v) => v.baseline && v.runs.length);
+      res.variants.forEach((v, i) => {
+        const first = i === 0 ? res.case : '';
+        if (!v.runs.length) {
+          table.push([first, v.label, v.optional && v.skipped ? 'not found here' : 'FAILED (see notes)', '', '', '']);
+          return;
+        }
+        table.push([first, v.label, fmtRate(v.runs.map((m) => m.rps)), fmtNum(med(v, 'cpuUsPerReq'), 2),
+          ratio(v, base, 'rps'), ratio(v, base, 'cpuUsPerReq')]);
+      });
+      for (const n of buildTable(spec, [res]).notes) {
+        // Other load is summed up once below; a missing peer is told once.
+        if (/shared the machine with other load/.test(n)) continue;
+        if (!notes.includes(n)) notes.push(n);
+      }
+      for (const v of res.variants) {
+        runs += v.runs.length;
+        noisy.push(...v.runs.filter((m) => m.otherCpuPct > OTHER_LOAD_WARN).map((m) => m.otherCpuPct));
+      }
+    }
+  }
+  if (noisy.length) {
+    notes.push(`${noisy.length} of ${runs} runs shared the machine with other load (up to ` +
+      `${Math.round(Math.max(...noisy))}% of a core): compare the ratios, not the absolute numbers`);
+  }
+  const s = settings({}, opts);
+  console.log(`\n## sluice: the headline (${s.runs} run(s) x ${s.duration} s per server, warm-up ${s.warmup} s; ` +
+    'server on CPU 0, load on CPU 1)\n');
+  console.log(formatTable(headers, table));
+  if (opts.markdown) {
+    console.log('');
+    console.log(formatTable(headers, table, { markdown: true }));
+  }
+  if (notes.length) {
+    console.log('\nnotes:');
+    for (const n of notes) console.log(`  ${n}`);
+  }
+  console.log('\nEvery suite, every server: npm run bench -- --all (or a suite: npm run bench -- http/hello).');
+}
+
+function fmtClock(ms) {
+  const t = Math.round(ms / 1000);
+  return `${Math.floor(t / 60)}:${String(t % 60).padStart(2, '0')}`;
+}
+
+// "case i of N, elapsed, about how long is left" on stderr before each
+// case. A case's estimate: per server, its warm-up, runs x duration and
+// a second and a half for starting, checking and stopping it; once cases
+// have run, what is left is scaled by how far the finished ones were off.
+class Progress {
+  constructor(plan, opts) {
+    this.opts = opts;
+    this.cases = plan.flatMap((p) => p.cases.map((c) => ({ spec: p.spec, c, est: this.estimate(c) })));
+    this.i = 0;
+    this.t0 = Date.now();
+    this.done = 0;  // estimated ms of the cases finished
+  }
+
+  estimate(c) {
+    const { runs, duration, warmup } = settings(c, this.opts);
+    let variants = c.variants;
+    if (this.opts.servers) {
+      variants = variants.filter((v) => this.opts.servers.includes(v.label) || this.opts.servers.includes(v.impl));
+    }
+    const h2 = (v) => (v.load || c.load).tool === 'h2load';
+    return variants.reduce((sum, v) => sum + (h2(v) ? Math.max(1, warmup) : warmup) + runs * duration + 1.5, 0) * 1000;
+  }
+
+  elapsed() {
+    return Date.now() - this.t0;
+  }
+
+  next(spec, c) {
+    if (this.i > 0) this.done += this.cases[this.i - 1].est;
+    const left = this.cases.slice(this.i).reduce((sum, x) => sum + x.est, 0);
+    const scale = this.done > 0 ? this.elapsed() / this.done : 1;
+    this.i++;
+    log(`[case ${this.i} of ${this.cases.length}] ${spec.group}: ${c.name}  ` +
+      `(elapsed ${fmtClock(this.elapsed())}, about ${fmtClock(left * scale)} left)`);
   }
 }
 
