@@ -41,6 +41,13 @@ const features = Object.freeze({
   http3Reason: http3.reason,
 });
 
+// Every value below is a plain identifier: node's ESM loader finds a CommonJS
+// module's named exports by scanning this literal (cjs-module-lexer), and
+// its scan stops at the first value that is not one (a.b), leaving every
+// later key out of `import { ... } from 'sluice'`.
+const _counters = binding.counters;
+const openFileCacheStats = fileCache.stats;
+
 module.exports = {
   features,
   createServer,
@@ -62,7 +69,7 @@ module.exports = {
   serveStatic: serveStaticMiddleware,
   koaServeStatic,
   // Debug counters of the native output path (tests, benchmarks).
-  _counters: binding.counters,
+  _counters,
   // The open-file cache's counters (docs/files.md).
-  openFileCacheStats: fileCache.stats,
+  openFileCacheStats,
 };

@@ -42,6 +42,7 @@ http {
   upstream sluice {
 ${upstreamPorts.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
     keepalive 16;
+    keepalive_timeout 4s;
   }
   server {
     listen 127.0.0.1:${listenPort};
