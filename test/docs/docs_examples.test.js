@@ -37,8 +37,9 @@ const path = require('path');
 const http = require('http');
 const https = require('https');
 const zlib = require('zlib');
-const { spawn, execFileSync } = require('child_process');
+const { spawn } = require('child_process');
 const common = require('../common');
+const { testCert } = require('../websocket/conformance/servers');
 const { assert } = common;
 
 const ROOT = common.ROOT;
@@ -147,10 +148,10 @@ function makeWorkDir() {
   fs.writeFileSync(path.join(dir, 'srv', 'www', 'index.html'), '<!doctype html><p>www index</p>\n');
   fs.writeFileSync(path.join(dir, 'srv', 'private', 'secret.txt'), 'private\n');
   fs.writeFileSync(path.join(dir, 'srv', 'big.iso'), Buffer.alloc(256 * 1024, 7));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '2', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  tlsPair = { ca: fs.readFileSync(path.join(dir, 'cert.pem')) };
+  const { key, cert } = testCert();
+  fs.writeFileSync(path.join(dir, 'key.pem'), key);
+  fs.writeFileSync(path.join(dir, 'cert.pem'), cert);
+  tlsPair = { ca: cert };
   return dir;
 }
 
