@@ -173,6 +173,22 @@ async function get(port, urlPath, extra = []) {
     assert.strictEqual(r.stdout.toString(), 'some data\n\n2');
   });
 
+  it('with --tls, HTTP/3 where the Node has it: Alt-Svc, and gtlsclient gets a file over QUIC', async function () {
+    const { h3, haveClient, gtls } = require('../http3/h3common');
+    if (!h3 || !haveClient) this.skip();
+    const s = await start([site, '-p', '0', '--tls', '--log']);
+    assert.match(s.banner, /HTTP\/3 \(UDP\)/);
+    const r = await common.curl(['-k', '-D', '-', '-o', '/dev/null', `https://localhost:${s.port}/data.txt`]);
+    assert.match(r.stdout.toString(), new RegExp(`alt-svc: h3=":${s.port}"`, 'i'));
+    const got = await gtls(s.port, ['/data.txt']);
+    const res = got.responses.get('/data.txt');
+    assert.ok(res, got.log.slice(-2000));
+    assert.strictEqual(res.status, 200);
+    assert.strictEqual(res.body.toString(), 'some data\n');
+    await common.sleep(50);
+    assert.match(s.out, /HTTP\/3\.0 GET \/data\.txt 200 /);
+  });
+
   it('serves a page chromium loads, on http:// and https:// (HTTP/2)', async function () {
     const why = common.chromiumMissing();
     if (why) this.skip();
