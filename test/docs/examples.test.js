@@ -73,6 +73,13 @@ function wsClient(url) {
   return ws;
 }
 
+// The cluster example's two workers have both said they listen.
+async function bothListening(s) {
+  const until = Date.now() + 15000;
+  while ((s.out.match(/chat on http/g) || []).length < 2 && Date.now() < until) await common.sleep(100);
+  assert.strictEqual((s.out.match(/chat on http/g) || []).length, 2, s.out);
+}
+
 (common.isNode ? describe.skip : describe)('docs/examples: each one starts and answers', function () {
   this.timeout(30000);
   afterEach(async () => {
@@ -108,10 +115,35 @@ function wsClient(url) {
 
   it('express-chat: starts a worker per WORKERS on one port (cluster)', async () => {
     const s = await startExample('express-chat', { WORKERS: '2' });
-    const until = Date.now() + 10000;
-    while ((s.out.match(/chat on http/g) || []).length < 2 && Date.now() < until) await common.sleep(100);
-    assert.strictEqual((s.out.match(/chat on http/g) || []).length, 2, s.out);
+    await bothListening(s);
     assert.strictEqual(JSON.parse((await request(s.port, { path: '/api/health' })).body).ok, true);
+  });
+
+  // Across processes wss.publish needs sluice's pub/sub bus (sluice.pubsub,
+  // docs/websocket.md "The bus"); skipped where this sluice has none.
+  it('express-chat: a message reaches a subscriber on another worker', async function () {
+    if (!require('../..').pubsub) this.skip();
+    const s = await startExample('express-chat', { WORKERS: '2' });
+    const port = s.port;
+    await bothListening(s);
+    const byWorker = new Map();
+    const spare = [];
+    try {
+      for (let i = 0; i < 40 && byWorker.size < 2; i++) {
+        const ws = wsClient(`ws://127.0.0.1:${port}/chat`);
+        await ws.opened;
+        const worker = /worker (\d+)/.exec(JSON.parse(await ws.next()).system)[1];
+        if (byWorker.has(worker)) spare.push(ws);
+        else byWorker.set(worker, ws);
+      }
+      assert.strictEqual(byWorker.size, 2, 'the kernel spread 40 connections over one worker only');
+      const [a, b] = [...byWorker.values()];
+      await common.sleep(200);  // the subscriptions reach the bus
+      a.send('across workers');
+      assert.strictEqual(JSON.parse(await b.next()).text, 'across workers');
+    } finally {
+      for (const ws of [...byWorker.values(), ...spare]) ws.terminate();
+    }
   });
 
   it('fastify-websocket: routes and a WebSocket route on sluice', async () => {
