@@ -39,8 +39,8 @@ const USAGE = `usage: node benchmark/run.js [options] [file|dir|filter ...]
 
   (nothing)      the headline: hello, an upload, a static file on HTTP/1.1
                  and h2c, WebSocket echo and fan-out; sluice, node and the
-                 peers found here; one table and a chart (~4 min on 2 cores)
-  --all          every case of every suite (the old default; ~1 hour)
+                 peers found here; one table and a chart (~2.5 min on 2 cores)
+  --all          every case of every suite (the old default; --list estimates 75 min)
   file|dir       run only these case files (e.g. http/hello, benchmark/http/hello.js, http)
   filter         any other word: run only cases whose "file case-name" contains it
   --quick        smoke run: each case once, short, little warm-up, reduced
@@ -650,6 +650,8 @@ async function main() {
         console.log(`  ${c.name}  [${c.variants.map((v) => v.label).join(', ')}]  ${s.runs} x ${s.duration} s`);
       }
     }
+    const p = new Progress(plan, opts);
+    console.log(`estimated: ${fmtClock(p.cases.reduce((sum, x) => sum + x.est, 0))} (every server found)`);
     return;
   }
 
