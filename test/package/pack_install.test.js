@@ -188,6 +188,9 @@ function describeInstall(label, { source }) {
         'prebuilds/linux-x64/sluice.glibc.node', 'prebuilds/linux-arm64/sluice.glibc.node']) {
         assert.ok(files.includes(f), `${f} missing from the tarball`);
       }
+      // The bin (npx sluice) is in it.
+      const { bin } = require(path.join(ROOT, 'package.json'));
+      for (const f of Object.values(bin)) assert.ok(files.includes(f), `bin ${f} missing from the tarball`);
       const stray = files.filter((f) => /^(test|benchmark|build|docs|scripts|node_modules|\.ci)\//.test(f));
       assert.deepStrictEqual(stray, []);
     });
