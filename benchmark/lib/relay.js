@@ -9,6 +9,7 @@
 
 const fs = require('node:fs');
 const net = require('node:net');
+const { commands } = require('../server_harness.js');
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -59,27 +60,14 @@ async function relay(child, port, what, { cleanup = () => {}, startMs = 10000 } 
   });
   process.on('SIGTERM', () => process.exit(0));
   await waitForPort(port, startMs, what);
-  process.stdin.setEncoding('utf8');
-  let buf = '';
-  process.stdin.on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) !== -1) {
-      const cmd = buf.slice(0, i).trim();
-      buf = buf.slice(i + 1);
-      if (cmd === 'stats') {
-        let rss = NaN;
-        try {
-          const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-          if (m) rss = Number(m[1]) * 1024;
-        } catch {}
-        process.stdout.write(`STATS ${JSON.stringify({ gcMs: 0, gcCount: 0, rss })}\n`);
-      } else if (cmd === 'exit') {
-        process.exit(0);
-      }
-    }
-  });
-  process.stdin.on('end', () => process.exit(0));
+  commands(() => {
+    let rss = NaN;
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) rss = Number(m[1]) * 1024;
+    } catch {}
+    return { gcMs: 0, gcCount: 0, rss };
+  }, () => process.exit(0));
   process.stdout.write(`PORT ${port} PID ${child.pid}\n`);
 }
 
