@@ -784,10 +784,14 @@ function isFront(res) {
 // the batch's first item (a write-after-end's 'error') runs first. An
 // item whose listener throws does not lose the rest: they go on in a new
 // tick (the throw propagates as from any tick).
-// Two arrays take turns as the queue and keep their capacity: a fresh
-// array per tick (at one request per read, two per read) was an
-// allocation and a growth per read, and GC work. Each slot is cleared as
-// its item runs, so a finished response is not kept alive by the array.
+// After a batch of one or two (one request per read), the next tick's
+// queue is the spare array, whose capacity stays: a fresh array per tick
+// was an allocation and a growth per read, and GC work. After a larger
+// batch (pipelining) it is a fresh array: the reused one is old by then,
+// and every store of a young response into an old array takes V8's
+// write barrier's slow path, which costs more per response than the
+// growth of a fresh array does per batch. Each slot is cleared as its
+// item runs, so a finished response is not kept alive by an array.
 function tickBatch(fn) {
   let items = [];  // items[0, count): waiting for the scheduled run
   let count = 0;
@@ -795,7 +799,7 @@ function tickBatch(fn) {
   function run() {
     const q = items;
     const n = count;
-    items = spare;
+    items = n > 2 ? [] : spare;
     count = 0;
     let i = 0;
     try {
