@@ -538,13 +538,14 @@ function buildTable(spec, results) {
       if (warns.length) note(who, warns.join('; '));
     }
   }
-  // A reference row (variant.reference): sluice against it, per case.
+  // The reference rows (variant.reference): sluice against each, per case.
   for (const res of results) {
     const sluice = res.variants.find((v) => v.impl === 'sluice' && v.runs.length);
-    const ref = res.variants.find((v) => v.reference && v.runs.length);
-    if (!sluice || !ref) continue;
-    note(null, `${res.case}: sluice / ${ref.label}: req/s ${ratio(sluice, ref, 'rps')}, ` +
-      `CPU per request ${ratio(sluice, ref, spec.ratioCpuMetric)}`);
+    if (!sluice) continue;
+    for (const ref of res.variants.filter((v) => v.reference && v.runs.length)) {
+      note(null, `${res.case}: sluice / ${ref.label}: req/s ${ratio(sluice, ref, 'rps')}, ` +
+        `CPU per request ${ratio(sluice, ref, spec.ratioCpuMetric)}`);
+    }
   }
   const lines = [...notes].map(([text, whos]) => {
     const [first, ...rest] = text.split('\n');

@@ -47,13 +47,9 @@ function startGcObserver() {
   return obs;
 }
 
-function serve(server, { onStats } = {}) {
-  const obs = startGcObserver();
-  const exit = () => {
-    try { obs.disconnect(); } catch {}
-    process.exit(0);
-  };
-  process.on('SIGTERM', exit);
+// The runner's commands on stdin, one a line: "stats" answers
+// "STATS {json}" with stats(); "exit", EOF or a stdin error call exit().
+function commands(stats, exit) {
   process.stdin.setEncoding('utf8');
   let buf = '';
   process.stdin.on('data', (d) => {
@@ -62,25 +58,33 @@ function serve(server, { onStats } = {}) {
     while ((i = buf.indexOf('\n')) !== -1) {
       const cmd = buf.slice(0, i).trim();
       buf = buf.slice(i + 1);
-      if (cmd === 'stats') {
-        const mem = process.memoryUsage();
-        const stats = {
-          gcMs: gc.ms,
-          gcCount: gc.count,
-          rss: mem.rss,
-          heapUsed: mem.heapUsed,
-          external: mem.external,
-          arrayBuffers: mem.arrayBuffers,
-          ...(onStats ? onStats() : {}),
-        };
-        process.stdout.write(`STATS ${JSON.stringify(stats)}\n`);
-      } else if (cmd === 'exit') {
-        exit();
-      }
+      if (cmd === 'stats') process.stdout.write(`STATS ${JSON.stringify(stats())}\n`);
+      else if (cmd === 'exit') exit();
     }
   });
   process.stdin.on('end', exit);
   process.stdin.on('error', exit);
+}
+
+function serve(server, { onStats } = {}) {
+  const obs = startGcObserver();
+  const exit = () => {
+    try { obs.disconnect(); } catch {}
+    process.exit(0);
+  };
+  process.on('SIGTERM', exit);
+  commands(() => {
+    const mem = process.memoryUsage();
+    return {
+      gcMs: gc.ms,
+      gcCount: gc.count,
+      rss: mem.rss,
+      heapUsed: mem.heapUsed,
+      external: mem.external,
+      arrayBuffers: mem.arrayBuffers,
+      ...(onStats ? onStats() : {}),
+    };
+  }, exit);
 
   server.on('error', (err) => {
     process.stderr.write(`server error: ${err.stack || err}\n`);
@@ -91,4 +95,4 @@ function serve(server, { onStats } = {}) {
   });
 }
 
-module.exports = { loadImpl, parseArgs, serve, gc };
+module.exports = { loadImpl, parseArgs, serve, commands, gc };

@@ -7,15 +7,15 @@
 // a child of this script, so that it inherits the CPU pin (taskset).
 // Prints "PORT <n> PID <pid>": the runner measures the CPU of that pid (the
 // reference server itself), not of this wrapper, which only relays the
-// harness protocol (stats: the server's RSS; exit/EOF/SIGTERM: stop it).
+// harness protocol (lib/relay.js).
 
 const fs = require('node:fs');
 const os = require('node:os');
-const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { spawn } = require('node:child_process');
 const { parseArgs } = require('../server_harness.js');
+const { freePort, relay } = require('../lib/relay.js');
 
 const opts = parseArgs(process.argv.slice(2), { fileSize: 1024, proto: 'h2' });
 const which = opts._[0];
@@ -83,32 +83,6 @@ hosts:
 `;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function waitForPort(port, ms) {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(); });
-      s.once('error', () => {
-        s.destroy();
-        if (Date.now() > deadline) reject(new Error(`${which} did not listen on ${port}`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
-
 async function main() {
   const port = await freePort();
   let child;
@@ -122,42 +96,7 @@ async function main() {
   } else {
     throw new Error(`unknown reference server ${JSON.stringify(which)} (want nginx or h2o)`);
   }
-  const stop = () => {
-    try { child.kill('SIGTERM'); } catch {}
-  };
-  child.on('exit', (code, signal) => {
-    process.stderr.write(`${which} exited (${signal || code})\n`);
-    fs.rmSync(dir, { recursive: true, force: true });
-    process.exit(1);
-  });
-  process.on('exit', () => {
-    stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  process.on('SIGTERM', () => process.exit(0));
-  await waitForPort(port, 10000);
-  process.stdin.setEncoding('utf8');
-  let buf = '';
-  process.stdin.on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) !== -1) {
-      const cmd = buf.slice(0, i).trim();
-      buf = buf.slice(i + 1);
-      if (cmd === 'stats') {
-        let rss = NaN;
-        try {
-          const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-          if (m) rss = Number(m[1]) * 1024;
-        } catch {}
-        process.stdout.write(`STATS ${JSON.stringify({ gcMs: 0, gcCount: 0, rss })}\n`);
-      } else if (cmd === 'exit') {
-        process.exit(0);
-      }
-    }
-  });
-  process.stdin.on('end', () => process.exit(0));
-  process.stdout.write(`PORT ${port} PID ${child.pid}\n`);
+  await relay(child, port, which, { cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) });
 }
 
 main().catch((err) => {

@@ -31,9 +31,14 @@
 //                                     open_file_cache on, sendfile on
 //   h2o                               one thread (skipped when not
 //                                     installed: apt-get install -y h2o)
+//   Bun.serve / Deno.serve            HTTP/1.1 only: new Response(
+//                                     Bun.file(path)) / the opened
+//                                     file's stream (lib/peers.js)
 // Configurations: benchmark/files/reference_server.js. Every server is
 // pinned to CPU 0 and the load generator to CPU 1 (taskset).
 // Run: node benchmark/run.js files/static_files [--quick]
+
+const { peerVariants } = require('../lib/peers.js');
 
 const SIZES = [
   { name: '1 KiB', bytes: 1024 },
@@ -62,6 +67,7 @@ function variants(proto) {
           args: ['--mode', 'express', '--set-headers', 'on'] }]),
     { label: 'nginx', impl: 'nginx', script: 'reference_server.js', requires: 'nginx', aptPackage: 'nginx-light' },
     { label: 'h2o', impl: 'h2o', script: 'reference_server.js', requires: 'h2o' },
+    ...(proto === 'h2' ? [] : peerVariants('file')),
   ];
 }
 

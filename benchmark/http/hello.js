@@ -1,10 +1,11 @@
 'use strict';
 // Small responses: res.end('hello') (and 16 KiB / 256 KiB Buffer bodies),
-// sluice vs node:http (and uWebSockets.js where installed), HTTP/1.1 with
-// and without pipelining.
+// sluice vs node:http (and uWebSockets.js where installed, Bun.serve and
+// Deno.serve: lib/peers.js), HTTP/1.1 with and without pipelining.
 // Run: node benchmark/run.js http/hello [--quick]
 
 const { uwsUnavailable } = require('./uws_server.js');
+const { peerVariants } = require('../lib/peers.js');
 
 const both = [
   { label: 'sluice', impl: 'sluice' },
@@ -18,6 +19,7 @@ const withUws = [
   ...both,
   { label: 'uWebSockets.js', impl: 'uws', script: 'uws_server.js', optional: true,
     reference: true, unavailable: uwsUnavailable },
+  ...peerVariants('hello'),
 ];
 
 const HELLO = 5; // bytes in 'hello'

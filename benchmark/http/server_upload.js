@@ -3,7 +3,9 @@
 // server_upload.js: useBufferPool 0/1 (sluice only), delay -1/0/1/5 ms before
 // a chunk is released, backpressure 0 ('data' events) / 1 (pipe into a
 // Writable), bufSize 64 KiB, connections 50 / 200; sluice with and without
-// its buffer pool vs node:http. Load: wrk + upload.lua.
+// its buffer pool vs node:http (and, where the body is read at once without
+// backpressure, Bun.serve and Deno.serve: lib/peers.js). Load: wrk +
+// upload.lua.
 // Run: node benchmark/run.js http/server_upload [--quick] [--full]
 //
 // By default a subset of the grid runs (marked `quick` / default below);
@@ -12,6 +14,7 @@
 const UPLOAD = 1024 * 1024;
 const BUF_SIZE = 64 * 1024;
 const MAX_BUFFERS = 4096;
+const { peerVariants } = require('../lib/peers.js');
 
 const DEFAULT = new Set([
   // connections, delay, backpressure
@@ -42,6 +45,7 @@ for (const connections of [50, 200]) {
           { label: 'sluice pool', impl: 'sluice', args: ['--use-buffer-pool', 1] },
           { label: 'sluice', impl: 'sluice', args: ['--use-buffer-pool', 0] },
           { label: 'node', impl: 'node', args: ['--use-buffer-pool', 0], baseline: true },
+          ...(delay === -1 && !backpressure ? peerVariants('upload') : []),
         ],
         load: {
           tool: 'wrk', threads: 1, connections, path: '/upload', timeout: 20,

@@ -33,7 +33,10 @@ function wsloadBinary() {
 // The command line of one run of `load` ({ tool: 'wsload', mode, ... }).
 function wsloadArgs(load, host, port, seconds) {
   const s = String(seconds);
-  if (load.mode === 'echo') return ['echo', host, String(port), load.path, String(load.connections), String(load.size), s];
+  if (load.mode === 'echo') {
+    return ['echo', host, String(port), load.path, String(load.connections), String(load.size), s,
+      ...(load.text ? ['text'] : [])];
+  }
   if (load.mode === 'fanout') {
     return ['fanout', host, String(port), load.pubPath, load.subPath, String(load.subscribers), String(load.size), s,
       String(load.window || 8), ...(load.deflate ? ['deflate'] : [])];

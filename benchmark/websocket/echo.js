@@ -1,15 +1,17 @@
 'use strict';
-// WebSocket servers: echo (100 connections, 16 B and 16 KiB binary
-// messages, one in flight per connection) and fan-out (1 publisher, 1,000
+// WebSocket servers: echo (100 connections, 16 B and 16 KiB messages, binary
+// and text frames, one in flight per connection) and fan-out (1 publisher, 1,000
 // subscribers, 8 messages in flight; counts deliveries: the msg/s and
 // CPU µs/msg columns are per delivery). Idle memory is websocket/idle.js. Load from
 // benchmark/websocket/wsload.c (C, epoll), compiled with cc at run time.
 // Rows: sluice.WebSocketServer, ws on node:http (the baseline), ws on
-// sluice's 'upgrade' socket, and uWebSockets.js where $SLUICE_BENCH_UWS
-// points at a build (see benchmark/README.md).
+// sluice's 'upgrade' socket, uWebSockets.js where $SLUICE_BENCH_UWS
+// points at a build (see benchmark/README.md), Bun.serve and Deno.serve
+// (lib/peers.js).
 // Run: node benchmark/run.js websocket/echo [--quick]
 
 const { uwsUnavailable } = require('../http/uws_server.js');
+const { peerVariants } = require('../lib/peers.js');
 
 function sluiceWsMissing() {
   try {
@@ -26,6 +28,7 @@ const variants = [
   { label: 'ws on node:http', impl: 'node', baseline: true },
   { label: 'ws on sluice upgrade', impl: 'ws-sluice' },
   { label: 'uWebSockets.js', impl: 'uws', optional: true, reference: true, unavailable: uwsUnavailable },
+  ...peerVariants('ws'),
 ];
 
 const server = { script: 'ws_server.js', args: [] };
@@ -36,10 +39,10 @@ module.exports = {
   title: 'websocket: echo, fan-out and idle memory; sluice vs ws on node:http vs uWebSockets.js',
   columns: ['msgs', 'cpuPct', 'loadCpuPct', 'otherCpuPct', 'cpuUsPerMsg', 'ratioRps', 'ratioCpu'],
   cases: [
-    { name: 'echo 16 B c100', server, variants, check,
-      load: { tool: 'wsload', mode: 'echo', path: '/echo', connections: 100, size: 16 } },
-    { name: 'echo 16 KiB c100', server, variants, check,
-      load: { tool: 'wsload', mode: 'echo', path: '/echo', connections: 100, size: 16384 } },
+    ...[16, 16384].flatMap((size) => [false, true].map((text) => ({
+      name: `echo ${size === 16 ? '16 B' : '16 KiB'}${text ? ' text' : ''} c100`, server, variants, check,
+      load: { tool: 'wsload', mode: 'echo', path: '/echo', connections: 100, size, text },
+    }))),
     { name: 'fan-out 16 B to 1000 subscribers (per delivery)', server, variants, check,
       load: { tool: 'wsload', mode: 'fanout', pubPath: '/pub', subPath: '/sub', subscribers: 1000, size: 16, window: 8 } },
   ],

@@ -2,9 +2,10 @@
  * wsload: a WebSocket load client for benchmark/websocket (C, epoll, no
  * library). Built by the runner with `cc -O2` at run time (wsload.js).
  *
- *   wsload echo   HOST PORT PATH CONNS SIZE SECONDS
- *       CONNS connections each send one SIZE-byte binary message and wait
- *       for its echo before sending the next (a closed loop, as wrk's).
+ *   wsload echo   HOST PORT PATH CONNS SIZE SECONDS [text]
+ *       CONNS connections each send one SIZE-byte binary message (with
+ *       `text`: a text message, the same ASCII letters) and wait for its
+ *       echo before sending the next (a closed loop, as wrk's).
  *   wsload fanout HOST PORT PUBPATH SUBPATH SUBS SIZE SECONDS WINDOW [deflate]
  *       SUBS subscriber connections on SUBPATH, one publisher on PUBPATH
  *       that keeps WINDOW messages in flight: a message counts as done
@@ -95,12 +96,15 @@ static void die(const char *m) {
   exit(2);
 }
 
-/* A client frame: FIN, binary, masked with a fixed key, payload p[0..n). */
+/* First byte of the data frames sent: FIN + binary, or FIN + text (echo text). */
+static unsigned char g_first = 0x82;
+
+/* A client frame: FIN, g_first's opcode, masked with a fixed key, payload p[0..n). */
 static unsigned char *make_frame(const unsigned char *p, size_t n, size_t *len) {
   unsigned char *f = malloc(n + 14);
   size_t h = 0;
   const unsigned char key[4] = {0x12, 0x34, 0x56, 0x78};
-  f[h++] = 0x82;
+  f[h++] = g_first;
   if (n < 126) {
     f[h++] = 0x80 | (unsigned char)n;
   } else if (n < 65536) {
@@ -417,7 +421,8 @@ int main(int argc, char **argv) {
   int conns;
   double seconds;
   struct conn **cs;
-  if (!strcmp(mode, "echo") && argc == 8) {
+  if (!strcmp(mode, "echo") && (argc == 8 || (argc == 9 && !strcmp(argv[8], "text")))) {
+    if (argc == 9) g_first = 0x81;
     g_host = argv[2];
     g_port = atoi(argv[3]);
     conns = atoi(argv[5]);

@@ -38,7 +38,8 @@ const hiddenRequest = ['_addHeaderLines', '_addHeaderLine', '_addHeaderLineDisti
 // Data properties sluice's constructors assign where node's prototypes hold
 // accessors (a getter-only accessor would make the assignment throw; a
 // setter would store the value in node's private slots).
-const requestData = ['trailers'];
+// (IncomingRequest defines its own trailers accessor, as node's.)
+const requestData = [];
 const responseData = ['headersSent', 'writableEnded'];
 
 function shadow(proto, hidden, data) {

@@ -17,6 +17,11 @@ const {
   kConn, kSeq, kHeaders, kSocketPaused, kSocket, kRaw, kEofPending,
   kPoolBacked, kOrigWrite, kOrigUnderlyingWrite, kOrigWritev, kCopyOnPush,
 } = require('../common/symbols');
+// The trailers, null until the body's end brings some or someone reads
+// them: most requests have none, and an empty array and object made for
+// each of them were two allocations per request nobody looks at.
+const kRawTrailers = Symbol('sluice.rawTrailers');
+const kTrailers = Symbol('sluice.trailers');
 
 // As node, whose server pauses and resumes the socket itself for a body's
 // backpressure: the HTTP/1.1 socket's 'pause' / 'resume' (HTTP/2: the
@@ -95,8 +100,8 @@ class IncomingRequest extends LazyReadable {
     // request): made on first use.
     this[kRaw] = rawHeaders;
     this[kEofPending] = false;
-    this.rawTrailers = [];
-    this.trailers = {};
+    this[kRawTrailers] = null;
+    this[kTrailers] = null;
     this.httpVersionMajor = (versionCode / 10) | 0;
     this.httpVersionMinor = versionCode % 10;
     this.httpVersion = versionStrings[versionCode] ||
@@ -165,6 +170,22 @@ class IncomingRequest extends LazyReadable {
   }
 
   set headers(v) { this[kHeaders] = v; }
+
+  // As node's own properties: [] and {} until trailers arrive (made on
+  // first read, see kRawTrailers).
+  get rawTrailers() {
+    if (this[kRawTrailers] === null) this[kRawTrailers] = [];
+    return this[kRawTrailers];
+  }
+
+  set rawTrailers(v) { this[kRawTrailers] = v; }
+
+  get trailers() {
+    if (this[kTrailers] === null) this[kTrailers] = {};
+    return this[kTrailers];
+  }
+
+  set trailers(v) { this[kTrailers] = v; }
 
   get headersDistinct() { return headersDistinct(this.rawHeaders); }
 
