@@ -806,7 +806,31 @@ export interface WebSocketServerOptions {
   maxBackpressure?: number;
   /** (sluice) with `server` / `port`: also accept WebSockets on the server's HTTP/2 sessions (RFC 8441 extended CONNECT), advertising SETTINGS_ENABLE_CONNECT_PROTOCOL while attached. Default true. */
   http2?: boolean;
+  /** (sluice) The pub/sub bus: default (undefined) a MachineAdapter shared by every process serving the same port; false: none; or an adapter (RedisAdapter, your own). */
+  pubsub?: false | PubSubAdapter;
 }
+
+/** (sluice) What the bus gives an adapter (docs/websocket.md "Adapters"). */
+export interface PubSubSink {
+  readonly key: { port: number | string | null; path: string };
+  deliver(topic: string, packet: Buffer): void;
+  dropped(count: number, reason: string): void;
+  error(err: Error): void;
+  topics(): Set<string>;
+}
+/** (sluice) A pub/sub bus transport (docs/websocket.md "Adapters"). */
+export interface PubSubAdapter {
+  attach(sink: PubSubSink): void;
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
+  publish(topic: string, packet: Buffer): void;
+  wants?(topic: string): boolean;
+  close(): void;
+}
+export declare const pubsub: {
+  MachineAdapter: new (options?: { dir?: string; maxBuffered?: number }) => PubSubAdapter & { peers(): number };
+  RedisAdapter: new (options: { pubClient: unknown; subClient: unknown; prefix?: string; maxPending?: number }) => PubSubAdapter;
+};
 
 /** What WebSocket#send / ping / pong return: 0 sent, 1 buffered (a drain follows), 2 dropped (over maxBackpressure), 3 not open. */
 export type WebSocketSendResult = 0 | 1 | 2 | 3;
@@ -875,8 +899,10 @@ export declare class WebSocketServer extends EventEmitter {
     cb: (ws: WebSocket, req: IncomingRequest) => void): void;
   /** (sluice) To every subscriber of `topic`; returns how many it was queued for. */
   publish(topic: string, data: unknown, options?: { binary?: boolean; compress?: boolean }): number;
-  /** (sluice) How many sockets are subscribed to `topic`. */
+  /** (sluice) How many sockets of this process are subscribed to `topic`. */
   subscribers(topic: string): number;
+  /** (sluice) The pub/sub bus' counters, or null without a bus. */
+  pubsubStats(): { published: number; received: number; dropped: number; topics: number } | null;
   on(event: 'connection', listener: (ws: WebSocket, req: IncomingRequest) => void): this;
   on(event: 'headers', listener: (headers: string[], req: IncomingRequest) => void): this;
   on(event: 'wsClientError', listener: (err: Error, socket: TunnelSocket, req: IncomingRequest) => void): this;

@@ -14,6 +14,8 @@ const { serveStaticMiddleware, koaServeStatic } = require('./middleware/serve_st
 const { WebSocketServer, setServerFactory } = require('./websocket/websocket_server');
 const { WebSocket } = require('./websocket/websocket');
 const http3 = require('./http3/endpoint');
+const { MachineAdapter } = require('./websocket/pubsub/machine_adapter');
+const { RedisAdapter } = require('./websocket/pubsub/redis_adapter');
 
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
@@ -53,6 +55,8 @@ module.exports = {
   createServer,
   WebSocketServer,
   WebSocket,
+  // WebSocketServer's pub/sub bus adapters (docs/websocket.md "The bus").
+  pubsub: { MachineAdapter, RedisAdapter },
   Server,
   createSecureServer,
   createSecureContext,

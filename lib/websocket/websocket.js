@@ -267,7 +267,14 @@ class WebSocket extends EventEmitter {
     data = toData(data);
     const binary = options && options.binary !== undefined ? !!options.binary : typeof data !== 'string';
     const compress = !(options && options.compress === false);
-    return this[kConn].wsPublish(String(topic), data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, compress);
+    topic = String(topic);
+    const opcode = binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT;
+    const n = this[kConn].wsPublish(topic, data, opcode, compress);
+    // And to the other processes (the server's pub/sub bus), where every
+    // subscriber gets it: the sender is only here.
+    const server = this[kServer];
+    if (server && server._bus) server._bus.publish(topic, data, opcode, compress);
+    return n;
   }
 
   // ---- native events (lib/websocket/native_events.js) -----------------------

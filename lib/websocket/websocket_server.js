@@ -21,6 +21,8 @@ const { WebSocket, kConn: kWsConn } = require('./websocket');
 const { kWebSocket } = require('./native_events');
 const permessageDeflate = require('./permessage_deflate');
 const http2Accept = require('./http2_accept');
+const { Bus } = require('./pubsub/bus');
+const { MachineAdapter } = require('./pubsub/machine_adapter');
 
 const { WS_OPCODE_TEXT, WS_OPCODE_BINARY } = binding.constants;
 
@@ -98,6 +100,7 @@ class WebSocketServer extends EventEmitter {
       maxBackpressure: 0,
       verifyClient: null,
       noServer: false,
+      pubsub: undefined,
       backlog: null,
       server: null,
       host: null,
@@ -165,6 +168,51 @@ class WebSocketServer extends EventEmitter {
       this.clients = new Set();
       this._shouldEmitClose = false;
     }
+    this._bus = null;
+    this._startBus(options.pubsub);
+  }
+
+  // The pub/sub bus (lib/websocket/pubsub/bus.js): by default the machine
+  // adapter among the processes serving the same port, started once the
+  // port is known; `pubsub: false` none; an adapter object that one.
+  _startBus(pubsub) {
+    if (pubsub === false || pubsub === null) return;
+    if (pubsub !== undefined && (typeof pubsub !== 'object' || typeof pubsub.attach !== 'function' ||
+        typeof pubsub.publish !== 'function' || typeof pubsub.subscribe !== 'function' ||
+        typeof pubsub.unsubscribe !== 'function' || typeof pubsub.close !== 'function')) {
+      throw codedTypeError('ERR_SLUICE_PUBSUB_ADAPTER',
+        'options.pubsub must be false or an adapter (attach, subscribe, unsubscribe, publish, close)');
+    }
+    if (pubsub === undefined && this._server === null) return;  // noServer: no port to share
+    const bus = new Bus(this, this._hub, pubsub || new MachineAdapter(),
+      { text: WS_OPCODE_TEXT, binary: WS_OPCODE_BINARY });
+    this._bus = bus;
+    const path = this.options.path || '';
+    const server = this._server;
+    if (server === null) {
+      bus.start({ port: null, path });
+      return;
+    }
+    const start = () => {
+      const a = server.address();
+      bus.start({ port: typeof a === 'string' ? a : a && a.port, path });
+    };
+    const stop = () => bus.close();
+    if (server.listening) start();
+    else server.once('listening', start);
+    server.once('close', stop);
+    this._stopBus = () => {
+      server.removeListener('listening', start);
+      server.removeListener('close', stop);
+      bus.close();
+    };
+  }
+
+  // The bus' counters: published (messages handed to it), received (from
+  // other processes), dropped (not carried: engine down, peer too slow),
+  // topics (listened to on the bus); null without a bus.
+  pubsubStats() {
+    return this._bus === null ? null : this._bus.stats();
   }
 
   address() {
@@ -183,6 +231,10 @@ class WebSocketServer extends EventEmitter {
     }
     if (this._state === CLOSING) return;
     this._state = CLOSING;
+    if (this._bus !== null) {
+      if (this._stopBus) this._stopBus();
+      else this._bus.close();
+    }
     if (this.options.noServer || this.options.server) {
       if (this._server) {
         this._removeListeners();
@@ -229,9 +281,15 @@ class WebSocketServer extends EventEmitter {
     const binary = options && options.binary !== undefined ? !!options.binary : typeof data !== 'string';
     // compress: false keeps it plain for every subscriber (as send's).
     const compress = !(options && options.compress === false);
-    return this._hub.publish(String(topic), data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, compress);
+    topic = String(topic);
+    const opcode = binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT;
+    const n = this._hub.publish(topic, data, opcode, compress);
+    if (this._bus !== null) this._bus.publish(topic, data, opcode, compress);
+    return n;
   }
 
+  // Local subscribers only (this process): a count across processes would
+  // cost a round trip to every one of them.
   subscribers(topic) {
     return this._hub.subscribers(String(topic));
   }

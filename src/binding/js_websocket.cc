@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "binding/addon_data.h"
 #include "binding/js_connection.h"
@@ -208,6 +210,7 @@ Napi::Function JsWsHub::Init(Napi::Env env) {
       {
           InstanceMethod<&JsWsHub::Publish>("publish"),
           InstanceMethod<&JsWsHub::Subscribers>("subscribers"),
+          InstanceMethod<&JsWsHub::WatchTopics>("watchTopics"),
       });
   GetAddonData(env)->ws_hub_ctor = Napi::Persistent(f);
   return f;
@@ -267,6 +270,49 @@ Napi::Value JsWsHub::Subscribers(const Napi::CallbackInfo& info) {
   std::string topic;
   if (!TopicArg(info[0], &topic)) return IntV(info.Env(), 0);
   return IntV(info.Env(), static_cast<int64_t>(hub_->Subscribers(topic)));
+}
+
+// Sessions may keep the hub after this object is collected: the watch must
+// not point here any longer.
+JsWsHub::~JsWsHub() {
+  if (!on_topics_.IsEmpty()) hub_->WatchTopics(nullptr, nullptr);
+}
+
+// watchTopics(fn | null). Starting reports every topic subscribed so far.
+Napi::Value JsWsHub::WatchTopics(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  if (info[0].IsFunction()) {
+    on_topics_ = Napi::Persistent(info[0].As<Napi::Function>());
+    if (async_context_.get() == nullptr) async_context_.Init(env, info.This(), "sluice.WsTopicWatch");
+    uv_loop_t* loop = nullptr;
+    napi_get_uv_event_loop(env, &loop);
+    hub_->WatchTopics(loop, this);
+  } else {
+    on_topics_.Reset();
+    hub_->WatchTopics(nullptr, nullptr);
+  }
+  return info.Env().Undefined();
+}
+
+void JsWsHub::OnTopicsChanged() {
+  napi_env env = Env();
+  AddonData* data = GetAddonData(env);
+  if (data == nullptr || data->tearing_down || on_topics_.IsEmpty()) return;
+  Napi::HandleScope scope(env);
+  std::vector<std::pair<std::string, bool>> changes = hub_->TakeTopicChanges();
+  Napi::Array a = Napi::Array::New(env, changes.size() * 2);
+  uint32_t i = 0;
+  for (const auto& c : changes) {
+    a.Set(i++, Napi::String::New(env, c.first));
+    a.Set(i++, Napi::Boolean::New(env, c.second));
+  }
+  napi_value argv[1] = {a};
+  napi_value recv = Value(), result;
+  if (recv == nullptr) return;
+  // From a libuv timer: node's MakeCallback semantics (nextTicks and
+  // microtasks run after it).
+  UncaughtIfThrown(env, napi_make_callback(env, async_context_.get(), recv, on_topics_.Value(),
+                                           1, argv, &result));
 }
 
 // ---- JsConnection's WebSocket methods -------------------------------------------

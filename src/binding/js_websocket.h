@@ -15,6 +15,7 @@
 
 #include <memory>
 
+#include "binding/js_core_handle.h"
 #include "core/websocket/ws_delegate.h"
 #include "core/websocket/ws_hub.h"
 
@@ -113,12 +114,18 @@ struct WsCalls {
 };
 
 // new NativeWsHub([sharedDeflate]): publish(topic, data, opcode,
-// compress) -> subscribers queued, subscribers(topic) -> count. Sessions hold the WsHub too (shared), so
-// the JS object may be collected while they are subscribed.
-class JsWsHub final : public Napi::ObjectWrap<JsWsHub> {
+// compress) -> subscribers queued, subscribers(topic) -> count,
+// watchTopics(fn | null): fn([topic, hasSubscriber, ...]) once per loop
+// turn in which topics gained their first or lost their last subscriber
+// (the pub/sub bus). Sessions hold the WsHub too (shared), so the JS object
+// may be collected while they are subscribed.
+class JsWsHub final : public Napi::ObjectWrap<JsWsHub>, public WsTopicWatcher {
  public:
   static Napi::Function Init(Napi::Env env);
   explicit JsWsHub(const Napi::CallbackInfo& info);
+  ~JsWsHub() override;
+  // The hub's wake timer -> fn(changes) (loop thread, top level).
+  void OnTopicsChanged() override;
   const std::shared_ptr<WsHub>& hub() const { return hub_; }
   // The hub of a NativeWsHub object, or null for anything else.
   static std::shared_ptr<WsHub> From(napi_env env, napi_value v);
@@ -126,7 +133,10 @@ class JsWsHub final : public Napi::ObjectWrap<JsWsHub> {
  private:
   Napi::Value Publish(const Napi::CallbackInfo& info);
   Napi::Value Subscribers(const Napi::CallbackInfo& info);
+  Napi::Value WatchTopics(const Napi::CallbackInfo& info);
   std::shared_ptr<WsHub> hub_;
+  Napi::FunctionReference on_topics_;
+  AsyncContext async_context_;
 };
 
 }  // namespace sluice

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/common/loop_tracked.h"
 #include "core/net/output_queue.h"
 #include "core/websocket/ws_frame.h"
 #include "core/websocket/ws_session.h"
@@ -40,8 +41,79 @@ class SharedFrame final : public ExternalRef {
 
 }  // namespace
 
+// One report of topic changes: a zero timer that fires on the next loop
+// turn and closes itself. Holds the hub weakly (the hub may go first: the
+// report is then dropped); LoopTracked, so an environment teardown waits
+// for its close callback.
+class WsTopicWake {
+ public:
+  static void Start(uv_loop_t* loop, std::weak_ptr<WsHub> hub) {
+    WsTopicWake* w = new WsTopicWake(std::move(hub));
+    uv_timer_init(loop, &w->timer_);
+    w->timer_.data = w;
+    uv_timer_start(&w->timer_, OnTimer, 0, 0);
+    // A report alone does not keep the loop alive.
+    uv_unref(reinterpret_cast<uv_handle_t*>(&w->timer_));
+  }
+
+ private:
+  explicit WsTopicWake(std::weak_ptr<WsHub> hub) : hub_(std::move(hub)) {}
+  // libuv -> report, loop thread, top level.
+  static void OnTimer(uv_timer_t* t) {
+    WsTopicWake* w = static_cast<WsTopicWake*>(t->data);
+    if (std::shared_ptr<WsHub> hub = w->hub_.lock()) hub->FireTopicWatch();
+    uv_close(reinterpret_cast<uv_handle_t*>(t), OnClosed);
+  }
+  static void OnClosed(uv_handle_t* h) { delete static_cast<WsTopicWake*>(h->data); }
+
+  LoopTracked tracked_;
+  uv_timer_t timer_;
+  std::weak_ptr<WsHub> hub_;
+};
+
+void WsHub::WatchTopics(uv_loop_t* loop, WsTopicWatcher* watcher) {
+  watch_loop_ = loop;
+  watcher_ = watcher;
+  changed_.clear();
+  if (watcher_ == nullptr) return;
+  // The topics subscribed before the watch began are changes too.
+  for (const auto& t : topics_) changed_.insert(t.first);
+  if (!changed_.empty() && !wake_pending_) {
+    wake_pending_ = true;
+    WsTopicWake::Start(watch_loop_, weak_from_this());
+  }
+}
+
+void WsHub::TopicFlipped(const std::string& topic) {
+  if (watcher_ == nullptr) return;
+  changed_.insert(topic);
+  if (!wake_pending_) {
+    wake_pending_ = true;
+    WsTopicWake::Start(watch_loop_, weak_from_this());
+  }
+}
+
+void WsHub::FireTopicWatch() {
+  wake_pending_ = false;
+  if (watcher_ != nullptr && !changed_.empty()) watcher_->OnTopicsChanged();
+}
+
+std::vector<std::pair<std::string, bool>> WsHub::TakeTopicChanges() {
+  std::vector<std::pair<std::string, bool>> out;
+  out.reserve(changed_.size());
+  for (const std::string& t : changed_) out.emplace_back(t, topics_.count(t) != 0);
+  changed_.clear();
+  return out;
+}
+
 bool WsHub::Subscribe(WebSocketSession* s, const std::string& topic) {
-  std::vector<WebSocketSession*>& subs = topics_[topic];
+  auto it = topics_.find(topic);
+  if (it == topics_.end()) {
+    topics_[topic].push_back(s);
+    TopicFlipped(topic);
+    return true;
+  }
+  std::vector<WebSocketSession*>& subs = it->second;
   if (std::find(subs.begin(), subs.end(), s) != subs.end()) return false;
   subs.push_back(s);
   return true;
@@ -56,7 +128,10 @@ bool WsHub::Unsubscribe(WebSocketSession* s, const std::string& topic) {
   // Order among subscribers is not kept: swap with the last.
   *pos = subs.back();
   subs.pop_back();
-  if (subs.empty()) topics_.erase(it);
+  if (subs.empty()) {
+    topics_.erase(it);
+    TopicFlipped(topic);
+  }
   return true;
 }
 

@@ -12,13 +12,24 @@
 // others get the plain frame, built once too. The same deflater serves
 // those subscribers' own sends (each message starts from a fresh context,
 // so whose message came before does not matter).
+//
+// Topic watch (the pub/sub bus, lib/websocket/pubsub/): the embedder hears
+// when topics gain their first or lose their last local subscriber, so a
+// process listens to a topic on the bus only while it has a subscriber.
+// Not per Subscribe call: changes are collected into a set (a topic that
+// flips back and forth within one loop turn is one entry) and reported
+// once, from a zero timer of their own, never from inside Subscribe or a
+// session's teardown (the embedder may run JS there).
 #pragma once
+
+#include <uv.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/websocket/ws_deflate.h"
@@ -27,8 +38,23 @@ namespace sluice {
 
 class WebSocketSession;
 
-class WsHub {
+// Told of topic changes. Called by the hub's wake timer (libuv, loop thread,
+// top level: it may run JS and re-enter the hub, e.g. TakeTopicChanges).
+class WsTopicWatcher {
  public:
+  virtual ~WsTopicWatcher() = default;
+  virtual void OnTopicsChanged() = 0;
+};
+
+class WsHub : public std::enable_shared_from_this<WsHub> {
+ public:
+  // Starts (non-null) or stops (null) the topic watch; `loop` runs the
+  // wake timer. The watcher must outlive the watch (stop it first).
+  void WatchTopics(uv_loop_t* loop, WsTopicWatcher* watcher);
+  // The topics whose has-a-subscriber state may have flipped since the
+  // last call, each with whether it has a subscriber now; clears them.
+  std::vector<std::pair<std::string, bool>> TakeTopicChanges();
+
   // False when `s` already was (is not) subscribed.
   bool Subscribe(WebSocketSession* s, const std::string& topic);
   bool Unsubscribe(WebSocketSession* s, const std::string& topic);
@@ -57,7 +83,16 @@ class WsHub {
   WsDeflate* shared_deflate() const { return shared_.get(); }
 
  private:
+  friend class WsTopicWake;
+  // A topic gained its first or lost its last subscriber.
+  void TopicFlipped(const std::string& topic);
+  void FireTopicWatch();
+
   std::unordered_map<std::string, std::vector<WebSocketSession*>> topics_;
+  uv_loop_t* watch_loop_ = nullptr;
+  WsTopicWatcher* watcher_ = nullptr;
+  std::unordered_set<std::string> changed_;
+  bool wake_pending_ = false;
   std::unique_ptr<WsDeflate> shared_;
   std::string deflated_;  // a published message, deflated (reused)
 };
