@@ -155,7 +155,10 @@ class MachineAdapter {
     this._sink = sink;
     const key = sink.key;
     const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-    const name = `${key.port}` + (key.path ? '-' + crypto.createHash('sha1').update(key.path).digest('hex').slice(0, 12) : '');
+    const hash = (v) => crypto.createHash('sha1').update(v).digest('hex').slice(0, 12);
+    // A server on a Unix socket has a path for a port: its hash names it.
+    const name = (typeof key.port === 'string' ? `unix-${hash(key.port)}` : `${key.port}`) +
+      (key.path ? `-${hash(key.path)}` : '');
     const dir = this._dir || path.join(os.tmpdir(), `sluice-bus-${uid}`, name);
     this._dir = dir;
     try {
