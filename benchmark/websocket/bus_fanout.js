@@ -208,7 +208,7 @@ function median(xs) {
         continue;
       }
       const runs = [];
-      for (let r = 0; r < RUNS; r++) runs.push(await measure(v, redis));
+      for (let r = 0; r < RUNS; r++) runs.push(await measure(v, v.redis ? redis : null));
       const pick = (k) => median(runs.map((x) => x[k]));
       rows.push({ label: v.label, rate: pick('rate'), cpuUs: pick('cpuUs'), cpuPct: pick('cpuPct'),
         redisUs: runs[0].redisUs === null ? null : pick('redisUs'), stalls: runs.reduce((a, x) => a + x.stalls, 0),

@@ -262,6 +262,16 @@ function startChild(args) {
       cs[3].send('stream t 200 1 m');
       for (const c of cs) await c.waitFor((s) => s === 'm 200');
       for (const c of cs) assert.deepStrictEqual(seqs(c, 'm'), Array.from({ length: 200 }, (_, i) => i + 1));
+      // A worker killed: the other goes on, its subscribers still served.
+      const pidOf = new Map();
+      for (const c of cs) pidOf.set(c, c.got.find((s) => s.startsWith('ok ')).slice(3));
+      const [dead, alive] = [...pids];
+      process.kill(Number(dead), 'SIGKILL');
+      const left = cs.filter((c) => pidOf.get(c) === alive);
+      await waitUntil(() => cs.filter((c) => pidOf.get(c) === dead).every((c) => c.readyState === c.CLOSED), 'the dead worker\'s clients closed');
+      left[0].send('stream t 50 1 k');
+      for (const c of left) await c.waitFor((s) => s === 'k 50');
+      for (const c of left) assert.deepStrictEqual(seqs(c, 'k'), Array.from({ length: 50 }, (_, i) => i + 1));
     } finally {
       terminateClients();
       await app.stop();
