@@ -1,6 +1,6 @@
 'use strict';
 // bus_server.js <variant> <port> [redisPort]: the servers of
-// benchmark/websocket/bus_fanout.js. Endpoints: /sub subscribes to topic
+// benchmark/websocket/_bus_fanout.js. Endpoints: /sub subscribes to topic
 // 'fan', /pub publishes every message it gets to 'fan' (socket.io: query
 // role=sub joins room 'fan', role=pub's 'm' events go to the room).
 //   sluice-single   one process, no bus (pubsub: false)

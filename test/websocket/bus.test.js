@@ -266,12 +266,33 @@ function startChild(args) {
       const pidOf = new Map();
       for (const c of cs) pidOf.set(c, c.got.find((s) => s.startsWith('ok ')).slice(3));
       const [dead, alive] = [...pids];
-      process.kill(Number(dead), 'SIGKILL');
+      process.kill(parseInt(dead, 10), 'SIGKILL');
       const left = cs.filter((c) => pidOf.get(c) === alive);
       await waitUntil(() => cs.filter((c) => pidOf.get(c) === dead).every((c) => c.readyState === c.CLOSED), 'the dead worker\'s clients closed');
       left[0].send('stream t 50 1 k');
       for (const c of left) await c.waitFor((s) => s === 'k 50');
       for (const c of left) assert.deepStrictEqual(seqs(c, 'k'), Array.from({ length: 50 }, (_, i) => i + 1));
+    } finally {
+      terminateClients();
+      await app.stop();
+    }
+  });
+
+  it('worker threads serving one port (reusePort) share topics with no app code', async function () {
+    const port = await common.freePort();
+    const app = startChild(['threads', String(port), '2']);
+    try {
+      await app.waitFor(/READY\n/, 'threads listening');
+      const url = `ws://127.0.0.1:${port}`;
+      const cs = [];
+      for (let i = 0; i < 10; i++) cs.push(await recorder(url));
+      const threads = new Set();
+      for (const c of cs) threads.add(await subscribe(c, 't'));
+      assert.strictEqual(threads.size, 2, 'the clients landed on both threads');
+      await settle(cs[0], cs, 't');
+      cs[1].send('stream t 100 1 r');
+      for (const c of cs) await c.waitFor((s) => s === 'r 100');
+      for (const c of cs) assert.deepStrictEqual(seqs(c, 'r'), Array.from({ length: 100 }, (_, i) => i + 1));
     } finally {
       terminateClients();
       await app.stop();

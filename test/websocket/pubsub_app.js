@@ -3,9 +3,10 @@
 // The app of test/websocket/bus.test.js, as a new user writes it: a
 // sluice.WebSocketServer whose message handler subscribes and publishes.
 //   node pubsub_app.js cluster <port> <workers>   node's cluster, default bus
+//   node pubsub_app.js threads <port> <threads>   worker threads, reusePort, default bus
 //   node pubsub_app.js redis <port> <redisPort>   one "host", RedisAdapter
 // Client messages (text):
-//   sub <topic>                 ws.subscribe, answers 'ok <pid>'
+//   sub <topic>                 ws.subscribe, answers 'ok <pid>.<threadId>'
 //   pub <topic> <text>          wss.publish
 //   wspub <topic> <text>        ws.publish (skips the sender)
 //   stream <topic> <n> <ms>     wss.publish of '<tag> 1' .. '<tag> n', one every ms
@@ -14,6 +15,7 @@
 // Ends when stdin closes.
 
 const cluster = require('node:cluster');
+const { Worker, isMainThread, parentPort, threadId } = require('node:worker_threads');
 const sluice = require('../../lib');
 
 const [mode, portArg, extra] = process.argv.slice(2);
@@ -29,7 +31,7 @@ function serve(adapterOptions) {
       const [cmd, topic, ...rest] = text.split(' ');
       if (cmd === 'sub') {
         ws.subscribe(topic);
-        ws.send(`ok ${process.pid}`);
+        ws.send(`ok ${process.pid}.${threadId}`);
       } else if (cmd === 'pub') {
         wss.publish(topic, rest.join(' '));
       } else if (cmd === 'wspub') {
@@ -44,8 +46,9 @@ function serve(adapterOptions) {
       }
     });
   });
-  server.listen(port, '127.0.0.1', () => {
+  server.listen({ port, host: '127.0.0.1', reusePort: mode === 'threads' ? true : undefined }, () => {
     if (cluster.isWorker) process.send('listening');
+    else if (!isMainThread) parentPort.postMessage('listening');
     else process.stdout.write('READY\n');
   });
   return server;
@@ -68,6 +71,23 @@ if (mode === 'cluster') {
   } else {
     serve({});
     process.on('disconnect', () => process.exit(0));
+  }
+} else if (mode === 'threads') {
+  if (isMainThread) {
+    const n = Number(extra);
+    let listening = 0;
+    const workers = [];
+    for (let i = 0; i < n; i++) {
+      const w = new Worker(__filename, { argv: process.argv.slice(2) });
+      workers.push(w);
+      w.on('message', (m) => {
+        if (m === 'listening' && ++listening === n) process.stdout.write('READY\n');
+      });
+    }
+    process.stdin.resume();
+    process.stdin.on('end', () => process.exit(0));
+  } else {
+    serve({});
   }
 } else if (mode === 'redis') {
   const Redis = require('ioredis');

@@ -12,7 +12,7 @@
 // connection and is removed by whoever finds it.
 //
 // Why a mesh of sockets and not node's cluster IPC (docs/websocket.md has
-// the measurement, benchmark/websocket/bus_transport.js): IPC goes through
+// the measurement, benchmark/websocket/_bus_transport.js): IPC goes through
 // the primary (two hops and JSON or structured-clone serialization per
 // message, a relay to install in an app's primary code, nothing for
 // reusePort processes or worker threads), while a socket write here is

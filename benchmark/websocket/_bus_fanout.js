@@ -7,14 +7,18 @@
 //   sluice, 2 workers, Redis            RedisAdapter (ioredis)
 //   socket.io, 2 workers, Redis         @socket.io/redis-adapter (what a
 //                                       Node team uses today)
-// The load (this process): ws clients (socket.io-client for socket.io)
-// subscribed at /sub, one publisher at /pub keeping `window` messages in
-// flight (a message is done when every subscriber has it; one lost on the
-// way is waited for 500 ms, then counted as a stall). Server CPU is the
+// The load: for sluice, benchmark/websocket/wsload.c (fanout mode, the C
+// client of websocket/echo.js's fan-out rows: subscribers at /sub, one
+// publisher at /pub keeping `window` messages in flight, a message done
+// when every subscriber has it); for socket.io, and for every row with
+// --load js, this process with socket.io-client / ws clients doing the
+// same (a message lost on the way is waited for 500 ms, then counted in
+// `lost`). A JS client tops out far below sluice's rates: compare CPU per
+// delivery, not deliveries/s, across loads. Server CPU is the
 // sum over the server's processes (primary and workers, from /proc); Redis'
 // own CPU is its own column. Redis rows need redis-server (Debian
 // redis-server), started here on a free port; they are skipped without it.
-//   node benchmark/websocket/bus_fanout.js [--subs 1000] [--seconds 5]
+//   node benchmark/websocket/_bus_fanout.js [--subs 1000] [--seconds 5]
 //        [--size 64] [--window 8] [--runs 1] [--only sluice-cluster,...]
 
 const fs = require('node:fs');
@@ -33,6 +37,7 @@ const SIZE = Number(arg('size', 64));
 const WINDOW = Number(arg('window', 8));
 const RUNS = Number(arg('runs', 1));
 const ONLY = arg('only', null);
+const LOAD = arg('load', 'wsload');
 
 const VARIANTS = [
   { name: 'sluice-single', label: 'sluice, 1 process (no bus)' },
@@ -106,11 +111,39 @@ function connect(v, port, role) {
   });
 }
 
+// wsload fanout against the server: -> { deliveries, seconds }.
+function runWsload(port) {
+  const { wsloadBinary, wsloadArgs, parseWsload } = require('../lib/wsload.js');
+  const args = wsloadArgs({ mode: 'fanout', pubPath: '/pub', subPath: '/sub', subscribers: SUBS, size: SIZE, window: WINDOW },
+    '127.0.0.1', port, SECONDS);
+  return new Promise((resolve, reject) => {
+    const child = spawn(wsloadBinary(), args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.on('exit', () => {
+      const r = parseWsload(out);
+      if (!r.ok) reject(new Error(`wsload: ${out}`));
+      else resolve({ deliveries: r.requests, seconds: r.seconds });
+    });
+  });
+}
+
 async function measure(v, redis) {
   const port = await freePort();
   const srv = await startServer(v.name, port, redis && redis.port);
   const subs = [];
   try {
+    if (!v.socketio && LOAD === 'wsload') {
+      const cpu0 = sumCpu(srv.pids);
+      const redisCpu0 = redis ? cpuSeconds(redis.child.pid) : 0;
+      const r = await runWsload(port);
+      const cpu = sumCpu(srv.pids) - cpu0;
+      const redisCpu = redis ? cpuSeconds(redis.child.pid) - redisCpu0 : 0;
+      return {
+        label: v.label, rate: r.deliveries / r.seconds, cpuUs: cpu * 1e6 / r.deliveries, cpuPct: cpu / r.seconds * 100,
+        redisUs: redis ? redisCpu * 1e6 / r.deliveries : null, stalls: 0, perCpuSecond: r.deliveries / cpu,
+      };
+    }
     for (let i = 0; i < SUBS; i += 50) {
       const batch = [];
       for (let j = i; j < Math.min(SUBS, i + 50); j++) batch.push(connect(v, port, 'sub'));
@@ -218,7 +251,7 @@ function median(xs) {
     if (redis) redis.child.kill();
   }
   const base = rows.find((r) => r.cpuUs !== undefined);
-  console.log(`pub/sub fan-out: 1 publisher -> ${SUBS} subscribers, ${SIZE}-byte messages, window ${WINDOW}, ${SECONDS} s x ${RUNS} (median)`);
+  console.log(`pub/sub fan-out: 1 publisher -> ${SUBS} subscribers, ${SIZE}-byte messages, window ${WINDOW}, ${SECONDS} s x ${RUNS} (median); load: ${LOAD === 'wsload' ? 'wsload (sluice rows), socket.io-client (socket.io)' : 'JS clients'}`);
   console.log('variant                                   deliveries/s  server CPU µs/delivery  x single  server CPU%  Redis µs/delivery  deliveries/CPU-s  lost');
   for (const r of rows) {
     if (r.skipped) {

@@ -8,7 +8,7 @@
 //   uds      a Unix-domain socket between the two workers, length-prefixed
 //            frames, corked per tick (what the machine adapter writes)
 // Prints messages/s and the CPU of all three processes per message.
-//   node benchmark/websocket/bus_transport.js [--n 200000] [--size 100]
+//   node benchmark/websocket/_bus_transport.js [--n 200000] [--size 100]
 
 const cluster = require('node:cluster');
 const net = require('node:net');
