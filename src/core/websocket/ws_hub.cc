@@ -51,9 +51,11 @@ class WsTopicWake {
     WsTopicWake* w = new WsTopicWake(std::move(hub));
     uv_timer_init(loop, &w->timer_);
     w->timer_.data = w;
+    // Referenced: it fires on the next loop turn whatever else is
+    // pending. Unreferenced, a loop with nothing else alive (an
+    // environment's teardown waiting for LoopTracked objects) would never
+    // run it, and the wait would never end.
     uv_timer_start(&w->timer_, OnTimer, 0, 0);
-    // A report alone does not keep the loop alive.
-    uv_unref(reinterpret_cast<uv_handle_t*>(&w->timer_));
   }
 
  private:
