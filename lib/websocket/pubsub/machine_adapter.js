@@ -35,6 +35,7 @@ const os = require('os');
 const path = require('path');
 const crypto = require('crypto');
 const { threadId } = require('worker_threads');
+const { codedError } = require('../../common/errors');
 
 const HELLO = 0;
 const SUB = 1;
@@ -159,25 +160,44 @@ class MachineAdapter {
     // A server on a Unix socket has a path for a port: its hash names it.
     const name = (typeof key.port === 'string' ? `unix-${hash(key.port)}` : `${key.port}`) +
       (key.path ? `-${hash(key.path)}` : '');
-    const dir = this._dir || path.join(os.tmpdir(), `sluice-bus-${uid}`, name);
-    this._dir = dir;
-    try {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (err) {
-      sink.error(err);
-      return;
-    }
+    this._ownDir = !this._dir;  // ours to check the parent of and remove
+    this._dir = this._dir || path.join(os.tmpdir(), `sluice-bus-${uid}`, name);
     this._id = `${process.pid}-${threadId}-${crypto.randomBytes(4).toString('hex')}`;
-    this._file = path.join(dir, this._id + '.sock');
+    this._file = path.join(this._dir, this._id + '.sock');
     const server = net.createServer((socket) => this._addLink(socket, false));
     this._server = server;
-    server.on('error', (err) => sink.error(err));
-    server.listen(this._file, () => {
+    let retries = 3;
+    server.on('error', (err) => {
+      // The last member of the group removed the (empty) directory between
+      // our mkdir and our listen: make it again.
+      if (err.code === 'ENOENT' && retries-- > 0 && !this._closed) this._listen();
+      else sink.error(err);
+    });
+    server.unref();
+    this._listen();
+  }
+
+  // Makes the directory (mode 0700; one that someone else owns or can
+  // write to is refused: its sockets could be anyone's) and listens in it.
+  _listen() {
+    const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+    try {
+      fs.mkdirSync(this._dir, { recursive: true, mode: 0o700 });
+      for (const d of this._ownDir ? [path.dirname(this._dir), this._dir] : [this._dir]) {
+        const st = fs.statSync(d);
+        if ((uid !== null && st.uid !== uid) || (st.mode & 0o022) !== 0) {
+          throw codedError('ERR_SLUICE_PUBSUB_DIR', `pub/sub: ${d} is not this user's alone`);
+        }
+      }
+    } catch (err) {
+      this._sink.error(err);
+      return;
+    }
+    this._server.listen(this._file, () => {
       if (this._closed) return;
       trackFile(this._file);
       this._discover();
     });
-    server.unref();
   }
 
   // Connects to every member listed now (the ones that come later connect
@@ -301,6 +321,8 @@ class MachineAdapter {
       if (this._file !== null) {
         ownFiles.delete(this._file);
         try { fs.unlinkSync(this._file); } catch {}
+        // The last one out removes the directory (not if others are in it).
+        if (this._ownDir) try { fs.rmdirSync(this._dir); } catch {}
       }
     }
   }
