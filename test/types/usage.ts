@@ -341,6 +341,13 @@ void [status, methods, ver, counters, compression];
   const delivered: number = wss.publish('room', Buffer.from('all'));
   const subs: number = wss.subscribers('room');
   void delivered; void subs;
+  const stats = wss.pubsubStats();
+  if (stats !== null) { const dropped: number = stats.dropped; void dropped; }
+  const shards = new sluice.WebSocketServer({ server: wsHttp, path: '/shard', pubsub: false });
+  const redisBus: sluice.PubSubAdapter = new sluice.pubsub.RedisAdapter({ pubClient: {}, subClient: {}, prefix: 'app#' });
+  const machine = new sluice.pubsub.MachineAdapter({ maxBuffered: 1 << 20 });
+  const overRedis = new sluice.WebSocketServer({ server: wsHttp, path: '/r', pubsub: redisBus });
+  void shards; void machine.peers(); void overRedis;
   const noServer = new sluice.WebSocketServer({ noServer: true });
   wsHttp.on('upgrade', (req, socket, head) => {
     noServer.handleUpgrade(req, socket, head, (ws) => noServer.emit('connection', ws, req));
