@@ -60,11 +60,25 @@ function trackFile(file) {
   });
 }
 
+// One frame in one Buffer: one socket write per frame and peer.
 function frame(type, body) {
-  const h = Buffer.allocUnsafe(5);
-  h.writeUInt32BE(1 + body.length, 0);
-  h[4] = type;
-  return [h, body];
+  const f = Buffer.allocUnsafe(5 + body.length);
+  f.writeUInt32BE(1 + body.length, 0);
+  f[4] = type;
+  body.copy(f, 5);
+  return f;
+}
+
+// MSG: [u32 topic length][topic][packet].
+function msgFrame(topic, packet) {
+  const tlen = Buffer.byteLength(topic);
+  const f = Buffer.allocUnsafe(9 + tlen + packet.length);
+  f.writeUInt32BE(5 + tlen + packet.length, 0);
+  f[4] = MSG;
+  f.writeUInt32BE(tlen, 5);
+  f.write(topic, 9);
+  packet.copy(f, 9 + tlen);
+  return f;
 }
 
 // One connection to one peer (either direction).
@@ -86,19 +100,14 @@ class Link {
   }
 
   write(type, body) {
-    const [h, b] = frame(type, body);
-    this._cork();
-    this.socket.write(h);
-    this.socket.write(b);
+    this.send(frame(type, body));
   }
 
-  // The MSG frame's three parts in one writev (cork until the end of the
-  // tick: a burst of publishes leaves in few syscalls).
-  writeMsg(head, topicBuf, packet) {
+  // Corked until the end of the tick: a burst of publishes leaves in one
+  // writev.
+  send(f) {
     this._cork();
-    this.socket.write(head);
-    this.socket.write(topicBuf);
-    this.socket.write(packet);
+    this.socket.write(f);
   }
 
   _cork() {
@@ -286,8 +295,7 @@ class MachineAdapter {
   }
 
   publish(topic, packet) {
-    let topicBuf = null;
-    let head = null;
+    let f = null;
     let dropped = 0;
     for (const l of this._peers.values()) {
       if (!l.topics.has(topic)) continue;
@@ -295,14 +303,8 @@ class MachineAdapter {
         dropped++;
         continue;
       }
-      if (topicBuf === null) {
-        topicBuf = Buffer.from(topic);
-        head = Buffer.allocUnsafe(9);
-        head.writeUInt32BE(1 + 4 + topicBuf.length + packet.length, 0);
-        head[4] = MSG;
-        head.writeUInt32BE(topicBuf.length, 5);
-      }
-      l.writeMsg(head, topicBuf, packet);
+      if (f === null) f = msgFrame(topic, packet);
+      l.send(f);
     }
     if (dropped > 0) this._sink.dropped(dropped, 'a sibling process is not reading');
   }
