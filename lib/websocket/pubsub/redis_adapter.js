@@ -53,7 +53,10 @@ class RedisAdapter {
     this._onReady = () => {
       for (const t of this._sink.topics()) this._call('subscribe', t);
     };
-    this._onError = (err) => { if (this._sink) this._sink.error(err); };
+    // A SUBSCRIBE that fails (Redis away) is made again on 'ready'; an
+    // UNSUBSCRIBE that fails leaves a channel whose messages find no local
+    // subscriber. Neither is worth an event per topic.
+    this._ignore = () => {};
     this._published = () => { this._pending--; };
     this._failed = (err) => {
       this._pending--;
@@ -66,14 +69,15 @@ class RedisAdapter {
   }
 
   _call(method, topic) {
-    this._sub[method](this._channel(topic)).catch(this._onError);
+    this._sub[method](this._channel(topic)).catch(this._ignore);
   }
 
   attach(sink) {
     this._sink = sink;
     this._sub.on('messageBuffer', this._onMessage);
     this._sub.on('ready', this._onReady);
-    this._sub.on('error', this._onError);
+    // The clients' own 'error' events (every failed reconnect) stay the
+    // app's: what the bus loses is reported as drops.
   }
 
   subscribe(topic) { this._call('subscribe', topic); }
@@ -102,7 +106,6 @@ class RedisAdapter {
     this._closed = true;
     this._sub.removeListener('messageBuffer', this._onMessage);
     this._sub.removeListener('ready', this._onReady);
-    this._sub.removeListener('error', this._onError);
     if (this._sub.status === 'ready') {
       for (const t of this._sink.topics()) this._sub.unsubscribe(this._channel(t)).catch(() => {});
     }
