@@ -12,7 +12,7 @@
 // publisher at /pub keeping `window` messages in flight, a message done
 // when every subscriber has it); for socket.io, and for every row with
 // --load js, this process with socket.io-client / ws clients doing the
-// same (a message lost on the way is waited for 500 ms, then counted in
+// same (a message lost on the way is waited for 2 s, then counted in
 // `lost`). A JS client tops out far below sluice's rates: compare CPU per
 // delivery, not deliveries/s, across loads. Server CPU is the
 // sum over the server's processes (primary and workers, from /proc); Redis'
@@ -200,7 +200,7 @@ async function measure(v, redis) {
       onDone = () => { lastProgress = Date.now(); pump(); };
       const watchdog = setInterval(() => {
         if (Date.now() >= end) { pump(); return; }
-        if (Date.now() - lastProgress > 500) {
+        if (Date.now() - lastProgress > 2000) {
           stalls += published - completed;
           completed = published;
           counts.clear();

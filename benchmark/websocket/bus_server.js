@@ -23,6 +23,13 @@ function redisPair() {
   return { pub, sub: pub.duplicate() };
 }
 
+function whenReady(a, b, fn) {
+  let n = 0;
+  const one = () => { if (++n === 2) fn(); };
+  a.once('ready', one);
+  b.once('ready', one);
+}
+
 function sluiceWorker(pubsub) {
   const sluice = require('../../lib');
   const server = sluice.createServer((req, res) => res.end());
@@ -41,13 +48,15 @@ function socketioWorker() {
   const { Server } = require('socket.io');
   const { createAdapter } = require('@socket.io/redis-adapter');
   const { pub, sub } = redisPair();
-  const server = http.createServer();
-  const io = new Server(server, { transports: ['websocket'], adapter: createAdapter(pub, sub) });
-  io.on('connection', (socket) => {
-    if (socket.handshake.query.role === 'sub') socket.join('fan');
-    else socket.on('m', (d) => io.to('fan').emit('m', d));
+  whenReady(pub, sub, () => {
+    const server = http.createServer();
+    const io = new Server(server, { transports: ['websocket'], adapter: createAdapter(pub, sub) });
+    io.on('connection', (socket) => {
+      if (socket.handshake.query.role === 'sub') socket.join('fan');
+      else socket.on('m', (d) => io.to('fan').emit('m', d));
+    });
+    server.listen(port, '127.0.0.1', () => ready());
   });
-  server.listen(port, '127.0.0.1', () => ready());
 }
 
 function ready() {
@@ -69,9 +78,11 @@ if (WORKERS > 0 && cluster.isPrimary) {
 } else if (variant === 'sluice-cluster') {
   sluiceWorker(undefined);
 } else if (variant === 'sluice-redis') {
+  // Listening once both clients are ready: the load publishes as soon as
+  // its subscribers are connected.
   const sluice = require('../../lib');
   const { pub, sub } = redisPair();
-  sluiceWorker(new sluice.pubsub.RedisAdapter({ pubClient: pub, subClient: sub }));
+  whenReady(pub, sub, () => sluiceWorker(new sluice.pubsub.RedisAdapter({ pubClient: pub, subClient: sub })));
 } else if (variant === 'socketio-redis') {
   socketioWorker();
 } else {

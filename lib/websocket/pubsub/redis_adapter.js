@@ -80,9 +80,17 @@ class RedisAdapter {
     // app's: what the bus loses is reported as drops.
   }
 
-  subscribe(topic) { this._call('subscribe', topic); }
+  // Only while the subscriber client is ready: a SUBSCRIBE queued before
+  // it is (ioredis' offline queue) puts it in subscriber mode ahead of its
+  // own ready check, which then fails; 'ready' subscribes every topic
+  // listened to by then anyway.
+  subscribe(topic) {
+    if (this._sub.status === 'ready') this._call('subscribe', topic);
+  }
 
-  unsubscribe(topic) { this._call('unsubscribe', topic); }
+  unsubscribe(topic) {
+    if (this._sub.status === 'ready') this._call('unsubscribe', topic);
+  }
 
   publish(topic, packet) {
     if (this._pub.status !== 'ready') {
