@@ -103,6 +103,29 @@ function startChild(args) {
   return c;
 }
 
+// The app serving one port as `mode` with 2 members (cluster workers or
+// threads), n clients on it, each subscribed to 't' and the bus settled:
+// fn(clients, member ids) runs, then everything is torn down.
+async function onSharedPort(mode, n, fn) {
+  const port = await common.freePort();
+  const app = startChild([mode, String(port), '2']);
+  try {
+    await app.waitFor(/READY\n/, `${mode}: members listening`);
+    const cs = [];
+    for (let i = 0; i < n; i++) cs.push(await recorder(`ws://127.0.0.1:${port}`));
+    const ids = [];
+    for (const c of cs) ids.push(await subscribe(c, 't'));
+    assert.strictEqual(new Set(ids).size, 2, 'the clients landed on both members');
+    await settle(cs[0], cs, 't');
+    await fn(cs, ids);
+  } finally {
+    terminateClients();
+    await app.stop();
+  }
+}
+
+const upTo = (n) => Array.from({ length: n }, (_, i) => i + 1);
+
 (common.isNode ? describe.skip : describe)('WebSocketServer pub/sub bus', function () {
   this.timeout(30000);
   const dirs = [];
@@ -195,7 +218,7 @@ function startChild(args) {
     for (let i = 1; i <= 200; i++) a[0].send(`pub room seq ${i}`);
     b[0].send('wspub room from-b0');
     for (const c of [...a, ...b]) await c.waitFor((s) => s === 'seq 200');
-    for (const c of [...a, ...b]) assert.deepStrictEqual(seqs(c, 'seq'), Array.from({ length: 200 }, (_, i) => i + 1));
+    for (const c of [...a, ...b]) assert.deepStrictEqual(seqs(c, 'seq'), upTo(200));
     // Once per process, not per subscriber: 200 messages reached 3 subscribers.
     assert.strictEqual(m2.wss.pubsubStats().received - before2, 200);
     for (const c of [...a, ...b.slice(1)]) await c.waitFor((s) => s === 'from-b0');
@@ -241,17 +264,7 @@ function startChild(args) {
   });
 
   it('a cluster of 2 workers: every one of 20 subscribers gets every message, in order', async function () {
-    const port = await common.freePort();
-    const app = startChild(['cluster', String(port), '2']);
-    try {
-      await app.waitFor(/READY\n/, 'workers listening');
-      const url = `ws://127.0.0.1:${port}`;
-      const cs = [];
-      for (let i = 0; i < 20; i++) cs.push(await recorder(url));
-      const pids = new Set();
-      for (const c of cs) pids.add(await subscribe(c, 't'));
-      assert.strictEqual(pids.size, 2, 'the clients landed on both workers');
-      await settle(cs[0], cs, 't');
+    await onSharedPort('cluster', 20, async (cs, ids) => {
       for (let i = 1; i <= 300; i++) cs[i % 20].send(`pub t n ${i}`);
       // Different clients publish (through both workers): every message
       // reaches every subscriber once.
@@ -261,42 +274,24 @@ function startChild(args) {
       // One publisher: strictly in order everywhere.
       cs[3].send('stream t 200 1 m');
       for (const c of cs) await c.waitFor((s) => s === 'm 200');
-      for (const c of cs) assert.deepStrictEqual(seqs(c, 'm'), Array.from({ length: 200 }, (_, i) => i + 1));
+      for (const c of cs) assert.deepStrictEqual(seqs(c, 'm'), upTo(200));
       // A worker killed: the other goes on, its subscribers still served.
-      const pidOf = new Map();
-      for (const c of cs) pidOf.set(c, c.got.find((s) => s.startsWith('ok ')).slice(3));
-      const [dead, alive] = [...pids];
+      const dead = ids[0];
       process.kill(parseInt(dead, 10), 'SIGKILL');
-      const left = cs.filter((c) => pidOf.get(c) === alive);
-      await waitUntil(() => cs.filter((c) => pidOf.get(c) === dead).every((c) => c.readyState === c.CLOSED), 'the dead worker\'s clients closed');
+      const left = cs.filter((c, i) => ids[i] !== dead);
+      await waitUntil(() => cs.every((c, i) => ids[i] !== dead || c.readyState === c.CLOSED), 'the dead worker\'s clients closed');
       left[0].send('stream t 50 1 k');
       for (const c of left) await c.waitFor((s) => s === 'k 50');
-      for (const c of left) assert.deepStrictEqual(seqs(c, 'k'), Array.from({ length: 50 }, (_, i) => i + 1));
-    } finally {
-      terminateClients();
-      await app.stop();
-    }
+      for (const c of left) assert.deepStrictEqual(seqs(c, 'k'), upTo(50));
+    });
   });
 
   it('worker threads serving one port (reusePort) share topics with no app code', async function () {
-    const port = await common.freePort();
-    const app = startChild(['threads', String(port), '2']);
-    try {
-      await app.waitFor(/READY\n/, 'threads listening');
-      const url = `ws://127.0.0.1:${port}`;
-      const cs = [];
-      for (let i = 0; i < 10; i++) cs.push(await recorder(url));
-      const threads = new Set();
-      for (const c of cs) threads.add(await subscribe(c, 't'));
-      assert.strictEqual(threads.size, 2, 'the clients landed on both threads');
-      await settle(cs[0], cs, 't');
+    await onSharedPort('threads', 10, async (cs) => {
       cs[1].send('stream t 100 1 r');
       for (const c of cs) await c.waitFor((s) => s === 'r 100');
-      for (const c of cs) assert.deepStrictEqual(seqs(c, 'r'), Array.from({ length: 100 }, (_, i) => i + 1));
-    } finally {
-      terminateClients();
-      await app.stop();
-    }
+      for (const c of cs) assert.deepStrictEqual(seqs(c, 'r'), upTo(100));
+    });
   });
 
   describe('Redis (two hosts)', function () {
@@ -356,7 +351,7 @@ function startChild(args) {
           await c.waitFor((s) => s === 'x 300');
           await c.waitFor((s) => s === 'y 300');
         }
-        const full = Array.from({ length: 300 }, (_, i) => i + 1);
+        const full = upTo(300);
         for (const c of all) {
           assert.deepStrictEqual(seqs(c, 'x'), full);
           assert.deepStrictEqual(seqs(c, 'y'), full);
@@ -370,7 +365,7 @@ function startChild(args) {
         await startRedis();
         for (const c of a) await c.waitFor((s) => s === 'z 150', 8000);
         // Local delivery never stopped.
-        for (const c of a) assert.deepStrictEqual(seqs(c, 'z'), Array.from({ length: 150 }, (_, i) => i + 1));
+        for (const c of a) assert.deepStrictEqual(seqs(c, 'z'), upTo(150));
         // The other host lost some while Redis was away, kept the order,
         // and hears the publisher again once the subscriptions are back.
         const zb = seqs(b[0], 'z');
