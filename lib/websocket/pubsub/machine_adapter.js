@@ -92,6 +92,7 @@ class Link {
     this.corked = false;
     this._chunks = [];
     this._have = 0;
+    this._need = 0;  // bytes of the frame being read (0: not known yet)
     socket.unref();
     socket.setNoDelay?.(true);
     socket.on('data', (chunk) => this._onData(chunk));
@@ -120,23 +121,32 @@ class Link {
     });
   }
 
+  // Frames out of the byte stream. The chunks of a frame still arriving
+  // are only listed (joined once it is whole: a large message in many
+  // reads is copied once, not once per read).
   _onData(chunk) {
     this._chunks.push(chunk);
     this._have += chunk.length;
     while (this._have >= 4) {
+      if (this._need === 0) {
+        let first = this._chunks[0];
+        if (first.length < 4) {
+          first = Buffer.concat(this._chunks, this._have);
+          this._chunks = [first];
+        }
+        const len = first.readUInt32BE(0);
+        if (len < 1 || len > MAX_FRAME) {
+          this.socket.destroy();
+          return;
+        }
+        this._need = 4 + len;
+      }
+      if (this._have < this._need) return;
       let buf = this._chunks.length === 1 ? this._chunks[0] : Buffer.concat(this._chunks, this._have);
-      const len = buf.readUInt32BE(0);
-      if (len < 1 || len > MAX_FRAME) {
-        this.socket.destroy();
-        return;
-      }
-      if (this._have < 4 + len) {
-        this._chunks = [buf];
-        return;
-      }
       const type = buf[4];
-      const body = buf.subarray(5, 4 + len);
-      buf = buf.subarray(4 + len);
+      const body = buf.subarray(5, this._need);
+      buf = buf.subarray(this._need);
+      this._need = 0;
       this._chunks = buf.length > 0 ? [buf] : [];
       this._have = buf.length;
       this.adapter._onFrame(this, type, body);
