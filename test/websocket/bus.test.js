@@ -238,6 +238,32 @@ const upTo = (n) => Array.from({ length: n }, (_, i) => i + 1);
     m2.wss.close();
   });
 
+  it('a sibling that stops reading gets drops, counted and reported, not a queue', async function () {
+    const [m1, m2] = await twoMembers({ maxBuffered: 1 << 20 });
+    const b = await recorder(m2.url);
+    await subscribe(b, 't');
+    await waitUntil(() => m1.wss._bus._adapter.wants('t'), 'the topic on the bus');
+    // m2 stops reading its link: m1's socket buffer fills.
+    for (const l of m2.wss._bus._adapter._links) l.socket.pause();
+    const errors = [];
+    m1.wss.on('error', (err) => errors.push(err));
+    const big = Buffer.alloc(256 * 1024);
+    for (let i = 0; i < 200; i++) {
+      m1.wss.publish('t', big);
+      await new Promise((r) => setImmediate(r));
+    }
+    const { dropped, published } = m1.wss.pubsubStats();
+    assert.ok(dropped > 100, `dropped ${dropped} of ${published}`);
+    await waitUntil(() => errors.length > 0, 'the drop report');
+    assert.strictEqual(errors[0].code, 'ERR_SLUICE_PUBSUB_DROPPED');
+    assert.ok(errors[0].dropped > 0);
+    let queued = 0;
+    for (const l of m1.wss._bus._adapter._links) queued += l.socket.writableLength;
+    assert.ok(queued < 4 * 1024 * 1024, `${queued} bytes queued`);
+    m1.wss.close();
+    m2.wss.close();
+  });
+
   it('a member that goes away disturbs no other; pubsub: false has no bus', async function () {
     const [m1, m2] = await twoMembers();
     const a = await recorder(m1.url);
