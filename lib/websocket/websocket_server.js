@@ -6,7 +6,9 @@
 // switches natively to a WebSocketSession (conn.wsAccept) and every frame
 // after that is parsed and written in C++. Pub/sub (publish, subscribers)
 // goes to a native hub: a published message is framed once and queued on
-// every subscriber's connection without JS per subscriber.
+// every subscriber's connection without JS per subscriber; the pub/sub bus
+// (./pubsub/) carries it to the other processes serving the port, or
+// through Redis, whose hubs do the same.
 // HTTP/2 (RFC 8441 extended CONNECT) comes through http2_accept.js to
 // _handleHttp2: the same checks, HTTP/2's answers.
 
