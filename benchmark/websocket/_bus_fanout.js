@@ -233,23 +233,27 @@ function median(xs) {
 (async () => {
   let redis = null;
   if (VARIANTS.some((v) => v.redis)) redis = await startRedis();
-  const rows = [];
+  // Rounds interleave the variants (a drifting machine load then touches
+  // every row alike); each row is the median of its rounds.
+  const runs = new Map(VARIANTS.map((v) => [v, []]));
   try {
-    for (const v of VARIANTS) {
-      if (v.redis && !redis) {
-        rows.push({ label: v.label, skipped: 'redis-server not installed' });
-        continue;
+    for (let r = 0; r < RUNS; r++) {
+      for (const v of VARIANTS) {
+        if (v.redis && !redis) continue;
+        runs.get(v).push(await measure(v, v.redis ? redis : null));
       }
-      const runs = [];
-      for (let r = 0; r < RUNS; r++) runs.push(await measure(v, v.redis ? redis : null));
-      const pick = (k) => median(runs.map((x) => x[k]));
-      rows.push({ label: v.label, rate: pick('rate'), cpuUs: pick('cpuUs'), cpuPct: pick('cpuPct'),
-        redisUs: runs[0].redisUs === null ? null : pick('redisUs'), stalls: runs.reduce((a, x) => a + x.stalls, 0),
-        perCpuSecond: pick('perCpuSecond') });
     }
   } finally {
     if (redis) redis.child.kill();
   }
+  const rows = VARIANTS.map((v) => {
+    const rs = runs.get(v);
+    if (rs.length === 0) return { label: v.label, skipped: 'redis-server not installed' };
+    const pick = (k) => median(rs.map((x) => x[k]));
+    return { label: v.label, rate: pick('rate'), cpuUs: pick('cpuUs'), cpuPct: pick('cpuPct'),
+      redisUs: rs[0].redisUs === null ? null : pick('redisUs'), stalls: rs.reduce((a, x) => a + x.stalls, 0),
+      perCpuSecond: pick('perCpuSecond') };
+  });
   const base = rows.find((r) => r.cpuUs !== undefined);
   console.log(`pub/sub fan-out: 1 publisher -> ${SUBS} subscribers, ${SIZE}-byte messages, window ${WINDOW}, ${SECONDS} s x ${RUNS} (median); load: ${LOAD === 'wsload' ? 'wsload (sluice rows), socket.io-client (socket.io)' : 'JS clients'}`);
   console.log('variant                                   deliveries/s  server CPU µs/delivery  x single  server CPU%  Redis µs/delivery  deliveries/CPU-s  lost');
