@@ -17,6 +17,11 @@ const http3 = require('./http3/endpoint');
 const { MachineAdapter } = require('./websocket/pubsub/machine_adapter');
 const { RedisAdapter } = require('./websocket/pubsub/redis_adapter');
 
+// WebSocketServer's pub/sub bus adapters (docs/websocket.md "The bus").
+// A name, not an object literal, in module.exports: node's scan of it for
+// ESM named exports stops at a value it cannot read.
+const pubsub = Object.freeze({ MachineAdapter, RedisAdapter });
+
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
 }
@@ -55,8 +60,7 @@ module.exports = {
   createServer,
   WebSocketServer,
   WebSocket,
-  // WebSocketServer's pub/sub bus adapters (docs/websocket.md "The bus").
-  pubsub: { MachineAdapter, RedisAdapter },
+  pubsub,
   Server,
   createSecureServer,
   createSecureContext,
