@@ -5,8 +5,8 @@
 // server on the same port (SO_REUSEPORT, docs/deployment.md). The chat is
 // sluice's pub/sub: every socket subscribes to 'room', every message is
 // published to it. wss.publish reaches the subscribers of every worker
-// through the cross-process bus where sluice has it (docs/websocket.md);
-// with WORKERS=1 everything is one process.
+// through sluice's pub/sub bus, with no code here (docs/websocket.md "The
+// bus"); with WORKERS=1 everything is one process.
 //
 //   PORT=3000 node server.js      then open http://localhost:3000
 
