@@ -104,8 +104,11 @@ class Link {
     this.send(frame(type, body));
   }
 
-  // Corked until the end of the tick: a burst of publishes leaves in one
-  // writev.
+  // Corked until the end of the loop turn (setImmediate, not nextTick:
+  // every message event of a turn is a tick of its own): what a turn
+  // publishes leaves in one writev, arrives in one read and is fanned out
+  // in one turn over there, so each subscriber's socket gets one write
+  // for all of it, as in a single process.
   send(f) {
     this._cork();
     this.socket.write(f);
@@ -115,7 +118,7 @@ class Link {
     if (this.corked) return;
     this.corked = true;
     this.socket.cork();
-    process.nextTick(() => {
+    setImmediate(() => {
       this.corked = false;
       this.socket.uncork();
     });

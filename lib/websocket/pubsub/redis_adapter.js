@@ -57,11 +57,12 @@ class RedisAdapter {
     // UNSUBSCRIBE that fails leaves a channel whose messages find no local
     // subscriber. Neither is worth an event per topic.
     this._ignore = () => {};
-    this._published = () => { this._pending--; };
-    this._failed = (err) => {
-      this._pending--;
-      this._dropped(`Redis did not take it: ${err.message}`);
-    };
+    // Publishes of one loop turn, sent as one pipeline (one write to
+    // Redis, which then writes them to each subscriber process together:
+    // one fan-out turn there for all of them): [channel, packet, ...].
+    this._batch = [];
+    this._flushing = false;
+    this._flush = () => this._flushBatch();
   }
 
   _channel(topic) {
@@ -94,19 +95,39 @@ class RedisAdapter {
 
   publish(topic, packet) {
     if (this._pub.status !== 'ready') {
-      this._dropped(`Redis not connected (${this._pub.status})`);
+      this._sink.dropped(1, `Redis not connected (${this._pub.status})`);
       return;
     }
-    if (this._pending >= this._maxPending) {
-      this._dropped(`${this._pending} publishes await Redis`);
+    if (this._pending + this._batch.length / 2 >= this._maxPending) {
+      this._sink.dropped(1, `${this._pending} publishes await Redis`);
       return;
     }
-    this._pending++;
-    this._pub.publish(this._channel(topic), packet).then(this._published, this._failed);
+    this._batch.push(this._channel(topic), packet);
+    if (!this._flushing) {
+      this._flushing = true;
+      setImmediate(this._flush);
+    }
   }
 
-  _dropped(reason) {
-    this._sink.dropped(1, reason);
+  _flushBatch() {
+    this._flushing = false;
+    const b = this._batch;
+    this._batch = [];
+    const n = b.length / 2;
+    if (n === 0 || this._closed) return;
+    if (this._pub.status !== 'ready') {
+      this._sink.dropped(n, `Redis not connected (${this._pub.status})`);
+      return;
+    }
+    this._pending += n;
+    const p = this._pub.pipeline();
+    for (let i = 0; i < b.length; i += 2) p.publish(b[i], b[i + 1]);
+    p.exec((err, results) => {
+      this._pending -= n;
+      let failed = err ? n : 0;
+      if (!err && results) for (const r of results) if (r[0]) failed++;
+      if (failed > 0) this._sink.dropped(failed, `Redis did not take it: ${(err || results.find((r) => r[0])[0]).message}`);
+    });
   }
 
   close() {
