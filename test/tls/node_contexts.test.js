@@ -10,41 +10,13 @@
 // answers: sni_callback.test.js.
 
 const tls = require('node:tls');
-const https = require('node:https');
-const http2 = require('node:http2');
 const common = require('../common');
 const { assert } = common;
-const { fixtures, startSecure, connect } = require('./tls_common');
+const { fixtures, startSecure, connect, httpsGet, h2Get } = require('./tls_common');
 
 const describeHandler = (req, res) => res.end(`${req.url} ${req.socket.servername} ${req.httpVersion}`);
 
-function get(port, servername, alpn) {
-  return new Promise((resolve, reject) => {
-    if (alpn === 'h2') {
-      const client = http2.connect(`https://${servername}:${port}`, {
-        ca: fixtures().ca, servername, lookup: (h, o, cb) => cb(null, o && o.all ? [{ address: '127.0.0.1', family: 4 }] : '127.0.0.1', 4),
-      });
-      client.on('error', reject);
-      const req = client.request({ ':path': '/h2' });
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (d) => { body += d; });
-      req.on('end', () => {
-        const cn = client.socket.getPeerCertificate().subject.CN;
-        client.close();
-        resolve({ cn, body });
-      });
-      req.on('error', reject);
-      return;
-    }
-    https.get({ host: '127.0.0.1', port, servername, ca: fixtures().ca, agent: false, path: '/x' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => resolve({ cn: res.socket.getPeerCertificate().subject.CN, body }));
-    }).on('error', reject);
-  });
-}
+const get = (port, servername, alpn) => (alpn === 'h2' ? h2Get : httpsGet)(port, servername);
 
 describe('TLS: contexts made by node\'s tls.createSecureContext', function () {
   afterEach(common.cleanup);

@@ -13,12 +13,10 @@
 // callback. sluice reads their credentials from the SSL_CTX node keeps.
 
 const tls = require('node:tls');
-const https = require('node:https');
-const http2 = require('node:http2');
 const { execFile } = require('node:child_process');
 const common = require('../common');
 const { assert } = common;
-const { fixtures, startSecure } = require('./tls_common');
+const { fixtures, startSecure, httpsGet, h2Get } = require('./tls_common');
 
 const createContext = tls.createSecureContext;
 
@@ -33,36 +31,6 @@ function handshake(port, servername, extra = {}) {
     common.trackSocket(s);
     s.once('secureConnect', () => resolve({ cn: s.getPeerCertificate().subject.CN, alpn: s.alpnProtocol, socket: s }));
     s.once('error', reject);
-  });
-}
-
-function httpsGet(port, servername) {
-  return new Promise((resolve, reject) => {
-    https.get({ host: '127.0.0.1', port, servername, ca: fixtures().ca, agent: false, path: '/x' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => resolve({ cn: res.socket.getPeerCertificate().subject.CN, body }));
-    }).on('error', reject);
-  });
-}
-
-function h2Get(port, servername) {
-  return new Promise((resolve, reject) => {
-    const client = http2.connect(`https://${servername}:${port}`, {
-      ca: fixtures().ca, servername, lookup: (h, o, cb) => cb(null, o && o.all ? [{ address: '127.0.0.1', family: 4 }] : '127.0.0.1', 4),
-    });
-    client.on('error', reject);
-    const req = client.request({ ':path': '/h2' });
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (d) => { body += d; });
-    req.on('end', () => {
-      const cn = client.socket.getPeerCertificate().subject.CN;
-      client.close();
-      resolve({ cn, body });
-    });
-    req.on('error', reject);
   });
 }
 
