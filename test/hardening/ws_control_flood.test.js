@@ -46,10 +46,12 @@ async function startServer(impl, transport, wsOptions = {}) {
   const waiters = [];
   let port;
   let rssAnswer;
+  let bufferedAnswer;
   child.on('message', (m) => {
     if (m.event) events.push(m);
     if (m.port) port = m.port;
     if (m.rss) rssAnswer = m.rss;
+    if (m.buffered !== undefined) bufferedAnswer = m.buffered;
     for (const w of waiters.splice(0)) w();
   });
   const nextMessage = (pred, what) => common.withTimeout(new Promise((resolve) => {
@@ -68,6 +70,11 @@ async function startServer(impl, transport, wsOptions = {}) {
       rssAnswer = undefined;
       child.send({ rss: true });
       return nextMessage(() => rssAnswer, 'the RSS answer');
+    },
+    async bufferedAmount() {
+      bufferedAnswer = undefined;
+      child.send({ buffered: true });
+      return nextMessage(() => bufferedAnswer, 'the bufferedAmount answer');
     },
     // The next WebSocket close the server reported (taken off `events`).
     closed: () => nextMessage(() => {
@@ -239,6 +246,18 @@ describe('WebSocket control-frame and fragment limits, sluice and ws side by sid
       open.push(ws);
       ws.stream.write(Buffer.concat(Array(200).fill(frame(9, 'p'))));
       await serverFrame(ws, (f, all) => all.filter((x) => x.opcode === 10).length === 200, `${impl}: 200 pongs`);
+    }
+  });
+
+  it('pongs count toward bufferedAmount (ws and sluice, limit off): a flood never read shows in it', async () => {
+    for (const impl of ['ws', 'sluice']) {
+      const s = await server(impl, 'h1', { maxPendingAutoPongs: 0 });
+      const ws = await openWs('h1', s.port);
+      open.push(ws);
+      await flood(ws, 70000);
+      await common.withTimeout((async () => {
+        while (await s.bufferedAmount() < 1024 * 1024) await new Promise((resolve) => setTimeout(resolve, 20));
+      })(), 8000, `${impl}: pongs in bufferedAmount`);
     }
   });
 

@@ -50,6 +50,11 @@ wss.on('connection', (ws) => {
 
 process.on('message', (m) => {
   if (m.rss) process.send({ rss: process.memoryUsage().rss });
+  if (m.buffered) {
+    let sum = 0;
+    for (const ws of sockets) sum += ws.bufferedAmount;
+    process.send({ buffered: sum });
+  }
   if (m.exit) {
     for (const ws of sockets) ws.terminate();
     wss.close();
