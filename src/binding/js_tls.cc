@@ -137,12 +137,14 @@ TlsContextOptions OptionsFromJs(const Napi::Object& o) {
 //
 // napi_get_value_external cannot read such an External: Node-API keeps
 // the data of its own Externals behind a wrapper and reads through it (on
-// Node 20 it gave the SSL_CTX's first word). V8's reader,
-// v8::External::Value() const, is exported by node for addons; it is
-// called by its symbol (Itanium C++ ABI: `this` is the first argument)
-// so that sluice needs no V8 headers (which Node 22+ write in C++20). Its
-// `this` is the napi_value itself: a napi_value is the bits of a
-// v8::Local<v8::Value>, whose operator-> is what Value() is called on.
+// Node 20 it gave the SSL_CTX's first word). V8's reader is exported by
+// node for addons: v8::External::Value() const up to Node 24, then (V8
+// 14, Node 26) Value(ExternalPointerTypeTag) const, the old one inline
+// over it with the default tag 0. It is called by its symbol (Itanium C++
+// ABI: `this` is the first argument) so that sluice needs no V8 headers
+// (which Node 22+ write in C++20). Its `this` is the napi_value itself: a
+// napi_value is the bits of a v8::Local<v8::Value>, whose operator-> is
+// what Value() is called on.
 void* RawExternal(napi_env env, napi_value v) {
   napi_valuetype type = napi_undefined;
   if (napi_typeof(env, v, &type) != napi_ok || type != napi_external) return nullptr;
@@ -150,8 +152,12 @@ void* RawExternal(napi_env env, napi_value v) {
   return nullptr;
 #else
   using Reader = void* (*)(const void* self);
-  static Reader read = reinterpret_cast<Reader>(dlsym(RTLD_DEFAULT, "_ZNK2v88External5ValueEv"));
-  return read != nullptr ? read(v) : nullptr;
+  using TaggedReader = void* (*)(const void* self, uint16_t tag);
+  static const Reader read = reinterpret_cast<Reader>(dlsym(RTLD_DEFAULT, "_ZNK2v88External5ValueEv"));
+  static const TaggedReader read_tagged =
+      reinterpret_cast<TaggedReader>(dlsym(RTLD_DEFAULT, "_ZNK2v88External5ValueEt"));
+  if (read != nullptr) return read(v);
+  return read_tagged != nullptr ? read_tagged(v, 0) : nullptr;
 #endif
 }
 
