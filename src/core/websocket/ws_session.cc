@@ -377,9 +377,14 @@ bool WebSocketSession::AutoPong(const char* data, size_t len) {
 }
 
 size_t WebSocketSession::PendingAutoPongs() {
+  if (job_ == nullptr && t_->Backlog() == 0) {
+    pong_marks_.clear();
+    return 0;
+  }
   const uint64_t written = t_->Written();
-  while (!pong_marks_.empty() && pong_marks_.front() <= written) pong_marks_.pop_front();
-  if (job_ == nullptr && t_->Backlog() == 0) pong_marks_.clear();
+  auto out = pong_marks_.begin();
+  while (out != pong_marks_.end() && *out <= written) ++out;
+  pong_marks_.erase(pong_marks_.begin(), out);  // at most a few dozen entries
   return pong_marks_.size();
 }
 

@@ -184,9 +184,11 @@ class WebSocketSession final : private WsParserListener,
   bool end_pending_ = false;            // Finish waited for the job
   std::shared_ptr<WsHub> hub_;
   std::vector<std::string> topics_;
-  // Where each pending automatic pong ends (Appended() once queued); at
-  // most max_pending_auto_pongs entries.
-  std::deque<uint64_t> pong_marks_;
+  // Where each pending automatic pong ends (Appended() once queued), in
+  // order; at most max_pending_auto_pongs entries. A vector, not a deque:
+  // an empty one allocates nothing (libstdc++'s deque allocates a block
+  // up front, on every idle socket).
+  std::vector<uint64_t> pong_marks_;
   bool close_sent_ = false;
   bool close_received_ = false;
   bool failed_ = false;
