@@ -620,10 +620,9 @@ export interface SecureServerOptions extends ServerOptions, SecureContextOptions
   /** ms a handshake may take; then 'tlsClientError' ERR_TLS_HANDSHAKE_TIMEOUT. Default 120000. */
   handshakeTimeout?: number;
   /** As node's: the handshake waits until `cb` answers (now or later) with
-   * a context from sluice.createSecureContext() (or its `.context`, or TLS
-   * options), nothing (the default certificate) or an error
-   * ('tlsClientError'). node's own tls.createSecureContext() results are
-   * refused ('tlsClientError' ERR_SLUICE_TLS_CONTEXT). Replaces addContext's names. */
+   * a context of node's tls.createSecureContext() (or its `.context`, or
+   * TLS options), nothing (the default certificate) or an error
+   * ('tlsClientError'). Replaces addContext's names. */
   SNICallback?: (servername: string, cb: (err: Error | null, ctx?: tls.SecureContext | SecureContextOptions | null) => void) => void;
   /** HTTP/3 on a UDP socket beside TCP (docs/http3.md); needs features.http3. */
   http3?: boolean | Http3Options;
@@ -656,8 +655,10 @@ export declare class SecureServer extends Server {
   readonly allowHTTP1: boolean;
   /** The HTTP/3 (UDP) address; null when http3 is off or not listening. */
   http3Address(): { address: string; port: number; family: string } | null;
-  /** New connections use the new certificates; open ones keep theirs. */
-  setSecureContext(options: SecureContextOptions): void;
+  /** New connections use the new certificates; open ones keep theirs. A
+   * context of node's tls.createSecureContext() gives its credentials
+   * (the server's other options stay). */
+  setSecureContext(options: SecureContextOptions | tls.SecureContext): void;
   /** The session ticket keys (48 bytes). */
   getTicketKeys(): Buffer;
   /** New ticket keys for every context of this server. */
@@ -675,7 +676,7 @@ export declare class SecureServer extends Server {
 
 export declare function createSecureServer(requestListener?: RequestListener): SecureServer;
 export declare function createSecureServer(options?: SecureServerOptions | null, requestListener?: RequestListener): SecureServer;
-/** node's tls.createSecureContext, remembered for SecureServer#addContext and SNICallback answers. */
+/** node's tls.createSecureContext, its options remembered: SecureServer#addContext, setSecureContext and SNICallback answers then apply all of them. */
 export declare function createSecureContext(options?: SecureContextOptions): tls.SecureContext;
 
 // ---- buffer pools -----------------------------------------------------------
@@ -792,6 +793,10 @@ export interface WebSocketServerOptions {
   clientTracking?: boolean;
   skipUTF8Validation?: boolean;
   autoPong?: boolean;
+  /** Automatic pongs not yet written that a ping may find before the connection is dropped (1006), as ws. 0: no limit. Default 60. */
+  maxPendingAutoPongs?: number;
+  /** Frames one message may have; the next: close 1008 (WS_ERR_TOO_MANY_BUFFERED_PARTS), as ws. 0: no limit. Default 16384. */
+  maxFragments?: number;
   allowSynchronousEvents?: boolean;
   handleProtocols?: (protocols: Set<string>, request: IncomingRequest) => string | false;
   verifyClient?:

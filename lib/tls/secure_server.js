@@ -18,13 +18,42 @@ const http3 = require('../http3/endpoint');
 const contextOptions = new WeakMap();
 
 // node's native SecureContext (tls.SecureContext#context, which node's
-// SNICallback also accepts): refused like its wrapper, not taken for
-// options.
+// SNICallback also accepts in place of its wrapper).
 let NativeSecureContext = null;
 function isNativeSecureContext(o) {
   if (NativeSecureContext === null) NativeSecureContext = tls.createSecureContext().context.constructor;
   return o instanceof NativeSecureContext;
 }
+
+// The native half of a context of node's tls.createSecureContext (or that
+// native half itself), or null.
+function nodeNativeOf(context) {
+  if (context instanceof tls.SecureContext) return context.context;
+  return isNativeSecureContext(context) ? context : null;
+}
+
+// A native context with the credentials of node's context `native` (its
+// certificates, keys, chains, trust store: read from its SSL_CTX, which
+// node hands out as SecureContext#_external, whenever and by whomever the
+// context was made) and the rest from the native options `base`.
+function fromNodeContext(native, base) {
+  let external;
+  try {
+    external = native._external;
+  } catch {
+    external = undefined;
+  }
+  if (external === undefined) {
+    throw codedError('ERR_SLUICE_TLS_CONTEXT',
+      'this node does not expose a SecureContext\'s SSL_CTX (SecureContext#_external); ' +
+      'pass TLS options or a context made by sluice.createSecureContext()');
+  }
+  return binding.tlsContextFrom(external, base);
+}
+
+// Credentials: what a context of node's brings (setSecureContext keeps the
+// server's other options).
+const CREDENTIAL_KEYS = ['key', 'cert', 'ca', 'pfx', 'passphrase', 'crl'];
 
 function createSecureContext(options = {}) {
   checkSupported(options);
@@ -112,6 +141,9 @@ class SecureServer extends Server {
     // Native contexts of the SecureContexts an SNICallback answered with,
     // built once each (they carry this server's ALPN and client policy).
     this._sniContexts = new WeakMap();
+    // The server-wide options as native options, for contexts of node's
+    // (built once per setSecureContext).
+    this._wideNative = null;
     // requestCert + rejectUnauthorized: as node, the handshake completes and
     // a peer whose certificate is missing or unverified is destroyed then.
     const refuseUnverified = !!options.requestCert && options.rejectUnauthorized !== false;
@@ -292,29 +324,44 @@ class SecureServer extends Server {
     return native;
   }
 
-  // A native context for `context`: TLS options, or a context from
-  // sluice.createSecureContext (built from its options). The server's ALPN
-  // choice and client-certificate policy always carry over (OpenSSL keeps
-  // the first context's verify mode when SNI switches contexts anyway).
-  // node's own tls.createSecureContext() results are refused: their
-  // SSL_CTX is out of an addon's reach (docs/tls.md).
+  // A native context for `context`: TLS options, a context from
+  // sluice.createSecureContext (built from its options) or one of node's
+  // tls.createSecureContext (its credentials read from its SSL_CTX). The
+  // server's ALPN choice and client-certificate policy always carry over
+  // (OpenSSL keeps the first context's verify mode when SNI switches
+  // contexts anyway; node's SNI contexts bring their certificates only).
   _nativeContext(context) {
     if (context === null || typeof context !== 'object') {
       throw codedTypeError('ERR_TLS_INVALID_CONTEXT', 'context must be a SecureContext');
     }
+    const wide = {};
+    for (const k of SERVER_WIDE) if (this._tlsOptions[k] !== undefined) wide[k] = this._tlsOptions[k];
     let opts = contextOptions.get(context);
     if (opts === undefined) {
-      if (context instanceof tls.SecureContext || isNativeSecureContext(context)) {
-        throw codedError('ERR_SLUICE_TLS_CONTEXT',
-          'sluice takes TLS options or a context made by sluice.createSecureContext() ' +
-          '(node keeps the certificates of tls.createSecureContext() out of reach)');
+      const native = nodeNativeOf(context);
+      if (native !== null) {
+        if (this._wideNative === null) this._wideNative = nativeContextOptions(wide);
+        return fromNodeContext(native, this._wideNative);
       }
       checkSupported(context);
       opts = pickContextOptions(context);
     }
-    const wide = {};
-    for (const k of SERVER_WIDE) if (this._tlsOptions[k] !== undefined) wide[k] = this._tlsOptions[k];
     return binding.tlsContext(nativeContextOptions({ ...opts, ...wide }));
+  }
+
+  // setSecureContext(context) with a context of node's: its credentials,
+  // the server's other options (the options of one made by
+  // sluice.createSecureContext are taken as given).
+  _setNodeContext(native) {
+    const base = { ...this._tlsOptions };
+    for (const k of CREDENTIAL_KEYS) delete base[k];
+    const ctx = fromNodeContext(native, nativeContextOptions(base));
+    this[kNative].setSecureContext(ctx);
+    if (this._h3tls !== null) {
+      this._h3tls.context = ctx;
+      if (this._http3 !== null) this._http3.setSecureContext(ctx);
+    }
+    this._sniContexts = new WeakMap();
   }
 
   // Certificate renewal: connections accepted from now on use the new
@@ -322,6 +369,16 @@ class SecureServer extends Server {
   setSecureContext(options) {
     if (options === null || typeof options !== 'object') {
       throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
+    }
+    const known = contextOptions.get(options);
+    if (known !== undefined) {
+      options = known;
+    } else {
+      const native = nodeNativeOf(options);
+      if (native !== null) {
+        this._setNodeContext(native);
+        return;
+      }
     }
     checkSupported(options);
     const merged = { ...this._tlsOptions, ...pickContextOptions(options) };
@@ -341,6 +398,7 @@ class SecureServer extends Server {
     }
     this._tlsOptions = merged;
     this._sniContexts = new WeakMap();
+    this._wideNative = null;
   }
 
   // Session ticket keys (48 bytes, node's layout and ticket format: a

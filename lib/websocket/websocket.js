@@ -82,6 +82,7 @@ const errorCodes = {
   'Invalid UTF-8 sequence': ['WS_ERR_INVALID_UTF8', Error],
   'Max payload size exceeded': ['WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', RangeError],
   'Payload length too large': ['WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', RangeError],
+  'Too many message fragments': ['WS_ERR_TOO_MANY_BUFFERED_PARTS', RangeError],
 };
 
 function protocolError(closeCode, reason) {

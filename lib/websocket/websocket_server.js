@@ -91,7 +91,9 @@ class WebSocketServer extends EventEmitter {
     options = {
       allowSynchronousEvents: true,
       autoPong: true,
+      maxFragments: 16 * 1024,
       maxPayload: 100 * 1024 * 1024,
+      maxPendingAutoPongs: 60,
       skipUTF8Validation: false,
       perMessageDeflate: false,
       handleProtocols: null,
@@ -130,6 +132,8 @@ class WebSocketServer extends EventEmitter {
       maxPayload: options.maxPayload,
       skipUTF8Validation: !!options.skipUTF8Validation,
       autoPong: options.autoPong !== false,
+      maxPendingAutoPongs: options.maxPendingAutoPongs | 0,
+      maxFragments: options.maxFragments | 0,
       idleTimeout: options.idleTimeout,
       closeTimeout: options.closeTimeout,
       maxBackpressure: options.maxBackpressure,

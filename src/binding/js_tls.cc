@@ -7,6 +7,10 @@
 #include <openssl/opensslv.h>
 #include <openssl/x509.h>
 
+#ifndef _WIN32
+#include <dlfcn.h>
+#endif
+
 #include <cstring>
 
 #include "core/common/symbol_origin.h"
@@ -94,7 +98,9 @@ TlsContext ContextArgOrThrow(const Napi::CallbackInfo& info, size_t index) {
   return ctx;
 }
 
-TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
+namespace {
+
+TlsContextOptions OptionsFromJs(const Napi::Object& o) {
   TlsContextOptions t;
   t.keys = ListOf(o.Get("keys"));
   t.certs = ListOf(o.Get("certs"));
@@ -122,7 +128,71 @@ TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
   int alpn = v.IsNumber() ? v.As<Napi::Number>().Int32Value() : 0;
   if (alpn < 0 || alpn >= kAlpnSetCount) alpn = 0;
   t.alpn = static_cast<AlpnSet>(alpn);
-  return TlsContext::Create(t, error);
+  return t;
+}
+
+// The pointer a V8 External made outside Node-API holds (node's
+// SecureContext#_external: its SSL_CTX), or null when it is not an
+// External or this node does not export the reader.
+//
+// napi_get_value_external cannot read such an External: Node-API keeps
+// the data of its own Externals behind a wrapper and reads through it (on
+// Node 20 it gave the SSL_CTX's first word). V8's reader is exported by
+// node for addons: v8::External::Value() const up to Node 24, then (V8
+// 14, Node 26) Value(ExternalPointerTypeTag) const, the old one inline
+// over it with the default tag 0. It is called by its symbol (Itanium C++
+// ABI: `this` is the first argument) so that sluice needs no V8 headers
+// (which Node 22+ write in C++20). Its `this` is the napi_value itself: a
+// napi_value is the bits of a v8::Local<v8::Value>, whose operator-> is
+// what Value() is called on.
+void* RawExternal(napi_env env, napi_value v) {
+  napi_valuetype type = napi_undefined;
+  if (napi_typeof(env, v, &type) != napi_ok || type != napi_external) return nullptr;
+#ifdef _WIN32
+  return nullptr;
+#else
+  using Reader = void* (*)(const void* self);
+  using TaggedReader = void* (*)(const void* self, uint16_t tag);
+  static const Reader read = reinterpret_cast<Reader>(dlsym(RTLD_DEFAULT, "_ZNK2v88External5ValueEv"));
+  static const TaggedReader read_tagged =
+      reinterpret_cast<TaggedReader>(dlsym(RTLD_DEFAULT, "_ZNK2v88External5ValueEt"));
+  if (read != nullptr) return read(v);
+  return read_tagged != nullptr ? read_tagged(v, 0) : nullptr;
+#endif
+}
+
+// tlsContextFrom(external, options) -> a native context (WrapContext)
+// with the credentials of the SSL_CTX behind `external` (node's
+// SecureContext#_external, read by lib/ from a context of node's
+// tls.createSecureContext) and the rest from `options`.
+Napi::Value NewContextFrom(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[1].IsObject()) {
+    Napi::TypeError::New(env, "a SecureContext's _external and options expected")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  // Null also after node's SecureContext#close() (its SSL_CTX freed).
+  void* p = RawExternal(env, info[0]);
+  if (p == nullptr) {
+    ThrowContextError(env, "the SSL_CTX of this SecureContext is out of reach (closed, or not "
+                           "exposed by this node)");
+    return env.Undefined();
+  }
+  std::string error;
+  TlsContext ctx = TlsContext::Derive(static_cast<SSL_CTX*>(p),
+                                      OptionsFromJs(info[1].As<Napi::Object>()), &error);
+  if (!ctx) {
+    ThrowContextError(env, error);
+    return env.Undefined();
+  }
+  return WrapContext(env, std::move(ctx));
+}
+
+}  // namespace
+
+TlsContext TlsContextFromJs(const Napi::Object& o, std::string* error) {
+  return TlsContext::Create(OptionsFromJs(o), error);
 }
 
 Napi::Value TlsInfo(Napi::Env env, Connection* c) {
@@ -274,6 +344,7 @@ void InitTls(Napi::Env env, Napi::Object exports) {
   info.Set("runtimeVersion", OpenSSL_version(OPENSSL_VERSION));
   exports.Set("opensslInfo", info);
   exports.Set("tlsContext", Napi::Function::New(env, NewContext, "tlsContext"));
+  exports.Set("tlsContextFrom", Napi::Function::New(env, NewContextFrom, "tlsContextFrom"));
 }
 
 }  // namespace sluice

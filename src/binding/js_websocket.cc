@@ -190,6 +190,14 @@ WsConfig WsCalls::ConfigFrom(const Napi::Object& o) {
       max_payload > 0 && max_payload < 9007199254740992.0 ? static_cast<uint64_t>(max_payload) : 0;
   cfg.parser.skip_utf8 = o.Get("skipUTF8Validation").ToBoolean().Value();
   cfg.auto_pong = o.Get("autoPong").ToBoolean().Value();
+  // ws reads both as `n | 0` and applies them when > 0: 0, a negative
+  // number or Infinity turns the limit off.
+  auto limit = [&](const char* name, double dflt) {
+    const double v = num(name, dflt);
+    return v >= 1 && v <= 4294967295.0 ? static_cast<uint32_t>(v) : 0u;
+  };
+  cfg.max_pending_auto_pongs = limit("maxPendingAutoPongs", 60);
+  cfg.parser.max_fragments = limit("maxFragments", 16 * 1024);
   cfg.idle_timeout_ms = static_cast<uint32_t>(num("idleTimeout", 0));
   cfg.close_timeout_ms = static_cast<uint32_t>(num("closeTimeout", 30000));
   const double mb = num("maxBackpressure", 0);

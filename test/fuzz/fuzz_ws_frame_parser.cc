@@ -121,6 +121,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cfg.rsv1_allowed = (data[0] >> 1) & 1;
   static const uint64_t kMax[4] = {0, 16, 300, 70000};
   cfg.max_payload = kMax[(data[0] >> 2) & 3];
+  // A small fragment limit too, so inputs reach it.
+  cfg.max_fragments = (data[0] >> 4) & 1 ? 3 : 16 * 1024;
   size_t ncuts = data[1] & 7;
   size_t pos = 2;
   std::vector<size_t> raw;

@@ -7,18 +7,18 @@
 // by handshakeTimeout, a client that leaves while it waits is reported
 // gone, and a late answer to a closed connection does nothing. Clients:
 // node's tls / https / http2, openssl s_client -servername. Shared with
-// node's http2.createSecureServer (contexts from tls.createSecureContext
-// there, sluice.createSecureContext here).
+// node's http2.createSecureServer; the contexts are node's own
+// (tls.createSecureContext) on both, as node's docs and ACME or
+// multi-tenant libraries make them, even per handshake inside the
+// callback. sluice reads their credentials from the SSL_CTX node keeps.
 
 const tls = require('node:tls');
-const https = require('node:https');
-const http2 = require('node:http2');
 const { execFile } = require('node:child_process');
 const common = require('../common');
 const { assert } = common;
-const { fixtures, startSecure } = require('./tls_common');
+const { fixtures, startSecure, httpsGet, h2Get } = require('./tls_common');
 
-const createContext = common.isSluice ? common.impl.createSecureContext : tls.createSecureContext;
+const createContext = tls.createSecureContext;
 
 // A TLS client for `servername` (none when null); resolves
 // { cn, alpn, socket } once secure, rejects on error.
@@ -31,36 +31,6 @@ function handshake(port, servername, extra = {}) {
     common.trackSocket(s);
     s.once('secureConnect', () => resolve({ cn: s.getPeerCertificate().subject.CN, alpn: s.alpnProtocol, socket: s }));
     s.once('error', reject);
-  });
-}
-
-function httpsGet(port, servername) {
-  return new Promise((resolve, reject) => {
-    https.get({ host: '127.0.0.1', port, servername, ca: fixtures().ca, agent: false, path: '/x' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => resolve({ cn: res.socket.getPeerCertificate().subject.CN, body }));
-    }).on('error', reject);
-  });
-}
-
-function h2Get(port, servername) {
-  return new Promise((resolve, reject) => {
-    const client = http2.connect(`https://${servername}:${port}`, {
-      ca: fixtures().ca, servername, lookup: (h, o, cb) => cb(null, o && o.all ? [{ address: '127.0.0.1', family: 4 }] : '127.0.0.1', 4),
-    });
-    client.on('error', reject);
-    const req = client.request({ ':path': '/h2' });
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (d) => { body += d; });
-    req.on('end', () => {
-      const cn = client.socket.getPeerCertificate().subject.CN;
-      client.close();
-      resolve({ cn, body });
-    });
-    req.on('error', reject);
   });
 }
 
@@ -186,20 +156,55 @@ describe('TLS: SNICallback', function () {
     await new Promise((resolve) => setTimeout(resolve, 50));
   });
 
-  common.sluiceOnly('node\'s own tls.createSecureContext() is refused with ERR_SLUICE_TLS_CONTEXT (tlsClientError)', async function () {
+  it('node\'s idiom: cb(null, tls.createSecureContext(...)) made per handshake, at once or after a delay, h1 and h2 by ALPN', async function () {
     const f = fixtures();
-    const nodeCtx = tls.createSecureContext({ key: f.sniA.key, cert: f.sniA.cert });
-    const { port, server } = await startSecure({ SNICallback: (name, cb) => cb(null, nodeCtx) }, describeHandler);
+    const SNICallback = (name, cb) => {
+      const pair = name === 'a.example' ? f.sniA : f.sniB;
+      const answer = () => cb(null, tls.createSecureContext({ key: pair.key, cert: pair.cert }));
+      if (name.startsWith('late.')) setTimeout(answer, 40);
+      else answer();
+    };
+    const { port } = await startSecure({ SNICallback }, describeHandler);
+    assert.deepStrictEqual(await httpsGet(port, 'a.example'), { cn: 'a.example', body: '/x a.example 1.1' });
+    assert.deepStrictEqual(await h2Get(port, 'a.example'), { cn: 'a.example', body: '/h2 a.example 2.0' });
+    assert.deepStrictEqual(await httpsGet(port, 'late.b.example'), { cn: 'wild.b.example', body: '/x late.b.example 1.1' });
+    assert.deepStrictEqual(await h2Get(port, 'late.b.example'), { cn: 'wild.b.example', body: '/h2 late.b.example 2.0' });
+    const alpn = await Promise.all([
+      handshake(port, 'a.example', { ALPNProtocols: ['http/1.1'] }),
+      handshake(port, 'late.b.example', { ALPNProtocols: ['h2'] }),
+    ]);
+    assert.deepStrictEqual(alpn.map((r) => [r.cn, r.alpn]), [['a.example', 'http/1.1'], ['wild.b.example', 'h2']]);
+  });
+
+  it('an answer with the native half of node\'s context (ctx.context), as node accepts it', async function () {
+    const f = fixtures();
+    const ctx = tls.createSecureContext({ key: f.sniA.key, cert: f.sniA.cert });
+    const { port } = await startSecure({ SNICallback: (name, cb) => setImmediate(() => cb(null, ctx.context)) }, describeHandler);
+    assert.deepStrictEqual(await h2Get(port, 'a.example'), { cn: 'a.example', body: '/h2 a.example 2.0' });
+  });
+
+  common.sluiceOnly('sluice.createSecureContext() results (and their .context) serve as well', async function () {
+    const f = fixtures();
+    const ours = common.impl.createSecureContext({ key: f.sniA.key, cert: f.sniA.cert });
+    assert.ok(ours instanceof tls.SecureContext);
+    const { port, server } = await startSecure({ SNICallback: (name, cb) => cb(null, ours) }, describeHandler);
+    assert.strictEqual((await handshake(port, 'a.example')).cn, 'a.example');
+    server._SNICallback = (name, cb) => cb(null, ours.context);
+    assert.strictEqual((await handshake(port, 'a.example')).cn, 'a.example');
+  });
+
+  common.sluiceOnly('a closed node context (SecureContext#close) fails that handshake with ERR_SLUICE_TLS_CONTEXT', async function () {
+    const f = fixtures();
+    const ctx = tls.createSecureContext({ key: f.sniA.key, cert: f.sniA.cert });
+    ctx.context.close();
+    const { port, server } = await startSecure({
+      SNICallback: (name, cb) => cb(null, name === 'a.example' ? ctx : undefined),
+    }, describeHandler);
     const seen = common.once(server, 'tlsClientError', 5000);
     await assert.rejects(handshake(port, 'a.example'));
     const [err] = await seen;
     assert.strictEqual(err.code, 'ERR_SLUICE_TLS_CONTEXT');
-    // sluice.createSecureContext's result is node's SecureContext too (its
-    // .context is accepted as well, as node accepts either).
-    const ours = common.impl.createSecureContext({ key: f.sniA.key, cert: f.sniA.cert });
-    assert.ok(ours instanceof tls.SecureContext);
-    server._SNICallback = (name, cb) => cb(null, ours.context);
-    assert.strictEqual((await handshake(port, 'a.example')).cn, 'a.example');
+    assert.strictEqual((await handshake(port, 'localhost')).cn, 'localhost');
   });
 
   common.sluiceOnly('SNICallback must be a function: ERR_INVALID_ARG_TYPE', function () {

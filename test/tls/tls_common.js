@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const http2 = require('node:http2');
+const https = require('node:https');
 const tls = require('node:tls');
 const { execFileSync } = require('node:child_process');
 const common = require('../common');
@@ -89,4 +90,38 @@ function connect(port, opts = {}) {
   });
 }
 
-module.exports = { fixtures, startSecure, connect };
+// GET /x over https (ALPN http/1.1) with SNI `servername`: resolves
+// { cn (of the certificate served), body }.
+function httpsGet(port, servername) {
+  return new Promise((resolve, reject) => {
+    https.get({ host: '127.0.0.1', port, servername, ca: fixtures().ca, agent: false, path: '/x' }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ cn: res.socket.getPeerCertificate().subject.CN, body }));
+    }).on('error', reject);
+  });
+}
+
+// GET /h2 over http2 (ALPN h2) with SNI `servername`, to 127.0.0.1: the
+// same.
+function h2Get(port, servername) {
+  return new Promise((resolve, reject) => {
+    const client = http2.connect(`https://${servername}:${port}`, {
+      ca: fixtures().ca, servername, lookup: (h, o, cb) => cb(null, o && o.all ? [{ address: '127.0.0.1', family: 4 }] : '127.0.0.1', 4),
+    });
+    client.on('error', reject);
+    const req = client.request({ ':path': '/h2' });
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      const cn = client.socket.getPeerCertificate().subject.CN;
+      client.close();
+      resolve({ cn, body });
+    });
+    req.on('error', reject);
+  });
+}
+
+module.exports = { fixtures, startSecure, connect, httpsGet, h2Get };

@@ -4,6 +4,7 @@ import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import * as sluice from 'sluice';
 import {
   createServer, createBufferPool, releaseBuffer, BufferPool, Server, IncomingRequest, ServerResponse,
@@ -284,6 +285,7 @@ void [status, methods, ver, counters, compression];
   s.on('tlsClientError', (err) => { const c: string = err.code; void c; });
   s.setSecureContext({ key: 'PEM', cert: 'PEM' });
   s.addContext('*.example.com', sluice.createSecureContext({ key: 'PEM', cert: 'PEM' }));
+  s.setSecureContext(tls.createSecureContext({ key: 'PEM', cert: 'PEM' }));
   const v: string = sluice.versions.openssl;
   void v;
 }
@@ -322,6 +324,7 @@ void [status, methods, ver, counters, compression];
   const wsHttp: Server = createServer();
   const wss = new sluice.WebSocketServer({
     server: wsHttp, path: '/ws', maxPayload: 1 << 20, idleTimeout: 60000, maxBackpressure: 1 << 24,
+    maxPendingAutoPongs: 60, maxFragments: 16384,
     handleProtocols: (protocols) => (protocols.has('chat') ? 'chat' : false),
   });
   wss.on('connection', (ws: sluice.WebSocket, req: IncomingRequest) => {

@@ -137,6 +137,7 @@ ssize_t Http2WsStream::Available(size_t max, bool* eof) {
 }
 
 void Http2WsStream::Emit(OutputQueue& q, size_t len) {
+  emitted_ += len;
   out_.Emit(q, len);
 }
 

@@ -61,6 +61,8 @@ class Http2WsStream final : public WsTransport, public Http2BodySource {
   OutputQueue* Output() override;
   int Queued() override;
   size_t Backlog() const override { return staged_.size() + out_.size(); }
+  uint64_t Appended() const override { return emitted_ + Backlog(); }
+  uint64_t Written() const override { return emitted_; }
   bool Gone() const override;
   void SetDeadline(WsDeadline kind, uint32_t ms) override;
   void End() override;
@@ -91,6 +93,7 @@ class Http2WsStream final : public WsTransport, public Http2BodySource {
   Http2WriteQueue out_;   // waiting for DATA frames (flow control)
   WebSocketSession ws_;
   uint64_t deadlines_[2] = {0, 0};  // uv_now ms; 0: none
+  uint64_t emitted_ = 0;  // bytes of out_ sent as DATA frames so far
   int busy_ = 0;
   bool ended_ = false;     // End: END_STREAM after out_
   bool detached_ = false;  // the stream is gone

@@ -407,6 +407,51 @@ TlsContext TlsContext::Create(const TlsContextOptions& o, std::string* error) {
   return TlsContext(ctx.release());
 }
 
+TlsContext TlsContext::Derive(SSL_CTX* from, const TlsContextOptions& o,
+                              std::string* error) {
+  TlsContextOptions base = o;
+  base.keys.clear();
+  base.certs.clear();
+  base.pfx.clear();
+  base.cas.clear();
+  base.crls.clear();
+  TlsContext made = Create(base, error);
+  if (!made) return made;
+  SSL_CTX* c = made.get();
+  ERR_clear_error();
+  // Each certificate slot (RSA, ECDSA, ...) of `from`: walking them moves
+  // its current-slot cursor, put back after (only SSL_CTX_use_* calls
+  // read it, and node makes none once a context is configured).
+  X509* current = SSL_CTX_get0_certificate(from);
+  bool ok = true;
+  for (int r = SSL_CTX_set_current_cert(from, SSL_CERT_SET_FIRST); r == 1 && ok;
+       r = SSL_CTX_set_current_cert(from, SSL_CERT_SET_NEXT)) {
+    X509* cert = SSL_CTX_get0_certificate(from);
+    EVP_PKEY* key = SSL_CTX_get0_privatekey(from);
+    STACK_OF(X509)* chain = nullptr;
+    SSL_CTX_get0_chain_certs(from, &chain);
+    if (cert == nullptr) continue;
+    ok = SSL_CTX_use_certificate(c, cert) == 1 &&
+         (key == nullptr || SSL_CTX_use_PrivateKey(c, key) == 1);
+    for (int i = 0; ok && chain != nullptr && i < sk_X509_num(chain); i++) {
+      ok = SSL_CTX_add1_chain_cert(c, sk_X509_value(chain, i)) == 1;
+    }
+  }
+  if (current != nullptr) SSL_CTX_select_current_cert(from, current);
+  if (!ok) {
+    *error = LastError("certificate of the context");
+    return TlsContext();
+  }
+  ERR_clear_error();
+  // The trust store is shared (counted): node's holds the context's ca
+  // (or its root certificates) and CRLs.
+  if (X509_STORE* store = SSL_CTX_get_cert_store(from)) SSL_CTX_set1_cert_store(c, store);
+  if (STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(from)) {
+    SSL_CTX_set_client_CA_list(c, SSL_dup_CA_list(names));
+  }
+  return made;
+}
+
 TlsServer::TlsServer(TlsContext ctx) : default_(std::move(ctx)) {
   // Random keys until the embedder sets some (as node's contexts).
   if (RAND_bytes(reinterpret_cast<unsigned char*>(&ticket_keys_), sizeof(ticket_keys_)) != 1) {

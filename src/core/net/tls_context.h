@@ -73,6 +73,13 @@ class TlsContext {
   // Builds a context; an empty one with *error set to OpenSSL's reason
   // (or a sluice message) when the options do not make one.
   static TlsContext Create(const TlsContextOptions& o, std::string* error);
+  // Builds a context from `o` (its keys, certs, pfx, cas and crls
+  // ignored) whose credentials are those of `from`, a context configured
+  // elsewhere in the process (node's tls.createSecureContext): every
+  // certificate with its key and chain, the trust store (shared, CRLs
+  // included) and the client CA list. `from` is only read (its current
+  // certificate is selected again afterwards) and not kept.
+  static TlsContext Derive(SSL_CTX* from, const TlsContextOptions& o, std::string* error);
 
   SSL_CTX* get() const { return ctx_; }
   explicit operator bool() const { return ctx_ != nullptr; }

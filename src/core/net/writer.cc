@@ -45,6 +45,9 @@ int TryWriteMore(uv_stream_t* stream, std::vector<uv_buf_t>& iov) {
 
 int Writer::Flush(bool more) {
   OutputQueue* out = &queue_;
+  // Everything queued so far leaves with this flush (sealed, written now
+  // or by the write request made below).
+  plain_flushed_ += queue_.size();
   if (sealer_ != nullptr) {
     // TLS: the plaintext becomes records in wire_ (the sealer copies what
     // it needs), then wire_ is written exactly as a cleartext queue.
@@ -56,7 +59,10 @@ int Writer::Flush(bool more) {
     }
     out = &wire_;
   }
-  if (out->empty()) return 0;
+  if (out->empty()) {
+    if (in_flight_reqs_ == 0) plain_written_ = plain_flushed_;
+    return 0;
+  }
   size_t skip = 0;
   out->ToIovecs(0, &iov_);
   // Linux caps writev at IOV_MAX (1024) iovecs; libuv handles larger counts
@@ -73,6 +79,7 @@ int Writer::Flush(bool more) {
     if (r >= 0) {
       if (static_cast<size_t>(r) == out->size()) {
         dispatched_ += out->size();
+        plain_written_ = plain_flushed_;
         Emptied(out);  // releases external refs: the kernel has the bytes
         return 0;
       }
@@ -85,6 +92,7 @@ int Writer::Flush(bool more) {
   WriteReq* wr = new WriteReq();
   wr->writer = this;
   wr->bytes = out->size() - skip;
+  wr->plain_mark = plain_flushed_;
   const size_t total = out->size();
   wr->data = std::move(*out);  // iovecs stay valid: storage moves, not copies
   wr->req.data = wr;
@@ -115,6 +123,9 @@ void Writer::OnWrite(uv_write_t* req, int status) {
   Writer* self = wr->writer;
   self->in_flight_reqs_--;
   self->in_flight_bytes_ -= wr->bytes;
+  // libuv completes a stream's writes in order: all before this one are
+  // done too.
+  if (status == 0) self->plain_written_ = wr->plain_mark;
   delete wr;  // releases external refs
   // On close, libuv cancels pending writes (UV_ECANCELED) before the close
   // callback; the client is still alive then.

@@ -77,6 +77,13 @@ class Writer {
   uint64_t bytes_written() const { return dispatched_ + queue_.size() + wire_.size(); }
   // Bytes the connection's session wrote to the socket itself (sendfile).
   void CountDirect(size_t n) { dispatched_ += n; }
+  // Positions in the stream of bytes appended to queue() (plaintext under
+  // TLS): how many were ever appended, and how many of those the kernel
+  // has taken (sealed into records that were written, under TLS). A byte
+  // appended at position p is out of the process once written() >= p:
+  // what a session counts pending frames by (a WebSocket's pongs).
+  uint64_t appended() const { return plain_flushed_ + queue_.size(); }
+  uint64_t written() const { return plain_written_; }
 
  private:
   struct WriteReq {
@@ -84,6 +91,7 @@ class Writer {
     Writer* writer;
     OutputQueue data;  // owns the bytes the iovecs point into
     size_t bytes;
+    uint64_t plain_mark;  // appended() when it was made: written() once done
   };
   static void OnWrite(uv_write_t* req, int status);
   // The queue(s) just became empty: Clear, or free (free_when_empty_).
@@ -100,6 +108,8 @@ class Writer {
   size_t in_flight_reqs_ = 0;
   uint64_t flushes_ = 0;
   uint64_t dispatched_ = 0;
+  uint64_t plain_flushed_ = 0;  // bytes of queue_ taken by Flush so far
+  uint64_t plain_written_ = 0;  // of those, bytes the kernel has
 };
 
 }  // namespace sluice

@@ -51,6 +51,14 @@ size_t WsConnectionSession::Backlog() const {
   return conn_->writer().Backlog();
 }
 
+uint64_t WsConnectionSession::Appended() const {
+  return conn_->writer().appended();
+}
+
+uint64_t WsConnectionSession::Written() const {
+  return conn_->writer().written();
+}
+
 bool WsConnectionSession::Gone() const {
   return conn_->destroyed();
 }

@@ -40,6 +40,8 @@ class WsConnectionSession final : public Session, public WsTransport {
   OutputQueue* Output() override;
   int Queued() override;
   size_t Backlog() const override;
+  uint64_t Appended() const override;
+  uint64_t Written() const override;
   bool Gone() const override;
   void SetDeadline(WsDeadline kind, uint32_t ms) override;
   void End() override;

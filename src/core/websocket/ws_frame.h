@@ -24,6 +24,7 @@ enum WsCloseCode : uint16_t {
   kWsCloseNoStatus = 1005,    // never on the wire: "no code was given"
   kWsCloseAbnormal = 1006,    // never on the wire: "closed without a close frame"
   kWsCloseInvalidData = 1007,
+  kWsClosePolicyViolation = 1008,
   kWsCloseTooBig = 1009,
   kWsCloseInternalError = 1011,
 };

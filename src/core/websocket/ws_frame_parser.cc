@@ -77,6 +77,12 @@ bool WsFrameParser::BeginFrame() {
     message_compressed_ = rsv1_;
     message_.clear();
     utf8_.Reset();
+    fragments_ = 0;
+  }
+  // Counted as ws counts (its frames, the last one included): a message
+  // of exactly max_fragments frames passes.
+  if (config_.max_fragments != 0 && ++fragments_ > config_.max_fragments) {
+    return Fail(kWsClosePolicyViolation, "Too many message fragments");
   }
   if (config_.max_payload != 0 &&
       (len > config_.max_payload || message_.size() + len > config_.max_payload)) {

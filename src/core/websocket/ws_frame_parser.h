@@ -14,6 +14,10 @@
 //         may send;
 //   1007: a text message (or a close reason) that is not UTF-8, found at
 //         its first bad byte even inside a fragmented message;
+//   1008: a message of more than max_fragments frames (ws's maxFragments:
+//         each frame costs a header's parse and a dispatch however small
+//         its payload, so a message of a million 1-byte frames is CPU
+//         without memory to show for it);
 //   1009: a message longer than max_payload (all its fragments together).
 #pragma once
 
@@ -48,6 +52,7 @@ class WsFrameParser {
  public:
   struct Config {
     uint64_t max_payload = 100 * 1024 * 1024;  // 0: no limit
+    uint32_t max_fragments = 16 * 1024;         // frames per message; 0: no limit
     bool skip_utf8 = false;
     bool rsv1_allowed = false;  // permessage-deflate was negotiated
   };
@@ -98,6 +103,7 @@ class WsFrameParser {
   bool in_message_ = false;
   bool message_binary_ = false;
   bool message_compressed_ = false;
+  uint32_t fragments_ = 0;  // frames of the message so far
   ByteBuffer message_;  // the message being assembled, unmasked
   std::string control_;
   Utf8Validator utf8_;

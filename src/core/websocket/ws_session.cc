@@ -333,7 +333,7 @@ bool WebSocketSession::OnWsMessage(bool binary, bool compressed,
 bool WebSocketSession::OnWsControl(uint8_t opcode, const char* data, size_t len) {
   WsDelegate* d = delegate();
   if (opcode == kWsPing) {
-    if (config_.auto_pong && open()) Send(kWsPong, data, len, true);
+    if (config_.auto_pong && open() && !AutoPong(data, len)) return false;
     if (d) d->OnWsPing(this, data, len);
     return !t_->Gone() && !failed_;
   }
@@ -356,6 +356,36 @@ bool WebSocketSession::OnWsControl(uint8_t opcode, const char* data, size_t len)
     Finish();
   }
   return false;
+}
+
+bool WebSocketSession::AutoPong(const char* data, size_t len) {
+  const uint32_t max = config_.max_pending_auto_pongs;
+  if (max != 0 && PendingAutoPongs() >= max) {
+    // As ws: no close frame (it would wait behind the pongs the peer does
+    // not read), no error; the embedder hears the close (1006).
+    t_->Abort();
+    return false;
+  }
+  const int r = Send(kWsPong, data, len, true);
+  if (max != 0 && (r == kWsSent || r == kWsBuffered)) {
+    // Behind a threadpool deflate the pong is held, not yet in the
+    // transport: its end is an estimate (input sizes, not deflated ones),
+    // corrected once nothing at all is left to write (PendingAutoPongs).
+    pong_marks_.push_back(t_->Appended() + (job_ != nullptr ? HeldBytes() : 0));
+  }
+  return true;
+}
+
+size_t WebSocketSession::PendingAutoPongs() {
+  if (job_ == nullptr && t_->Backlog() == 0) {
+    pong_marks_.clear();
+    return 0;
+  }
+  const uint64_t written = t_->Written();
+  auto out = pong_marks_.begin();
+  while (out != pong_marks_.end() && *out <= written) ++out;
+  pong_marks_.erase(pong_marks_.begin(), out);  // at most a few dozen entries
+  return pong_marks_.size();
 }
 
 bool WebSocketSession::Subscribe(const std::string& topic) {

@@ -12,6 +12,11 @@
 // it falls below), dropped (the backlog was already over max_backpressure: nothing
 // queued). The queue is bounded by max_backpressure plus one message.
 //
+// Pings: answered here (auto_pong). A peer that pings without reading
+// would make the pongs a queue without bound (control frames are never
+// dropped), so the pongs not yet out are counted and past
+// max_pending_auto_pongs the transport is aborted, as ws terminates.
+//
 // Closing: Close sends a close frame and waits for the peer's (at most
 // close_timeout_ms), then ends the transport (FIN, or END_STREAM); the
 // peer's close frame is answered with its code. A protocol violation
@@ -50,6 +55,10 @@ enum WsSendResult {
 struct WsConfig {
   WsFrameParser::Config parser;
   bool auto_pong = true;
+  // ws's maxPendingAutoPongs: automatic pongs queued and not yet out of
+  // the process (Written) that a ping may find before the connection is
+  // dropped instead (as ws's terminate). 0: no limit.
+  uint32_t max_pending_auto_pongs = 60;
   uint32_t idle_timeout_ms = 0;      // 0: none
   uint32_t close_timeout_ms = 30000;
   size_t max_backpressure = 0;       // 0: unbounded
@@ -128,6 +137,11 @@ class WebSocketSession final : private WsParserListener,
   bool OnWsMessage(bool binary, bool compressed, const char* data,
                    size_t len) override;
   bool OnWsControl(uint8_t opcode, const char* data, size_t len) override;
+  // Answers a ping with a pong, or aborts the transport when
+  // max_pending_auto_pongs pongs are still pending. False: aborted.
+  bool AutoPong(const char* data, size_t len);
+  // Automatic pongs not yet out of the process (forgets those that are).
+  size_t PendingAutoPongs();
   // The parser found a violation: close frame with its code, the
   // embedder's OnWsError, end.
   void FailConnection(int code, const char* message);
@@ -170,6 +184,11 @@ class WebSocketSession final : private WsParserListener,
   bool end_pending_ = false;            // Finish waited for the job
   std::shared_ptr<WsHub> hub_;
   std::vector<std::string> topics_;
+  // Where each pending automatic pong ends (Appended() once queued), in
+  // order; at most max_pending_auto_pongs entries. A vector, not a deque:
+  // an empty one allocates nothing (libstdc++'s deque allocates a block
+  // up front, on every idle socket).
+  std::vector<uint64_t> pong_marks_;
   bool close_sent_ = false;
   bool close_received_ = false;
   bool failed_ = false;

@@ -38,6 +38,13 @@ class WsTransport {
   virtual int Queued() = 0;
   // Bytes queued and not yet handed to the kernel (bufferedAmount).
   virtual size_t Backlog() const = 0;
+  // Positions in the stream of bytes appended to Output(): how many were
+  // ever appended, and how many of those have left the process (taken by
+  // the kernel; on HTTP/2, sent as DATA frames, which the peer's window
+  // bounds). A frame that ended at Appended() is out once Written() is
+  // there: how the session counts pending automatic pongs.
+  virtual uint64_t Appended() const = 0;
+  virtual uint64_t Written() const = 0;
   // Closed or reset: the session must not touch its peer again (checked
   // after every embedder call, which may have closed it).
   virtual bool Gone() const = 0;
