@@ -17,7 +17,7 @@ const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./stream')
 const { toChunk } = require('../http/body');
 const { codedError } = require('../common/errors');
 
-const { kH2State: kState, kConnState, kH2WebSocket } = require('../common/symbols');
+const { kH2State: kState, kConnState, kH2WebSocket, kReq } = require('../common/symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
@@ -200,7 +200,7 @@ class CompatEntry {
 // the next turn of the loop: it is dumped (acknowledged and discarded, so
 // the client is not stalled). A reader that came first gets all of it.
 function onCompatFinish(res) {
-  const req = res.req;
+  const req = res[kReq];
   if (!req.complete && !isReading(req)) setImmediate(dumpUnread, req);
 }
 
