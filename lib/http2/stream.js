@@ -531,16 +531,35 @@ class ServerHttp2Stream extends LazyDuplex {
     if (!(this._nativeEnded || (this._built ? this.writableFinished : this._lazyWriteEnd))) {
       this._closeAborts = true;
     }
-    if (this.headersSent && !this._nativeEnded && !this._fileResponding &&
-        (!this._built || this.writableLength === 0)) {
-      // As node's close(), which ends the writable side first: the
-      // response ends (END_STREAM) and the reset follows it, so the client
-      // gets the complete response (and reports rstCode 0).
-      this._nativeEnded = true;
-      if (this._held !== HELD_NONE) this._flushHead(true, undefined);
-      else this._native.end(this._id, undefined, undefined, 0);
-      this._native.rstStream(this._id, code, true);
-      return;
+    if (this.headersSent && !this._fileResponding) {
+      if (this._nativeEnded) {
+        // end() reached the native stream already (end(body) in this
+        // turn): the reset follows its END_STREAM, as node's, which sends
+        // what is pending before the RST_STREAM.
+        this._native.rstStream(this._id, code, true);
+        return;
+      }
+      if (!this._built || this.writableLength === 0) {
+        // As node's close(), which ends the writable side first: the
+        // response ends (END_STREAM) and the reset follows it, so the client
+        // gets the complete response (and reports rstCode 0).
+        this._nativeEnded = true;
+        if (this._held !== HELD_NONE) this._flushHead(true, undefined);
+        else this._native.end(this._id, undefined, undefined, 0);
+        this._native.rstStream(this._id, code, true);
+        return;
+      }
+      if (code === constants.NGHTTP2_NO_ERROR && this.writableEnded) {
+        // write()s still queued behind a window and end() called: as
+        // node's, the reset waits for 'finish' (every write and the
+        // END_STREAM handed over), then follows the END_STREAM; the
+        // writable side was ending, so the stream is not aborted.
+        this._closeAborts = false;
+        this.once('finish', () => {
+          if (!this._nativeClosed) this._native.rstStream(this._id, code, true);
+        });
+        return;
+      }
     }
     if (this._held !== HELD_NONE) this._settleHeadForReset();
     this._native.rstStream(this._id, code);
@@ -691,6 +710,18 @@ class ServerHttp2Stream extends LazyDuplex {
       // if something builds it later (materialize).
       this._lazyReadEnd = true;
       this._lazyClosed = true;
+      return;
+    }
+    if (err === undefined && rst === constants.NGHTTP2_NO_ERROR && !this.readableEnded &&
+        !this._readableState.errored && !this._writableState.errored) {
+      // As node: a reset without an error (the client sent DATA +
+      // END_STREAM and RST_STREAM(NO_ERROR) at once) leaves the request
+      // body that arrived to be read: the stream ends, and is destroyed
+      // once 'end' is emitted; a body nobody reads is dumped.
+      this.once('end', () => this.destroy());
+      this.push(null);
+      if (this.readableFlowing === null) this.resume();
+      else this.read(0);
       return;
     }
     if (!this.readableEnded) this.push(null);
