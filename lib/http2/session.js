@@ -412,7 +412,8 @@ function callbacks(server, opts) {
           return;
         }
       }
-      if (server.listenerCount('stream') > 0) {
+      const onSession = st.handle.listenerCount('stream') > 0;
+      if (onSession || server.listenerCount('stream') > 0) {
         let headers;
         if (typeof raw === 'string') {
           const packed = raw;
@@ -432,9 +433,11 @@ function callbacks(server, opts) {
         // native call (ServerHttp2Stream.respond).
         stream._dispatching = true;
         try {
-          server.emit('stream', stream, headers,
-            constants.NGHTTP2_FLAG_END_HEADERS | (endStream ? constants.NGHTTP2_FLAG_END_STREAM : 0),
-            raw);
+          const flags = constants.NGHTTP2_FLAG_END_HEADERS |
+            (endStream ? constants.NGHTTP2_FLAG_END_STREAM : 0);
+          // As node: the server hears a session's streams first.
+          server.emit('stream', stream, headers, flags, raw);
+          if (onSession) st.handle.emit('stream', stream, headers, flags, raw);
         } finally {
           stream._dispatched();
         }
@@ -488,6 +491,14 @@ function callbacks(server, opts) {
       if (e === undefined) return;
       st.streams.delete(id);
       e._onClose(code);
+    },
+    onPing(native, payload, ack) {
+      sessionState(server, native).handle._onPing(payload, ack);
+    },
+    // The client's first SETTINGS is its connection preface: the session
+    // starts (and 'session' is emitted) there, not at its first stream.
+    onSettings(native, ack) {
+      sessionState(server, native).handle._onSettings(ack);
     },
     onGoaway(native, code, lastStreamId) {
       const st = sessionState(server, native);
