@@ -12,12 +12,12 @@ const { retainChunk, releaseHold } = require('../uploads/buffer_pool');
 const { ServerResponse } = require('../http/response');
 const { SluiceSocket } = require('../net/socket');
 const { connState } = require('../net/connection_state');
-const { h2HeadersObject, h2HeadersFromPacked } = require('../http/headers');
+const { h2HeadersObject, h2HeadersFromPacked, validateHeaderName } = require('../http/headers');
 const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./stream');
 const { toChunk } = require('../http/body');
-const { codedError } = require('../common/errors');
+const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
 
-const { kH2State: kState, kConnState, kH2WebSocket, kReq } = require('../common/symbols');
+const { kH2State: kState, kConnState, kH2WebSocket, kReq, kTrailers } = require('../common/symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
@@ -26,6 +26,106 @@ const {
 } = binding.constants;
 
 // ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------
+
+// node's compat warns once per process when a status message is set: HTTP/2
+// has no reason phrase (RFC 9113 8.3.2).
+let statusMessageWarned = false;
+function statusMessageWarn() {
+  if (statusMessageWarned) return;
+  statusMessageWarned = true;
+  process.emitWarning('Status message is not supported by HTTP/2 (RFC7540 8.1.2.4)', 'UnsupportedWarning');
+}
+
+const kStatusCode = Symbol('kStatusCode');
+
+function trimName(name) {
+  return typeof name === 'string' ? name.trim() : name;
+}
+
+// setHeader / appendHeader: pseudo-headers are HTTP/2's own, as node's.
+function settableName(name) {
+  name = trimName(name);
+  if (typeof name === 'string' && name[0] === ':') {
+    throw codedTypeError('ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED', 'Cannot set HTTP/2 pseudo-headers');
+  }
+  return name;
+}
+
+function h2HeadersSent() {
+  return codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
+}
+
+// The compat response of an HTTP/2 stream: ServerResponse with node's
+// Http2ServerResponse differences (statusMessage, setTrailer, trailers
+// that accumulate).
+class Http2ServerResponse extends ServerResponse {
+  // Always '' (node's); setting it warns. The constructor's and
+  // writeHead()'s own stores of undefined do not.
+  get statusMessage() { return ''; }
+
+  set statusMessage(v) {
+    if (v !== undefined) statusMessageWarn();
+  }
+
+  // node's range for an HTTP/2 status: 1xx go through writeContinue /
+  // writeEarlyHints, not here.
+  get statusCode() { return this[kStatusCode]; }
+
+  set statusCode(code) {
+    code |= 0;
+    if (code >= 100 && code < 200) {
+      throw codedRangeError('ERR_HTTP2_INFO_STATUS_NOT_ALLOWED', 'Informational status codes cannot be used');
+    }
+    if (code < 100 || code > 599) throw codedRangeError('ERR_HTTP2_STATUS_INVALID', `Invalid status code: ${code}`);
+    this[kStatusCode] = code;
+  }
+
+  // HTTP/2's error code for a head already sent, node's message; names
+  // trimmed as node's compat does (HTTP/2 field names are lower case: the
+  // lookups are by lower case already).
+  setHeader(name, value) {
+    if (this.headersSent) throw h2HeadersSent();
+    return super.setHeader(settableName(name), value);
+  }
+
+  appendHeader(name, value) {
+    if (this.headersSent) throw h2HeadersSent();
+    return super.appendHeader(settableName(name), value);
+  }
+
+  removeHeader(name) {
+    if (this.headersSent) throw h2HeadersSent();
+    return super.removeHeader(trimName(name));
+  }
+
+  getHeader(name) { return super.getHeader(trimName(name)); }
+
+  hasHeader(name) { return super.hasHeader(trimName(name)); }
+
+  // As node's: a response whose stream is gone ignores writeHead().
+  writeHead(statusCode, reason, headers) {
+    if (this.destroyed || this.writableFinished) return this;
+    if (this.headersSent) throw h2HeadersSent();
+    return super.writeHead(statusCode, reason, headers);
+  }
+
+  setTrailer(name, value) {
+    if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
+    validateHeaderName(name);
+    if (value === undefined || value === null) {
+      throw codedTypeError('ERR_HTTP2_INVALID_HEADER_VALUE', `Invalid value "${value}" for header "${name}"`);
+    }
+    this.addTrailers({ [name]: value });
+  }
+
+  // As node's: trailers given in several calls add up.
+  addTrailers(headers) {
+    for (const name of Object.keys(headers)) validateHeaderName(name);
+    const before = this[kTrailers];
+    super.addTrailers(headers);
+    this[kTrailers] = before + this[kTrailers];
+  }
+}
 
 // The subset of NativeConnection that IncomingRequest and ServerResponse
 // call, mapped onto one stream of a native HTTP/2 session. `seq` arguments
@@ -618,7 +718,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   // node's Http2ServerRequest has no joinDuplicateHeaders.
   req.joinDuplicateHeaders = undefined;
-  const res = new ServerResponse(req, conn, id, st.socket);
+  const res = new Http2ServerResponse(req, conn, id, st.socket);
   if (altSvc && server._altSvc !== null) res.setHeader('alt-svc', server._altSvc);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;
