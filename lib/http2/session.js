@@ -13,7 +13,7 @@ const { ServerResponse } = require('../http/response');
 const { SluiceSocket } = require('../net/socket');
 const { connState } = require('../net/connection_state');
 const { h2HeadersObject, h2HeadersFromPacked, validateHeaderName } = require('../http/headers');
-const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./stream');
+const { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, constants } = require('./stream');
 const { toChunk } = require('../http/body');
 const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
 
@@ -37,6 +37,8 @@ function statusMessageWarn() {
 }
 
 const kStatusCode = Symbol('kStatusCode');
+const kCorked = Symbol('kCorked');
+const kCompat = Symbol('kCompat');  // req/res -> their CompatEntry
 
 function trimName(name) {
   return typeof name === 'string' ? name.trim() : name;
@@ -53,6 +55,37 @@ function settableName(name) {
 
 function h2HeadersSent() {
   return codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
+}
+
+// The compat request of an HTTP/2 stream: IncomingRequest with node's
+// Http2ServerRequest setTimeout (the stream's idle timeout, not the
+// connection's).
+class Http2ServerRequest extends IncomingRequest {
+  setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
+}
+
+// req/res.setTimeout(ms, cb): as node's compat, the stream's idle timer;
+// when it fires, cb, then 'timeout' on req and on res. A no-op once the
+// stream closed or the response finished.
+function compatSetTimeout(entry, self, ms, cb) {
+  validateTimeout(ms, cb);
+  if (entry.closed || entry.res.writableFinished) return self;
+  if (ms === 0) {
+    if (entry.idle !== null) entry.idle.clear();
+    return self;
+  }
+  if (cb !== undefined) entry.timeoutCbs.push(cb);
+  if (entry.idle === null) entry.idle = new IdleTimer(compatTimeout, entry);
+  entry.idle.set(ms);
+  return self;
+}
+
+function compatTimeout(entry) {
+  const cbs = entry.timeoutCbs;
+  entry.timeoutCbs = [];
+  for (const cb of cbs) cb();
+  entry.req.emit('timeout');
+  entry.res.emit('timeout');
 }
 
 // The compat response of an HTTP/2 stream: ServerResponse with node's
@@ -108,6 +141,19 @@ class Http2ServerResponse extends ServerResponse {
     if (this.headersSent) throw h2HeadersSent();
     return super.writeHead(statusCode, reason, headers);
   }
+
+  // node's count of cork() calls not yet uncork()ed. Writes are framed
+  // once per loop turn whatever the count (every write is corked until
+  // the native flush), so the count is the only effect.
+  get writableCorked() { return this[kCorked] || 0; }
+
+  cork() { this[kCorked] = (this[kCorked] || 0) + 1; }
+
+  uncork() {
+    if (this[kCorked] > 0) this[kCorked]--;
+  }
+
+  setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
 
   setTrailer(name, value) {
     if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
@@ -265,9 +311,17 @@ class CompatEntry {
     this.req = req;
     this.res = res;
     this.protocol = protocol;
+    this.closed = false;
+    this.idle = null;  // IdleTimer once req/res.setTimeout() was called
+    this.timeoutCbs = [];
+    req[kCompat] = this;
+    res[kCompat] = this;
   }
 
-  _onData(chunk) { this.req._pushBody(chunk); }
+  _onData(chunk) {
+    if (this.idle !== null) this.idle.refresh();
+    this.req._pushBody(chunk);
+  }
 
   _onEnd(rawTrailers) { this.req._pushEnd(rawTrailers); }
 
@@ -285,6 +339,8 @@ class CompatEntry {
   }
 
   _onClose() {
+    this.closed = true;
+    if (this.idle !== null) this.idle.clear();
     // As node's compat: a stream that closes before the response ended
     // (client reset, the client's socket closed) aborts the request
     // whether or not its body was complete; after the response ended, the
@@ -714,7 +770,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   }
   const rawHeaders = new H2Head(raw, authority);
   const conn = new StreamConn(native, id);
-  const req = new IncomingRequest(conn, id, method, url, rawHeaders, version, st.socket);
+  const req = new Http2ServerRequest(conn, id, method, url, rawHeaders, version, st.socket);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   // node's Http2ServerRequest has no joinDuplicateHeaders.
   req.joinDuplicateHeaders = undefined;

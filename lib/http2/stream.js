@@ -461,6 +461,49 @@ const HELD_NONE = 0;
 const HELD_DISPATCH = 1;
 const HELD_COMPRESS = 2;
 
+// node:http2's stream idle timeout (stream.setTimeout, and the compat
+// req/res.setTimeout on the same stream): 'timeout' after `ms` without a
+// read or write; unref'd, as node's. One per stream, made on first use.
+class IdleTimer {
+  constructor(onFire, target) {
+    this.onFire = onFire;
+    this.target = target;
+    this.timer = null;
+  }
+
+  set(ms) {
+    this.clear();
+    if (ms > 0) {
+      this.timer = setTimeout(fireIdle, ms, this);
+      this.timer.unref();
+    }
+  }
+
+  refresh() {
+    if (this.timer !== null) this.timer.refresh();
+  }
+
+  clear() {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+}
+
+function fireIdle(t) {
+  t.timer = null;
+  t.onFire(t.target);
+}
+
+// stream.setTimeout / req.setTimeout argument checks, node's messages.
+function validateTimeout(ms, cb) {
+  if (typeof ms !== 'number') throw invalidArgType('"msecs" argument', 'of type number', ms);
+  if (cb !== undefined && typeof cb !== 'function') {
+    throw invalidArgType('"callback" argument', 'of type function', cb);
+  }
+}
+
 class ServerHttp2Stream extends LazyDuplex {
   constructor(native, id, headers, session, endStream) {
     super();
@@ -471,6 +514,7 @@ class ServerHttp2Stream extends LazyDuplex {
     this._requestHeaders = headers;
     this._isHead = headers[':method'] === 'HEAD';
     this._readPaused = false;
+    this._idle = null;  // IdleTimer once setTimeout() was called
     this._pendingWriteCb = null;
     this._noBody = false;
     this._nativeEnded = false;
@@ -793,8 +837,16 @@ class ServerHttp2Stream extends LazyDuplex {
   }
 
   close(code = constants.NGHTTP2_NO_ERROR, callback) {
-    if (typeof code !== 'number' || code < 0 || code > 0xffffffff) {
-      throw codedRangeError('ERR_OUT_OF_RANGE', 'The value of "code" is out of range.');
+    if (typeof code !== 'number') throw invalidArgType('"code" argument', 'of type number', code);
+    if (!Number.isInteger(code)) {
+      throw codedRangeError('ERR_OUT_OF_RANGE', `The value of "code" is out of range. It must be an integer. Received ${code}`);
+    }
+    if (code < 0 || code > 0xffffffff) {
+      throw codedRangeError('ERR_OUT_OF_RANGE',
+        `The value of "code" is out of range. It must be >= 0 && <= 4294967295. Received ${code}`);
+    }
+    if (callback !== undefined && typeof callback !== 'function') {
+      throw invalidArgType('"callback" argument', 'of type function', callback);
     }
     if (typeof callback === 'function') this.once('close', callback);
     if (this._nativeClosed || this.rstCode !== undefined) return;
@@ -841,8 +893,16 @@ class ServerHttp2Stream extends LazyDuplex {
   priority() {}
 
   setTimeout(ms, cb) {
+    validateTimeout(ms, cb);
     this.timeout = ms;
-    if (cb) this.on('timeout', cb);
+    if (ms === 0) {
+      if (cb !== undefined) this.removeListener('timeout', cb);
+    } else if (cb !== undefined) {
+      this.once('timeout', cb);
+    }
+    if (this._nativeClosed || this._isDestroyed()) return this;
+    if (this._idle === null) this._idle = new IdleTimer(emitStreamTimeout, this);
+    this._idle.set(ms);
     return this;
   }
 
@@ -855,6 +915,7 @@ class ServerHttp2Stream extends LazyDuplex {
       cb(err);
       return;
     }
+    if (this._idle !== null) this._idle.refresh();
     if (!this.headersSent) this.respond();
     if (this._held !== HELD_NONE) this._flushHead(false, undefined);
     if (this._noBody) {
@@ -916,6 +977,7 @@ class ServerHttp2Stream extends LazyDuplex {
 
   // ---- native events (lib/http2/session.js) -----------------------------------
   _onData(chunk) {
+    if (this._idle !== null) this._idle.refresh();
     if (this.destroyed) {
       releaseHold(chunk);
       return;
@@ -941,7 +1003,9 @@ class ServerHttp2Stream extends LazyDuplex {
 
   _onWantTrailers() {
     this._wantTrailers = true;
-    this.emit('wantTrailers');
+    // As node's: with nobody to send them, an empty trailer block ends
+    // the stream (it would otherwise stay open).
+    if (!this.emit('wantTrailers') && !this._isDestroyed() && !this._nativeClosed) this.sendTrailers({});
   }
 
   // The request body passed maxRequestBodySize (none of the excess is
@@ -961,6 +1025,7 @@ class ServerHttp2Stream extends LazyDuplex {
   _onClose(code) {
     if (this._nativeClosed) return;
     this._nativeClosed = true;
+    if (this._idle !== null) this._idle.clear();
     if (this.rstCode === undefined) this.rstCode = code;
     const writableDone = this._nativeEnded || (this._built ? this.writableFinished : this._lazyWriteEnd);
     if (!writableDone || this._closeAborts) {
@@ -1003,6 +1068,10 @@ class ServerHttp2Stream extends LazyDuplex {
 }
 
 withPoolIdioms(ServerHttp2Stream);
+
+function emitStreamTimeout(stream) {
+  stream.emit('timeout');
+}
 
 // fileResponse.serveFile's target for a ServerHttp2Stream: the headers
 // object given to respondWithFile, node:http2's answers.
@@ -1083,4 +1152,4 @@ function noop() {}
 
 const noOptions = Object.freeze({});
 
-module.exports = { ServerHttp2Stream, Http2SessionHandle, constants };
+module.exports = { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, constants };
