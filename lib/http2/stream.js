@@ -860,8 +860,9 @@ class ServerHttp2Stream extends LazyDuplex {
       if (this._nativeEnded) {
         // end() reached the native stream already (end(body) in this
         // turn): the reset follows its END_STREAM, as node's, which sends
-        // what is pending before the RST_STREAM.
-        this._native.rstStream(this._id, code, true);
+        // what is pending before the RST_STREAM. A stream waiting for its
+        // trailers (none sent) sends no END_STREAM to wait for: reset now.
+        this._native.rstStream(this._id, code, !(this._wantTrailers && !this.sentTrailers));
         return;
       }
       if (!this._built || this.writableLength === 0) {

@@ -91,6 +91,16 @@ describe('http2 close() after the response in the same turn', function () {
     });
   }
 
+  it("close() in 'wantTrailers' (no trailers sent): the body arrives, the stream closes", async function () {
+    const { port } = await h2.startH2((stream) => {
+      stream.respond({ ':status': 200 }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.close());
+      stream.end('hello');
+    });
+    const r = await h2.request(h2.connect(port));
+    assert.strictEqual(r.body.toString(), 'hello');
+  });
+
   it('DATA + END_STREAM then RST_STREAM(NO_ERROR) at once: the stream emits data, end, close', async function () {
     let done;
     const seen = new Promise((resolve) => { done = resolve; });
