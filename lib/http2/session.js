@@ -155,6 +155,13 @@ class Http2ServerResponse extends ServerResponse {
 
   setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
 
+  // As node's: false once too late (the head is out, or the stream gone).
+  writeContinue(cb) {
+    if (this.headersSent || this.destroyed || this[kCompat].closed) return false;
+    super.writeContinue(cb);
+    return true;
+  }
+
   setTrailer(name, value) {
     if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
     validateHeaderName(name);
@@ -787,7 +794,54 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   }
   st.streams.set(id, new CompatEntry(req, res, protocol));
   if (endStream) req._pushEnd(undefined);
+  // As node's compat: CONNECT goes to 'connect' (req, res) when it is
+  // listened to (else to 'request', as before: node answers 405 there);
+  // an Expect header to 'checkContinue' (or an automatic 100 Continue
+  // before 'request') and 'checkExpectation' (or 417).
+  if (method === 'CONNECT' && server.listenerCount('connect') > 0) {
+    server.emit('connect', req, res);
+    return;
+  }
+  const expect = expectOf(raw);
+  if (expect !== undefined) {
+    if (expect.toLowerCase() === '100-continue') {
+      if (server.listenerCount('checkContinue') > 0) {
+        server.emit('checkContinue', req, res);
+        return;
+      }
+      res.writeContinue();
+    } else {
+      if (server.listenerCount('checkExpectation') > 0) {
+        server.emit('checkExpectation', req, res);
+      } else {
+        res.statusCode = 417;
+        res.end();
+      }
+      return;
+    }
+  }
   server.emit('request', req, res);
+}
+
+// The Expect field of a request head (packed or an array; HTTP/2 names
+// are lower case), without parsing the rest.
+function expectOf(raw) {
+  if (typeof raw === 'string') {
+    if (raw.indexOf('expect\0') === -1) return undefined;
+    for (let p = 0; p < raw.length;) {
+      const n = raw.indexOf('\0', p);
+      if (n < 0) break;
+      let v = raw.indexOf('\0', n + 1);
+      if (v < 0) v = raw.length;
+      if (n - p === 6 && raw.startsWith('expect', p)) return raw.slice(n + 1, v);
+      p = v + 1;
+    }
+    return undefined;
+  }
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i] === 'expect') return raw[i + 1];
+  }
+  return undefined;
 }
 
 module.exports = { callbacks, constants };

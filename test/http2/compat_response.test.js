@@ -13,15 +13,38 @@ const h2 = require('./h2common');
 
 const { assert } = common;
 
-async function startCompat(onRequest) {
+async function startCompat(onRequest, events = {}) {
+  let server;
   if (common.isNode) {
-    const server = common.trackServer(http2.createServer(onRequest));
+    server = common.trackServer(http2.createServer(onRequest));
     server.on('session', (s) => common.trackSocket(s));
     await common.listenLocal(server);
-    return server.address().port;
+  } else {
+    ({ server } = await common.startServer(onRequest));
   }
-  const { port } = await common.startServer(onRequest);
-  return port;
+  for (const [name, fn] of Object.entries(events)) server.on(name, fn);
+  return server.address().port;
+}
+
+// A request whose head asks for `expect`; resolves { status, continued, body }.
+function expectRequest(port, expect) {
+  const session = h2.connect(port);
+  return common.withTimeout(new Promise((resolve, reject) => {
+    const req = session.request({ ':method': 'POST', ':path': '/', expect });
+    let continued = false;
+    let status;
+    let body = '';
+    req.on('continue', () => {
+      continued = true;
+      req.end('x');
+    });
+    req.on('response', (h) => { status = h[':status']; });
+    req.setEncoding('utf8');
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => resolve({ status, continued, body }));
+    req.on('error', reject);
+    if (expect !== '100-continue') req.end();
+  }), 5000, 'the response');
 }
 
 describe('http2 compat response (node Http2ServerResponse differences)', function () {
@@ -64,5 +87,45 @@ describe('http2 compat response (node Http2ServerResponse differences)', functio
     await h2.waitFor(() => seen.warnings !== undefined);
     // node warns once per process; this may be the first or not.
     assert.ok(seen.warnings.every((n) => n === 'UnsupportedWarning'), seen.warnings.join());
+  });
+
+  it("Expect: 100-continue gets a 100 before 'request'; 'checkContinue' takes it when listened to", async function () {
+    const echo = (req, res) => {
+      let b = '';
+      req.on('data', (d) => { b += d; });
+      req.on('end', () => res.end(`got ${b}`));
+    };
+    let port = await startCompat(echo);
+    assert.deepStrictEqual(await expectRequest(port, '100-continue'), { status: 200, continued: true, body: 'got x' });
+    let checked = 0;
+    port = await startCompat(() => { throw new Error("'request' must not be emitted"); }, {
+      checkContinue(req, res) {
+        checked++;
+        assert.strictEqual(res.writeContinue(), true);
+        echo(req, res);
+      },
+    });
+    assert.deepStrictEqual(await expectRequest(port, '100-continue'), { status: 200, continued: true, body: 'got x' });
+    assert.strictEqual(checked, 1);
+  });
+
+  it("another Expect: 417, or 'checkExpectation' when listened to", async function () {
+    let port = await startCompat(() => { throw new Error("'request' must not be emitted"); });
+    assert.strictEqual((await expectRequest(port, 'x-other')).status, 417);
+    port = await startCompat(() => { throw new Error("'request' must not be emitted"); }, {
+      checkExpectation(req, res) { res.end('checked'); },
+    });
+    assert.deepStrictEqual(await expectRequest(port, 'x-other'), { status: 200, continued: false, body: 'checked' });
+  });
+
+  it("CONNECT goes to 'connect' (req, res) when listened to", async function () {
+    const port = await startCompat(() => { throw new Error("'request' must not be emitted"); }, {
+      connect(req, res) {
+        assert.strictEqual(req.method, 'CONNECT');
+        res.end('tunnel');
+      },
+    });
+    const r = await h2.request(h2.connect(port), { ':method': 'CONNECT', ':authority': 'example.org:443', ':path': undefined });
+    assert.strictEqual(r.body.toString(), 'tunnel');
   });
 });
