@@ -816,8 +816,15 @@ class ServerHttp2Stream extends LazyDuplex {
   }
 
   additionalHeaders(headers) {
+    // As node: after close() (rstCode set) the stream is closed for it.
+    if (this._isDestroyed() || this._nativeClosed || this.rstCode !== undefined) {
+      throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
+    }
     if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_AFTER_RESPOND', 'Cannot specify additional headers after response initiated');
     const [block, status] = serializeHeaders(headers, true);
+    if (status === 101) {
+      throw codedError('ERR_HTTP2_STATUS_101', 'HTTP status code 101 (Switching Protocols) is forbidden in HTTP/2');
+    }
     if (status < 100 || status > 199) {
       throw codedRangeError('ERR_HTTP2_INVALID_INFO_STATUS', `Invalid informational status code: ${status}`);
     }
