@@ -13,7 +13,7 @@ const { ServerResponse } = require('../http/response');
 const { SluiceSocket } = require('../net/socket');
 const { connState } = require('../net/connection_state');
 const { h2HeadersObject, h2HeadersFromPacked, validateHeaderName } = require('../http/headers');
-const { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, constants } = require('./stream');
+const { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, originOf, constants } = require('./stream');
 const { toChunk } = require('../http/body');
 const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
 
@@ -539,6 +539,7 @@ function sessionState(server, native) {
       handle: new Http2SessionHandle(native, socket),
     };
     native[kState] = st;
+    if (server._h2Origins !== null) st.handle.origin(...server._h2Origins);
     server.emit('session', st.handle);
   }
   return st;
@@ -844,4 +845,13 @@ function expectOf(raw) {
   return undefined;
 }
 
-module.exports = { callbacks, constants };
+// The server's `origins` option: null, or the origins (each serialized
+// and checked by Http2SessionHandle's origin rules, now rather than at
+// the first connection).
+function checkOrigins(origins) {
+  if (origins === undefined || origins === null) return null;
+  if (!Array.isArray(origins)) throw invalidArgType('"options.origins" property', 'an instance of Array', origins);
+  return origins.map((o) => originOf(o));
+}
+
+module.exports = { callbacks, constants, checkOrigins };

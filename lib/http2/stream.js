@@ -344,7 +344,8 @@ class Http2SessionHandle extends EventEmitter {
 
 // An ALTSVC / ORIGIN origin: a string or URL (or { origin }), serialized
 // as the URL's origin; 'null' origins (not http/https) are refused.
-function originOf(value, code, message, name) {
+function originOf(value, code = 'ERR_HTTP2_INVALID_ORIGIN',
+  message = 'HTTP/2 ORIGIN frames require a valid origin', name = 'origin') {
   let o;
   if (typeof value === 'string') {
     try {
@@ -1160,4 +1161,4 @@ function noop() {}
 
 const noOptions = Object.freeze({});
 
-module.exports = { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, constants };
+module.exports = { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, originOf, constants };

@@ -10,6 +10,7 @@
 const http2 = require('node:http2');
 const common = require('../common');
 const h2 = require('./h2common');
+const { startSecure, fixtures } = require('../tls/tls_common');
 
 const { assert } = common;
 
@@ -140,5 +141,25 @@ describe('http2 server session API', function () {
     });
     const r = await h2.request(h2.connect(port), { ':path': '/x' });
     assert.strictEqual(r.body.toString(), 'via session /x');
+  });
+
+  it("origin() and the origins option: the client's 'origin' events and originSet (TLS)", async function () {
+    const { server, url } = await startSecure({ origins: ['https://a.example/x'] });
+    server.on('session', (s) => {
+      common.trackSocket(s);
+      assert.throws(() => s.origin('abc:'), { code: 'ERR_HTTP2_INVALID_ORIGIN' });
+      s.origin('https://b.example/y', new URL('https://c.example'));
+    });
+    const client = http2.connect(url, { ca: fixtures().ca });
+    common.trackSocket(client);
+    const seen = [];
+    await common.withTimeout(new Promise((resolve) => {
+      client.on('origin', (origins) => {
+        seen.push(...origins);
+        if (seen.length === 3) resolve();
+      });
+    }), 5000, "the client's 'origin' events");
+    assert.deepStrictEqual(seen, ['https://a.example', 'https://b.example', 'https://c.example']);
+    assert.ok(client.originSet.includes('https://c.example'), client.originSet.join());
   });
 });
