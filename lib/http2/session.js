@@ -539,6 +539,8 @@ function sessionState(server, native) {
       handle: new Http2SessionHandle(native, socket),
     };
     native[kState] = st;
+    const conn = native.connection();
+    if (conn !== undefined) connState(server, conn).h2Session = st.handle;
     if (server._h2Origins !== null) st.handle.origin(...server._h2Origins);
     server.emit('session', st.handle);
   }

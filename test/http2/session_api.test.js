@@ -162,4 +162,16 @@ describe('http2 server session API', function () {
     assert.deepStrictEqual(seen, ['https://a.example', 'https://b.example', 'https://c.example']);
     assert.ok(client.originSet.includes('https://c.example'), client.originSet.join());
   });
+
+  it("server.setTimeout(): an idle session times out, 'timeout' gets the session", async function () {
+    const { server, port } = await startBare();
+    server.setTimeout(50);
+    const timedOut = common.once(server, 'timeout', 5000);
+    const client = h2.connect(port);
+    const closed = common.once(client, 'close', 5000);
+    const [session] = await timedOut;
+    assert.strictEqual(typeof session.ping, 'function');
+    session.close();
+    await closed;
+  });
 });
