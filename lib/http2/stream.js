@@ -323,9 +323,13 @@ class Http2SessionHandle extends EventEmitter {
     const s = this._initialAcked ? this._settingsCbs.shift() : undefined;
     this._initialAcked = true;
     this.pendingSettingsAck = this._settingsCbs.length > 0;
+    // Read from nghttp2 only for someone who asks (every session gets the
+    // initial ack).
+    const cb = s !== undefined ? s.cb : undefined;
+    if (cb === undefined && this.listenerCount('localSettings') === 0) return;
     const settings = this.localSettings;
     this.emit('localSettings', settings);
-    if (s !== undefined && s.cb) s.cb(null, settings, Number(process.hrtime.bigint() - s.start) / 1e6);
+    if (cb) cb(null, settings, Number(process.hrtime.bigint() - s.start) / 1e6);
   }
 
   _closed() {
