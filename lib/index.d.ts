@@ -372,9 +372,23 @@ export interface Http2SessionHandle extends EventEmitter {
   readonly alpnProtocol: string;
   /** GOAWAY(NO_ERROR); open streams finish, then the session closes. */
   close(callback?: () => void): void;
-  goaway(code?: number): void;
+  goaway(code?: number, lastStreamID?: number, opaqueData?: ArrayBufferView): void;
   destroy(): void;
   setTimeout(ms?: number, callback?: () => void): this;
+  readonly type: number;
+  readonly pendingSettingsAck: boolean;
+  readonly localSettings: import('http2').Settings;
+  readonly remoteSettings: import('http2').Settings;
+  readonly state: import('http2').SessionState;
+  ping(callback: (err: Error | null, duration: number, payload: Buffer) => void): boolean;
+  ping(payload: ArrayBufferView, callback: (err: Error | null, duration: number, payload: Buffer) => void): boolean;
+  settings(settings: import('http2').Settings,
+    callback?: (err: Error | null, settings: import('http2').Settings, duration: number) => void): void;
+  setLocalWindowSize(windowSize: number): void;
+  altsvc(alt: string, originOrStream: number | string | URL | { origin: string }): void;
+  origin(...origins: Array<string | URL | { origin: string }>): void;
+  ref(): void;
+  unref(): void;
 
   addListener(event: 'goaway', listener: (errorCode: number, lastStreamID: number) => void): this;
   addListener(event: 'close', listener: () => void): this;

@@ -11,6 +11,9 @@ module.exports = {
   kSeq: Symbol('sluice.seq'),
   kSocket: Symbol('sluice.socket'),
   kHeaders: Symbol('sluice.headers'),
+  // ServerResponse: its request, for sluice's own use (res.req is the
+  // user's to overwrite, as node's; node's compat tests set it to null).
+  kReq: Symbol('sluice.req'),
   // IncomingRequest
   kSocketPaused: Symbol('sluice.socketPaused'),
   kRaw: Symbol('sluice.rawHeaders'),

@@ -44,6 +44,7 @@
 // replaced (whole bodies: the compressed length; streams: chunked).
 
 const binding = require('../common/binding');
+const { kReq } = require('../common/symbols');
 const { codedTypeError } = require('../common/errors');
 
 // Coding values of the native compressor (binding.constants).
@@ -229,7 +230,7 @@ function byteLength(body) {
 // value) or 0.
 function prepare(res, cfg, bodyLength) {
   if (res.compress === false) return 0;
-  const req = res.req;
+  const req = res[kReq];
   if (req.method === 'HEAD') return 0;
   const status = res.statusCode;
   if (status === 204 || status === 304 || (status >= 100 && status < 200)) return 0;
@@ -285,7 +286,8 @@ function startStream(res, cfg, conn) {
 // compression option.
 function precompressed(res, path, cb) {
   const fs = require('fs');
-  const ae = res.req && res.req.headers['accept-encoding'];
+  const req = res[kReq];
+  const ae = req && req.headers['accept-encoding'];
   const order = [];
   const left = [CODING.br, CODING.gzip];
   for (;;) {

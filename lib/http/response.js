@@ -23,7 +23,7 @@ const {
 const { respondHttp1 } = require('../common/binding');
 
 const {
-  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed,
+  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed, kReq,
 } = require('../common/symbols');
 const { STATUS_CODES } = http;
 // Taken once: node defines globalThis.process as an accessor, so each
@@ -91,6 +91,7 @@ class ServerResponse extends LazyEmitter {
   constructor(req, conn, seq, socket) {
     super();
     this.req = req;
+    this[kReq] = req;
     this[kConn] = conn;
     this[kSeq] = seq;
     this[kSocket] = socket;
@@ -307,7 +308,7 @@ class ServerResponse extends LazyEmitter {
   // without chunked, or no body at all (HEAD, 1xx, 204, 304, an HTTP/1.0
   // request) the head is refused. (HTTP/2 carries trailers either way.)
   _checkTrailerHeader(code) {
-    const req = this.req;
+    const req = this[kReq];
     if (req.httpVersionMajor >= 2) return;
     const h = this[kHeaders];
     const te = h['transfer-encoding'];
@@ -573,7 +574,7 @@ class ServerResponse extends LazyEmitter {
       // compressed body is framed by its compressed length.
       const whole = (this._headFlags & (HEAD_USER_CONTENT_LENGTH | HEAD_USER_TRANSFER_ENCODING)) !== 0 ||
         (trailers === undefined && (this[kHeaders] === null || this[kHeaders].trailer === undefined) &&
-          (!explicitHead || coding !== 0 || this.req.httpVersionMajor >= 2));
+          (!explicitHead || coding !== 0 || this[kReq].httpVersionMajor >= 2));
       const flags = this[kRemoved] === 0 ?
         (whole ? this._headFlags | HEAD_WHOLE_BODY : this._headFlags) :
         this._framing(this._headFlags, whole);
@@ -615,7 +616,7 @@ class ServerResponse extends LazyEmitter {
     if (this._compressor) this._compressor.close();
     if (this._nativeFile) this._nativeFile.close();
     if (this[kFinished]) return this;
-    if (this.req.httpVersionMajor >= 2) {
+    if (this[kReq].httpVersionMajor >= 2) {
       this[kConn].destroy();
     } else if (!isFront(this)) {
       // As node: a pipelined response gets the socket only when the ones
@@ -644,7 +645,7 @@ class ServerResponse extends LazyEmitter {
   // a different total, is ERR_HTTP_CONTENT_LENGTH_MISMATCH.
   _checkBodyWrite(body, fromEnd) {
     const status = this[kStatus] || this.statusCode;
-    const noBody = this.req.method === 'HEAD' || status === 204 || status === 304 ||
+    const noBody = this[kReq].method === 'HEAD' || status === 204 || status === 304 ||
       (status >= 100 && status < 200);
     const len = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     if (noBody) {

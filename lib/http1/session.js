@@ -26,7 +26,7 @@ const {
   REQUEST_HAS_HOST, REQUEST_OVER_LIMIT, REQUEST_VERSION_SHIFT, VERSION_1_1, TUNNEL_UPGRADE, TUNNEL_CONNECT,
 } = binding.constants;
 
-const { kConnState: kState, kLimits } = require('../common/symbols');
+const { kConnState: kState, kLimits, kReq } = require('../common/symbols');
 
 // As node's _http_server.js: "100-continue" anywhere in Expect.
 const continueExpression = /(?:^|\W)100-continue(?:$|\W)/i;
@@ -262,7 +262,7 @@ function onDrain(conn) {
 }
 
 function onResponseFinish(res) {
-  const req = res.req;
+  const req = res[kReq];
   const st = res._st;
   const live = st.live;
   // Responses finish in order: the front pair is the common case, which

@@ -23,6 +23,7 @@
 // current dispatch ends, after the nextTick queue has run.
 
 const compression = require('../compress/compression');
+const { kReq } = require('../common/symbols');
 
 // The parts of ServerResponse that compression.prepare / precompressed
 // read and write, over a headers object with lower-case names (pseudo
@@ -38,7 +39,7 @@ class ResponseShim {
     this.headers = h;
     this.statusCode = status;
     this.compress = undefined;
-    this.req = {
+    this[kReq] = {
       method: requestHeaders[':method'],
       url: requestHeaders[':path'],
       headers: requestHeaders,

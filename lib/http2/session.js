@@ -12,12 +12,12 @@ const { retainChunk, releaseHold } = require('../uploads/buffer_pool');
 const { ServerResponse } = require('../http/response');
 const { SluiceSocket } = require('../net/socket');
 const { connState } = require('../net/connection_state');
-const { h2HeadersObject, h2HeadersFromPacked } = require('../http/headers');
-const { ServerHttp2Stream, Http2SessionHandle, constants } = require('./stream');
+const { h2HeadersObject, h2HeadersFromPacked, validateHeaderName } = require('../http/headers');
+const { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, originOf, constants } = require('./stream');
 const { toChunk } = require('../http/body');
-const { codedError } = require('../common/errors');
+const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
 
-const { kH2State: kState, kConnState, kH2WebSocket } = require('../common/symbols');
+const { kH2State: kState, kConnState, kH2WebSocket, kReq, kTrailers } = require('../common/symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
@@ -26,6 +26,159 @@ const {
 } = binding.constants;
 
 // ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------
+
+// node's compat warns once per process when a status message is set: HTTP/2
+// has no reason phrase (RFC 9113 8.3.2).
+let statusMessageWarned = false;
+function statusMessageWarn() {
+  if (statusMessageWarned) return;
+  statusMessageWarned = true;
+  process.emitWarning('Status message is not supported by HTTP/2 (RFC7540 8.1.2.4)', 'UnsupportedWarning');
+}
+
+const kStatusCode = Symbol('kStatusCode');
+const kCorked = Symbol('kCorked');
+const kCompat = Symbol('kCompat');  // req/res -> their CompatEntry
+
+function trimName(name) {
+  return typeof name === 'string' ? name.trim() : name;
+}
+
+// setHeader / appendHeader: pseudo-headers are HTTP/2's own, as node's.
+function settableName(name) {
+  name = trimName(name);
+  if (typeof name === 'string' && name[0] === ':') {
+    throw codedTypeError('ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED', 'Cannot set HTTP/2 pseudo-headers');
+  }
+  return name;
+}
+
+function h2HeadersSent() {
+  return codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
+}
+
+// The compat request of an HTTP/2 stream: IncomingRequest with node's
+// Http2ServerRequest setTimeout (the stream's idle timeout, not the
+// connection's).
+class Http2ServerRequest extends IncomingRequest {
+  setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
+}
+
+// req/res.setTimeout(ms, cb): as node's compat, the stream's idle timer;
+// when it fires, cb, then 'timeout' on req and on res. A no-op once the
+// stream closed or the response finished.
+function compatSetTimeout(entry, self, ms, cb) {
+  validateTimeout(ms, cb);
+  if (entry.closed || entry.res.writableFinished) return self;
+  if (ms === 0) {
+    if (entry.idle !== null) entry.idle.clear();
+    return self;
+  }
+  if (cb !== undefined) entry.timeoutCbs.push(cb);
+  if (entry.idle === null) entry.idle = new IdleTimer(compatTimeout, entry);
+  entry.idle.set(ms);
+  return self;
+}
+
+function compatTimeout(entry) {
+  const cbs = entry.timeoutCbs;
+  entry.timeoutCbs = [];
+  for (const cb of cbs) cb();
+  entry.req.emit('timeout');
+  entry.res.emit('timeout');
+}
+
+// The compat response of an HTTP/2 stream: ServerResponse with node's
+// Http2ServerResponse differences (statusMessage, setTrailer, trailers
+// that accumulate).
+class Http2ServerResponse extends ServerResponse {
+  // Always '' (node's); setting it warns. The constructor's and
+  // writeHead()'s own stores of undefined do not.
+  get statusMessage() { return ''; }
+
+  set statusMessage(v) {
+    if (v !== undefined) statusMessageWarn();
+  }
+
+  // node's range for an HTTP/2 status: 1xx go through writeContinue /
+  // writeEarlyHints, not here.
+  get statusCode() { return this[kStatusCode]; }
+
+  set statusCode(code) {
+    code |= 0;
+    if (code >= 100 && code < 200) {
+      throw codedRangeError('ERR_HTTP2_INFO_STATUS_NOT_ALLOWED', 'Informational status codes cannot be used');
+    }
+    if (code < 100 || code > 599) throw codedRangeError('ERR_HTTP2_STATUS_INVALID', `Invalid status code: ${code}`);
+    this[kStatusCode] = code;
+  }
+
+  // HTTP/2's error code for a head already sent, node's message; names
+  // trimmed as node's compat does (HTTP/2 field names are lower case: the
+  // lookups are by lower case already).
+  setHeader(name, value) {
+    if (this.headersSent) throw h2HeadersSent();
+    return super.setHeader(settableName(name), value);
+  }
+
+  appendHeader(name, value) {
+    if (this.headersSent) throw h2HeadersSent();
+    return super.appendHeader(settableName(name), value);
+  }
+
+  removeHeader(name) {
+    if (this.headersSent) throw h2HeadersSent();
+    return super.removeHeader(trimName(name));
+  }
+
+  getHeader(name) { return super.getHeader(trimName(name)); }
+
+  hasHeader(name) { return super.hasHeader(trimName(name)); }
+
+  // As node's: a response whose stream is gone ignores writeHead().
+  writeHead(statusCode, reason, headers) {
+    if (this.destroyed || this.writableFinished) return this;
+    if (this.headersSent) throw h2HeadersSent();
+    return super.writeHead(statusCode, reason, headers);
+  }
+
+  // node's count of cork() calls not yet uncork()ed. Writes are framed
+  // once per loop turn whatever the count (every write is corked until
+  // the native flush), so the count is the only effect.
+  get writableCorked() { return this[kCorked] || 0; }
+
+  cork() { this[kCorked] = (this[kCorked] || 0) + 1; }
+
+  uncork() {
+    if (this[kCorked] > 0) this[kCorked]--;
+  }
+
+  setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
+
+  // As node's: false once too late (the head is out, or the stream gone).
+  writeContinue(cb) {
+    if (this.headersSent || this.destroyed || this[kCompat].closed) return false;
+    super.writeContinue(cb);
+    return true;
+  }
+
+  setTrailer(name, value) {
+    if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
+    validateHeaderName(name);
+    if (value === undefined || value === null) {
+      throw codedTypeError('ERR_HTTP2_INVALID_HEADER_VALUE', `Invalid value "${value}" for header "${name}"`);
+    }
+    this.addTrailers({ [name]: value });
+  }
+
+  // As node's: trailers given in several calls add up.
+  addTrailers(headers) {
+    for (const name of Object.keys(headers)) validateHeaderName(name);
+    const before = this[kTrailers];
+    super.addTrailers(headers);
+    this[kTrailers] = before + this[kTrailers];
+  }
+}
 
 // The subset of NativeConnection that IncomingRequest and ServerResponse
 // call, mapped onto one stream of a native HTTP/2 session. `seq` arguments
@@ -165,9 +318,17 @@ class CompatEntry {
     this.req = req;
     this.res = res;
     this.protocol = protocol;
+    this.closed = false;
+    this.idle = null;  // IdleTimer once req/res.setTimeout() was called
+    this.timeoutCbs = [];
+    req[kCompat] = this;
+    res[kCompat] = this;
   }
 
-  _onData(chunk) { this.req._pushBody(chunk); }
+  _onData(chunk) {
+    if (this.idle !== null) this.idle.refresh();
+    this.req._pushBody(chunk);
+  }
 
   _onEnd(rawTrailers) { this.req._pushEnd(rawTrailers); }
 
@@ -185,6 +346,8 @@ class CompatEntry {
   }
 
   _onClose() {
+    this.closed = true;
+    if (this.idle !== null) this.idle.clear();
     // As node's compat: a stream that closes before the response ended
     // (client reset, the client's socket closed) aborts the request
     // whether or not its body was complete; after the response ended, the
@@ -200,7 +363,7 @@ class CompatEntry {
 // the next turn of the loop: it is dumped (acknowledged and discarded, so
 // the client is not stalled). A reader that came first gets all of it.
 function onCompatFinish(res) {
-  const req = res.req;
+  const req = res[kReq];
   if (!req.complete && !isReading(req)) setImmediate(dumpUnread, req);
 }
 
@@ -376,6 +539,9 @@ function sessionState(server, native) {
       handle: new Http2SessionHandle(native, socket),
     };
     native[kState] = st;
+    const conn = native.connection();
+    if (conn !== undefined) connState(server, conn).h2Session = st.handle;
+    if (server._h2Origins !== null) st.handle.origin(...server._h2Origins);
     server.emit('session', st.handle);
   }
   return st;
@@ -412,7 +578,8 @@ function callbacks(server, opts) {
           return;
         }
       }
-      if (server.listenerCount('stream') > 0) {
+      const onSession = st.handle.listenerCount('stream') > 0;
+      if (onSession || server.listenerCount('stream') > 0) {
         let headers;
         if (typeof raw === 'string') {
           const packed = raw;
@@ -432,9 +599,11 @@ function callbacks(server, opts) {
         // native call (ServerHttp2Stream.respond).
         stream._dispatching = true;
         try {
-          server.emit('stream', stream, headers,
-            constants.NGHTTP2_FLAG_END_HEADERS | (endStream ? constants.NGHTTP2_FLAG_END_STREAM : 0),
-            raw);
+          const flags = constants.NGHTTP2_FLAG_END_HEADERS |
+            (endStream ? constants.NGHTTP2_FLAG_END_STREAM : 0);
+          // As node: the server hears a session's streams first.
+          server.emit('stream', stream, headers, flags, raw);
+          if (onSession) st.handle.emit('stream', stream, headers, flags, raw);
         } finally {
           stream._dispatched();
         }
@@ -488,6 +657,14 @@ function callbacks(server, opts) {
       if (e === undefined) return;
       st.streams.delete(id);
       e._onClose(code);
+    },
+    onPing(native, payload, ack) {
+      sessionState(server, native).handle._onPing(payload, ack);
+    },
+    // The client's first SETTINGS is its connection preface: the session
+    // starts (and 'session' is emitted) there, not at its first stream.
+    onSettings(native, ack) {
+      sessionState(server, native).handle._onSettings(ack);
     },
     onGoaway(native, code, lastStreamId) {
       const st = sessionState(server, native);
@@ -603,11 +780,11 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   }
   const rawHeaders = new H2Head(raw, authority);
   const conn = new StreamConn(native, id);
-  const req = new IncomingRequest(conn, id, method, url, rawHeaders, version, st.socket);
+  const req = new Http2ServerRequest(conn, id, method, url, rawHeaders, version, st.socket);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   // node's Http2ServerRequest has no joinDuplicateHeaders.
   req.joinDuplicateHeaders = undefined;
-  const res = new ServerResponse(req, conn, id, st.socket);
+  const res = new Http2ServerResponse(req, conn, id, st.socket);
   if (altSvc && server._altSvc !== null) res.setHeader('alt-svc', server._altSvc);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;
@@ -620,7 +797,63 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   }
   st.streams.set(id, new CompatEntry(req, res, protocol));
   if (endStream) req._pushEnd(undefined);
+  // As node's compat: CONNECT goes to 'connect' (req, res) when it is
+  // listened to (else to 'request', as before: node answers 405 there);
+  // an Expect header to 'checkContinue' (or an automatic 100 Continue
+  // before 'request') and 'checkExpectation' (or 417).
+  if (method === 'CONNECT' && server.listenerCount('connect') > 0) {
+    server.emit('connect', req, res);
+    return;
+  }
+  const expect = expectOf(raw);
+  if (expect !== undefined) {
+    if (expect.toLowerCase() === '100-continue') {
+      if (server.listenerCount('checkContinue') > 0) {
+        server.emit('checkContinue', req, res);
+        return;
+      }
+      res.writeContinue();
+    } else {
+      if (server.listenerCount('checkExpectation') > 0) {
+        server.emit('checkExpectation', req, res);
+      } else {
+        res.statusCode = 417;
+        res.end();
+      }
+      return;
+    }
+  }
   server.emit('request', req, res);
 }
 
-module.exports = { callbacks, constants };
+// The Expect field of a request head (packed or an array; HTTP/2 names
+// are lower case), without parsing the rest.
+function expectOf(raw) {
+  if (typeof raw === 'string') {
+    if (raw.indexOf('expect\0') === -1) return undefined;
+    for (let p = 0; p < raw.length;) {
+      const n = raw.indexOf('\0', p);
+      if (n < 0) break;
+      let v = raw.indexOf('\0', n + 1);
+      if (v < 0) v = raw.length;
+      if (n - p === 6 && raw.startsWith('expect', p)) return raw.slice(n + 1, v);
+      p = v + 1;
+    }
+    return undefined;
+  }
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i] === 'expect') return raw[i + 1];
+  }
+  return undefined;
+}
+
+// The server's `origins` option: null, or the origins (each serialized
+// and checked by Http2SessionHandle's origin rules, now rather than at
+// the first connection).
+function checkOrigins(origins) {
+  if (origins === undefined || origins === null) return null;
+  if (!Array.isArray(origins)) throw invalidArgType('"options.origins" property', 'an instance of Array', origins);
+  return origins.map((o) => originOf(o));
+}
+
+module.exports = { callbacks, constants, checkOrigins };

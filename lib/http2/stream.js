@@ -13,9 +13,10 @@
 
 const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
+const { AsyncResource } = require('async_hooks');
 const { h2HeadersObject, serializeHeaders } = require('../http/headers');
 const { toChunk } = require('../http/body');
-const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
+const { codedError, codedTypeError, codedRangeError, invalidArgType, received } = require('../common/errors');
 const fileResponse = require('../files/file_response');
 const h2compress = require('./compress');
 const { byteLength } = require('../compress/compression');
@@ -59,6 +60,66 @@ const {
 const FLUSH = Buffer.alloc(0);
 
 // What stream.session gives: the parts of Http2Session a handler touches.
+// node:http2's SETTINGS, by id (RFC 9113 6.5.2, RFC 8441 3): the names
+// of session.settings() / localSettings / remoteSettings, and their range.
+const SETTINGS = [
+  ['headerTableSize', 1, 0, 2 ** 32 - 1],
+  ['enablePush', 2, 0, 1],
+  ['maxConcurrentStreams', 3, 0, 2 ** 32 - 1],
+  ['initialWindowSize', 4, 0, 2 ** 31 - 1],
+  ['maxFrameSize', 5, 16384, 2 ** 24 - 1],
+  ['maxHeaderListSize', 6, 0, 2 ** 32 - 1],
+  ['enableConnectProtocol', 8, 0, 1],
+];
+// session.state's fields, in the order of the native state() array.
+const STATE_FIELDS = [
+  'effectiveLocalWindowSize', 'effectiveRecvDataLength', 'nextStreamID', 'localWindowSize',
+  'lastProcStreamID', 'remoteWindowSize', 'outboundQueueSize', 'deflateDynamicTableSize',
+  'inflateDynamicTableSize',
+];
+// As node's default maxOutstandingPings.
+const MAX_OUTSTANDING_PINGS = 10;
+
+// Validates node's settings object; returns [id, value, ...] for the native
+// settings() call.
+function settingsEntries(settings) {
+  if (settings === null || typeof settings !== 'object') {
+    throw invalidArgType('"settings" argument', 'of type object', settings);
+  }
+  const out = [];
+  for (const [name, id, min, max] of SETTINGS) {
+    let v = settings[name];
+    if (name === 'maxHeaderListSize' && v === undefined) v = settings.maxHeaderSize;
+    if (v === undefined) continue;
+    if (name === 'enablePush' || name === 'enableConnectProtocol') {
+      if (typeof v !== 'boolean') {
+        throw codedTypeError('ERR_HTTP2_INVALID_SETTING_VALUE',
+          `Invalid value for setting "${name}": ${v}`);
+      }
+      v = v ? 1 : 0;
+    } else if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      throw codedRangeError('ERR_HTTP2_INVALID_SETTING_VALUE',
+        `Invalid value for setting "${name}": ${v}`);
+    }
+    out.push(id, v);
+  }
+  return out;
+}
+
+function readSettings(native, remote) {
+  const out = {};
+  for (const [name, id] of SETTINGS) {
+    const v = native.setting(id, remote);
+    out[name] = name === 'enablePush' || name === 'enableConnectProtocol' ? v !== 0 : v;
+    if (name === 'maxHeaderListSize') out.maxHeaderSize = v;
+  }
+  return out;
+}
+
+// The 'session' object of a connection: node:http2's ServerHttp2Session
+// surface over the native session (ping, settings, windows, ALTSVC /
+// ORIGIN frames, state); events 'stream', 'ping', 'localSettings',
+// 'remoteSettings', 'goaway', 'close'.
 class Http2SessionHandle extends EventEmitter {
   constructor(native, socket) {
     super();
@@ -68,6 +129,153 @@ class Http2SessionHandle extends EventEmitter {
     this.destroyed = false;
     this.encrypted = false;
     this.alpnProtocol = 'h2c';
+    this.type = 0;  // NGHTTP2_SESSION_SERVER
+    this.connecting = false;
+    this.pendingSettingsAck = true;  // the initial SETTINGS until acked
+    this._pings = [];       // [{ cb, start }] in submit order
+    this._settingsCbs = []; // [{ cb, start }] (undefined cb for the initial ones)
+    this._localSettings = undefined;
+    this._remoteSettings = undefined;
+    this._initialAcked = false;
+  }
+
+  get localSettings() {
+    if (this.destroyed) return {};
+    if (this._localSettings === undefined) this._localSettings = readSettings(this._native, false);
+    return this._localSettings;
+  }
+
+  get remoteSettings() {
+    if (this.destroyed) return {};
+    if (this._remoteSettings === undefined) this._remoteSettings = readSettings(this._native, true);
+    return this._remoteSettings;
+  }
+
+  get state() {
+    if (this.destroyed) return {};
+    const a = this._native.state();
+    const out = {};
+    for (let i = 0; i < STATE_FIELDS.length; i++) out[STATE_FIELDS[i]] = a[i];
+    return out;
+  }
+
+  _checkLive() {
+    if (this.destroyed) throw codedError('ERR_HTTP2_INVALID_SESSION', 'The session has been destroyed');
+  }
+
+  ping(payload, cb) {
+    this._checkLive();
+    if (typeof payload === 'function') {
+      cb = payload;
+      payload = undefined;
+    }
+    if (payload !== undefined) {
+      if (!ArrayBuffer.isView(payload)) {
+        throw invalidArgType('"payload" argument', 'an instance of Buffer, TypedArray, or DataView', payload);
+      }
+      if (payload.byteLength !== 8) {
+        throw codedRangeError('ERR_HTTP2_PING_LENGTH', 'HTTP2 ping payload must be 8 bytes');
+      }
+      payload = Buffer.from(payload.buffer, payload.byteOffset, 8);
+    } else {
+      payload = Buffer.alloc(8);
+    }
+    if (typeof cb !== 'function') throw invalidArgType('"callback" argument', 'of type function', cb);
+    if (this._pings.length >= MAX_OUTSTANDING_PINGS) return false;
+    if (this._native.ping(payload) < 0) return false;
+    // As node's: the callback runs in the async context of the ping
+    // (an async resource of type HTTP2PING).
+    this._pings.push({ cb, start: process.hrtime.bigint(), resource: new AsyncResource('HTTP2PING') });
+    return true;
+  }
+
+  settings(settings, cb) {
+    this._checkLive();
+    const entries = settingsEntries(settings);
+    if (cb !== undefined && typeof cb !== 'function') {
+      throw invalidArgType('"callback" argument', 'of type function', cb);
+    }
+    this.pendingSettingsAck = true;
+    this._native.settings(entries);
+    this._settingsCbs.push({ cb, start: process.hrtime.bigint() });
+  }
+
+  setLocalWindowSize(windowSize) {
+    this._checkLive();
+    if (typeof windowSize !== 'number') {
+      throw invalidArgType('"windowSize" argument', 'of type number', windowSize);
+    }
+    if (!Number.isInteger(windowSize) || windowSize < 0 || windowSize > 2 ** 31 - 1) {
+      throw codedRangeError('ERR_OUT_OF_RANGE',
+        `The value of "windowSize" is out of range. It must be >= 0 && <= 2147483647. Received ${windowSize}`);
+    }
+    this._native.setLocalWindowSize(windowSize);
+  }
+
+  altsvc(alt, originOrStream) {
+    this._checkLive();
+    if (typeof alt !== 'string') throw invalidArgType('"alt" argument', 'of type string', alt);
+    if (!/^[\x09\x20-\x5b\x5d-\x7e\x80-\xff]*$/.test(alt)) {
+      throw codedTypeError('ERR_INVALID_CHAR', 'Invalid character in alt');
+    }
+    let id = 0;
+    let origin = '';
+    if (typeof originOrStream === 'number') {
+      if (!Number.isInteger(originOrStream) || originOrStream < 1 || originOrStream > 2 ** 32 - 1) {
+        throw codedRangeError('ERR_OUT_OF_RANGE',
+          `The value of "originOrStream" is out of range. It must be > 0 && < 4294967296. Received ${originOrStream}`);
+      }
+      // A stream id nghttp2 cannot hold names no stream: nothing is sent.
+      if (originOrStream > 2 ** 31 - 1) return;
+      id = originOrStream;
+    } else if (originOrStream !== undefined) {
+      origin = undefined;
+      if (typeof originOrStream === 'string') {
+        try {
+          origin = new URL(originOrStream).origin;
+        } catch {
+          throw codedTypeError('ERR_INVALID_URL', 'Invalid URL');
+        }
+      } else if (originOrStream !== null && typeof originOrStream === 'object') {
+        origin = originOrStream.origin;
+      }
+      if (typeof origin !== 'string') {
+        throw codedTypeError('ERR_INVALID_ARG_TYPE',
+          `The "originOrStream" argument must be of type string or number or an instance of URL or Object.${received(originOrStream)}`);
+      }
+      if (origin === 'null' || origin.length === 0) {
+        throw codedTypeError('ERR_HTTP2_ALTSVC_INVALID_ORIGIN', 'HTTP/2 ALTSVC frames require a valid origin');
+      }
+    } else {
+      return;
+    }
+    if (origin.length + alt.length > 16382) {
+      throw codedTypeError('ERR_HTTP2_ALTSVC_LENGTH', 'HTTP/2 ALTSVC frames are limited to 16382 bytes');
+    }
+    this._native.altsvc(id, origin, alt);
+  }
+
+  origin(...origins) {
+    this._checkLive();
+    const list = [];
+    let length = 0;
+    for (const o of origins) {
+      const s = originOf(o, 'ERR_HTTP2_INVALID_ORIGIN', 'HTTP/2 ORIGIN frames require a valid origin', 'origin');
+      length += s.length;
+      list.push(s);
+    }
+    if (length > 16382) {
+      throw codedTypeError('ERR_HTTP2_ORIGIN_LENGTH', 'HTTP/2 ORIGIN frames are limited to 16382 bytes');
+    }
+    if (list.length > 0) this._native.origin(list.join('\n'));
+  }
+
+  ref() {
+    if (this.socket && typeof this.socket.ref === 'function') this.socket.ref();
+  }
+
+  unref() {
+    if (this.socket && typeof this.socket.unref === 'function') this.socket.unref();
   }
 
   close(cb) {
@@ -75,18 +283,87 @@ class Http2SessionHandle extends EventEmitter {
     this._native.goaway(0);
   }
 
-  goaway(code = 0) { this._native.goaway(code); }
+  goaway(code = 0, lastStreamID, opaqueData) {
+    this._checkLive();
+    if (opaqueData !== undefined && !ArrayBuffer.isView(opaqueData)) {
+      throw invalidArgType('"opaqueData" argument', 'an instance of Buffer, TypedArray, or DataView', opaqueData);
+    }
+    if (typeof code !== 'number') throw invalidArgType('"code" argument', 'of type number', code);
+    if (lastStreamID !== undefined && typeof lastStreamID !== 'number') {
+      throw invalidArgType('"lastStreamID" argument', 'of type number', lastStreamID);
+    }
+    this._native.goaway(code, opaqueData);
+  }
 
   destroy() { this._native.destroy(); }
 
   setTimeout() { return this; }
 
+  // Native events (lib/http2/session.js).
+  _onPing(payload, ack) {
+    if (!ack) {
+      this.emit('ping', payload);
+      return;
+    }
+    const p = this._pings.shift();
+    if (p === undefined) return;
+    const ms = Number(process.hrtime.bigint() - p.start) / 1e6;
+    p.resource.runInAsyncScope(p.cb, null, null, ms, payload);
+    p.resource.emitDestroy();
+  }
+
+  _onSettings(ack) {
+    if (!ack) {
+      this._remoteSettings = undefined;
+      if (this.listenerCount('remoteSettings') > 0) this.emit('remoteSettings', this.remoteSettings);
+      return;
+    }
+    this._localSettings = undefined;
+    // The first ack is the initial SETTINGS' (sent with the preface).
+    const s = this._initialAcked ? this._settingsCbs.shift() : undefined;
+    this._initialAcked = true;
+    this.pendingSettingsAck = this._settingsCbs.length > 0;
+    // Read from nghttp2 only for someone who asks (every session gets the
+    // initial ack).
+    const cb = s !== undefined ? s.cb : undefined;
+    if (cb === undefined && this.listenerCount('localSettings') === 0) return;
+    const settings = this.localSettings;
+    this.emit('localSettings', settings);
+    if (cb) cb(null, settings, Number(process.hrtime.bigint() - s.start) / 1e6);
+  }
+
   _closed() {
     if (this.destroyed) return;
     this.closed = true;
     this.destroyed = true;
+    const pings = this._pings;
+    this._pings = [];
+    for (const p of pings) {
+      p.resource.runInAsyncScope(p.cb, null, codedError('ERR_HTTP2_PING_CANCEL', 'HTTP2 ping cancelled'));
+      p.resource.emitDestroy();
+    }
     this.emit('close');
   }
+}
+
+// An ALTSVC / ORIGIN origin: a string or URL (or { origin }), serialized
+// as the URL's origin; 'null' origins (not http/https) are refused.
+function originOf(value, code = 'ERR_HTTP2_INVALID_ORIGIN',
+  message = 'HTTP/2 ORIGIN frames require a valid origin', name = 'origin') {
+  let o;
+  if (typeof value === 'string') {
+    try {
+      o = new URL(value).origin;
+    } catch {
+      throw codedTypeError('ERR_INVALID_URL', 'Invalid URL');
+    }
+  } else if (value !== null && typeof value === 'object' && typeof value.origin === 'string') {
+    o = value.origin;
+  } else {
+    throw invalidArgType(`"${name}" argument`, 'of type string or an instance of URL', value);
+  }
+  if (o === 'null') throw codedTypeError(code, message);
+  return o;
 }
 
 // Shared by every stream (Duplex does not keep or change it).
@@ -189,6 +466,49 @@ const HELD_NONE = 0;
 const HELD_DISPATCH = 1;
 const HELD_COMPRESS = 2;
 
+// node:http2's stream idle timeout (stream.setTimeout, and the compat
+// req/res.setTimeout on the same stream): 'timeout' after `ms` without a
+// read or write; unref'd, as node's. One per stream, made on first use.
+class IdleTimer {
+  constructor(onFire, target) {
+    this.onFire = onFire;
+    this.target = target;
+    this.timer = null;
+  }
+
+  set(ms) {
+    this.clear();
+    if (ms > 0) {
+      this.timer = setTimeout(fireIdle, ms, this);
+      this.timer.unref();
+    }
+  }
+
+  refresh() {
+    if (this.timer !== null) this.timer.refresh();
+  }
+
+  clear() {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+}
+
+function fireIdle(t) {
+  t.timer = null;
+  t.onFire(t.target);
+}
+
+// stream.setTimeout / req.setTimeout argument checks, node's messages.
+function validateTimeout(ms, cb) {
+  if (typeof ms !== 'number') throw invalidArgType('"msecs" argument', 'of type number', ms);
+  if (cb !== undefined && typeof cb !== 'function') {
+    throw invalidArgType('"callback" argument', 'of type function', cb);
+  }
+}
+
 class ServerHttp2Stream extends LazyDuplex {
   constructor(native, id, headers, session, endStream) {
     super();
@@ -199,6 +519,7 @@ class ServerHttp2Stream extends LazyDuplex {
     this._requestHeaders = headers;
     this._isHead = headers[':method'] === 'HEAD';
     this._readPaused = false;
+    this._idle = null;  // IdleTimer once setTimeout() was called
     this._pendingWriteCb = null;
     this._noBody = false;
     this._nativeEnded = false;
@@ -254,6 +575,7 @@ class ServerHttp2Stream extends LazyDuplex {
       remoteClose: remoteClose || this.endAfterHeaders ? 1 : 0,
       weight: 16,
       sumDependencyWeight: 0,
+      localWindowSize: Math.max(0, this._native.streamWindow(this._id)),
     };
   }
 
@@ -499,8 +821,15 @@ class ServerHttp2Stream extends LazyDuplex {
   }
 
   additionalHeaders(headers) {
+    // As node: after close() (rstCode set) the stream is closed for it.
+    if (this._isDestroyed() || this._nativeClosed || this.rstCode !== undefined) {
+      throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
+    }
     if (this.headersSent) throw codedError('ERR_HTTP2_HEADERS_AFTER_RESPOND', 'Cannot specify additional headers after response initiated');
     const [block, status] = serializeHeaders(headers, true);
+    if (status === 101) {
+      throw codedError('ERR_HTTP2_STATUS_101', 'HTTP status code 101 (Switching Protocols) is forbidden in HTTP/2');
+    }
     if (status < 100 || status > 199) {
       throw codedRangeError('ERR_HTTP2_INVALID_INFO_STATUS', `Invalid informational status code: ${status}`);
     }
@@ -520,8 +849,16 @@ class ServerHttp2Stream extends LazyDuplex {
   }
 
   close(code = constants.NGHTTP2_NO_ERROR, callback) {
-    if (typeof code !== 'number' || code < 0 || code > 0xffffffff) {
-      throw codedRangeError('ERR_OUT_OF_RANGE', 'The value of "code" is out of range.');
+    if (typeof code !== 'number') throw invalidArgType('"code" argument', 'of type number', code);
+    if (!Number.isInteger(code)) {
+      throw codedRangeError('ERR_OUT_OF_RANGE', `The value of "code" is out of range. It must be an integer. Received ${code}`);
+    }
+    if (code < 0 || code > 0xffffffff) {
+      throw codedRangeError('ERR_OUT_OF_RANGE',
+        `The value of "code" is out of range. It must be >= 0 && <= 4294967295. Received ${code}`);
+    }
+    if (callback !== undefined && typeof callback !== 'function') {
+      throw invalidArgType('"callback" argument', 'of type function', callback);
     }
     if (typeof callback === 'function') this.once('close', callback);
     if (this._nativeClosed || this.rstCode !== undefined) return;
@@ -531,16 +868,36 @@ class ServerHttp2Stream extends LazyDuplex {
     if (!(this._nativeEnded || (this._built ? this.writableFinished : this._lazyWriteEnd))) {
       this._closeAborts = true;
     }
-    if (this.headersSent && !this._nativeEnded && !this._fileResponding &&
-        (!this._built || this.writableLength === 0)) {
-      // As node's close(), which ends the writable side first: the
-      // response ends (END_STREAM) and the reset follows it, so the client
-      // gets the complete response (and reports rstCode 0).
-      this._nativeEnded = true;
-      if (this._held !== HELD_NONE) this._flushHead(true, undefined);
-      else this._native.end(this._id, undefined, undefined, 0);
-      this._native.rstStream(this._id, code, true);
-      return;
+    if (this.headersSent && !this._fileResponding) {
+      if (this._nativeEnded) {
+        // end() reached the native stream already (end(body) in this
+        // turn): the reset follows its END_STREAM, as node's, which sends
+        // what is pending before the RST_STREAM. A stream waiting for its
+        // trailers (none sent) sends no END_STREAM to wait for: reset now.
+        this._native.rstStream(this._id, code, !(this._wantTrailers && !this.sentTrailers));
+        return;
+      }
+      if (!this._built || this.writableLength === 0) {
+        // As node's close(), which ends the writable side first: the
+        // response ends (END_STREAM) and the reset follows it, so the client
+        // gets the complete response (and reports rstCode 0).
+        this._nativeEnded = true;
+        if (this._held !== HELD_NONE) this._flushHead(true, undefined);
+        else this._native.end(this._id, undefined, undefined, 0);
+        this._native.rstStream(this._id, code, true);
+        return;
+      }
+      if (code === constants.NGHTTP2_NO_ERROR && this.writableEnded) {
+        // write()s still queued behind a window and end() called: as
+        // node's, the reset waits for 'finish' (every write and the
+        // END_STREAM handed over), then follows the END_STREAM; the
+        // writable side was ending, so the stream is not aborted.
+        this._closeAborts = false;
+        this.once('finish', () => {
+          if (!this._nativeClosed) this._native.rstStream(this._id, code, true);
+        });
+        return;
+      }
     }
     if (this._held !== HELD_NONE) this._settleHeadForReset();
     this._native.rstStream(this._id, code);
@@ -549,8 +906,16 @@ class ServerHttp2Stream extends LazyDuplex {
   priority() {}
 
   setTimeout(ms, cb) {
+    validateTimeout(ms, cb);
     this.timeout = ms;
-    if (cb) this.on('timeout', cb);
+    if (ms === 0) {
+      if (cb !== undefined) this.removeListener('timeout', cb);
+    } else if (cb !== undefined) {
+      this.once('timeout', cb);
+    }
+    if (this._nativeClosed || this._isDestroyed()) return this;
+    if (this._idle === null) this._idle = new IdleTimer(emitStreamTimeout, this);
+    this._idle.set(ms);
     return this;
   }
 
@@ -563,6 +928,7 @@ class ServerHttp2Stream extends LazyDuplex {
       cb(err);
       return;
     }
+    if (this._idle !== null) this._idle.refresh();
     if (!this.headersSent) this.respond();
     if (this._held !== HELD_NONE) this._flushHead(false, undefined);
     if (this._noBody) {
@@ -624,6 +990,7 @@ class ServerHttp2Stream extends LazyDuplex {
 
   // ---- native events (lib/http2/session.js) -----------------------------------
   _onData(chunk) {
+    if (this._idle !== null) this._idle.refresh();
     if (this.destroyed) {
       releaseHold(chunk);
       return;
@@ -649,7 +1016,9 @@ class ServerHttp2Stream extends LazyDuplex {
 
   _onWantTrailers() {
     this._wantTrailers = true;
-    this.emit('wantTrailers');
+    // As node's: with nobody to send them, an empty trailer block ends
+    // the stream (it would otherwise stay open).
+    if (!this.emit('wantTrailers') && !this._isDestroyed() && !this._nativeClosed) this.sendTrailers({});
   }
 
   // The request body passed maxRequestBodySize (none of the excess is
@@ -669,6 +1038,7 @@ class ServerHttp2Stream extends LazyDuplex {
   _onClose(code) {
     if (this._nativeClosed) return;
     this._nativeClosed = true;
+    if (this._idle !== null) this._idle.clear();
     if (this.rstCode === undefined) this.rstCode = code;
     const writableDone = this._nativeEnded || (this._built ? this.writableFinished : this._lazyWriteEnd);
     if (!writableDone || this._closeAborts) {
@@ -693,12 +1063,28 @@ class ServerHttp2Stream extends LazyDuplex {
       this._lazyClosed = true;
       return;
     }
+    if (err === undefined && rst === constants.NGHTTP2_NO_ERROR && !this.readableEnded &&
+        !this._readableState.errored && !this._writableState.errored) {
+      // As node: a reset without an error (the client sent DATA +
+      // END_STREAM and RST_STREAM(NO_ERROR) at once) leaves the request
+      // body that arrived to be read: the stream ends, and is destroyed
+      // once 'end' is emitted; a body nobody reads is dumped.
+      this.once('end', () => this.destroy());
+      this.push(null);
+      if (this.readableFlowing === null) this.resume();
+      else this.read(0);
+      return;
+    }
     if (!this.readableEnded) this.push(null);
     this.destroy(err);
   }
 }
 
 withPoolIdioms(ServerHttp2Stream);
+
+function emitStreamTimeout(stream) {
+  stream.emit('timeout');
+}
 
 // fileResponse.serveFile's target for a ServerHttp2Stream: the headers
 // object given to respondWithFile, node:http2's answers.
@@ -779,4 +1165,4 @@ function noop() {}
 
 const noOptions = Object.freeze({});
 
-module.exports = { ServerHttp2Stream, Http2SessionHandle, constants };
+module.exports = { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, originOf, constants };

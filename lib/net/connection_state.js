@@ -17,6 +17,7 @@ class ConnState {
     this.current = null;  // request receiving body
     this.tunnel = null;   // TunnelSocket after an accepted Upgrade / CONNECT
     this.upgradeReq = null;  // its request, until the native switch
+    this.h2Session = null;   // the HTTP/2 session handle when it speaks HTTP/2
     // [req, res] pairs not finished, in request order, in live[head] to
     // live[tail - 1]. Finished front pairs only move `head` (their slots
     // are cleared) and the array is reused from 0 once every pair is done:
@@ -43,6 +44,14 @@ class ConnState {
 // the socket is destroyed.
 function socketOnTimeout(server, st) {
   const socket = st.socket;
+  if (st.h2Session !== null) {
+    // As node:http2: the session times out ('timeout' on it, then on the
+    // server with the session); with nobody listening it is destroyed.
+    const s = st.h2Session;
+    const sessionTimeout = s.emit('timeout');
+    if (!server.emit('timeout', s) && !sessionTimeout) s.destroy();
+    return;
+  }
   const req = st.current;
   const reqTimeout = req !== null && !req.complete && req.emit('timeout', socket);
   const res = st.tail > st.head ? st.live[st.head + 1] : null;

@@ -118,6 +118,9 @@ class Server extends EventEmitter {
     // Alt-Svc of every HTTP/1.1 and HTTP/2 response (HTTP/3 advertised by
     // lib/secure_server.js while it listens); null: none.
     this._altSvc = null;
+    // node:http2's `origins`: an ORIGIN frame on every session at its start
+    // (lib/http2/session.js), checked now as node checks them.
+    this._h2Origins = http2Session.checkOrigins(options.origins);
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::

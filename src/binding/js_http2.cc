@@ -120,4 +120,19 @@ void JsHttp2::OnGoaway(Http2Session* s, uint32_t code, int32_t last_id) {
   CallJs(env_, on_goaway_, 3, argv);
 }
 
+void JsHttp2::OnPing(Http2Session* s, const uint8_t* payload, bool ack) {
+  napi_value a;
+  napi_get_boolean(env_, ack, &a);
+  napi_value argv[3] = {SessionObject(s),
+                        BufferCopy(env_, reinterpret_cast<const char*>(payload), 8), a};
+  CallJs(env_, on_ping_, 3, argv);
+}
+
+void JsHttp2::OnSettings(Http2Session* s, bool ack) {
+  napi_value a;
+  napi_get_boolean(env_, ack, &a);
+  napi_value argv[2] = {SessionObject(s), a};
+  CallJs(env_, on_settings_, 2, argv);
+}
+
 }  // namespace sluice

@@ -49,6 +49,10 @@ class JsHttp2 final : public Http2Delegate {
   void OnStreamBodyTooLarge(Http2Session* s, int32_t id, int status) override;
   void OnGoaway(Http2Session* s, uint32_t error_code,
                 int32_t last_stream_id) override;
+  // onPing(session, payload, ack): payload a copy.
+  void OnPing(Http2Session* s, const uint8_t* payload, bool ack) override;
+  // onSettings(session, ack).
+  void OnSettings(Http2Session* s, bool ack) override;
 
  private:
   napi_value SessionObject(Http2Session* s);
@@ -72,6 +76,8 @@ class JsHttp2 final : public Http2Delegate {
   V(on_stream_close_, "onStreamClose")             \
   V(on_body_too_large_, "onStreamBodyTooLarge")    \
   V(on_goaway_, "onGoaway")                        \
+  V(on_ping_, "onPing")                            \
+  V(on_settings_, "onSettings")                    \
   V(on_session_close_, "onSessionClose")
 #define SLUICE_H2_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_HTTP2_CALLBACKS(SLUICE_H2_CALLBACK_MEMBER)

@@ -100,6 +100,14 @@ Napi::Function JsHttp2Session::Init(Napi::Env env) {
           InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::RespondCompressed>>(
               "respondCompressed"),
           InstanceMethod<&JsHttp2Session::Goaway>("goaway"),
+          InstanceMethod<&JsHttp2Session::Ping>("ping"),
+          InstanceMethod<&JsHttp2Session::Settings>("settings"),
+          InstanceMethod<&JsHttp2Session::Setting>("setting"),
+          InstanceMethod<&JsHttp2Session::SetLocalWindowSize>("setLocalWindowSize"),
+          InstanceMethod<&JsHttp2Session::Altsvc>("altsvc"),
+          InstanceMethod<&JsHttp2Session::Origin>("origin"),
+          InstanceMethod<&JsHttp2Session::State>("state"),
+          InstanceMethod<&JsHttp2Session::StreamCall<&JsHttp2Session::StreamWindow>>("streamWindow"),
           InstanceMethod<&JsHttp2Session::Destroy>("destroy"),
           InstanceMethod<&JsHttp2Session::Peer>("peer"),
           InstanceMethod<&JsHttp2Session::Local>("local"),
@@ -347,10 +355,79 @@ Napi::Value JsHttp2Session::Goaway(const Napi::CallbackInfo& info) {
         info[0].As<Napi::Number>().Uint32Value() != NGHTTP2_NO_ERROR) {
       s->Terminate(info[0].As<Napi::Number>().Uint32Value());
     } else {
-      s->Shutdown();
+      const char* data = nullptr;
+      size_t len = 0;
+      if (info.Length() > 1 && !GetBytes(info.Env(), info[1], &data, &len)) len = 0;
+      s->Shutdown(reinterpret_cast<const uint8_t*>(data), len);
     }
   }
   return info.Env().Undefined();
+}
+
+Napi::Value JsHttp2Session::Ping(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  const char* data;
+  size_t len;
+  int r = kResultClosed;
+  if (s != nullptr) {
+    r = GetBytes(info.Env(), info[0], &data, &len) && len == 8
+            ? s->SubmitPing(reinterpret_cast<const uint8_t*>(data))
+            : kResultInvalid;
+  }
+  return Napi::Number::New(info.Env(), r);
+}
+
+Napi::Value JsHttp2Session::Settings(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  int r = kResultClosed;
+  if (s != nullptr && info[0].IsArray()) {
+    Napi::Array a = info[0].As<Napi::Array>();
+    std::vector<nghttp2_settings_entry> iv;
+    for (uint32_t i = 0; i + 1 < a.Length(); i += 2) {
+      iv.push_back({a.Get(i).ToNumber().Int32Value(), a.Get(i + 1).ToNumber().Uint32Value()});
+    }
+    r = s->SubmitSettings(iv.data(), iv.size());
+  }
+  return Napi::Number::New(info.Env(), r);
+}
+
+Napi::Value JsHttp2Session::Setting(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  uint32_t v = s == nullptr ? 0 : s->Setting(info[0].ToNumber().Int32Value(), info[1].ToBoolean());
+  return Napi::Number::New(info.Env(), v);
+}
+
+Napi::Value JsHttp2Session::SetLocalWindowSize(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  int r = s == nullptr ? kResultClosed : s->SetLocalWindowSize(info[0].ToNumber().Int32Value());
+  return Napi::Number::New(info.Env(), r);
+}
+
+Napi::Value JsHttp2Session::Altsvc(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  int r = kResultClosed;
+  if (s != nullptr) {
+    std::string origin = info[1].ToString().Utf8Value();
+    std::string value = info[2].ToString().Utf8Value();
+    r = s->SubmitAltsvc(info[0].ToNumber().Int32Value(), origin, value);
+  }
+  return Napi::Number::New(info.Env(), r);
+}
+
+Napi::Value JsHttp2Session::Origin(const Napi::CallbackInfo& info) {
+  Http2Session* s = live();
+  int r = s == nullptr ? kResultClosed : s->SubmitOrigin(info[0].ToString().Utf8Value());
+  return Napi::Number::New(info.Env(), r);
+}
+
+int JsHttp2Session::StreamWindow(const Napi::CallbackInfo&, Http2Session* s, int32_t id) {
+  return s->StreamLocalWindowSize(id);
+}
+
+Napi::Value JsHttp2Session::State(const Napi::CallbackInfo& info) {
+  Napi::Float64Array out = Napi::Float64Array::New(info.Env(), Http2Session::kStateFields);
+  if (Http2Session* s = live()) s->State(out.Data());
+  return out;
 }
 
 Napi::Value JsHttp2Session::Destroy(const Napi::CallbackInfo& info) {

@@ -74,7 +74,23 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
   // CompressJob::kAsyncThreshold and more compress on the threadpool
   // (Http2Session::RespondCompressed).
   int RespondCompressed(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
+  // goaway(code[, opaqueData]): NO_ERROR shuts down (open streams finish)
+  // with the opaque data; another code terminates the session.
   Napi::Value Goaway(const Napi::CallbackInfo& info);
+  // node:http2's session methods (lib/http2/stream.js Http2SessionHandle
+  // validates the arguments): ping(payload8) -> result; settings([id,
+  // value, ...]) -> result; setting(id, remote) -> value;
+  // setLocalWindowSize(n), altsvc(id, origin, value), origin(lines) ->
+  // result; state() -> Float64Array of Http2Session::kStateFields.
+  Napi::Value Ping(const Napi::CallbackInfo& info);
+  Napi::Value Settings(const Napi::CallbackInfo& info);
+  Napi::Value Setting(const Napi::CallbackInfo& info);
+  Napi::Value SetLocalWindowSize(const Napi::CallbackInfo& info);
+  Napi::Value Altsvc(const Napi::CallbackInfo& info);
+  Napi::Value Origin(const Napi::CallbackInfo& info);
+  Napi::Value State(const Napi::CallbackInfo& info);
+  // streamWindow(id) -> the stream's local window size (0 once gone).
+  int StreamWindow(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);
   Napi::Value Local(const Napi::CallbackInfo& info);

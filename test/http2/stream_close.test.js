@@ -53,4 +53,25 @@ describe('http2 stream.close(code)', function () {
       if (!respondFirst) assert.strictEqual(client, code);
     });
   }
+
+  it('additionalHeaders() after close() is ERR_HTTP2_INVALID_STREAM; 101 is ERR_HTTP2_STATUS_101', async function () {
+    let done;
+    const seen = new Promise((resolve) => { done = resolve; });
+    const { port } = await h2.startH2((s) => {
+      const codes = [];
+      const attempt = (fn) => {
+        try { fn(); codes.push('ok'); } catch (e) { codes.push(e.code); }
+      };
+      attempt(() => s.additionalHeaders({ ':status': 101 }));
+      s.close();
+      attempt(() => s.additionalHeaders({ ':status': 100 }));
+      done(codes);
+    });
+    const session = h2.connect(port);
+    const req = session.request({ ':path': '/' });
+    req.on('error', () => {});
+    req.resume();
+    assert.deepStrictEqual(await common.withTimeout(seen, 5000, 'the handler'),
+      ['ERR_HTTP2_STATUS_101', 'ERR_HTTP2_INVALID_STREAM']);
+  });
 });

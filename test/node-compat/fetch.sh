@@ -25,6 +25,6 @@ ORIG="$(ls -1 nodejs_*+dfsg.orig.tar.xz | sort -V | tail -1)"
 rm -rf "$OUT/extract"
 mkdir -p "$OUT/extract"
 tar -xJf "$ORIG" -C "$OUT/extract" --wildcards \
-  '*/test/parallel/test-http-*' '*/test/common/*' '*/test/fixtures/*'
+  '*/test/parallel/test-http-*' '*/test/parallel/test-http2-*' '*/test/common/*' '*/test/fixtures/*'
 DIR="$(ls -d "$OUT"/extract/node-v* | head -1)"
 echo "$DIR/test"

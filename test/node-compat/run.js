@@ -7,14 +7,17 @@
 // server tests that pass on node (outside excluded.js), N of them also on
 // sluice. Tests come from Debian's nodejs source package (fetch.sh).
 //
-// usage: node test/node-compat/run.js [--tests DIR] [--jobs N] [--filter RE]
-//        [--timeout MS] [--list-failures]
+// With --http2 the same for node's test/parallel/test-http2-*.js server
+// tests: http2.createServer / createSecureServer swapped for sluice's
+// (preload-http2.js), exclusions in excluded-http2.js.
+//
+// usage: node test/node-compat/run.js [--http2] [--tests DIR] [--jobs N]
+//        [--filter RE] [--timeout MS] [--list-failures]
 
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawn, execFileSync } = require('child_process');
-const excluded = require('./excluded');
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -22,10 +25,17 @@ const opt = (name, def) => {
   return i === -1 ? def : args[i + 1];
 };
 const HERE = __dirname;
+const h2 = args.includes('--http2');
+const excluded = require(h2 ? './excluded-http2' : './excluded');
+const preloadFile = path.join(HERE, h2 ? 'preload-http2.js' : 'preload.js');
 let testsDir = opt('--tests', process.env.SLUICE_NODE_TESTS);
 if (!testsDir) {
   const cache = path.join(HERE, 'cache', 'extract');
-  const found = fs.existsSync(cache) && fs.readdirSync(cache).find((d) => d.startsWith('node-v'));
+  let found = fs.existsSync(cache) && fs.readdirSync(cache).find((d) => d.startsWith('node-v'));
+  // A cache unpacked before fetch.sh took the HTTP/2 tests: fetch again.
+  if (found && h2 && !fs.existsSync(path.join(cache, found, 'test', 'parallel', 'test-http2-connect.js'))) {
+    found = undefined;
+  }
   testsDir = found ? path.join(cache, found, 'test') :
     execFileSync('bash', [path.join(HERE, 'fetch.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
       .trim().split('\n').pop();
@@ -35,10 +45,12 @@ const timeout = Number(opt('--timeout', 30000));
 const filter = new RegExp(opt('--filter', '.'));
 const parallel = path.join(testsDir, 'parallel');
 
-// Server tests: those that make an HTTP server.
-const serverRe = /\bhttp\.createServer\b|\bcreateServer\(|new http\.Server\b|\bhttp\.Server\(/;
+// Server tests: those that make an HTTP (or HTTP/2) server.
+const serverRe = h2 ? /\bcreate(Secure)?Server\(/ :
+  /\bhttp\.createServer\b|\bcreateServer\(|new http\.Server\b|\bhttp\.Server\(/;
+const fileRe = h2 ? /^test-http2-.*\.js$/ : /^test-http-.*\.js$/;
 const all = fs.readdirSync(parallel)
-  .filter((f) => /^test-http-.*\.js$/.test(f) && filter.test(f))
+  .filter((f) => fileRe.test(f) && filter.test(f))
   .filter((f) => serverRe.test(fs.readFileSync(path.join(parallel, f), 'utf8')))
   .sort();
 
@@ -51,7 +63,7 @@ function runOne(file, preload) {
   return new Promise((resolve) => {
     const full = path.join(parallel, file);
     const argv = [...flagsOf(full)];
-    if (preload) argv.push('-r', path.join(HERE, 'preload.js'));
+    if (preload) argv.push('-r', preloadFile);
     argv.push(full);
     const child = spawn(process.execPath, argv, {
       cwd: testsDir,
@@ -82,8 +94,12 @@ async function pool(items, fn) {
 }
 
 (async () => {
-  const skipped = all.filter((f) => excluded[f]);
-  const candidates = all.filter((f) => !excluded[f]);
+  // HTTP/2 tests run with --expose-internals read node's internal modules
+  // (internal/http2/util and the like): another server cannot have them.
+  const isExcluded = (f) => excluded[f] ||
+    (h2 && flagsOf(path.join(parallel, f)).includes('--expose-internals'));
+  const skipped = all.filter(isExcluded);
+  const candidates = all.filter((f) => !isExcluded(f));
   fs.mkdirSync(path.join(testsDir, '.tmp'), { recursive: true });
   const started = Date.now();
   const base = await pool(candidates, (f) => runOne(f, false));

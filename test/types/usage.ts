@@ -356,3 +356,18 @@ void [status, methods, ver, counters, compression];
     noServer.handleUpgrade(req, socket, head, (ws) => noServer.emit('connection', ws, req));
   });
 }
+
+// The HTTP/2 session surface (docs/http2.md "The session").
+{
+  const h2server = sluice.createServer();
+  h2server.on('session', (session) => {
+    session.ping(Buffer.alloc(8), (err, ms, payload) => { void err; void ms; void payload.length; });
+    session.settings({ maxConcurrentStreams: 10 }, (err, settings) => { void err; void settings.maxConcurrentStreams; });
+    session.setLocalWindowSize(1 << 20);
+    session.altsvc('h2=":8443"', 'https://example.org');
+    session.origin('https://example.org');
+    const st: number | undefined = session.state.localWindowSize;
+    void st;
+    session.goaway(0, 0, Buffer.from('bye'));
+  });
+}

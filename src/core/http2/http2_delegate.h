@@ -73,6 +73,21 @@ class Http2Delegate {
   // The peer sent GOAWAY.
   virtual void OnGoaway(Http2Session* s, uint32_t error_code,
                         int32_t last_stream_id) = 0;
+  // A PING arrived: ack false, the peer's (nghttp2 answers it); ack true,
+  // the answer to Http2Session::SubmitPing. `payload`: 8 bytes, valid only
+  // during the call.
+  virtual void OnPing(Http2Session* s, const uint8_t* payload, bool ack) {
+    (void)s;
+    (void)payload;
+    (void)ack;
+  }
+  // A SETTINGS frame arrived: ack false, the peer's settings (the first
+  // one is its connection preface: the session has started); ack true,
+  // the peer took ours (Http2Session::SubmitSettings, or the initial ones).
+  virtual void OnSettings(Http2Session* s, bool ack) {
+    (void)s;
+    (void)ack;
+  }
   // (The connection closing is reported as ServerDelegate::
   // OnConnectionClose; every stream still open is gone then.)
 };

@@ -171,10 +171,31 @@ bool Http2Session::Backlogged(Stream* st) const {
           st->compressor->pending_bytes() > CompressStream::kHighWater);
 }
 
+namespace {
+// nghttp2's data source callback (from nghttp2_session_send) for the empty
+// DATA frame that ends a stream whose trailer block is empty: no bytes,
+// EOF. Reads nothing through `source`.
+ssize_t EmptyEndReadCb(nghttp2_session*, int32_t, uint8_t*, size_t,
+                       uint32_t* data_flags, nghttp2_data_source*, void*) {
+  *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+  return 0;
+}
+}  // namespace
+
 int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
+  if (trailers.size() == 0) {
+    // As node: no trailer block at all (an empty HEADERS frame confuses
+    // some clients) but an empty DATA frame with END_STREAM.
+    nghttp2_data_provider end;
+    end.source.ptr = nullptr;
+    end.read_callback = EmptyEndReadCb;
+    int r = nghttp2_submit_data(session_, NGHTTP2_FLAG_END_STREAM, id, &end);
+    conn_->MarkDirty();
+    return r == 0 ? kResultOk : kResultInvalid;
+  }
   int r = nghttp2_submit_trailer(session_, id, trailers.nv(), trailers.size());
   conn_->MarkDirty();
   return r == 0 ? kResultOk : kResultInvalid;

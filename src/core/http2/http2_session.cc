@@ -540,6 +540,19 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
       if (Stream* st = self->Find(id)) st->client_reset = true;
       break;
     }
+    case NGHTTP2_PING: {
+      Http2Delegate* d = self->conn_->listener()->delegate()->http2();
+      if (d) {
+        d->OnPing(self, frame->ping.opaque_data,
+                  (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0);
+      }
+      break;
+    }
+    case NGHTTP2_SETTINGS: {
+      Http2Delegate* d = self->conn_->listener()->delegate()->http2();
+      if (d) d->OnSettings(self, (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0);
+      break;
+    }
     case NGHTTP2_GOAWAY: {
       Http2Delegate* d = self->conn_->listener()->delegate()->http2();
       if (d) {
@@ -755,12 +768,12 @@ int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
   return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
 }
 
-void Http2Session::Shutdown() {
+void Http2Session::Shutdown(const uint8_t* opaque, size_t opaque_len) {
   if (dead() || goaway_) return;
   goaway_ = true;
   goaway_last_id_ = nghttp2_session_get_last_proc_stream_id(session_);
   nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_id_,
-                        NGHTTP2_NO_ERROR, nullptr, 0);
+                        NGHTTP2_NO_ERROR, opaque, opaque_len);
   conn_->MarkDirty();
   // A WebSocket never finishes by itself: each is closed with 1001 (going
   // away), its stream ends after the close handshake. Closing only queues
@@ -783,6 +796,85 @@ void Http2Session::Terminate(uint32_t code) {
   fatal_ = true;
   nghttp2_session_terminate_session2(session_, TerminateLastId(), code);
   conn_->MarkDirty();
+}
+
+// ---- session control ----------------------------------------------------------
+
+int Http2Session::SubmitPing(const uint8_t* payload) {
+  if (dead()) return kResultClosed;
+  int r = nghttp2_submit_ping(session_, NGHTTP2_FLAG_NONE, payload);
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+int Http2Session::SubmitSettings(const nghttp2_settings_entry* iv, size_t n) {
+  if (dead()) return kResultClosed;
+  int r = nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, iv, n);
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+uint32_t Http2Session::Setting(int32_t id, bool remote) const {
+  if (session_ == nullptr) return 0;
+  const auto which = static_cast<nghttp2_settings_id>(id);
+  return remote ? nghttp2_session_get_remote_settings(session_, which)
+                : nghttp2_session_get_local_settings(session_, which);
+}
+
+int Http2Session::SetLocalWindowSize(int32_t size) {
+  if (dead()) return kResultClosed;
+  int r = nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, size);
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+int Http2Session::SubmitAltsvc(int32_t id, std::string_view origin,
+                               std::string_view value) {
+  if (dead()) return kResultClosed;
+  int r = nghttp2_submit_altsvc(
+      session_, NGHTTP2_FLAG_NONE, id,
+      reinterpret_cast<const uint8_t*>(origin.data()), origin.size(),
+      reinterpret_cast<const uint8_t*>(value.data()), value.size());
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+int Http2Session::SubmitOrigin(std::string_view origins_lines) {
+  if (dead()) return kResultClosed;
+  std::vector<nghttp2_origin_entry> ov;
+  size_t p = 0;
+  while (p < origins_lines.size()) {
+    size_t e = origins_lines.find('\n', p);
+    if (e == std::string_view::npos) e = origins_lines.size();
+    // nghttp2 copies the entries before it returns.
+    ov.push_back({reinterpret_cast<uint8_t*>(const_cast<char*>(origins_lines.data() + p)),
+                  e - p});
+    p = e + 1;
+  }
+  int r = nghttp2_submit_origin(session_, NGHTTP2_FLAG_NONE, ov.data(), ov.size());
+  conn_->MarkDirty();
+  return r == 0 ? kResultOk : kResultInvalid;
+}
+
+int32_t Http2Session::StreamLocalWindowSize(int32_t id) const {
+  if (session_ == nullptr) return 0;
+  int32_t n = nghttp2_session_get_stream_local_window_size(session_, id);
+  return n < 0 ? 0 : n;
+}
+
+void Http2Session::State(double out[kStateFields]) const {
+  for (int i = 0; i < kStateFields; i++) out[i] = 0;
+  nghttp2_session* s = session_;
+  if (s == nullptr) return;
+  out[0] = nghttp2_session_get_effective_local_window_size(s);
+  out[1] = nghttp2_session_get_effective_recv_data_length(s);
+  out[2] = nghttp2_session_get_next_stream_id(s);
+  out[3] = nghttp2_session_get_local_window_size(s);
+  out[4] = nghttp2_session_get_last_proc_stream_id(s);
+  out[5] = nghttp2_session_get_remote_window_size(s);
+  out[6] = static_cast<double>(nghttp2_session_get_outbound_queue_size(s));
+  out[7] = static_cast<double>(nghttp2_session_get_hd_deflate_dynamic_table_size(s));
+  out[8] = static_cast<double>(nghttp2_session_get_hd_inflate_dynamic_table_size(s));
 }
 
 // ---- serveStatic ------------------------------------------------------------

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -202,8 +203,34 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // kDeadlineWsIdle is brought forward to it if later.
   void ArmWsDeadline(uint64_t at);
   // GOAWAY(NO_ERROR) now; open streams finish, then the connection closes
-  // (WebSocket streams are closed with 1001 first).
-  void Shutdown();
+  // (WebSocket streams are closed with 1001 first). `opaque` (may be
+  // null): the GOAWAY's additional debug data, copied by nghttp2.
+  void Shutdown(const uint8_t* opaque = nullptr, size_t opaque_len = 0);
+  // ---- session control (node:http2's Http2Session methods) ----
+  // PING with 8 bytes of payload (copied); the peer's ack is reported as
+  // Http2Delegate::OnPing(ack = true).
+  int SubmitPing(const uint8_t* payload);
+  // SETTINGS with `n` entries (copied); the peer's ack is reported as
+  // Http2Delegate::OnSettings(ack = true).
+  int SubmitSettings(const nghttp2_settings_entry* iv, size_t n);
+  // SETTINGS value `id` (1..8): ours as the peer acknowledged them, or the
+  // peer's as received (RFC 9113 defaults before any).
+  uint32_t Setting(int32_t id, bool remote) const;
+  // The connection window we advertise (a WINDOW_UPDATE when it grows).
+  int SetLocalWindowSize(int32_t size);
+  // ALTSVC (RFC 7838) on stream 0 with `origin`, or on stream `id` with an
+  // empty origin; ORIGIN (RFC 8336) with the origins joined by '\n'.
+  int SubmitAltsvc(int32_t id, std::string_view origin, std::string_view value);
+  int SubmitOrigin(std::string_view origins_lines);
+  // node's session.state, in its order: effectiveLocalWindowSize,
+  // effectiveRecvDataLength, nextStreamID, localWindowSize,
+  // lastProcStreamID, remoteWindowSize, outboundQueueSize,
+  // deflateDynamicTableSize, inflateDynamicTableSize.
+  static constexpr int kStateFields = 9;
+  // Stream `id`'s receive window as we advertise it (node's
+  // stream.state.localWindowSize); 0 for a stream nghttp2 no longer holds.
+  int32_t StreamLocalWindowSize(int32_t id) const;
+  void State(double out[kStateFields]) const;
   // GOAWAY with `code` and close once it is written.
   void Terminate(uint32_t code);
 

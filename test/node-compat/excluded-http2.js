@@ -1,0 +1,36 @@
+'use strict';
+
+// node's HTTP/2 server tests left out of the N/M count of run.js --http2,
+// with the reason (test/node-compat/README.md). As excluded.js: only tests
+// that reach into node internals a different server cannot have, or that
+// exercise a documented refusal (docs/http2.md, docs/compat.md,
+// docs/api.md). Tests whose `// Flags:` line has --expose-internals are
+// left out by run.js itself.
+const refusal = (what) => `documented refusal: ${what}`;
+const push = refusal('server push (pushStream / createPushResponse); browsers removed it (docs/http2.md "Not done yet")');
+const foreign = refusal("server.emit('connection', duplex): a stream sluice did not accept is served by node's own HTTP/1.1 code (docs/compat.md)");
+const http1 = refusal('the secure server serves http/1.1 by ALPN as well (allowHTTP1 defaults to true, docs/api.md): no unknownProtocol');
+
+module.exports = {
+  'test-http2-client-data-end.js': push,
+  'test-http2-compat-serverresponse-createpushresponse.js': push,
+  'test-http2-dont-lose-data.js': push,
+  'test-http2-options-max-reserved-streams.js': push,
+  'test-http2-respond-file-push.js': push,
+  'test-http2-server-push-disabled.js': push,
+  'test-http2-server-push-stream.js': push,
+  'test-http2-server-push-stream-errors-args.js': push,
+  'test-http2-server-push-stream-head.js': push,
+  'test-http2-generic-streams.js': foreign,
+  'test-http2-generic-streams-sendfile.js': foreign,
+  'test-http2-autoselect-protocol.js': foreign,
+  'test-http2-backpressure.js': foreign,
+  'test-http2-padding-aligned.js': foreign,
+  'test-http2-sensitive-headers.js': foreign,
+  'test-http2-priority-event.js': refusal("PRIORITY frames: no stream.priority() effect and no 'priority' events (docs/http2.md)"),
+  'test-http2-allow-http1.js': http1,
+  'test-http2-server-unknown-protocol.js': http1,
+  'test-http2-https-fallback.js': http1,
+  'test-http2-https-fallback-http-server-options.js': http1,
+  'test-http2-update-settings.js': 'reaches into node internals: the server\'s private options symbol (server[kOptions].settings)',
+};
