@@ -101,8 +101,9 @@ class Http3Endpoint {
     });
   }
 
-  // 0 or a negative errno.
-  listen(host, port) { return this._native.listen(host, port); }
+  // 0 or a negative errno. reusePort: SO_REUSEPORT on the UDP socket, as
+  // the TCP listener's (cluster workers: one socket each on the port).
+  listen(host, port, reusePort) { return this._native.listen(host, port, reusePort === true); }
 
   // { address, port, family } as net's.
   address() {

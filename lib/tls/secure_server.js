@@ -144,7 +144,9 @@ class SecureServer extends Server {
       ...this._h3tls, ticketKeys: this.getTicketKeys(), staticFiles: this[kNative].staticFiles(),
     }, this._streamCallbacks(30), null);
     for (const [hostname, ctx] of this._h3contexts) ep.addContext(hostname, ctx);
-    const rr = ep.listen(host, h3port);
+    // reusePort (given, or by default in a cluster worker) covers the UDP
+    // socket too: each worker has its own on the shared port.
+    const rr = ep.listen(host, h3port, this._reusePort === true);
     if (rr < 0) {
       const code = binding.errname(rr);
       const err = new Error(`listen ${code}: ${binding.strerror(rr)} ${host}:${h3port} (HTTP/3, UDP)`);

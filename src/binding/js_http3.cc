@@ -211,8 +211,9 @@ Napi::Value JsHttp3Endpoint::Listen(const Napi::CallbackInfo& info) {
   if (endpoint_ == nullptr) return Error(env, "endpoint closed");
   std::string host = info[0].As<Napi::String>().Utf8Value();
   int port = info[1].As<Napi::Number>().Int32Value();
+  bool reuse_port = info.Length() > 2 && info[2].ToBoolean().Value();
   std::string err;
-  int r = endpoint_->Listen(host.c_str(), port, &err);
+  int r = endpoint_->Listen(host.c_str(), port, reuse_port, &err);
   if (r != 0 && !err.empty()) return Error(env, err);
   if (r == 0) self_ = Napi::Persistent(Value());
   return Napi::Number::New(env, r);

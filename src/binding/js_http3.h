@@ -81,7 +81,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   void OnSessionClose(Http3Session* s) override;
 
  private:
-  // listen(host, port) -> 0 or a negative errno; throws with OpenSSL's
+  // listen(host, port, reusePort) -> 0 or a negative errno; throws with OpenSSL's
   // reason when the QUIC listener cannot be made.
   Napi::Value Listen(const Napi::CallbackInfo& info);
   // address() -> [ip, port, family] or undefined

@@ -476,7 +476,7 @@ QuicEndpoint::~QuicEndpoint() {
   if (fd_ >= 0) close(fd_);
 }
 
-int QuicEndpoint::Listen(const char* host, int port, std::string* error) {
+int QuicEndpoint::Listen(const char* host, int port, bool reuse_port, std::string* error) {
   sockaddr_storage ss;
   memset(&ss, 0, sizeof(ss));
   socklen_t len;
@@ -502,6 +502,13 @@ int QuicEndpoint::Listen(const char* host, int port, std::string* error) {
     // Best effort: the kernel caps it (net.core.rmem_max) without failing.
     int rcvbuf = options_.receive_buffer_bytes;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  }
+  if (reuse_port) {
+    // Every worker binds its own socket; the kernel picks one per datagram
+    // by a hash of its 4-tuple (docs/deployment.md: what that does to a
+    // client whose address changes).
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) return -errno;
   }
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return -errno;
 

@@ -266,10 +266,13 @@ class QuicEndpoint {
   QuicEndpoint(const QuicEndpoint&) = delete;
   QuicEndpoint& operator=(const QuicEndpoint&) = delete;
 
-  // Binds a UDP socket to host:port (port 0: any) and starts listening.
-  // 0 or a negative errno / libuv error; *error gets OpenSSL's reason when
-  // the QUIC listener could not be made.
-  int Listen(const char* host, int port, std::string* error);
+  // Binds a UDP socket to host:port (port 0: any) and starts listening;
+  // `reuse_port`: SO_REUSEPORT before bind, so other endpoints (cluster
+  // workers, other threads) bind the same port and the kernel spreads
+  // datagrams across them by 4-tuple hash. 0 or a negative errno / libuv
+  // error; *error gets OpenSSL's reason when the QUIC listener could not
+  // be made.
+  int Listen(const char* host, int port, bool reuse_port, std::string* error);
   int GetAddress(std::string* ip, int* port, int* family) const;
   // Graceful close: new connections are refused, open ones are told
   // (OnGoingAway) and close themselves; after `grace_ms` the rest are
