@@ -752,32 +752,32 @@ Napi::Value JsHttp3Session::Destroy(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-Napi::Value JsHttp3Session::Peer(const Napi::CallbackInfo& info) {
-  Http3Session* s = live();
+namespace {
+
+// [ip, port, family (4 or 6)] as AddressArray gives TCP connections (lib's
+// socket reads the family as a number), or undefined when unknown.
+Napi::Value QuicAddressArray(Napi::Env env, Http3Session* s, AddressKind kind) {
   std::string ip;
   int port = 0, family = 0;
-  if (s == nullptr || !s->connection()->PeerAddress(&ip, &port, &family)) {
-    return info.Env().Undefined();
-  }
-  Napi::Array a = Napi::Array::New(info.Env(), 3);
-  a.Set(0u, Napi::String::New(info.Env(), ip));
-  a.Set(1u, Napi::Number::New(info.Env(), port));
-  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
+  bool ok = s != nullptr && (kind == AddressKind::kPeer
+                                 ? s->connection()->PeerAddress(&ip, &port, &family)
+                                 : s->connection()->LocalAddress(&ip, &port, &family));
+  if (!ok) return env.Undefined();
+  Napi::Array a = Napi::Array::New(env, 3);
+  a.Set(0u, Napi::String::New(env, ip));
+  a.Set(1u, Napi::Number::New(env, port));
+  a.Set(2u, Napi::Number::New(env, family));
   return a;
 }
 
+}  // namespace
+
+Napi::Value JsHttp3Session::Peer(const Napi::CallbackInfo& info) {
+  return QuicAddressArray(info.Env(), live(), AddressKind::kPeer);
+}
+
 Napi::Value JsHttp3Session::Local(const Napi::CallbackInfo& info) {
-  Http3Session* s = live();
-  std::string ip;
-  int port = 0, family = 0;
-  if (s == nullptr || !s->connection()->LocalAddress(&ip, &port, &family)) {
-    return info.Env().Undefined();
-  }
-  Napi::Array a = Napi::Array::New(info.Env(), 3);
-  a.Set(0u, Napi::String::New(info.Env(), ip));
-  a.Set(1u, Napi::Number::New(info.Env(), port));
-  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
-  return a;
+  return QuicAddressArray(info.Env(), live(), AddressKind::kLocal);
 }
 
 Napi::Value JsHttp3Session::Tls(const Napi::CallbackInfo& info) {

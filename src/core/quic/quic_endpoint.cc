@@ -48,7 +48,7 @@ bool FormatSockaddr(const sockaddr_storage& ss, std::string* ip, int* port,
   return true;
 }
 
-[[maybe_unused]] bool BioAddrToStorage(const BIO_ADDR* a, sockaddr_storage* ss) {
+bool BioAddrToStorage(const BIO_ADDR* a, sockaddr_storage* ss) {
   memset(ss, 0, sizeof(*ss));
   int fam = BIO_ADDR_family(a);
   size_t len = 0;
@@ -263,6 +263,10 @@ QuicConnection::QuicConnection(QuicEndpoint* endpoint, SSL* ssl)
 }
 
 QuicConnection::~QuicConnection() {
+  if (!cid_.empty()) {
+    auto it = endpoint_->by_cid_.find(cid_);
+    if (it != endpoint_->by_cid_.end() && it->second == this) endpoint_->by_cid_.erase(it);
+  }
   FreeStreams();
   SSL_free(ssl_);
 }
@@ -331,11 +335,8 @@ int QuicConnection::ShutdownStep() {
 
 bool QuicConnection::PeerAddress(std::string* ip, int* port, int* family) const {
   // OpenSSL 3.5 has no public getter for a server connection's peer
-  // address (the channel keeps it internally).
-  (void)ip;
-  (void)port;
-  (void)family;
-  return false;
+  // address: peer_ is what the endpoint's BIO saw (OnDatagram).
+  return FormatSockaddr(peer_, ip, port, family);
 }
 
 bool QuicConnection::LocalAddress(std::string* ip, int* port, int* family) const {
@@ -469,7 +470,8 @@ QuicEndpoint::~QuicEndpoint() {
   // no longer theirs to update.
   for (auto& w : sni_waiting_) w.second->endpoint = nullptr;
   sni_waiting_.clear();
-  SSL_free(listener_);
+  SSL_free(listener_);  // frees the filter BIO, never dgram_
+  BIO_free(dgram_);
   SSL_CTX_set_cert_cb(ctx_, nullptr, nullptr);
   SSL_CTX_set_ex_data(ctx_, CtxIndex(), nullptr);
   SSL_CTX_free(ctx_);
@@ -513,11 +515,14 @@ int QuicEndpoint::Listen(const char* host, int port, bool reuse_port, std::strin
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return -errno;
 
   ERR_clear_error();
-  BIO* bio = BIO_new_dgram(fd, BIO_NOCLOSE);
+  dgram_ = BIO_new_dgram(fd, BIO_NOCLOSE);
+  BIO_METHOD* method = NetBioMethod();
+  BIO* bio = method != nullptr && dgram_ != nullptr ? BIO_new(method) : nullptr;
   if (bio == nullptr) {
     *error = LastSslError("BIO_new_dgram");
     return UV_ENOMEM;
   }
+  BIO_set_data(bio, this);
   uint64_t flags = options_.validate_address ? 0 : SSL_LISTENER_FLAG_NO_VALIDATE;
   listener_ = SSL_new_listener(ctx_, flags);
   if (listener_ == nullptr) {
@@ -620,6 +625,7 @@ void QuicEndpoint::AcceptConnections() {
     }
     auto* conn = new QuicConnection(this, c);
     conns_.push_back(conn);
+    TrackPeer(conn);
     QuicConnectionHandler* h = nullptr;
     if (!closing_ && conns_.size() <= options_.max_connections) h = delegate_->OnConnection(conn);
     if (h == nullptr) {
@@ -628,6 +634,108 @@ void QuicEndpoint::AcceptConnections() {
       continue;
     }
     conn->handler_.reset(h);
+  }
+}
+
+// ---- peer addresses ---------------------------------------------------------
+//
+// The listener's network BIO: a filter in front of OpenSSL's datagram BIO
+// (dgram_, reached through the endpoint, not a BIO chain, so that freeing
+// the listener's BIO never frees or double-frees it). Every call goes to
+// dgram_; received datagrams are shown to OnDatagram first.
+
+namespace {
+
+QuicEndpoint* EndpointOf(BIO* b) { return static_cast<QuicEndpoint*>(BIO_get_data(b)); }
+
+}  // namespace
+
+BIO_METHOD* QuicEndpoint::NetBioMethod() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_FILTER, "sluice QUIC net");
+    if (m == nullptr) return m;
+    BIO_meth_set_create(m, [](BIO* b) {
+      BIO_set_init(b, 1);
+      return 1;
+    });
+    // OpenSSL's QUIC port: a batch of datagrams in, with their sources.
+    BIO_meth_set_recvmmsg(m, [](BIO* b, BIO_MSG* msg, size_t stride, size_t num,
+                                uint64_t flags, size_t* done) {
+      QuicEndpoint* self = EndpointOf(b);
+      int r = BIO_recvmmsg(self->dgram_, msg, stride, num, flags, done);
+      if (r == 1) {
+        for (size_t i = 0; i < *done; i++) {
+          auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
+          self->OnDatagram(static_cast<const uint8_t*>(m->data), m->data_len, m->peer);
+        }
+      }
+      return r;
+    });
+    BIO_meth_set_sendmmsg(m, [](BIO* b, BIO_MSG* msg, size_t stride, size_t num,
+                                uint64_t flags, size_t* done) {
+      return BIO_sendmmsg(EndpointOf(b)->dgram_, msg, stride, num, flags, done);
+    });
+    // Capabilities, MTU, poll descriptors, peer/local address settings:
+    // the datagram BIO's own answers.
+    BIO_meth_set_ctrl(m, [](BIO* b, int cmd, long num, void* ptr) -> long {
+      return BIO_ctrl(EndpointOf(b)->dgram_, cmd, num, ptr);
+    });
+    return m;
+  }();
+  return method;
+}
+
+void QuicEndpoint::OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {
+  if (peer == nullptr || len == 0) return;
+  // The destination connection ID of the datagram's first packet (RFC 9000
+  // §17.2, §17.3): explicit in a long header; in a short header, as long
+  // as the IDs the server issues.
+  const uint8_t* cid;
+  size_t cid_len;
+  if ((data[0] & 0x80) != 0) {
+    if (len < 6) return;
+    cid_len = data[5];
+    if (cid_len > 20 || len < 6 + cid_len) return;
+    cid = data + 6;
+  } else {
+    cid_len = short_cid_len_;
+    if (len < 1 + cid_len) return;
+    cid = data + 1;
+  }
+  sockaddr_storage from;
+  if (!BioAddrToStorage(peer, &from)) return;
+  std::string key(reinterpret_cast<const char*>(cid), cid_len);
+  auto it = by_cid_.find(key);
+  if (it != by_cid_.end()) {
+    it->second->peer_ = from;
+    return;
+  }
+  // Not (yet) a connection's: kept for a connection accepted after this
+  // tick (its first Initial, after a Retry, already carries its ID).
+  RecentDatagram& r = recent_[recent_next_++ % kRecent];
+  r.cid = std::move(key);
+  r.from = from;
+}
+
+void QuicEndpoint::TrackPeer(QuicConnection* c) {
+  if (ossl_quic_conn_get_channel == nullptr || ossl_quic_channel_get_diag_local_cid == nullptr) {
+    return;
+  }
+  void* ch = ossl_quic_conn_get_channel(c->ssl_);
+  if (ch == nullptr) return;
+  SluiceQuicConnId id;
+  memset(&id, 0, sizeof(id));
+  ossl_quic_channel_get_diag_local_cid(ch, &id);
+  if (id.id_len == 0 || id.id_len > sizeof(id.id)) return;
+  c->cid_.assign(reinterpret_cast<const char*>(id.id), id.id_len);
+  by_cid_[c->cid_] = c;
+  short_cid_len_ = id.id_len;
+  for (size_t k = 1; k <= kRecent && k <= recent_next_; k++) {
+    const RecentDatagram& r = recent_[(recent_next_ - k) % kRecent];
+    if (r.cid == c->cid_) {
+      c->peer_ = r.from;
+      break;
+    }
   }
 }
 

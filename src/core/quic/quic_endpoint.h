@@ -14,13 +14,16 @@
 // Loop thread only. No N-API here.
 #pragma once
 
+#include <sys/socket.h>
 #include <uv.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/common/loop_tracked.h"
@@ -167,7 +170,10 @@ class QuicConnection {
   // the streams (an HTTP/3 GOAWAY) is sent once, but never waited on for
   // acknowledgment.
   void CloseAfterSend(uint64_t code, const char* reason);
-  // The peer's address ("1.2.3.4", port, family 4/6); false if unknown.
+  // The peer's address ("1.2.3.4", port, family 4/6): the source of the
+  // latest datagram addressed to the connection ID the server chose for
+  // it (QuicEndpoint::OnDatagram); false if unknown (no datagram seen yet,
+  // or this OpenSSL build lacks the internals it needs: quic_symbols.h).
   bool PeerAddress(std::string* ip, int* port, int* family) const;
   bool LocalAddress(std::string* ip, int* port, int* family) const;
   QuicEndpoint* endpoint() const { return endpoint_; }
@@ -198,6 +204,8 @@ class QuicConnection {
   QuicEndpoint* endpoint_;
   SSL* ssl_;
   std::unique_ptr<QuicConnectionHandler> handler_;
+  sockaddr_storage peer_{};   // ss_family 0 until a datagram was matched
+  std::string cid_;           // the server's connection ID (key of by_cid_), or empty
   std::vector<QuicStream*> streams_;
   size_t open_peer_streams_ = 0;
   uint64_t last_activity_ms_ = 0;
@@ -257,6 +265,12 @@ struct QuicEndpointOptions {
 
 class QuicEndpoint {
  public:
+  // The listener's network BIO hands every received datagram here, before
+  // OpenSSL processes it (inside SSL_handle_events / SSL_accept_connection):
+  // its destination connection ID names a connection, whose peer address
+  // becomes the datagram's source (RFC 9000 §9.3: the latest one wins, as
+  // after a NAT rebinding). Records only; calls nobody.
+  void OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer);
   // `ctx` is a context of OSSL_QUIC_server_method (QuicServerContext); the
   // endpoint takes one reference of its own and installs its certificate
   // and ticket callbacks on it, so one ctx serves one endpoint. `certs`:
@@ -346,6 +360,10 @@ class QuicEndpoint {
   static void OnGraceTimer(uv_timer_t* h);
   static void OnHandleClosed(uv_handle_t* h);
   void AcceptConnections();
+  // A new connection's server connection ID joins by_cid_, and its peer is
+  // the source of the latest datagram in recent_ addressed to it.
+  void TrackPeer(QuicConnection* c);
+  static BIO_METHOD* NetBioMethod();
   void Rearm();
   void CloseHandles();
   void MaybeFinishClose();
@@ -356,6 +374,23 @@ class QuicEndpoint {
   QuicEndpointOptions options_;
   int fd_ = -1;
   SSL* listener_ = nullptr;
+  // OpenSSL's datagram BIO on fd_, owned here: the listener's network BIO
+  // is a filter of ours in front of it (NetBioMethod), which shows each
+  // datagram to OnDatagram.
+  BIO* dgram_ = nullptr;
+  // Connections by the connection ID the server chose (the destination
+  // ID of the client's packets), for OnDatagram. Keys are raw ID bytes.
+  std::unordered_map<std::string, QuicConnection*> by_cid_;
+  size_t short_cid_len_ = 8;  // OpenSSL's server IDs: learned from by_cid_
+  // The latest datagrams' destination IDs and sources, for connections
+  // accepted after the tick that read their first datagrams.
+  struct RecentDatagram {
+    std::string cid;
+    sockaddr_storage from;
+  };
+  static constexpr size_t kRecent = 64;
+  std::array<RecentDatagram, kRecent> recent_{};
+  size_t recent_next_ = 0;
   uv_poll_t poll_;
   uv_timer_t timer_;
   uv_timer_t grace_timer_;
