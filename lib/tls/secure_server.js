@@ -100,6 +100,18 @@ class SecureServer extends Server {
       bodyStreamLimit: this._h2StreamWindow,
       bodyConnectionLimit: this._h2ConnectionWindow,
       onSni: sni === undefined ? null : (ep, id, servername) => this._onH3Sni(ep, id, servername),
+      // handshakeTimeout applies to HTTP/3 handshakes too, with TCP's
+      // 'tlsClientError' (no socket exists yet: a stand-in with the
+      // client's address).
+      handshakeTimeout,
+      onHandshakeTimeout: (peer) => {
+        const err = codedError('ERR_TLS_HANDSHAKE_TIMEOUT', 'TLS handshake timeout');
+        this.emit('tlsClientError', err, {
+          alpnProtocol: 'h3', encrypted: true, destroy() {},
+          remoteAddress: peer ? peer[0] : undefined, remotePort: peer ? peer[1] : undefined,
+          remoteFamily: peer ? (peer[2] === 6 ? 'IPv6' : 'IPv4') : undefined,
+        });
+      },
     };
     // addContext's [hostname, native context], replayed on the endpoint
     // when it starts listening.

@@ -263,6 +263,11 @@ QuicConnection::QuicConnection(QuicEndpoint* endpoint, SSL* ssl)
 }
 
 QuicConnection::~QuicConnection() {
+  EndHandshake();
+  if (!counted_addr_.empty()) {
+    auto it = endpoint_->per_address_.find(counted_addr_);
+    if (it != endpoint_->per_address_.end() && --it->second == 0) endpoint_->per_address_.erase(it);
+  }
   if (!cid_.empty()) {
     auto it = endpoint_->by_cid_.find(cid_);
     if (it != endpoint_->by_cid_.end() && it->second == this) endpoint_->by_cid_.erase(it);
@@ -278,6 +283,30 @@ void QuicConnection::FreeStreams() {
 }
 
 void QuicConnection::Touch() { last_activity_ms_ = endpoint_->now_ms(); }
+
+void QuicConnection::EndHandshake() {
+  if (!in_handshake_) return;
+  in_handshake_ = false;
+  endpoint_->handshakes_--;
+}
+
+bool QuicConnection::CountAddress() {
+  size_t max = endpoint_->options_.max_connections_per_address;
+  if (max == 0 || !counted_addr_.empty() || peer_.ss_family == 0) return true;
+  std::string key;
+  if (peer_.ss_family == AF_INET) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&peer_);
+    key.assign(reinterpret_cast<const char*>(&sin->sin_addr), sizeof(sin->sin_addr));
+  } else {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&peer_);
+    key.assign(reinterpret_cast<const char*>(&sin6->sin6_addr), sizeof(sin6->sin6_addr));
+  }
+  size_t& n = endpoint_->per_address_[key];
+  if (n >= max) return false;
+  n++;
+  counted_addr_ = std::move(key);
+  return true;
+}
 
 QuicStream* QuicConnection::OpenUniStream() {
   if (terminated_) return nullptr;
@@ -366,8 +395,22 @@ bool QuicConnection::Pump(uint64_t now_ms) {
   if (closing_) ShutdownStep();  // flushing streams before the close
   // A refused connection has no handler: it only closes.
   if (!handler_) return true;
+  if (!closing_ && !CountAddress()) {
+    EndHandshake();
+    CloseNow(endpoint_->options_.refused_code, "too many connections from this address");
+    return true;
+  }
   if (!ready_) {
-    if (!SSL_is_init_finished(ssl_)) return true;
+    if (!SSL_is_init_finished(ssl_)) {
+      uint64_t limit = endpoint_->options_.handshake_timeout_ms;
+      if (limit != 0 && !closing_ && now_ms - accepted_ms_ >= limit) {
+        EndHandshake();
+        CloseNow(endpoint_->options_.refused_code, "handshake timeout");
+        endpoint_->delegate_->OnHandshakeTimeout(this);
+      }
+      return true;
+    }
+    EndHandshake();
     ready_ = true;
     handler_->OnConnectionReady();
     if (endpoint_->closing_ && !going_away_) {
@@ -627,13 +670,21 @@ void QuicEndpoint::AcceptConnections() {
     conns_.push_back(conn);
     TrackPeer(conn);
     QuicConnectionHandler* h = nullptr;
-    if (!closing_ && conns_.size() <= options_.max_connections) h = delegate_->OnConnection(conn);
+    // Refused before any state of ours: past the connection or handshake
+    // bound (a flood of new clients cannot hold more than max_handshakes
+    // of them at once; each is cut at handshake_timeout_ms).
+    bool room = conns_.size() <= options_.max_connections &&
+                (options_.max_handshakes == 0 || handshakes_ < options_.max_handshakes);
+    if (!closing_ && room) h = delegate_->OnConnection(conn);
     if (h == nullptr) {
       conn->terminated_ = true;  // no handler to tell
       conn->Close(options_.refused_code, "refused");
       continue;
     }
     conn->handler_.reset(h);
+    conn->accepted_ms_ = now_ms();
+    conn->in_handshake_ = true;
+    handshakes_++;
   }
 }
 
@@ -671,9 +722,21 @@ BIO_METHOD* QuicEndpoint::NetBioMethod() {
       }
       return r;
     });
+    // Datagrams out, with their destinations: a handshake packet names
+    // the server's connection ID as its source, and goes where OpenSSL
+    // believes the client is (what a client whose replies never arrive,
+    // or one not past Retry-less handshake yet, is known by).
     BIO_meth_set_sendmmsg(m, [](BIO* b, BIO_MSG* msg, size_t stride, size_t num,
                                 uint64_t flags, size_t* done) {
-      return BIO_sendmmsg(EndpointOf(b)->dgram_, msg, stride, num, flags, done);
+      QuicEndpoint* self = EndpointOf(b);
+      int r = BIO_sendmmsg(self->dgram_, msg, stride, num, flags, done);
+      if (r == 1) {
+        for (size_t i = 0; i < *done; i++) {
+          auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
+          self->OnSentDatagram(static_cast<const uint8_t*>(m->data), m->data_len, m->peer);
+        }
+      }
+      return r;
     });
     // Capabilities, MTU, poll descriptors, peer/local address settings:
     // the datagram BIO's own answers.
@@ -715,6 +778,28 @@ void QuicEndpoint::OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* p
   RecentDatagram& r = recent_[recent_next_++ % kRecent];
   r.cid = std::move(key);
   r.from = from;
+}
+
+void QuicEndpoint::OnSentDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {
+  // Long headers only (RFC 9000 §17.2): DCID length and DCID, then SCID
+  // length and SCID, the server's own ID.
+  if (peer == nullptr || len < 7 || (data[0] & 0x80) == 0) return;
+  size_t dcid_len = data[5];
+  if (len < 7 + dcid_len) return;
+  size_t scid_len = data[6 + dcid_len];
+  if (scid_len == 0 || scid_len > 20 || len < 7 + dcid_len + scid_len) return;
+  sockaddr_storage to;
+  if (!BioAddrToStorage(peer, &to)) return;
+  std::string key(reinterpret_cast<const char*>(data + 7 + dcid_len), scid_len);
+  auto it = by_cid_.find(key);
+  if (it != by_cid_.end()) {
+    // What the client sent last is the better answer once there is one.
+    if (it->second->peer_.ss_family == 0) it->second->peer_ = to;
+    return;
+  }
+  RecentDatagram& r = recent_[recent_next_++ % kRecent];
+  r.cid = std::move(key);
+  r.from = to;
 }
 
 void QuicEndpoint::TrackPeer(QuicConnection* c) {
@@ -798,10 +883,14 @@ void QuicEndpoint::Rearm() {
     ERR_clear_error();
     infinite = 1;
   }
-  // Our own idle check runs at least once a second while connections
-  // exist.
-  if (!conns_.empty() && options_.idle_timeout_ms != 0) {
-    uint64_t cap = std::min<uint64_t>(1000, options_.idle_timeout_ms);
+  // Our own idle and handshake checks run at least once a second (more
+  // often for shorter limits) while connections exist.
+  uint64_t cap = 1000;
+  if (options_.idle_timeout_ms != 0) cap = std::min(cap, options_.idle_timeout_ms);
+  if (handshakes_ > 0 && options_.handshake_timeout_ms != 0) {
+    cap = std::min(cap, std::max<uint64_t>(10, options_.handshake_timeout_ms / 4));
+  }
+  if (!conns_.empty() && (options_.idle_timeout_ms != 0 || handshakes_ > 0)) {
     if (infinite || ms > cap) ms = cap;
     infinite = 0;
   }

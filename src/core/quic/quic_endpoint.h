@@ -206,6 +206,16 @@ class QuicConnection {
   std::unique_ptr<QuicConnectionHandler> handler_;
   sockaddr_storage peer_{};   // ss_family 0 until a datagram was matched
   std::string cid_;           // the server's connection ID (key of by_cid_), or empty
+  // Limits (QuicEndpointOptions): when it was accepted, whether it counts
+  // as a handshake in progress, and the address bytes it counts against
+  // (empty: not counted).
+  uint64_t accepted_ms_ = 0;
+  bool in_handshake_ = false;
+  std::string counted_addr_;
+  void EndHandshake();
+  // Enforces the per-address bound once the peer is known; false if the
+  // connection was refused.
+  bool CountAddress();
   std::vector<QuicStream*> streams_;
   size_t open_peer_streams_ = 0;
   uint64_t last_activity_ms_ = 0;
@@ -234,6 +244,10 @@ class QuicEndpointDelegate {
   // JS microtasks run after the batch).
   virtual void OnDispatchBegin() {}
   virtual void OnDispatchEnd() {}
+  // A handshake was cut by handshake_timeout_ms (the connection is closing;
+  // its handler, if any, hears OnConnectionClose). `c`'s PeerAddress may
+  // be known. From Process; the delegate may not delete `c`.
+  virtual void OnHandshakeTimeout(QuicConnection* c) { (void)c; }
   // Called once, when a Close finished: no connection and no libuv handle
   // is left; the endpoint may be deleted from inside this call.
   virtual void OnEndpointClosed() = 0;
@@ -254,6 +268,16 @@ struct QuicEndpointOptions {
   uint64_t idle_timeout_ms = 30000;         // no stream activity, not Busy(): closed (0: OpenSSL's own only)
   uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
   bool validate_address = true;             // Retry before creating state for a new client
+  // A connection whose handshake has not completed this long after it was
+  // accepted is closed (the TLS listener's handshakeTimeout; 0: OpenSSL's
+  // idle timeout only).
+  uint64_t handshake_timeout_ms = 120000;
+  // Handshakes in progress (accepted, not yet complete); a new connection
+  // past it is refused at once (0: no bound).
+  size_t max_handshakes = 1000;
+  // Connections from one IP address (any port); one past it is refused as
+  // soon as its address is known, within its handshake (0: no bound).
+  size_t max_connections_per_address = 0;
   // SO_RCVBUF asked for the UDP socket (0: the system default). A client
   // may have a whole flow-control window in flight (OpenSSL grants 768 KiB
   // per connection), which a browser sends in one burst; the default
@@ -271,6 +295,12 @@ class QuicEndpoint {
   // becomes the datagram's source (RFC 9000 §9.3: the latest one wins, as
   // after a NAT rebinding). Records only; calls nobody.
   void OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer);
+  // And every datagram it sends, with its destination: a long-header
+  // packet's source connection ID is the server's own, so its destination
+  // is the connection's peer until the client's own datagrams say (the
+  // only source for a client whose handshake never gets past its first
+  // flight). Records only; calls nobody.
+  void OnSentDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer);
   // `ctx` is a context of OSSL_QUIC_server_method (QuicServerContext); the
   // endpoint takes one reference of its own and installs its certificate
   // and ticket callbacks on it, so one ctx serves one endpoint. `certs`:
@@ -300,6 +330,8 @@ class QuicEndpoint {
   // no delegate call.
   void Abandon();
   size_t connection_count() const { return conns_.size(); }
+  // Accepted connections whose handshake is in progress (max_handshakes).
+  size_t handshake_count() const { return handshakes_; }
 
   // Output was queued from outside Process: flush it soon (from an idle
   // callback, on this loop turn).
@@ -406,6 +438,10 @@ class QuicEndpoint {
   bool ref_ = true;
   uint64_t ticks_ = 0;        // SSL_handle_events calls on the listener
   std::vector<QuicConnection*> conns_;
+  size_t handshakes_ = 0;  // conns_ with in_handshake_
+  // Open connections per peer IP (raw address bytes), for
+  // max_connections_per_address.
+  std::unordered_map<std::string, size_t> per_address_;
   // Certificates, SNI names and ticket keys (the TLS listener's own type;
   // its TCP-only fields are unused here).
   TlsServer tls_;
