@@ -29,19 +29,29 @@ run('HTTP/3 on every worker of a node cluster [sluice-only]', function () {
     try {
       // Each client is a new UDP socket (a new source port): 40 of them
       // reach both workers unless the hash is badly skewed (2^-39).
+      // A port number free for TCP here may be bound for UDP with
+      // SO_REUSEPORT by another process of this user on a shared machine
+      // (then some datagrams go there): a client that gets no answer in
+      // 3 s is counted and replaced, and at most 2 such are allowed.
       const counts = {};
+      let lost = 0;
       for (let i = 0; i < 40; i++) {
-        const cl = await common.withTimeout(connect(port), 5000, `connect ${i}`);
-        const r = await common.withTimeout(cl.request('GET', '/', [], null, port), 5000, `request ${i}`);
+        let r;
+        try {
+          const cl = await common.withTimeout(connect(port), 3000, `connect ${i}`);
+          r = await common.withTimeout(cl.request('GET', '/', [], null, port), 3000, `request ${i}`);
+          cl.close();
+        } catch (err) {
+          if (++lost > 2) throw err;
+          continue;
+        }
         assert.strictEqual(r.status, 200);
         const pid = r.body.toString();
         counts[pid] = (counts[pid] || 0) + 1;
-        cl.close();
-        cl.destroy();
       }
       assert.strictEqual(Object.keys(counts).length, 2, `HTTP/3 answers came from ${JSON.stringify(counts)}`);
       // eslint-disable-next-line no-console
-      console.log(`      HTTP/3 spread over 40 connections: ${Object.values(counts).join(' / ')}`);
+      console.log(`      HTTP/3 spread over 40 connections: ${Object.values(counts).join(' / ')}${lost ? ` (${lost} unanswered)` : ''}`);
       if (haveClient) {
         const { code, responses, log } = await gtls(port, ['/']);
         assert.strictEqual(code, 0, log.slice(-2000));

@@ -13,7 +13,7 @@ const common = require('../common');
 const { assert } = common;
 const { h3, sluice } = require('./h3common');
 const { H3Client } = require('./quic_client');
-const { startRelay } = require('./relay');
+const { startRelay, relayFixtures } = require('./relay');
 const { fixtures } = require('../tls/tls_common');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
@@ -21,13 +21,7 @@ const haveIPv6 = Object.values(os.networkInterfaces()).flat().some((i) => i.fami
 
 run('HTTP/3 limits under handshake floods [sluice-only]', function () {
   this.timeout(30000);
-  const clients = [];
-  const relays = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    for (const r of relays.splice(0)) r.close();
-    await common.cleanup();
-  });
+  const { clients, relays } = relayFixtures();
 
   async function server(options, host = '127.0.0.1') {
     const { localhost } = fixtures();

@@ -15,7 +15,7 @@ const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
 const { H3Client } = require('./quic_client');
-const { startRelay } = require('./relay');
+const { startRelay, relayFixtures, rng } = require('./relay');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
@@ -23,13 +23,7 @@ const sha = (b) => crypto.createHash('sha256').update(b).digest('hex');
 
 run('HTTP/3 over a lossy, reordering path and under hostile datagrams [sluice-only]', function () {
   this.timeout(120000);
-  const clients = [];
-  const relays = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    for (const r of relays.splice(0)) r.close();
-    await common.cleanup();
-  });
+  const { clients, relays } = relayFixtures();
 
   async function connect(port) {
     const c = new H3Client();

@@ -6,6 +6,7 @@
 // handshakes that never complete). Used by loss.test.js and limits.test.js.
 
 const dgram = require('node:dgram');
+const common = require('../common');
 
 // xorshift32: deterministic drops and reorders for one seed.
 function rng(seed) {
@@ -63,4 +64,18 @@ async function startRelay(target, opts = {}) {
   };
 }
 
-module.exports = { startRelay };
+// For a mocha suite (call it inside describe): the clients and relays a
+// test pushes here are destroyed and closed after it, then
+// common.cleanup() runs.
+function relayFixtures() {
+  const clients = [];
+  const relays = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.destroy();
+    for (const r of relays.splice(0)) r.close();
+    await common.cleanup();
+  });
+  return { clients, relays };
+}
+
+module.exports = { startRelay, relayFixtures, rng };

@@ -702,41 +702,23 @@ QuicEndpoint* EndpointOf(BIO* b) { return static_cast<QuicEndpoint*>(BIO_get_dat
 }  // namespace
 
 BIO_METHOD* QuicEndpoint::NetBioMethod() {
-  static BIO_METHOD* method = [] {
+  static BIO_METHOD* method = []() -> BIO_METHOD* {
+    if (BIO_meth_set_recvmmsg == nullptr || BIO_meth_set_sendmmsg == nullptr) return nullptr;
     BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_FILTER, "sluice QUIC net");
     if (m == nullptr) return m;
     BIO_meth_set_create(m, [](BIO* b) {
       BIO_set_init(b, 1);
       return 1;
     });
-    // OpenSSL's QUIC port: a batch of datagrams in, with their sources.
+    // OpenSSL's QUIC port: a batch of datagrams in, with their sources,
+    // and out, with their destinations (NetMmsg).
     BIO_meth_set_recvmmsg(m, [](BIO* b, BIO_MSG* msg, size_t stride, size_t num,
                                 uint64_t flags, size_t* done) {
-      QuicEndpoint* self = EndpointOf(b);
-      int r = BIO_recvmmsg(self->dgram_, msg, stride, num, flags, done);
-      if (r == 1) {
-        for (size_t i = 0; i < *done; i++) {
-          auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
-          self->OnDatagram(static_cast<const uint8_t*>(m->data), m->data_len, m->peer);
-        }
-      }
-      return r;
+      return NetMmsg(b, msg, stride, num, flags, done, true);
     });
-    // Datagrams out, with their destinations: a handshake packet names
-    // the server's connection ID as its source, and goes where OpenSSL
-    // believes the client is (what a client whose replies never arrive,
-    // or one not past Retry-less handshake yet, is known by).
     BIO_meth_set_sendmmsg(m, [](BIO* b, BIO_MSG* msg, size_t stride, size_t num,
                                 uint64_t flags, size_t* done) {
-      QuicEndpoint* self = EndpointOf(b);
-      int r = BIO_sendmmsg(self->dgram_, msg, stride, num, flags, done);
-      if (r == 1) {
-        for (size_t i = 0; i < *done; i++) {
-          auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
-          self->OnSentDatagram(static_cast<const uint8_t*>(m->data), m->data_len, m->peer);
-        }
-      }
-      return r;
+      return NetMmsg(b, msg, stride, num, flags, done, false);
     });
     // Capabilities, MTU, poll descriptors, peer/local address settings:
     // the datagram BIO's own answers.
@@ -746,6 +728,29 @@ BIO_METHOD* QuicEndpoint::NetBioMethod() {
     return m;
   }();
   return method;
+}
+
+// A batch through dgram_, each datagram shown to the endpoint after: the
+// received ones to OnDatagram; the sent ones to OnSentDatagram (a
+// handshake packet names the server's connection ID as its source, and
+// goes where OpenSSL believes the client is: what a client whose replies
+// never arrive is known by).
+int QuicEndpoint::NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint64_t flags,
+                          size_t* done, bool in) {
+  QuicEndpoint* self = EndpointOf(b);
+  int r = in ? BIO_recvmmsg(self->dgram_, msg, stride, num, flags, done)
+             : BIO_sendmmsg(self->dgram_, msg, stride, num, flags, done);
+  if (r != 1) return r;
+  for (size_t i = 0; i < *done; i++) {
+    auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
+    const auto* data = static_cast<const uint8_t*>(m->data);
+    if (in) {
+      self->OnDatagram(data, m->data_len, m->peer);
+    } else {
+      self->OnSentDatagram(data, m->data_len, m->peer);
+    }
+  }
+  return r;
 }
 
 void QuicEndpoint::OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {

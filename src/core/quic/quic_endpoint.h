@@ -396,6 +396,10 @@ class QuicEndpoint {
   // the source of the latest datagram in recent_ addressed to it.
   void TrackPeer(QuicConnection* c);
   static BIO_METHOD* NetBioMethod();
+  // The filter's recvmmsg (in) and sendmmsg: dgram_'s, then each datagram
+  // shown to OnDatagram / OnSentDatagram. Called by OpenSSL inside a tick.
+  static int NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint64_t flags,
+                     size_t* done, bool in);
   void Rearm();
   void CloseHandles();
   void MaybeFinishClose();
