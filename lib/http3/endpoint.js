@@ -129,6 +129,9 @@ class Http3Endpoint {
   // Connections whose handshake is in progress (options.http3.maxHandshakes).
   handshakes() { return this._native.connections('handshakes'); }
 
+  // Sends that carried several datagrams as one GSO send (Linux).
+  gsoSends() { return this._native.connections('gso'); }
+
   close(graceMs) { if (!this._closed) this._native.close(graceMs); }
 
   destroy() { if (!this._closed) this._native.destroy(); }

@@ -263,9 +263,11 @@ Napi::Value JsHttp3Endpoint::Unref(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
   size_t n = 0;
   if (endpoint_ != nullptr) {
-    bool handshakes = info.Length() > 0 && info[0].IsString() &&
-                      info[0].As<Napi::String>().Utf8Value() == "handshakes";
-    n = handshakes ? endpoint_->handshake_count() : endpoint_->connection_count();
+    std::string what = info.Length() > 0 && info[0].IsString()
+                           ? info[0].As<Napi::String>().Utf8Value() : std::string();
+    n = what == "handshakes" ? endpoint_->handshake_count()
+        : what == "gso"      ? static_cast<size_t>(endpoint_->gso_sends())
+                             : endpoint_->connection_count();
   }
   return Napi::Number::New(info.Env(), static_cast<double>(n));
 }

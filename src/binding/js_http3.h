@@ -96,7 +96,8 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value Unref(const Napi::CallbackInfo& info);
   // connections() -> open connections; connections('handshakes') -> those
-  // whose handshake is in progress (the maxHandshakes count).
+  // whose handshake is in progress (the maxHandshakes count);
+  // connections('gso') -> GSO sends of several datagrams so far.
   Napi::Value Connections(const Napi::CallbackInfo& info);
   // closeAllConnections(): every connection closed now (CONNECTION_CLOSE,
   // H3_NO_ERROR, queued output dropped; requests in flight are aborted).

@@ -8,6 +8,7 @@
 // binds its own) reach both. [sluice-only]; skipped where node's OpenSSL
 // has no QUIC server.
 
+const dgram = require('node:dgram');
 const https = require('node:https');
 const common = require('../common');
 const { assert } = common;
@@ -18,23 +19,44 @@ const { startCluster } = require('../cluster/cluster_child');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
 
+// A port number free for TCP and for UDP on 127.0.0.1 right now: the
+// workers bind both, and an ephemeral UDP socket (a client's, this
+// process's or another's) may hold a number TCP has free.
+async function freeTcpUdpPort() {
+  for (;;) {
+    const port = await common.freePort();
+    const s = dgram.createSocket('udp4');
+    const ok = await new Promise((resolve) => {
+      s.once('error', () => resolve(false));
+      s.bind(port, '127.0.0.1', () => resolve(true));
+    });
+    if (ok) {
+      await new Promise((resolve) => s.close(resolve));
+      return port;
+    }
+    try { s.close(); } catch { /* never bound */ }
+  }
+}
+
 run('HTTP/3 on every worker of a node cluster [sluice-only]', function () {
   this.timeout(60000);
   const { connect } = h3Clients();
 
   it('2 workers: both answer HTTP/3 on the shared port, over TCP too', async function () {
     const { localhost } = fixtures();
-    const port = await common.freePort();
+    const port = await freeTcpUdpPort();
     const c = await startCluster(port, 2, { SLUICE_TEST_H3_KEY: localhost.keyPath, SLUICE_TEST_H3_CERT: localhost.certPath });
     try {
       // Each client is a new UDP socket (a new source port): 40 of them
       // reach both workers unless the hash is badly skewed (2^-39).
-      // A port number free for TCP here may be bound for UDP with
-      // SO_REUSEPORT by another process of this user on a shared machine
-      // (then some datagrams go there): a client that gets no answer in
-      // 3 s is counted and replaced, and at most 2 such are allowed.
+      // Seen now and then in mocha on this loaded machine, never in 300
+      // connections of the same clients from a script: a client that fails
+      // before connecting (its own socket's error: OpenSSL's "network BIO
+      // I/O error") or gets no answer in 3 s. Up to 2 are logged and
+      // replaced; the workers' stderr stays empty then.
       const counts = {};
       let lost = 0;
+      const t00 = Date.now();
       for (let i = 0; i < 40; i++) {
         let r;
         try {
@@ -42,7 +64,9 @@ run('HTTP/3 on every worker of a node cluster [sluice-only]', function () {
           r = await common.withTimeout(cl.request('GET', '/', [], null, port), 3000, `request ${i}`);
           cl.close();
         } catch (err) {
-          if (++lost > 2) throw err;
+          // eslint-disable-next-line no-console
+          console.log(`      client ${i} unanswered after ${Date.now() - t00} ms: ${err.message}`);
+          if (++lost > 2) throw new Error(`${err.message}; the cluster's stderr: ${c.stderr}`);
           continue;
         }
         assert.strictEqual(r.status, 200);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -739,7 +740,7 @@ int QuicEndpoint::NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint6
                           size_t* done, bool in) {
   QuicEndpoint* self = EndpointOf(b);
   int r = in ? BIO_recvmmsg(self->dgram_, msg, stride, num, flags, done)
-             : BIO_sendmmsg(self->dgram_, msg, stride, num, flags, done);
+             : self->SendBatch(msg, stride, num, flags, done);
   if (r != 1) return r;
   for (size_t i = 0; i < *done; i++) {
     auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
@@ -751,6 +752,96 @@ int QuicEndpoint::NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint6
     }
   }
   return r;
+}
+
+#if defined(__linux__) && !defined(UDP_SEGMENT)
+#define UDP_SEGMENT 103  // linux/udp.h; older libc headers lack it
+#endif
+
+int QuicEndpoint::SendBatch(BIO_MSG* msg, size_t stride, size_t num, uint64_t flags,
+                            size_t* done) {
+#if defined(__linux__)
+  // Runs per sendmmsg call, datagrams per run (the kernel's UDP_MAX_SEGMENTS
+  // is 64), and a run's bytes (one IP datagram's payload at most).
+  constexpr size_t kMaxRuns = 16, kMaxPerRun = 64, kMaxRunBytes = 65000;
+  auto at = [&](size_t i) {
+    return reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
+  };
+  bool plain = !gso_ || num < 2;
+  for (size_t i = 0; !plain && i < num; i++) {
+    // A chosen source address (IP_PKTINFO) is the datagram BIO's to set.
+    BIO_MSG* m = at(i);
+    plain = m->peer == nullptr || (m->local != nullptr && BIO_ADDR_family(m->local) != AF_UNSPEC);
+  }
+  if (!plain) {
+    sockaddr_storage to[kMaxRuns];
+    iovec iov[kMaxRuns * kMaxPerRun];
+    alignas(cmsghdr) char ctl[kMaxRuns][CMSG_SPACE(sizeof(uint16_t))];
+    mmsghdr hdr[kMaxRuns];
+    size_t count[kMaxRuns];
+    size_t runs = 0, i = 0, nv = 0;
+    memset(hdr, 0, sizeof(hdr));
+    while (i < num && runs < kMaxRuns) {
+      if (!BioAddrToStorage(at(i)->peer, &to[runs])) break;
+      size_t seg = at(i)->data_len, bytes = 0, n = 0;
+      msghdr& h = hdr[runs].msg_hdr;
+      h.msg_name = &to[runs];
+      h.msg_namelen = to[runs].ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+      h.msg_iov = &iov[nv];
+      while (i < num && n < kMaxPerRun) {
+        BIO_MSG* m = at(i);
+        sockaddr_storage peer;
+        if (n > 0 && (m->data_len > seg || bytes + m->data_len > kMaxRunBytes ||
+                      !BioAddrToStorage(m->peer, &peer) ||
+                      memcmp(&peer, &to[runs], h.msg_namelen) != 0)) {
+          break;
+        }
+        iov[nv++] = {m->data, m->data_len};
+        bytes += m->data_len;
+        n++;
+        i++;
+        if (m->data_len < seg) break;  // a shorter datagram ends a run
+      }
+      h.msg_iovlen = n;
+      if (n > 1) {
+        h.msg_control = ctl[runs];
+        h.msg_controllen = sizeof(ctl[runs]);
+        cmsghdr* c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        uint16_t gso_size = static_cast<uint16_t>(seg);
+        memcpy(CMSG_DATA(c), &gso_size, sizeof(gso_size));
+      }
+      count[runs++] = n;
+    }
+    if (runs > 0) {
+      int sent;
+      do {
+        sent = sendmmsg(fd_, hdr, static_cast<unsigned>(runs), 0);
+      } while (sent < 0 && errno == EINTR);
+      if (sent > 0) {
+        *done = 0;
+        for (int k = 0; k < sent; k++) {
+          *done += count[k];
+          if (count[k] > 1) gso_sends_++;
+        }
+        return 1;
+      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // OpenSSL keeps the batch and tries again when writable.
+        *done = 0;
+        ERR_raise(ERR_LIB_BIO, BIO_R_NON_FATAL);
+        return 0;
+      }
+      // EIO / EINVAL / ENOPROTOOPT: no GSO here (a device without
+      // checksum offload, an old kernel). Anything else: the datagram
+      // BIO's own handling, for this batch.
+      if (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT) gso_ = false;
+    }
+  }
+#endif
+  return BIO_sendmmsg(dgram_, msg, stride, num, flags, done);
 }
 
 void QuicEndpoint::OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {

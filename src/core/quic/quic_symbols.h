@@ -31,6 +31,9 @@
 #include <string>
 
 #if OPENSSL_VERSION_NUMBER < 0x30500000L
+#ifndef BIO_R_NON_FATAL
+#define BIO_R_NON_FATAL 112
+#endif
 extern "C" {
 #define SSL_WRITE_FLAG_CONCLUDE (1U << 0)
 #define SSL_LISTENER_FLAG_NO_VALIDATE (1UL << 1)
