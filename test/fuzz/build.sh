@@ -76,7 +76,7 @@ done
 wait
 llhttp_objs=("$OUT/obj/llhttp_api.o" "$OUT/obj/llhttp_http.o" "$OUT/obj/llhttp_llhttp.o")
 
-for h in "${@:-http1 http2 prescan http1_parser http3 ws_frame_parser}"; do
+for h in "${@:-http1 http2 prescan http1_parser http3 ws_frame_parser quic_packet}"; do
   for name in $h; do
     src="$ROOT/test/fuzz/fuzz_$name.cc"
     [ -f "$src" ] || continue
@@ -84,6 +84,14 @@ for h in "${@:-http1 http2 prescan http1_parser http3 ws_frame_parser}"; do
       # The WebSocket frame parser alone: no connection, loop or delegate.
       clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_ws_frame_parser.o" \
+        -o "$OUT/fuzz_$name"
+      echo "fuzz: built $OUT/fuzz_$name" >&2
+      continue
+    fi
+    if [ "$name" = quic_packet ]; then
+      # The QUIC header reader alone: no socket, OpenSSL or loop.
+      clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_quic_packet.o" \
         -o "$OUT/fuzz_$name"
       echo "fuzz: built $OUT/fuzz_$name" >&2
       continue

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "core/net/address.h"
+#include "core/quic/quic_packet.h"
 
 namespace sluice {
 
@@ -845,22 +846,11 @@ int QuicEndpoint::SendBatch(BIO_MSG* msg, size_t stride, size_t num, uint64_t fl
 }
 
 void QuicEndpoint::OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {
-  if (peer == nullptr || len == 0) return;
-  // The destination connection ID of the datagram's first packet (RFC 9000
-  // §17.2, §17.3): explicit in a long header; in a short header, as long
-  // as the IDs the server issues.
+  // A short header does not say its ID's length: it is that of the IDs
+  // the server issues (8 in OpenSSL 3.5, learned in TrackPeer).
   const uint8_t* cid;
   size_t cid_len;
-  if ((data[0] & 0x80) != 0) {
-    if (len < 6) return;
-    cid_len = data[5];
-    if (cid_len > 20 || len < 6 + cid_len) return;
-    cid = data + 6;
-  } else {
-    cid_len = short_cid_len_;
-    if (len < 1 + cid_len) return;
-    cid = data + 1;
-  }
+  if (peer == nullptr || !QuicDestinationId(data, len, short_cid_len_, &cid, &cid_len)) return;
   sockaddr_storage from;
   if (!BioAddrToStorage(peer, &from)) return;
   std::string key(reinterpret_cast<const char*>(cid), cid_len);
@@ -877,16 +867,13 @@ void QuicEndpoint::OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* p
 }
 
 void QuicEndpoint::OnSentDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {
-  // Long headers only (RFC 9000 §17.2): DCID length and DCID, then SCID
-  // length and SCID, the server's own ID.
-  if (peer == nullptr || len < 7 || (data[0] & 0x80) == 0) return;
-  size_t dcid_len = data[5];
-  if (len < 7 + dcid_len) return;
-  size_t scid_len = data[6 + dcid_len];
-  if (scid_len == 0 || scid_len > 20 || len < 7 + dcid_len + scid_len) return;
+  // Long headers only: the source ID is the server's own.
+  const uint8_t* scid;
+  size_t scid_len;
+  if (peer == nullptr || !QuicLongHeaderSourceId(data, len, &scid, &scid_len)) return;
   sockaddr_storage to;
   if (!BioAddrToStorage(peer, &to)) return;
-  std::string key(reinterpret_cast<const char*>(data + 7 + dcid_len), scid_len);
+  std::string key(reinterpret_cast<const char*>(scid), scid_len);
   auto it = by_cid_.find(key);
   if (it != by_cid_.end()) {
     // What the client sent last is the better answer once there is one.
