@@ -652,6 +652,8 @@ export interface Http3Options {
   maxHandshakes?: number;
   /** Connections from one IP address; more are refused (0: no bound). Default 0. */
   maxConnectionsPerAddress?: number;
+  /** false: no GSO sends (every datagram through OpenSSL's BIO). Default true. */
+  gso?: boolean;
 }
 
 export declare class SecureServer extends Server {

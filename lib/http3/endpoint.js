@@ -58,6 +58,9 @@ function normalize(opt) {
     // one IP address (0: no bound).
     maxHandshakes: num('maxHandshakes', 1000, 0),
     maxConnectionsPerAddress: num('maxConnectionsPerAddress', 0, 0),
+    // false: no GSO sends (a device that mishandles UDP segmentation
+    // offload; measuring what GSO saves).
+    noGso: opt.gso === false,
   };
 }
 
@@ -102,6 +105,7 @@ class Http3Endpoint {
       handshakeTimeout: tls.handshakeTimeout,
       maxHandshakes: cfg.maxHandshakes,
       maxConnectionsPerAddress: cfg.maxConnectionsPerAddress,
+      noGso: cfg.noGso,
       // Request bodies read into requestBufferAllocator memory; a stream
       // (a connection) with this many unreleased bytes is not read on.
       bodyAllocator: tls.bodyAllocator,

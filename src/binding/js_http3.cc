@@ -157,6 +157,7 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   o.validate_address = !opts.Get("noAddressValidation").ToBoolean().Value();
   o.handshake_timeout_ms = NumberOr(opts, "handshakeTimeout", o.handshake_timeout_ms);
   o.max_handshakes = NumberOr(opts, "maxHandshakes", o.max_handshakes);
+  o.gso = !opts.Get("noGso").ToBoolean().Value();
   o.max_connections_per_address =
       NumberOr(opts, "maxConnectionsPerAddress", o.max_connections_per_address);
   limits_.max_field_section_size = NumberOr(opts, "maxHeaderSize", limits_.max_field_section_size);

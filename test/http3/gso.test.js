@@ -36,4 +36,12 @@ run('HTTP/3 sends with GSO [sluice-only]', function () {
       assert.ok(server._http3.gsoSends() > after);
     }
   });
+
+  it('http3.gso false: the same body, every datagram through OpenSSL\'s own BIO', async function () {
+    const { server, port } = await startH3Server({ http3: { gso: false } }, (req, res) => res.end(body));
+    const c = await connect(port);
+    const r = await common.withTimeout(c.request('GET', '/big', [], null, port), 20000, 'GET /big');
+    assert.strictEqual(sha(r.body), sha(body));
+    assert.strictEqual(server._http3.gsoSends(), 0);
+  });
 });

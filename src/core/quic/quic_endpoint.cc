@@ -495,7 +495,12 @@ struct QuicEndpoint::SniWait {
 
 QuicEndpoint::QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, TlsContext certs,
                            QuicEndpointDelegate* delegate, const QuicEndpointOptions& options)
-    : loop_(loop), ctx_(ctx), delegate_(delegate), options_(options), tls_(std::move(certs)) {
+    : loop_(loop),
+      ctx_(ctx),
+      delegate_(delegate),
+      options_(options),
+      gso_(options.gso),
+      tls_(std::move(certs)) {
   SSL_CTX_up_ref(ctx_);
   // OpenSSL calls these inside SSL_handle_events on the listener (only
   // Process calls it), with the connection's SSL: the certificate callback

@@ -278,6 +278,9 @@ struct QuicEndpointOptions {
   // Connections from one IP address (any port); one past it is refused as
   // soon as its address is known, within its handshake (0: no bound).
   size_t max_connections_per_address = 0;
+  // Runs of datagrams to one peer go to the kernel as one GSO send
+  // (SendBatch); false: every datagram through OpenSSL's datagram BIO.
+  bool gso = true;
   // SO_RCVBUF asked for the UDP socket (0: the system default). A client
   // may have a whole flow-control window in flight (OpenSSL grants 768 KiB
   // per connection), which a browser sends in one burst; the default
@@ -422,7 +425,7 @@ class QuicEndpoint {
   // is a filter of ours in front of it (NetBioMethod), which shows each
   // datagram to OnDatagram.
   BIO* dgram_ = nullptr;
-  bool gso_ = true;         // UDP_SEGMENT not refused yet (Linux only)
+  bool gso_ = true;         // options_.gso, until the kernel refuses UDP_SEGMENT
   uint64_t gso_sends_ = 0;  // GSO sends of more than one datagram
   // Connections by the connection ID the server chose (the destination
   // ID of the client's packets), for OnDatagram. Keys are raw ID bytes.
