@@ -68,6 +68,7 @@
         "src/core/compress/brotli_alloc.cc",
         "src/core/common/glibc_baseline.cc",
         "src/core/quic/quic_symbols.cc",
+        "src/core/quic/quic_packet.cc",
         "src/core/quic/quic_endpoint.cc",
         "src/core/quic/quic_client.cc",
         "src/core/http3/http3_session.cc",

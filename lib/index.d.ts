@@ -661,6 +661,12 @@ export interface Http3Options {
   closeGrace?: number;
   /** false: no Retry round trip for new clients. Default true. */
   addressValidation?: boolean;
+  /** Handshakes in progress at once; more are refused (0: no bound). Default 1000. */
+  maxHandshakes?: number;
+  /** Connections from one IP address; more are refused (0: no bound). Default 0. */
+  maxConnectionsPerAddress?: number;
+  /** false: no GSO sends (every datagram through OpenSSL's BIO). Default true. */
+  gso?: boolean;
 }
 
 export declare class SecureServer extends Server {

@@ -1,5 +1,5 @@
 'use strict';
-// h3_server.js sluice --mode file|upload [--file-size N]
+// h3_server.js sluice --mode file|upload [--file-size N] [--gso 0]
 //
 // One sluice.createSecureServer({ http3: true }) (certificate made at
 // start, EC P-256): HTTP/2 over TLS on the TCP port and HTTP/3 on the UDP
@@ -16,7 +16,7 @@ const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { loadImpl, parseArgs, serve } = require('../server_harness.js');
 
-const opts = parseArgs(process.argv.slice(2), { mode: 'file', fileSize: 1024 });
+const opts = parseArgs(process.argv.slice(2), { mode: 'file', fileSize: 1024, gso: 1 });
 const sluice = loadImpl(opts._[0] || 'sluice');
 if (!sluice.features.http3) {
   process.stderr.write(`HTTP/3 unavailable in node ${process.version}: ${sluice.features.http3Reason}\n`);
@@ -34,7 +34,7 @@ process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 const server = sluice.createSecureServer({
   key: fs.readFileSync(path.join(dir, 'key.pem')),
   cert: fs.readFileSync(path.join(dir, 'cert.pem')),
-  http3: { altSvc: false },
+  http3: { altSvc: false, gso: Number(opts.gso) !== 0 },
 });
 server.on('stream', (stream, headers) => {
   if (opts.mode === 'upload' || headers[':method'] === 'POST') {

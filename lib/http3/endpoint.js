@@ -19,7 +19,8 @@ const reason = available ? null :
 
 // The `http3` option of createSecureServer: false/undefined (off), true,
 // or { port, host, altSvc, maxAge, maxConnections, maxStreams,
-// idleTimeout, closeGrace }. Returns null when off.
+// idleTimeout, closeGrace, addressValidation, maxHandshakes,
+// maxConnectionsPerAddress }. Returns null when off.
 function normalize(opt) {
   if (opt === undefined || opt === null || opt === false) return null;
   if (opt === true) opt = {};
@@ -53,6 +54,13 @@ function normalize(opt) {
     idleTimeout: num('idleTimeout', 30000, 0),
     closeGrace: num('closeGrace', 5000, 0),
     noAddressValidation: opt.addressValidation === false,
+    // Handshakes in progress at once (0: no bound), and connections from
+    // one IP address (0: no bound).
+    maxHandshakes: num('maxHandshakes', 1000, 0),
+    maxConnectionsPerAddress: num('maxConnectionsPerAddress', 0, 0),
+    // false: no GSO sends (a device that mishandles UDP segmentation
+    // offload; measuring what GSO saves).
+    noGso: opt.gso === false,
   };
 }
 
@@ -63,14 +71,18 @@ class Http3Endpoint {
   // native context, shared with TCP), ticketKeys, onSni(endpoint, id,
   // servername) (the SNICallback: answered with sniDone / sniFail),
   // staticFiles (the TCP server's serveStatic mounts: NativeServer's
-  // staticFiles()) }.
+  // staticFiles()), handshakeTimeout (ms, the server's),
+  // onHandshakeTimeout(peer) (a handshake cut by it; peer: [ip, port,
+  // family] or undefined) }.
   constructor(cfg, tls, callbacks, onClose) {
     this._closed = false;
     this._onClose = onClose;
     const onSni = tls.onSni || null;
+    const onHandshakeTimeout = tls.onHandshakeTimeout || (() => {});
     this._callbacks = {
       ...callbacks,
       onSni: (id, servername) => onSni(this, id, servername),
+      onHandshakeTimeout,
       onEndpointClose: () => {
         this._closed = true;
         const cb = this._onClose;
@@ -90,6 +102,10 @@ class Http3Endpoint {
       idleTimeout: cfg.idleTimeout,
       maxHeaderSize: tls.maxHeaderSize,
       noAddressValidation: cfg.noAddressValidation,
+      handshakeTimeout: tls.handshakeTimeout,
+      maxHandshakes: cfg.maxHandshakes,
+      maxConnectionsPerAddress: cfg.maxConnectionsPerAddress,
+      noGso: cfg.noGso,
       // Request bodies read into requestBufferAllocator memory; a stream
       // (a connection) with this many unreleased bytes is not read on.
       bodyAllocator: tls.bodyAllocator,
@@ -101,8 +117,9 @@ class Http3Endpoint {
     });
   }
 
-  // 0 or a negative errno.
-  listen(host, port) { return this._native.listen(host, port); }
+  // 0 or a negative errno. reusePort: SO_REUSEPORT on the UDP socket, as
+  // the TCP listener's (cluster workers: one socket each on the port).
+  listen(host, port, reusePort) { return this._native.listen(host, port, reusePort === true); }
 
   // { address, port, family } as net's.
   address() {
@@ -112,6 +129,12 @@ class Http3Endpoint {
   }
 
   connections() { return this._native.connections(); }
+
+  // Connections whose handshake is in progress (options.http3.maxHandshakes).
+  handshakes() { return this._native.connections('handshakes'); }
+
+  // Sends that carried several datagrams as one GSO send (Linux).
+  gsoSends() { return this._native.connections('gso'); }
 
   close(graceMs) { if (!this._closed) this._native.close(graceMs); }
 

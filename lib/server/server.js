@@ -265,6 +265,8 @@ class Server extends EventEmitter {
 
   _listen(address, port, backlog, reusePort) {
     const native = this[kNative];
+    // The HTTP/3 endpoint of a secure server shares the port the same way.
+    this._reusePort = reusePort;
     let r;
     if (address === null) {
       // As node: the unspecified IPv6 address (dual-stack), IPv4 without it.

@@ -129,6 +129,18 @@ class SecureServer extends Server {
       bodyStreamLimit: this._h2StreamWindow,
       bodyConnectionLimit: this._h2ConnectionWindow,
       onSni: sni === undefined ? null : (ep, id, servername) => this._onH3Sni(ep, id, servername),
+      // handshakeTimeout applies to HTTP/3 handshakes too, with TCP's
+      // 'tlsClientError' (no socket exists yet: a stand-in with the
+      // client's address).
+      handshakeTimeout,
+      onHandshakeTimeout: (peer) => {
+        const err = codedError('ERR_TLS_HANDSHAKE_TIMEOUT', 'TLS handshake timeout');
+        this.emit('tlsClientError', err, {
+          alpnProtocol: 'h3', encrypted: true, destroy() {},
+          remoteAddress: peer ? peer[0] : undefined, remotePort: peer ? peer[1] : undefined,
+          remoteFamily: peer ? (peer[2] === 6 ? 'IPv6' : 'IPv4') : undefined,
+        });
+      },
     };
     // addContext's [hostname, native context], replayed on the endpoint
     // when it starts listening.
@@ -176,7 +188,9 @@ class SecureServer extends Server {
       ...this._h3tls, ticketKeys: this.getTicketKeys(), staticFiles: this[kNative].staticFiles(),
     }, this._streamCallbacks(30), null);
     for (const [hostname, ctx] of this._h3contexts) ep.addContext(hostname, ctx);
-    const rr = ep.listen(host, h3port);
+    // reusePort (given, or by default in a cluster worker) covers the UDP
+    // socket too: each worker has its own on the shared port.
+    const rr = ep.listen(host, h3port, this._reusePort === true);
     if (rr < 0) {
       const code = binding.errname(rr);
       const err = new Error(`listen ${code}: ${binding.strerror(rr)} ${host}:${h3port} (HTTP/3, UDP)`);

@@ -140,6 +140,7 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   on_session_close_ = JsCallback(cbs, "onSessionClose");
   on_endpoint_close_ = JsCallback(cbs, "onEndpointClose");
   on_sni_ = JsCallback(cbs, "onSni");
+  on_handshake_timeout_ = JsCallback(cbs, "onHandshakeTimeout");
   on_alloc_ = JsCallback(cbs, "onStreamAlloc");
   on_buffer_release_ = JsCallback(cbs, "onStreamBufferRelease");
   std::string pass;
@@ -154,6 +155,11 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   o.max_streams_per_connection = NumberOr(opts, "maxStreams", o.max_streams_per_connection);
   o.idle_timeout_ms = NumberOr(opts, "idleTimeout", o.idle_timeout_ms);
   o.validate_address = !opts.Get("noAddressValidation").ToBoolean().Value();
+  o.handshake_timeout_ms = NumberOr(opts, "handshakeTimeout", o.handshake_timeout_ms);
+  o.max_handshakes = NumberOr(opts, "maxHandshakes", o.max_handshakes);
+  o.gso = !opts.Get("noGso").ToBoolean().Value();
+  o.max_connections_per_address =
+      NumberOr(opts, "maxConnectionsPerAddress", o.max_connections_per_address);
   limits_.max_field_section_size = NumberOr(opts, "maxHeaderSize", limits_.max_field_section_size);
   limits_.high_water = NumberOr(opts, "highWaterMark", limits_.high_water);
   // Without both callbacks lib/ could not hold the buffers it lends.
@@ -211,8 +217,9 @@ Napi::Value JsHttp3Endpoint::Listen(const Napi::CallbackInfo& info) {
   if (endpoint_ == nullptr) return Error(env, "endpoint closed");
   std::string host = info[0].As<Napi::String>().Utf8Value();
   int port = info[1].As<Napi::Number>().Int32Value();
+  bool reuse_port = info.Length() > 2 && info[2].ToBoolean().Value();
   std::string err;
-  int r = endpoint_->Listen(host.c_str(), port, &err);
+  int r = endpoint_->Listen(host.c_str(), port, reuse_port, &err);
   if (r != 0 && !err.empty()) return Error(env, err);
   if (r == 0) self_ = Napi::Persistent(Value());
   return Napi::Number::New(env, r);
@@ -255,8 +262,15 @@ Napi::Value JsHttp3Endpoint::Unref(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(),
-                           endpoint_ ? static_cast<double>(endpoint_->connection_count()) : 0);
+  size_t n = 0;
+  if (endpoint_ != nullptr) {
+    std::string what = info.Length() > 0 && info[0].IsString()
+                           ? info[0].As<Napi::String>().Utf8Value() : std::string();
+    n = what == "handshakes" ? endpoint_->handshake_count()
+        : what == "gso"      ? static_cast<size_t>(endpoint_->gso_sends())
+                             : endpoint_->connection_count();
+  }
+  return Napi::Number::New(info.Env(), static_cast<double>(n));
 }
 
 Napi::Value JsHttp3Endpoint::CloseAllConnections(const Napi::CallbackInfo& info) {
@@ -340,6 +354,32 @@ void JsHttp3Endpoint::OnSniRequest(uint64_t id, const std::string& servername) {
   napi_value argv[2] = {Napi::Number::New(Env(), static_cast<double>(id)),
                         Napi::String::New(Env(), servername)};
   CallJs(Env(), on_sni_, 2, argv);
+}
+
+namespace {
+
+// [ip, port, family (4 or 6)] of a QUIC connection, as AddressArray gives
+// TCP connections (lib's socket reads the family as a number), or
+// undefined when unknown or c is null.
+Napi::Value QuicAddressArray(Napi::Env env, const QuicConnection* c, AddressKind kind) {
+  std::string ip;
+  int port = 0, family = 0;
+  bool ok = c != nullptr && (kind == AddressKind::kPeer ? c->PeerAddress(&ip, &port, &family)
+                                                        : c->LocalAddress(&ip, &port, &family));
+  if (!ok) return env.Undefined();
+  Napi::Array a = Napi::Array::New(env, 3);
+  a.Set(0u, Napi::String::New(env, ip));
+  a.Set(1u, Napi::Number::New(env, port));
+  a.Set(2u, Napi::Number::New(env, family));
+  return a;
+}
+
+}  // namespace
+
+void JsHttp3Endpoint::OnHandshakeTimeout(QuicConnection* c) {
+  if (!CanCallJs() || on_handshake_timeout_.IsEmpty()) return;
+  napi_value argv[1] = {QuicAddressArray(Env(), c, AddressKind::kPeer)};
+  CallJs(Env(), on_handshake_timeout_, 1, argv);
 }
 
 QuicConnectionHandler* JsHttp3Endpoint::OnConnection(QuicConnection* c) {
@@ -753,30 +793,12 @@ Napi::Value JsHttp3Session::Destroy(const Napi::CallbackInfo& info) {
 
 Napi::Value JsHttp3Session::Peer(const Napi::CallbackInfo& info) {
   Http3Session* s = live();
-  std::string ip;
-  int port = 0, family = 0;
-  if (s == nullptr || !s->connection()->PeerAddress(&ip, &port, &family)) {
-    return info.Env().Undefined();
-  }
-  Napi::Array a = Napi::Array::New(info.Env(), 3);
-  a.Set(0u, Napi::String::New(info.Env(), ip));
-  a.Set(1u, Napi::Number::New(info.Env(), port));
-  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
-  return a;
+  return QuicAddressArray(info.Env(), s ? s->connection() : nullptr, AddressKind::kPeer);
 }
 
 Napi::Value JsHttp3Session::Local(const Napi::CallbackInfo& info) {
   Http3Session* s = live();
-  std::string ip;
-  int port = 0, family = 0;
-  if (s == nullptr || !s->connection()->LocalAddress(&ip, &port, &family)) {
-    return info.Env().Undefined();
-  }
-  Napi::Array a = Napi::Array::New(info.Env(), 3);
-  a.Set(0u, Napi::String::New(info.Env(), ip));
-  a.Set(1u, Napi::Number::New(info.Env(), port));
-  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
-  return a;
+  return QuicAddressArray(info.Env(), s ? s->connection() : nullptr, AddressKind::kLocal);
 }
 
 Napi::Value JsHttp3Session::Tls(const Napi::CallbackInfo& info) {

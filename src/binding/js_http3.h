@@ -60,6 +60,9 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   void OnDispatchEnd() override;
   void OnEndpointClosed() override;
   void OnSniRequest(uint64_t id, const std::string& servername) override;
+  // onHandshakeTimeout([ip, port, family] or undefined): lib emits
+  // 'tlsClientError' (ERR_TLS_HANDSHAKE_TIMEOUT), as the TCP listener does.
+  void OnHandshakeTimeout(QuicConnection* c) override;
   // Http3Delegate
   void OnStream(Http3Session* s, uint64_t id, const Http3Fields& headers,
                 bool end_stream) override;
@@ -81,7 +84,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   void OnSessionClose(Http3Session* s) override;
 
  private:
-  // listen(host, port) -> 0 or a negative errno; throws with OpenSSL's
+  // listen(host, port, reusePort) -> 0 or a negative errno; throws with OpenSSL's
   // reason when the QUIC listener cannot be made.
   Napi::Value Listen(const Napi::CallbackInfo& info);
   // address() -> [ip, port, family] or undefined
@@ -92,6 +95,9 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value Unref(const Napi::CallbackInfo& info);
+  // connections() -> open connections; connections('handshakes') -> those
+  // whose handshake is in progress (the maxHandshakes count);
+  // connections('gso') -> GSO sends of several datagrams so far.
   Napi::Value Connections(const Napi::CallbackInfo& info);
   // closeAllConnections(): every connection closed now (CONNECTION_CLOSE,
   // H3_NO_ERROR, queued output dropped; requests in flight are aborted).
@@ -126,7 +132,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   Napi::ObjectReference self_;        // while listening
   Napi::ObjectReference callbacks_;
   Napi::FunctionReference on_stream_, on_data_, on_end_, on_drain_, on_want_trailers_,
-      on_stream_close_, on_session_close_, on_endpoint_close_, on_sni_, on_alloc_,
+      on_stream_close_, on_session_close_, on_endpoint_close_, on_sni_, on_handshake_timeout_, on_alloc_,
       on_buffer_release_;
   Napi::ObjectReference resource_;
   AsyncContext async_context_;

@@ -6,10 +6,9 @@
 // (lib/server/server.js listen, docs/deployment.md). Shared test: under
 // SLUICE_TEST_IMPL=node it checks node's own behaviour.
 
-const path = require('node:path');
-const { spawn } = require('node:child_process');
 const common = require('../common');
 const { startLoad } = require('./load');
+const { startCluster } = require('./cluster_child');
 
 const { assert } = common;
 
@@ -23,34 +22,6 @@ async function spread(port, n) {
     counts[pid] = (counts[pid] || 0) + 1;
   }
   return counts;
-}
-
-// The cluster app (cluster_app.js) as a child; resolves once every worker
-// listens. lines(re) waits for a stdout line matching re.
-async function startCluster(port, workers = 2) {
-  const child = spawn(process.execPath, [path.join(__dirname, 'cluster_app.js'), String(port), String(workers)], {
-    env: common.nodeChildEnv(), stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const c = { child, stderr: '', out: '' };
-  child.stderr.on('data', (d) => { c.stderr += d; });
-  const waiters = [];
-  child.stdout.on('data', (d) => {
-    c.out += d;
-    for (const w of waiters.splice(0)) {
-      if (w.re.test(c.out)) w.resolve(); else waiters.push(w);
-    }
-  });
-  c.waitFor = (re, what, ms = 30000) => common.withTimeout(new Promise((resolve, reject) => {
-    if (re.test(c.out)) return resolve();
-    waiters.push({ re, resolve });
-    child.once('exit', (code) => reject(new Error(`cluster exited ${code}: ${c.stderr}`)));
-  }), ms, what);
-  c.stop = async () => {
-    child.stdin.end();
-    await new Promise((resolve) => { if (child.exitCode !== null) resolve(); else child.once('exit', resolve); });
-  };
-  await c.waitFor(/READY\n/, 'every worker listening');
-  return c;
 }
 
 describe('node cluster: workers listening on one port', function () {

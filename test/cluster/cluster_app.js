@@ -10,9 +10,13 @@
 //   (PM2 runs the file as the worker itself, with PORT in the environment)
 //
 // SLUICE_TEST_IMPL=node serves with node:http instead (the same test then
-// checks node's own cluster behaviour).
+// checks node's own cluster behaviour). SLUICE_TEST_H3_KEY and
+// SLUICE_TEST_H3_CERT (PEM files): the workers serve
+// createSecureServer({ key, cert, http3: true }) instead, TCP and UDP on
+// the port (docs/deployment.md's recipe with HTTP/3).
 
 const cluster = require('node:cluster');
+const fs = require('node:fs');
 const path = require('node:path');
 
 const impl = process.env.SLUICE_TEST_IMPL === 'node' ?
@@ -59,10 +63,14 @@ if (cluster.isPrimary && !process.env.pm_id) {
   process.stdin.on('end', stop);
   process.stdin.resume();
 } else {
-  const server = impl.createServer((req, res) => {
+  const handler = (req, res) => {
     res.setHeader('content-type', 'text/plain');
     res.end(String(process.pid));
-  });
+  };
+  const h3 = process.env.SLUICE_TEST_H3_KEY;
+  const server = h3 ? impl.createSecureServer({
+    key: fs.readFileSync(h3), cert: fs.readFileSync(process.env.SLUICE_TEST_H3_CERT), http3: true,
+  }, handler) : impl.createServer(handler);
   server.on('error', (err) => {
     process.stderr.write(`worker ${process.pid}: ${err.stack}\n`);
     process.exit(1);

@@ -76,18 +76,21 @@ done
 wait
 llhttp_objs=("$OUT/obj/llhttp_api.o" "$OUT/obj/llhttp_http.o" "$OUT/obj/llhttp_llhttp.o")
 
-for h in "${@:-http1 http2 prescan http1_parser http3 ws_frame_parser}"; do
+for h in "${@:-http1 http2 prescan http1_parser http3 ws_frame_parser quic_packet}"; do
   for name in $h; do
     src="$ROOT/test/fuzz/fuzz_$name.cc"
     [ -f "$src" ] || continue
-    if [ "$name" = ws_frame_parser ]; then
-      # The WebSocket frame parser alone: no connection, loop or delegate.
-      clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_ws_frame_parser.o" \
-        -o "$OUT/fuzz_$name"
-      echo "fuzz: built $OUT/fuzz_$name" >&2
-      continue
-    fi
+    # Pieces fuzzed alone (no connection, loop or library): the WebSocket
+    # frame parser, the QUIC header reader.
+    case "$name" in
+      ws_frame_parser | quic_packet)
+        clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
+          -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_$name.o" \
+          -o "$OUT/fuzz_$name"
+        echo "fuzz: built $OUT/fuzz_$name" >&2
+        continue
+        ;;
+    esac
     if [ "$name" = http1_parser ]; then
       # The parser alone: no connection, loop or delegate to link.
       clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \

@@ -1,5 +1,5 @@
 'use strict';
-// npm run fuzz -- [--seconds N] [--only http1|http2|prescan|http1_parser|http3|ws_frame_parser] [--jobs J]
+// npm run fuzz -- [--seconds N] [--only http1|http2|prescan|http1_parser|http3|ws_frame_parser|quic_packet] [--jobs J]
 // Builds the harnesses (test/fuzz/build.sh) and runs each for N seconds
 // (default 60) at nice 19, from the seed corpus in test/fuzz/corpus/<name>
 // plus a working corpus in test/fuzz/out/corpus-<name> (new units go there,
@@ -17,7 +17,7 @@ function opt(name, def) {
 const seconds = Number(opt('seconds', 60));
 const only = opt('only', null);
 const jobs = Number(opt('jobs', 1));
-const harnesses = (only ? [only] : ['http1', 'http2', 'prescan', 'http1_parser', 'http3', 'ws_frame_parser']);
+const harnesses = (only ? [only] : ['http1', 'http2', 'prescan', 'http1_parser', 'http3', 'ws_frame_parser', 'quic_packet']);
 const here = __dirname;
 const out = process.env.FUZZ_OUT || path.join(here, 'out');
 

@@ -34,7 +34,8 @@ async function startH3Server(options = {}, listener) {
 // Runs gtlsclient against 127.0.0.1:port for `paths`; resolves
 // { code, log, responses: Map(path → { status, headers, body, closed }) }.
 // opts: method, data (a Buffer sent as the body), args (more flags),
-// timeout (ms, the whole run), n (requests: paths wrapped), keep, idle.
+// timeout (ms, the whole run), n (requests: paths wrapped), keep, idle,
+// host (the server's address: '127.0.0.1').
 function gtls(port, paths, opts = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-h3-'));
   // keep: stay connected after the responses (until the server closes or
@@ -49,7 +50,9 @@ function gtls(port, paths, opts = {}) {
   }
   if (opts.n) args.push('-n', String(opts.n));
   if (opts.args) args.push(...opts.args);
-  args.push('127.0.0.1', String(port), ...paths.map((p) => `https://127.0.0.1:${port}${p}`));
+  const host = opts.host || '127.0.0.1';
+  const authority = host.includes(':') ? `[${host}]` : host;
+  args.push(host, String(port), ...paths.map((p) => `https://${authority}:${port}${p}`));
   return new Promise((resolve) => {
     execFile(GTLSCLIENT, args, { timeout: opts.timeout || 30000, maxBuffer: 256 * 1024 * 1024, encoding: 'latin1' },
       (err, stdout, stderr) => {

@@ -15,75 +15,15 @@ const common = require('../common');
 const { assert } = common;
 const { h3, startH3Server } = require('./h3common');
 const { H3Client } = require('./quic_client');
+const { startRelay, relayFixtures, rng } = require('./relay');
 
 const run = common.isSluice && h3 ? describe : describe.skip;
-
-// xorshift32: deterministic drops and reorders for one seed.
-function rng(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13; x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
-    return x / 0x100000000;
-  };
-}
-
-// A relay on 127.0.0.1 forwarding one client's datagrams to `target` and
-// the replies back. opts.drop: share dropped; opts.reorder: share held back
-// until the next datagram in the same direction; opts.blackholeDown: the
-// server's datagrams never reach the client (an address that is never
-// validated). Counts datagrams and bytes each way.
-async function startRelay(target, opts = {}) {
-  const rand = rng(opts.seed || 12345);
-  const front = dgram.createSocket('udp4');
-  const back = dgram.createSocket('udp4');
-  const stats = { up: 0, down: 0, upBytes: 0, downBytes: 0, dropped: 0, reordered: 0 };
-  let client = null;
-  const held = { up: null, down: null };
-  const send = (sock, buf, port) => sock.send(buf, port, '127.0.0.1');
-  function pass(dir, buf, sock, port) {
-    stats[dir]++;
-    stats[`${dir}Bytes`] += buf.length;
-    if (dir === 'down' && opts.blackholeDown) return;
-    if (rand() < (opts.drop || 0)) { stats.dropped++; return; }
-    if (held[dir] === null && rand() < (opts.reorder || 0)) {
-      held[dir] = buf;
-      stats.reordered++;
-      return;
-    }
-    send(sock, buf, port);
-    if (held[dir] !== null) {
-      send(sock, held[dir], port);
-      held[dir] = null;
-    }
-  }
-  front.on('message', (buf, rinfo) => {
-    client = rinfo.port;
-    pass('up', buf, back, target);
-  });
-  back.on('message', (buf) => {
-    if (client !== null) pass('down', buf, front, client);
-  });
-  await Promise.all([front, back].map((s) => new Promise((resolve) => s.bind(0, '127.0.0.1', resolve))));
-  return {
-    port: front.address().port,
-    stats,
-    close: () => { front.close(); back.close(); },
-  };
-}
 
 const sha = (b) => crypto.createHash('sha256').update(b).digest('hex');
 
 run('HTTP/3 over a lossy, reordering path and under hostile datagrams [sluice-only]', function () {
   this.timeout(120000);
-  const clients = [];
-  const relays = [];
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.destroy();
-    for (const r of relays.splice(0)) r.close();
-    await common.cleanup();
-  });
+  const { clients, relays } = relayFixtures();
 
   async function connect(port) {
     const c = new H3Client();

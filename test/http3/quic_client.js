@@ -57,13 +57,14 @@ class H3Client {
 
   // Connects and opens the client's control stream (SETTINGS) and QPACK
   // streams, unless opts.bare. opts.servername: the SNI name ('localhost');
-  // opts.session: a session (Buffer, from session()) to resume.
+  // opts.session: a session (Buffer, from session()) to resume; opts.host:
+  // the server's address ('127.0.0.1').
   async connect(port, opts = {}) {
     const up = new Promise((resolve, reject) => {
       this._connected = resolve;
       this.closed.then((c) => reject(new Error(`closed before connecting: ${JSON.stringify(c)}`)));
     });
-    this.native.connect('127.0.0.1', port, opts.alpn || 'h3', opts.servername || 'localhost', opts.session);
+    this.native.connect(opts.host || '127.0.0.1', port, opts.alpn || 'h3', opts.servername || 'localhost', opts.session);
     await up;
     if (!opts.bare) {
       this.control = this.native.openStream(true);

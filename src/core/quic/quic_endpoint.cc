@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 
 #include "core/net/address.h"
+#include "core/quic/quic_packet.h"
 
 namespace sluice {
 
@@ -48,7 +50,7 @@ bool FormatSockaddr(const sockaddr_storage& ss, std::string* ip, int* port,
   return true;
 }
 
-[[maybe_unused]] bool BioAddrToStorage(const BIO_ADDR* a, sockaddr_storage* ss) {
+bool BioAddrToStorage(const BIO_ADDR* a, sockaddr_storage* ss) {
   memset(ss, 0, sizeof(*ss));
   int fam = BIO_ADDR_family(a);
   size_t len = 0;
@@ -263,6 +265,15 @@ QuicConnection::QuicConnection(QuicEndpoint* endpoint, SSL* ssl)
 }
 
 QuicConnection::~QuicConnection() {
+  EndHandshake();
+  if (!counted_addr_.empty()) {
+    auto it = endpoint_->per_address_.find(counted_addr_);
+    if (it != endpoint_->per_address_.end() && --it->second == 0) endpoint_->per_address_.erase(it);
+  }
+  if (!cid_.empty()) {
+    auto it = endpoint_->by_cid_.find(cid_);
+    if (it != endpoint_->by_cid_.end() && it->second == this) endpoint_->by_cid_.erase(it);
+  }
   FreeStreams();
   SSL_free(ssl_);
 }
@@ -274,6 +285,30 @@ void QuicConnection::FreeStreams() {
 }
 
 void QuicConnection::Touch() { last_activity_ms_ = endpoint_->now_ms(); }
+
+void QuicConnection::EndHandshake() {
+  if (!in_handshake_) return;
+  in_handshake_ = false;
+  endpoint_->handshakes_--;
+}
+
+bool QuicConnection::CountAddress() {
+  size_t max = endpoint_->options_.max_connections_per_address;
+  if (max == 0 || !counted_addr_.empty() || peer_.ss_family == 0) return true;
+  std::string key;
+  if (peer_.ss_family == AF_INET) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&peer_);
+    key.assign(reinterpret_cast<const char*>(&sin->sin_addr), sizeof(sin->sin_addr));
+  } else {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&peer_);
+    key.assign(reinterpret_cast<const char*>(&sin6->sin6_addr), sizeof(sin6->sin6_addr));
+  }
+  size_t& n = endpoint_->per_address_[key];
+  if (n >= max) return false;
+  n++;
+  counted_addr_ = std::move(key);
+  return true;
+}
 
 QuicStream* QuicConnection::OpenUniStream() {
   if (terminated_) return nullptr;
@@ -331,11 +366,8 @@ int QuicConnection::ShutdownStep() {
 
 bool QuicConnection::PeerAddress(std::string* ip, int* port, int* family) const {
   // OpenSSL 3.5 has no public getter for a server connection's peer
-  // address (the channel keeps it internally).
-  (void)ip;
-  (void)port;
-  (void)family;
-  return false;
+  // address: peer_ is what the endpoint's BIO saw (OnDatagram).
+  return FormatSockaddr(peer_, ip, port, family);
 }
 
 bool QuicConnection::LocalAddress(std::string* ip, int* port, int* family) const {
@@ -365,8 +397,22 @@ bool QuicConnection::Pump(uint64_t now_ms) {
   if (closing_) ShutdownStep();  // flushing streams before the close
   // A refused connection has no handler: it only closes.
   if (!handler_) return true;
+  if (!closing_ && !CountAddress()) {
+    EndHandshake();
+    CloseNow(endpoint_->options_.refused_code, "too many connections from this address");
+    return true;
+  }
   if (!ready_) {
-    if (!SSL_is_init_finished(ssl_)) return true;
+    if (!SSL_is_init_finished(ssl_)) {
+      uint64_t limit = endpoint_->options_.handshake_timeout_ms;
+      if (limit != 0 && !closing_ && now_ms - accepted_ms_ >= limit) {
+        EndHandshake();
+        CloseNow(endpoint_->options_.refused_code, "handshake timeout");
+        endpoint_->delegate_->OnHandshakeTimeout(this);
+      }
+      return true;
+    }
+    EndHandshake();
     ready_ = true;
     handler_->OnConnectionReady();
     if (endpoint_->closing_ && !going_away_) {
@@ -449,7 +495,12 @@ struct QuicEndpoint::SniWait {
 
 QuicEndpoint::QuicEndpoint(uv_loop_t* loop, SSL_CTX* ctx, TlsContext certs,
                            QuicEndpointDelegate* delegate, const QuicEndpointOptions& options)
-    : loop_(loop), ctx_(ctx), delegate_(delegate), options_(options), tls_(std::move(certs)) {
+    : loop_(loop),
+      ctx_(ctx),
+      delegate_(delegate),
+      options_(options),
+      gso_(options.gso),
+      tls_(std::move(certs)) {
   SSL_CTX_up_ref(ctx_);
   // OpenSSL calls these inside SSL_handle_events on the listener (only
   // Process calls it), with the connection's SSL: the certificate callback
@@ -469,14 +520,15 @@ QuicEndpoint::~QuicEndpoint() {
   // no longer theirs to update.
   for (auto& w : sni_waiting_) w.second->endpoint = nullptr;
   sni_waiting_.clear();
-  SSL_free(listener_);
+  SSL_free(listener_);  // frees the filter BIO, never dgram_
+  BIO_free(dgram_);
   SSL_CTX_set_cert_cb(ctx_, nullptr, nullptr);
   SSL_CTX_set_ex_data(ctx_, CtxIndex(), nullptr);
   SSL_CTX_free(ctx_);
   if (fd_ >= 0) close(fd_);
 }
 
-int QuicEndpoint::Listen(const char* host, int port, std::string* error) {
+int QuicEndpoint::Listen(const char* host, int port, bool reuse_port, std::string* error) {
   sockaddr_storage ss;
   memset(&ss, 0, sizeof(ss));
   socklen_t len;
@@ -503,14 +555,24 @@ int QuicEndpoint::Listen(const char* host, int port, std::string* error) {
     int rcvbuf = options_.receive_buffer_bytes;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
   }
+  if (reuse_port) {
+    // Every worker binds its own socket; the kernel picks one per datagram
+    // by a hash of its 4-tuple (docs/deployment.md: what that does to a
+    // client whose address changes).
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) return -errno;
+  }
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return -errno;
 
   ERR_clear_error();
-  BIO* bio = BIO_new_dgram(fd, BIO_NOCLOSE);
+  dgram_ = BIO_new_dgram(fd, BIO_NOCLOSE);
+  BIO_METHOD* method = NetBioMethod();
+  BIO* bio = method != nullptr && dgram_ != nullptr ? BIO_new(method) : nullptr;
   if (bio == nullptr) {
     *error = LastSslError("BIO_new_dgram");
     return UV_ENOMEM;
   }
+  BIO_set_data(bio, this);
   uint64_t flags = options_.validate_address ? 0 : SSL_LISTENER_FLAG_NO_VALIDATE;
   listener_ = SSL_new_listener(ctx_, flags);
   if (listener_ == nullptr) {
@@ -613,14 +675,240 @@ void QuicEndpoint::AcceptConnections() {
     }
     auto* conn = new QuicConnection(this, c);
     conns_.push_back(conn);
+    TrackPeer(conn);
     QuicConnectionHandler* h = nullptr;
-    if (!closing_ && conns_.size() <= options_.max_connections) h = delegate_->OnConnection(conn);
+    // Refused before any state of ours: past the connection or handshake
+    // bound (a flood of new clients cannot hold more than max_handshakes
+    // of them at once; each is cut at handshake_timeout_ms).
+    bool room = conns_.size() <= options_.max_connections &&
+                (options_.max_handshakes == 0 || handshakes_ < options_.max_handshakes);
+    if (!closing_ && room) h = delegate_->OnConnection(conn);
     if (h == nullptr) {
       conn->terminated_ = true;  // no handler to tell
       conn->Close(options_.refused_code, "refused");
       continue;
     }
     conn->handler_.reset(h);
+    conn->accepted_ms_ = now_ms();
+    conn->in_handshake_ = true;
+    handshakes_++;
+  }
+}
+
+// ---- peer addresses ---------------------------------------------------------
+//
+// The listener's network BIO: a filter in front of OpenSSL's datagram BIO
+// (dgram_, reached through the endpoint, not a BIO chain, so that freeing
+// the listener's BIO never frees or double-frees it). Every call goes to
+// dgram_; received datagrams are shown to OnDatagram first.
+
+namespace {
+
+QuicEndpoint* EndpointOf(BIO* b) { return static_cast<QuicEndpoint*>(BIO_get_data(b)); }
+
+}  // namespace
+
+BIO_METHOD* QuicEndpoint::NetBioMethod() {
+  static BIO_METHOD* method = []() -> BIO_METHOD* {
+    if (BIO_meth_set_recvmmsg == nullptr || BIO_meth_set_sendmmsg == nullptr) return nullptr;
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_FILTER, "sluice QUIC net");
+    if (m == nullptr) return m;
+    BIO_meth_set_create(m, [](BIO* b) {
+      BIO_set_init(b, 1);
+      return 1;
+    });
+    // OpenSSL's QUIC port: a batch of datagrams in, with their sources,
+    // and out, with their destinations (NetMmsg).
+    BIO_meth_set_recvmmsg(m, [](BIO* b, BIO_MSG* msg, size_t stride, size_t num,
+                                uint64_t flags, size_t* done) {
+      return NetMmsg(b, msg, stride, num, flags, done, true);
+    });
+    BIO_meth_set_sendmmsg(m, [](BIO* b, BIO_MSG* msg, size_t stride, size_t num,
+                                uint64_t flags, size_t* done) {
+      return NetMmsg(b, msg, stride, num, flags, done, false);
+    });
+    // Capabilities, MTU, poll descriptors, peer/local address settings:
+    // the datagram BIO's own answers.
+    BIO_meth_set_ctrl(m, [](BIO* b, int cmd, long num, void* ptr) -> long {
+      return BIO_ctrl(EndpointOf(b)->dgram_, cmd, num, ptr);
+    });
+    return m;
+  }();
+  return method;
+}
+
+// A batch through dgram_, each datagram shown to the endpoint after: the
+// received ones to OnDatagram; the sent ones to OnSentDatagram (a
+// handshake packet names the server's connection ID as its source, and
+// goes where OpenSSL believes the client is: what a client whose replies
+// never arrive is known by).
+int QuicEndpoint::NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint64_t flags,
+                          size_t* done, bool in) {
+  QuicEndpoint* self = EndpointOf(b);
+  int r = in ? BIO_recvmmsg(self->dgram_, msg, stride, num, flags, done)
+             : self->SendBatch(msg, stride, num, flags, done);
+  if (r != 1) return r;
+  for (size_t i = 0; i < *done; i++) {
+    auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
+    const auto* data = static_cast<const uint8_t*>(m->data);
+    if (in) {
+      self->OnDatagram(data, m->data_len, m->peer);
+    } else {
+      self->OnSentDatagram(data, m->data_len, m->peer);
+    }
+  }
+  return r;
+}
+
+#if defined(__linux__) && !defined(UDP_SEGMENT)
+#define UDP_SEGMENT 103  // linux/udp.h; older libc headers lack it
+#endif
+
+int QuicEndpoint::SendBatch(BIO_MSG* msg, size_t stride, size_t num, uint64_t flags,
+                            size_t* done) {
+#if defined(__linux__)
+  // Runs per sendmmsg call, datagrams per run (the kernel's UDP_MAX_SEGMENTS
+  // is 64), and a run's bytes (one IP datagram's payload at most).
+  constexpr size_t kMaxRuns = 16, kMaxPerRun = 64, kMaxRunBytes = 65000;
+  auto at = [&](size_t i) {
+    return reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
+  };
+  bool plain = !gso_ || num < 2;
+  for (size_t i = 0; !plain && i < num; i++) {
+    // A chosen source address (IP_PKTINFO) is the datagram BIO's to set.
+    BIO_MSG* m = at(i);
+    plain = m->peer == nullptr || (m->local != nullptr && BIO_ADDR_family(m->local) != AF_UNSPEC);
+  }
+  if (!plain) {
+    sockaddr_storage to[kMaxRuns];
+    iovec iov[kMaxRuns * kMaxPerRun];
+    alignas(cmsghdr) char ctl[kMaxRuns][CMSG_SPACE(sizeof(uint16_t))];
+    mmsghdr hdr[kMaxRuns];
+    size_t count[kMaxRuns];
+    size_t runs = 0, i = 0, nv = 0;
+    memset(hdr, 0, sizeof(hdr));
+    while (i < num && runs < kMaxRuns) {
+      if (!BioAddrToStorage(at(i)->peer, &to[runs])) break;
+      size_t seg = at(i)->data_len, bytes = 0, n = 0;
+      msghdr& h = hdr[runs].msg_hdr;
+      h.msg_name = &to[runs];
+      h.msg_namelen = to[runs].ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+      h.msg_iov = &iov[nv];
+      while (i < num && n < kMaxPerRun) {
+        BIO_MSG* m = at(i);
+        sockaddr_storage peer;
+        if (n > 0 && (m->data_len > seg || bytes + m->data_len > kMaxRunBytes ||
+                      !BioAddrToStorage(m->peer, &peer) ||
+                      memcmp(&peer, &to[runs], h.msg_namelen) != 0)) {
+          break;
+        }
+        iov[nv++] = {m->data, m->data_len};
+        bytes += m->data_len;
+        n++;
+        i++;
+        if (m->data_len < seg) break;  // a shorter datagram ends a run
+      }
+      h.msg_iovlen = n;
+      if (n > 1) {
+        h.msg_control = ctl[runs];
+        h.msg_controllen = sizeof(ctl[runs]);
+        cmsghdr* c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        uint16_t gso_size = static_cast<uint16_t>(seg);
+        memcpy(CMSG_DATA(c), &gso_size, sizeof(gso_size));
+      }
+      count[runs++] = n;
+    }
+    if (runs > 0) {
+      int sent;
+      do {
+        sent = sendmmsg(fd_, hdr, static_cast<unsigned>(runs), 0);
+      } while (sent < 0 && errno == EINTR);
+      if (sent > 0) {
+        *done = 0;
+        for (int k = 0; k < sent; k++) {
+          *done += count[k];
+          if (count[k] > 1) gso_sends_++;
+        }
+        return 1;
+      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // OpenSSL keeps the batch and tries again when writable.
+        *done = 0;
+        ERR_raise(ERR_LIB_BIO, BIO_R_NON_FATAL);
+        return 0;
+      }
+      // EIO / EINVAL / ENOPROTOOPT: no GSO here (a device without
+      // checksum offload, an old kernel). Anything else: the datagram
+      // BIO's own handling, for this batch.
+      if (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT) gso_ = false;
+    }
+  }
+#endif
+  return BIO_sendmmsg(dgram_, msg, stride, num, flags, done);
+}
+
+void QuicEndpoint::OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {
+  // A short header does not say its ID's length: it is that of the IDs
+  // the server issues (8 in OpenSSL 3.5, learned in TrackPeer).
+  const uint8_t* cid;
+  size_t cid_len;
+  if (peer == nullptr || !QuicDestinationId(data, len, short_cid_len_, &cid, &cid_len)) return;
+  sockaddr_storage from;
+  if (!BioAddrToStorage(peer, &from)) return;
+  std::string key(reinterpret_cast<const char*>(cid), cid_len);
+  auto it = by_cid_.find(key);
+  if (it != by_cid_.end()) {
+    it->second->peer_ = from;
+    return;
+  }
+  // Not (yet) a connection's: kept for a connection accepted after this
+  // tick (its first Initial, after a Retry, already carries its ID).
+  RecentDatagram& r = recent_[recent_next_++ % kRecent];
+  r.cid = std::move(key);
+  r.from = from;
+}
+
+void QuicEndpoint::OnSentDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer) {
+  // Long headers only: the source ID is the server's own.
+  const uint8_t* scid;
+  size_t scid_len;
+  if (peer == nullptr || !QuicLongHeaderSourceId(data, len, &scid, &scid_len)) return;
+  sockaddr_storage to;
+  if (!BioAddrToStorage(peer, &to)) return;
+  std::string key(reinterpret_cast<const char*>(scid), scid_len);
+  auto it = by_cid_.find(key);
+  if (it != by_cid_.end()) {
+    // What the client sent last is the better answer once there is one.
+    if (it->second->peer_.ss_family == 0) it->second->peer_ = to;
+    return;
+  }
+  RecentDatagram& r = recent_[recent_next_++ % kRecent];
+  r.cid = std::move(key);
+  r.from = to;
+}
+
+void QuicEndpoint::TrackPeer(QuicConnection* c) {
+  if (ossl_quic_conn_get_channel == nullptr || ossl_quic_channel_get_diag_local_cid == nullptr) {
+    return;
+  }
+  void* ch = ossl_quic_conn_get_channel(c->ssl_);
+  if (ch == nullptr) return;
+  SluiceQuicConnId id;
+  memset(&id, 0, sizeof(id));
+  ossl_quic_channel_get_diag_local_cid(ch, &id);
+  if (id.id_len == 0 || id.id_len > sizeof(id.id)) return;
+  c->cid_.assign(reinterpret_cast<const char*>(id.id), id.id_len);
+  by_cid_[c->cid_] = c;
+  short_cid_len_ = id.id_len;
+  for (size_t k = 1; k <= kRecent && k <= recent_next_; k++) {
+    const RecentDatagram& r = recent_[(recent_next_ - k) % kRecent];
+    if (r.cid == c->cid_) {
+      c->peer_ = r.from;
+      break;
+    }
   }
 }
 
@@ -683,10 +971,14 @@ void QuicEndpoint::Rearm() {
     ERR_clear_error();
     infinite = 1;
   }
-  // Our own idle check runs at least once a second while connections
-  // exist.
-  if (!conns_.empty() && options_.idle_timeout_ms != 0) {
-    uint64_t cap = std::min<uint64_t>(1000, options_.idle_timeout_ms);
+  // Our own idle and handshake checks run at least once a second (more
+  // often for shorter limits) while connections exist.
+  uint64_t cap = 1000;
+  if (options_.idle_timeout_ms != 0) cap = std::min(cap, options_.idle_timeout_ms);
+  if (handshakes_ > 0 && options_.handshake_timeout_ms != 0) {
+    cap = std::min(cap, std::max<uint64_t>(10, options_.handshake_timeout_ms / 4));
+  }
+  if (!conns_.empty() && (options_.idle_timeout_ms != 0 || handshakes_ > 0)) {
     if (infinite || ms > cap) ms = cap;
     infinite = 0;
   }

@@ -14,13 +14,16 @@
 // Loop thread only. No N-API here.
 #pragma once
 
+#include <sys/socket.h>
 #include <uv.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/common/loop_tracked.h"
@@ -167,7 +170,10 @@ class QuicConnection {
   // the streams (an HTTP/3 GOAWAY) is sent once, but never waited on for
   // acknowledgment.
   void CloseAfterSend(uint64_t code, const char* reason);
-  // The peer's address ("1.2.3.4", port, family 4/6); false if unknown.
+  // The peer's address ("1.2.3.4", port, family 4/6): the source of the
+  // latest datagram addressed to the connection ID the server chose for
+  // it (QuicEndpoint::OnDatagram); false if unknown (no datagram seen yet,
+  // or this OpenSSL build lacks the internals it needs: quic_symbols.h).
   bool PeerAddress(std::string* ip, int* port, int* family) const;
   bool LocalAddress(std::string* ip, int* port, int* family) const;
   QuicEndpoint* endpoint() const { return endpoint_; }
@@ -198,6 +204,18 @@ class QuicConnection {
   QuicEndpoint* endpoint_;
   SSL* ssl_;
   std::unique_ptr<QuicConnectionHandler> handler_;
+  sockaddr_storage peer_{};   // ss_family 0 until a datagram was matched
+  std::string cid_;           // the server's connection ID (key of by_cid_), or empty
+  // Limits (QuicEndpointOptions): when it was accepted, whether it counts
+  // as a handshake in progress, and the address bytes it counts against
+  // (empty: not counted).
+  uint64_t accepted_ms_ = 0;
+  bool in_handshake_ = false;
+  std::string counted_addr_;
+  void EndHandshake();
+  // Enforces the per-address bound once the peer is known; false if the
+  // connection was refused.
+  bool CountAddress();
   std::vector<QuicStream*> streams_;
   size_t open_peer_streams_ = 0;
   uint64_t last_activity_ms_ = 0;
@@ -226,6 +244,10 @@ class QuicEndpointDelegate {
   // JS microtasks run after the batch).
   virtual void OnDispatchBegin() {}
   virtual void OnDispatchEnd() {}
+  // A handshake was cut by handshake_timeout_ms (the connection is closing;
+  // its handler, if any, hears OnConnectionClose). `c`'s PeerAddress may
+  // be known. From Process; the delegate may not delete `c`.
+  virtual void OnHandshakeTimeout(QuicConnection* c) { (void)c; }
   // Called once, when a Close finished: no connection and no libuv handle
   // is left; the endpoint may be deleted from inside this call.
   virtual void OnEndpointClosed() = 0;
@@ -246,6 +268,19 @@ struct QuicEndpointOptions {
   uint64_t idle_timeout_ms = 30000;         // no stream activity, not Busy(): closed (0: OpenSSL's own only)
   uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
   bool validate_address = true;             // Retry before creating state for a new client
+  // A connection whose handshake has not completed this long after it was
+  // accepted is closed (the TLS listener's handshakeTimeout; 0: OpenSSL's
+  // idle timeout only).
+  uint64_t handshake_timeout_ms = 120000;
+  // Handshakes in progress (accepted, not yet complete); a new connection
+  // past it is refused at once (0: no bound).
+  size_t max_handshakes = 1000;
+  // Connections from one IP address (any port); one past it is refused as
+  // soon as its address is known, within its handshake (0: no bound).
+  size_t max_connections_per_address = 0;
+  // Runs of datagrams to one peer go to the kernel as one GSO send
+  // (SendBatch); false: every datagram through OpenSSL's datagram BIO.
+  bool gso = true;
   // SO_RCVBUF asked for the UDP socket (0: the system default). A client
   // may have a whole flow-control window in flight (OpenSSL grants 768 KiB
   // per connection), which a browser sends in one burst; the default
@@ -257,6 +292,18 @@ struct QuicEndpointOptions {
 
 class QuicEndpoint {
  public:
+  // The listener's network BIO hands every received datagram here, before
+  // OpenSSL processes it (inside SSL_handle_events / SSL_accept_connection):
+  // its destination connection ID names a connection, whose peer address
+  // becomes the datagram's source (RFC 9000 §9.3: the latest one wins, as
+  // after a NAT rebinding). Records only; calls nobody.
+  void OnDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer);
+  // And every datagram it sends, with its destination: a long-header
+  // packet's source connection ID is the server's own, so its destination
+  // is the connection's peer until the client's own datagrams say (the
+  // only source for a client whose handshake never gets past its first
+  // flight). Records only; calls nobody.
+  void OnSentDatagram(const uint8_t* data, size_t len, const BIO_ADDR* peer);
   // `ctx` is a context of OSSL_QUIC_server_method (QuicServerContext); the
   // endpoint takes one reference of its own and installs its certificate
   // and ticket callbacks on it, so one ctx serves one endpoint. `certs`:
@@ -266,10 +313,13 @@ class QuicEndpoint {
   QuicEndpoint(const QuicEndpoint&) = delete;
   QuicEndpoint& operator=(const QuicEndpoint&) = delete;
 
-  // Binds a UDP socket to host:port (port 0: any) and starts listening.
-  // 0 or a negative errno / libuv error; *error gets OpenSSL's reason when
-  // the QUIC listener could not be made.
-  int Listen(const char* host, int port, std::string* error);
+  // Binds a UDP socket to host:port (port 0: any) and starts listening;
+  // `reuse_port`: SO_REUSEPORT before bind, so other endpoints (cluster
+  // workers, other threads) bind the same port and the kernel spreads
+  // datagrams across them by 4-tuple hash. 0 or a negative errno / libuv
+  // error; *error gets OpenSSL's reason when the QUIC listener could not
+  // be made.
+  int Listen(const char* host, int port, bool reuse_port, std::string* error);
   int GetAddress(std::string* ip, int* port, int* family) const;
   // Graceful close: new connections are refused, open ones are told
   // (OnGoingAway) and close themselves; after `grace_ms` the rest are
@@ -283,6 +333,10 @@ class QuicEndpoint {
   // no delegate call.
   void Abandon();
   size_t connection_count() const { return conns_.size(); }
+  // Accepted connections whose handshake is in progress (max_handshakes).
+  size_t handshake_count() const { return handshakes_; }
+  // Sends that carried several datagrams as one GSO send (SendBatch).
+  uint64_t gso_sends() const { return gso_sends_; }
 
   // Output was queued from outside Process: flush it soon (from an idle
   // callback, on this loop turn).
@@ -343,6 +397,20 @@ class QuicEndpoint {
   static void OnGraceTimer(uv_timer_t* h);
   static void OnHandleClosed(uv_handle_t* h);
   void AcceptConnections();
+  // A new connection's server connection ID joins by_cid_, and its peer is
+  // the source of the latest datagram in recent_ addressed to it.
+  void TrackPeer(QuicConnection* c);
+  static BIO_METHOD* NetBioMethod();
+  // The filter's recvmmsg (in) and sendmmsg: dgram_'s, then each datagram
+  // shown to OnDatagram / OnSentDatagram. Called by OpenSSL inside a tick.
+  static int NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint64_t flags,
+                     size_t* done, bool in);
+  // Sends a batch as OpenSSL's BIO_sendmmsg would, but with runs of
+  // datagrams to one peer (equal sizes, the last maybe shorter) given to
+  // the kernel as one GSO send each (UDP_SEGMENT): one trip through the
+  // UDP stack per run instead of per datagram. Falls back to dgram_ for
+  // batches it does not handle, and for good once the kernel refuses GSO.
+  int SendBatch(BIO_MSG* msg, size_t stride, size_t num, uint64_t flags, size_t* done);
   void Rearm();
   void CloseHandles();
   void MaybeFinishClose();
@@ -353,6 +421,25 @@ class QuicEndpoint {
   QuicEndpointOptions options_;
   int fd_ = -1;
   SSL* listener_ = nullptr;
+  // OpenSSL's datagram BIO on fd_, owned here: the listener's network BIO
+  // is a filter of ours in front of it (NetBioMethod), which shows each
+  // datagram to OnDatagram.
+  BIO* dgram_ = nullptr;
+  bool gso_ = true;         // options_.gso, until the kernel refuses UDP_SEGMENT
+  uint64_t gso_sends_ = 0;  // GSO sends of more than one datagram
+  // Connections by the connection ID the server chose (the destination
+  // ID of the client's packets), for OnDatagram. Keys are raw ID bytes.
+  std::unordered_map<std::string, QuicConnection*> by_cid_;
+  size_t short_cid_len_ = 8;  // OpenSSL's server IDs: learned from by_cid_
+  // The latest datagrams' destination IDs and sources, for connections
+  // accepted after the tick that read their first datagrams.
+  struct RecentDatagram {
+    std::string cid;
+    sockaddr_storage from;
+  };
+  static constexpr size_t kRecent = 64;
+  std::array<RecentDatagram, kRecent> recent_{};
+  size_t recent_next_ = 0;
   uv_poll_t poll_;
   uv_timer_t timer_;
   uv_timer_t grace_timer_;
@@ -368,6 +455,10 @@ class QuicEndpoint {
   bool ref_ = true;
   uint64_t ticks_ = 0;        // SSL_handle_events calls on the listener
   std::vector<QuicConnection*> conns_;
+  size_t handshakes_ = 0;  // conns_ with in_handshake_
+  // Open connections per peer IP (raw address bytes), for
+  // max_connections_per_address.
+  std::unordered_map<std::string, size_t> per_address_;
   // Certificates, SNI names and ticket keys (the TLS listener's own type;
   // its TCP-only fields are unused here).
   TlsServer tls_;

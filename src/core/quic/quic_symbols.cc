@@ -41,6 +41,10 @@ bool QuicAvailable(std::string* why) {
         reinterpret_cast<const void*>(&SSL_get_conn_close_info),
         reinterpret_cast<const void*>(&SSL_get_value_uint),
         reinterpret_cast<const void*>(&SSL_set_value_uint),
+        reinterpret_cast<const void*>(&BIO_recvmmsg),
+        reinterpret_cast<const void*>(&BIO_sendmmsg),
+        reinterpret_cast<const void*>(&BIO_meth_set_recvmmsg),
+        reinterpret_cast<const void*>(&BIO_meth_set_sendmmsg),
     };
     bool all = true;
     for (const void* f : fns) all = all && f != nullptr;

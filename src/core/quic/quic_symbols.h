@@ -31,6 +31,9 @@
 #include <string>
 
 #if OPENSSL_VERSION_NUMBER < 0x30500000L
+#ifndef BIO_R_NON_FATAL
+#define BIO_R_NON_FATAL 112
+#endif
 extern "C" {
 #define SSL_WRITE_FLAG_CONCLUDE (1U << 0)
 #define SSL_LISTENER_FLAG_NO_VALIDATE (1UL << 1)
@@ -106,8 +109,41 @@ int SSL_get_stream_write_error_code(SSL* ssl, uint64_t* app_error_code);
 int SSL_get_conn_close_info(SSL* ssl, SSL_CONN_CLOSE_INFO* info, size_t info_len);
 int SSL_get_value_uint(SSL* s, uint32_t class_, uint32_t id, uint64_t* v);
 int SSL_set_value_uint(SSL* s, uint32_t class_, uint32_t id, uint64_t v);
+typedef struct bio_msg_st {
+  void* data;
+  size_t data_len;
+  BIO_ADDR *peer, *local;
+  uint64_t flags;
+} BIO_MSG;
+int BIO_recvmmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num_msg, uint64_t flags,
+                 size_t* msgs_processed);
+int BIO_sendmmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num_msg, uint64_t flags,
+                 size_t* msgs_processed);
+int BIO_meth_set_recvmmsg(BIO_METHOD* biom,
+                          int (*f)(BIO*, BIO_MSG*, size_t, size_t, uint64_t, size_t*));
+int BIO_meth_set_sendmmsg(BIO_METHOD* biom,
+                          int (*f)(BIO*, BIO_MSG*, size_t, size_t, uint64_t, size_t*));
 }
 #endif
+
+// Two functions of OpenSSL's QUIC internals, which node's binary exports
+// (it exports all of OpenSSL) but no public header declares: a server
+// connection's channel, and the connection ID the server chose for it (the
+// one the client addresses its packets to). OpenSSL 3.5 has no public
+// getter for a server connection's peer address; with these, the
+// endpoint's own BIO (QuicEndpoint::OnDatagram) matches each datagram's
+// destination connection ID to a connection. Both are plain functions over
+// an opaque pointer and a fixed struct (QUIC_CONN_ID: a length byte and
+// 20 bytes, RFC 9000's maximum); where a build lacks them they are null and
+// the peer address is unknown, nothing else changes.
+extern "C" {
+struct SluiceQuicConnId {
+  unsigned char id_len;
+  unsigned char id[20];
+};
+void* ossl_quic_conn_get_channel(SSL* s);
+void ossl_quic_channel_get_diag_local_cid(void* ch, SluiceQuicConnId* cid);
+}
 
 #pragma weak OSSL_QUIC_server_method
 #pragma weak OSSL_QUIC_client_method
@@ -138,6 +174,12 @@ int SSL_set_value_uint(SSL* s, uint32_t class_, uint32_t id, uint64_t v);
 #pragma weak SSL_get_conn_close_info
 #pragma weak SSL_get_value_uint
 #pragma weak SSL_set_value_uint
+#pragma weak BIO_recvmmsg
+#pragma weak BIO_sendmmsg
+#pragma weak BIO_meth_set_recvmmsg
+#pragma weak BIO_meth_set_sendmmsg
+#pragma weak ossl_quic_conn_get_channel
+#pragma weak ossl_quic_channel_get_diag_local_cid
 
 namespace sluice {
 
