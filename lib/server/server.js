@@ -478,4 +478,8 @@ for (const name of Object.keys(limitDefaults)) {
   });
 }
 
+// instanceof http.Server, and tracers' patches of its emit reach sluice's
+// servers (lib/http/prototype_bridge.js installServer).
+prototypeBridge.installServer(Server);
+
 module.exports = { Server };
