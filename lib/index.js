@@ -41,8 +41,13 @@ const features = Object.freeze({
   http3Reason: http3.reason,
 });
 
+const { prometheusText, prometheusHandler, promClientCollector } = require('./observe/metrics');
+
 module.exports = {
   features,
+  prometheusText,
+  prometheusHandler,
+  promClientCollector,
   createServer,
   WebSocketServer,
   WebSocket,

@@ -19,6 +19,7 @@ const compression = require('../compress/compression');
 const staticFiles = require('../files/static_mount');
 const fileCache = require('../files/open_file_cache');
 const prototypeBridge = require('../http/prototype_bridge');
+const observeMetrics = require('../observe/metrics');
 const clusterSupport = require('./cluster');
 const { serveForeign } = require('./foreign_connection');
 const { SluiceSocket } = require('../net/socket');
@@ -395,6 +396,12 @@ class Server extends EventEmitter {
   [Symbol.asyncDispose]() {
     return new Promise((resolve) => this.close(() => resolve()));
   }
+
+  // The counters the native server keeps (lib/observe/metrics.js): a
+  // plain object; metricsText() is its Prometheus exposition.
+  metrics() { return observeMetrics.metrics(this); }
+
+  metricsText() { return observeMetrics.prometheusText(this); }
 
   // Open connections (HTTP/1.1 and HTTP/2), as node's server._connections.
   get _connections() { return this[kNative].connectionCount(); }

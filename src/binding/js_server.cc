@@ -101,6 +101,7 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::CloseIdleConnections>(
               "closeIdleConnections"),
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
+          InstanceMethod<&JsServer::Metrics>("metrics"),
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
           InstanceMethod<&JsServer::Ref>("ref"),
@@ -319,6 +320,41 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
   if (!listener_) return Napi::Number::New(info.Env(), 0);
   return Napi::Number::New(info.Env(),
                            static_cast<double>(listener_->connection_count()));
+}
+
+Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return env.Null();
+  const ServerMetrics& m = listener_->metrics();
+  auto array = [&env](const auto* values, size_t n) {
+    Napi::Array a = Napi::Array::New(env, n);
+    for (size_t i = 0; i < n; i++) a.Set(static_cast<uint32_t>(i), static_cast<double>(values[i]));
+    return a;
+  };
+  // Bytes: those of closed connections plus the open ones' so far.
+  uint64_t in = m.closed_bytes_in;
+  uint64_t out = m.closed_bytes_out;
+  for (Connection* c : listener_->connections()) {
+    in += c->bytes_read();
+    out += c->writer().bytes_written();
+  }
+  static const char* const kMethodNames[] = {"GET", "HEAD", "POST", "PUT",
+                                             "DELETE", "PATCH", "OPTIONS", "_OTHER"};
+  static_assert(sizeof(kMethodNames) / sizeof(kMethodNames[0]) == ServerMetrics::kMethods);
+  Napi::Array methods = Napi::Array::New(env, ServerMetrics::kMethods);
+  for (uint32_t i = 0; i < ServerMetrics::kMethods; i++) methods.Set(i, kMethodNames[i]);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("methods", methods);
+  o.Set("buckets", array(ServerMetrics::kBuckets, ServerMetrics::kBucketCount));
+  o.Set("requests", array(&m.requests[0][0][0], sizeof(m.requests) / sizeof(uint64_t)));
+  o.Set("durations", array(&m.durations[0][0], sizeof(m.durations) / sizeof(uint64_t)));
+  o.Set("durationSum", array(m.duration_sum, ServerMetrics::kProtocols));
+  o.Set("connectionsAccepted", static_cast<double>(m.connections_accepted));
+  o.Set("connectionsOpen", static_cast<double>(listener_->connection_count()));
+  o.Set("connectionsDropped", static_cast<double>(listener_->dropped_connections()));
+  o.Set("bytesIn", static_cast<double>(in));
+  o.Set("bytesOut", static_cast<double>(out));
+  return o;
 }
 
 namespace {

@@ -175,10 +175,25 @@ int Http1Session::OnMessageBegin() {
   return 0;
 }
 
+// llhttp's method code as ServerMetrics counts it.
+static ServerMetrics::Method MetricsMethod(int method) {
+  switch (method) {
+    case HTTP_GET: return ServerMetrics::kGet;
+    case HTTP_HEAD: return ServerMetrics::kHead;
+    case HTTP_POST: return ServerMetrics::kPost;
+    case HTTP_PUT: return ServerMetrics::kPut;
+    case HTTP_DELETE: return ServerMetrics::kDelete;
+    case HTTP_PATCH: return ServerMetrics::kPatch;
+    case HTTP_OPTIONS: return ServerMetrics::kOptions;
+    default: return ServerMetrics::kOther;
+  }
+}
+
 int Http1Session::OnHeadersComplete() {
   Request r;
   r.seq = current_seq_;
   r.method = parser_.method();
+  r.start_ns = uv_hrtime();
   r.http10 = parser_.http10();
   r.req_keep_alive = parser_.keep_alive();
   const uint64_t max_requests =
@@ -595,6 +610,7 @@ OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
     return nullptr;
   }
   r->head_sent = true;
+  r->status = status;
   r->status_no_body = status == 204 || status == 304;
   r->no_body = r->method == HTTP_HEAD || r->status_no_body ||
                (status >= 100 && status < 200);
@@ -782,7 +798,10 @@ bool Http1Session::NeedsDrain() const {
 
 void Http1Session::Advance() {
   while (!requests_.empty() && requests_.front().ended) {
-    bool close = requests_.front().close_after;
+    const Request& done = requests_.front();
+    bool close = done.close_after;
+    conn_->listener()->metrics().RecordResponse(ServerMetrics::kHttp1, MetricsMethod(done.method),
+                                                done.status, done.start_ns, uv_hrtime());
     requests_.pop_front();
     if (close) {
       // Anything pipelined after a closing response is dropped, as node

@@ -134,6 +134,8 @@ class Http1Session final : public Session, private Http1ParserListener,
   struct Request {
     uint32_t seq = 0;
     int method = 0;
+    int status = 0;           // BeginHead's (ServerMetrics)
+    uint64_t start_ns = 0;    // uv_hrtime() at the parsed head (ServerMetrics)
     bool http10 = false;       // HTTP/1.0 (or 0.9)
     bool req_keep_alive = true;
     bool body_done = false;    // the request was fully received

@@ -18,6 +18,7 @@
 #include "core/net/server_delegate.h"
 #include "core/net/session_factory.h"
 #include "core/net/tls_context.h"
+#include "core/observe/server_metrics.h"
 
 namespace sluice {
 
@@ -120,6 +121,8 @@ class Listener {
   void set_alt_svc(std::string v) { alt_svc_ = std::move(v); }
   bool closing() const { return closing_; }
   size_t connection_count() const { return connections_.size(); }
+  // Request counters and durations the sessions record (ServerMetrics).
+  ServerMetrics& metrics() { return metrics_; }
   // The open connections (the binding detaches its JS objects from them
   // before Release at environment teardown). Not stable across calls that
   // may close connections.
@@ -174,6 +177,7 @@ class Listener {
   DateCache date_;
   KeepAliveLines keep_alive_lines_;
   std::string alt_svc_;
+  ServerMetrics metrics_;
   // The listening socket: TCP, or a Unix socket (pipe_).
   union ServerHandle {
     uv_tcp_t tcp;
