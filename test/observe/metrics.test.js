@@ -1,0 +1,121 @@
+'use strict';
+
+// Metrics kept natively (docs/observability.md): server.metrics(), the
+// Prometheus exposition read by Debian's prometheus server (started here
+// on a free port, scraping every second, read back through its HTTP API)
+// and by prom-client's registry.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const common = require('../common');
+
+const { assert } = common;
+const PROMETHEUS = '/usr/bin/prometheus';
+
+afterEach(common.cleanup);
+
+async function app() {
+  const sluice = require(common.ROOT);
+  let handler;
+  const { server, port } = await common.startServer((req, res) => {
+    if (req.url === '/metrics') return handler(req, res);
+    res.statusCode = req.url === '/missing' ? 404 : 200;
+    res.end('hello');
+    return undefined;
+  });
+  handler = sluice.prometheusHandler(server);
+  return { sluice, server, port };
+}
+
+describe('native metrics', () => {
+  if (common.isNode) return;  // sluice's own API
+
+  it('server.metrics(): requests by method and status class, durations, connections, bytes', async () => {
+    const { server, port } = await app();
+    await common.httpRequest(port, { path: '/' });
+    await common.httpRequest(port, { path: '/missing' });
+    await common.httpRequest(port, { method: 'POST', path: '/', body: 'abc' });
+    const m = server.metrics();
+    const count = (method, cls) => {
+      const r = m.requests.find((x) => x.protocol === '1.1' && x.method === method && x.statusClass === cls);
+      return r === undefined ? 0 : r.count;
+    };
+    assert.strictEqual(count('GET', '2xx'), 1);
+    assert.strictEqual(count('GET', '4xx'), 1);
+    assert.strictEqual(count('POST', '2xx'), 1);
+    const d = m.duration['1.1'];
+    assert.strictEqual(d.count, 3);
+    assert.deepStrictEqual(d.buckets, [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
+    assert.ok(d.sum > 0 && d.sum < 3);
+    assert.strictEqual(d.counts[d.counts.length - 1], 3);
+    assert.strictEqual(m.connections.accepted, 3);
+    assert.ok(m.bytes.in > 150, `bytes in ${m.bytes.in}`);
+    assert.ok(m.bytes.out > 3 * 'hello'.length, `bytes out ${m.bytes.out}`);
+  });
+
+  it('prom-client: the collector\'s series in its registry', async () => {
+    const promClient = require('prom-client');
+    const { sluice, server, port } = await app();
+    await common.httpRequest(port, { path: '/' });
+    const registry = new promClient.Registry();
+    sluice.promClientCollector(registry, server);
+    const text = await registry.metrics();
+    assert.match(text, /http_server_requests_total\{network_protocol_version="1.1",http_request_method="GET",status_class="2xx"\} 1/);
+    assert.match(text, /http_server_request_duration_seconds_bucket\{network_protocol_version="1.1",le="\+Inf"\} 1/);
+    assert.match(text, /sluice_connections_accepted_total 1/);
+    const json = await registry.getMetricsAsJSON();
+    assert.ok(json.some((f) => f.name === 'sluice_bytes_sent_total' && f.values[0].value > 0));
+  });
+
+  it('Debian\'s prometheus scrapes the ready route; its API returns the series', async function () {
+    if (!fs.existsSync(PROMETHEUS)) this.skip();
+    this.timeout(30000);
+    const { port } = await app();
+    for (let i = 0; i < 3; i++) await common.httpRequest(port, { path: '/' });
+    await common.httpRequest(port, { path: '/missing' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-prom-'));
+    const promPort = await common.freePort();
+    fs.writeFileSync(path.join(dir, 'prometheus.yml'),
+      'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n' +
+      `scrape_configs:\n  - job_name: sluice\n    static_configs:\n      - targets: ['127.0.0.1:${port}']\n`);
+    const child = spawn(PROMETHEUS, [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${promPort}`,
+    ], { stdio: 'ignore' });
+    try {
+      const query = async (q) => {
+        const r = await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`);
+        return (await r.json()).data.result;
+      };
+      let result = [];
+      const deadline = Date.now() + 20000;
+      while (Date.now() < deadline) {
+        await common.sleep(500);
+        try {
+          result = await query('http_server_requests_total{job="sluice"}');
+        } catch {
+          continue;  // not up yet
+        }
+        if (result.length >= 2) break;
+      }
+      const value = (method, cls) => {
+        const s = result.find((x) => x.metric.http_request_method === method && x.metric.status_class === cls);
+        return s === undefined ? undefined : Number(s.value[1]);
+      };
+      // The scrapes themselves are GET 2xx requests too.
+      assert.ok(value('GET', '2xx') >= 3, JSON.stringify(result));
+      assert.strictEqual(value('GET', '4xx'), 1);
+      const buckets = await query('http_server_request_duration_seconds_bucket{job="sluice",le="+Inf"}');
+      assert.strictEqual(buckets.length, 1);
+      assert.ok(Number(buckets[0].value[1]) >= 4);
+      const up = await query('up{job="sluice"}');
+      assert.strictEqual(up[0].value[1], '1');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
