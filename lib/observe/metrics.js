@@ -18,6 +18,7 @@ function snapshot(server) {
   return {
     methods: [], buckets: [], requests: [], durations: [], durationSum: [],
     connectionsAccepted: 0, connectionsOpen: 0, connectionsDropped: 0, bytesIn: 0, bytesOut: 0,
+    h2ResetsReceived: 0, h2ResetsSent: 0, h2GoawaysReceived: 0, h2GoawaysSent: 0,
   };
 }
 
@@ -27,6 +28,7 @@ function snapshot(server) {
 //               count, sum } } in seconds, OpenTelemetry's
 //               http.server.request.duration buckets
 //   connections: { open, accepted, dropped }, bytes: { in, out }
+//   http2: { resets: { received, sent }, goaways: { received, sent } }
 function metrics(server) {
   const m = snapshot(server);
   const requests = [];
@@ -58,6 +60,10 @@ function metrics(server) {
     duration,
     connections: { open: m.connectionsOpen, accepted: m.connectionsAccepted, dropped: m.connectionsDropped },
     bytes: { in: m.bytesIn, out: m.bytesOut },
+    http2: {
+      resets: { received: m.h2ResetsReceived, sent: m.h2ResetsSent },
+      goaways: { received: m.h2GoawaysReceived, sent: m.h2GoawaysSent },
+    },
   };
 }
 
@@ -88,6 +94,9 @@ function families(servers) {
     'Connections refused, by reason.');
   const bytesIn = fam('sluice_bytes_received_total', 'counter', 'Bytes read from connections.');
   const bytesOut = fam('sluice_bytes_sent_total', 'counter', 'Bytes written to connections.');
+  const resets = fam('sluice_http2_resets_total', 'counter',
+    'HTTP/2 streams closed with an error code (RST_STREAM), by direction.');
+  const goaways = fam('sluice_http2_goaways_total', 'counter', 'HTTP/2 GOAWAY frames, by direction.');
   for (const server of servers) {
     const m = metrics(server);
     for (const r of m.requests) {
@@ -109,8 +118,12 @@ function families(servers) {
     add(dropped, { reason: 'max_connections' }, m.connections.dropped);
     add(bytesIn, {}, m.bytes.in);
     add(bytesOut, {}, m.bytes.out);
+    for (const direction of ['received', 'sent']) {
+      add(resets, { direction }, m.http2.resets[direction]);
+      add(goaways, { direction }, m.http2.goaways[direction]);
+    }
   }
-  return [requests, duration, open, accepted, dropped, bytesIn, bytesOut];
+  return [requests, duration, open, accepted, dropped, bytesIn, bytesOut, resets, goaways];
 }
 
 function escapeLabel(v) {

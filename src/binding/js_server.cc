@@ -354,6 +354,10 @@ Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
   o.Set("connectionsDropped", static_cast<double>(listener_->dropped_connections()));
   o.Set("bytesIn", static_cast<double>(in));
   o.Set("bytesOut", static_cast<double>(out));
+  o.Set("h2ResetsReceived", static_cast<double>(m.h2_resets_received));
+  o.Set("h2ResetsSent", static_cast<double>(m.h2_resets_sent));
+  o.Set("h2GoawaysReceived", static_cast<double>(m.h2_goaways_received));
+  o.Set("h2GoawaysSent", static_cast<double>(m.h2_goaways_sent));
   return o;
 }
 

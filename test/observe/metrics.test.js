@@ -21,6 +21,7 @@ async function app() {
   let handler;
   const { server, port } = await common.startServer((req, res) => {
     if (req.url === '/metrics') return handler(req, res);
+    if (req.url === '/hang') return undefined;  // never answered
     res.statusCode = req.url === '/missing' ? 404 : 200;
     res.end('hello');
     return undefined;
@@ -53,6 +54,39 @@ describe('native metrics', () => {
     assert.strictEqual(m.connections.accepted, 3);
     assert.ok(m.bytes.in > 150, `bytes in ${m.bytes.in}`);
     assert.ok(m.bytes.out > 3 * 'hello'.length, `bytes out ${m.bytes.out}`);
+  });
+
+  it('HTTP/2: requests and durations under protocol 2, a client\'s reset and GOAWAY counted', async () => {
+    const http2 = require('node:http2');
+    const { server, port } = await app();
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    common.trackSocket(session);
+    const get = (p) => new Promise((resolve, reject) => {
+      const req = session.request({ ':path': p });
+      req.on('response', (h) => resolve(h[':status']));
+      req.on('error', reject);
+      req.resume();
+    });
+    assert.strictEqual(await get('/'), 200);
+    assert.strictEqual(await get('/missing'), 404);
+    // A request the client resets with an error code before any answer.
+    const reset = session.request({ ':path': '/hang' });
+    reset.on('error', () => {});
+    await common.sleep(50);
+    reset.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    await new Promise((r) => reset.once('close', r));
+    await new Promise((r) => session.close(r));
+    await common.sleep(50);
+    const m = server.metrics();
+    const count = (cls) => m.requests.filter((x) => x.protocol === '2' && x.statusClass === cls)
+      .reduce((n, x) => n + x.count, 0);
+    assert.ok(count('2xx') >= 1, JSON.stringify(m.requests));
+    assert.strictEqual(count('4xx'), 1);
+    assert.ok(m.duration['2'].count >= 2);
+    assert.strictEqual(m.http2.resets.received, 1);
+    // node's client says GOAWAY on close() (and again as it ends the session).
+    assert.ok(m.http2.goaways.received >= 1);
+    assert.match(server.metricsText(), /sluice_http2_resets_total\{direction="received"\} 1/);
   });
 
   it('prom-client: the collector\'s series in its registry', async () => {

@@ -32,6 +32,12 @@ struct ServerMetrics {
   uint64_t connections_accepted = 0;
   uint64_t closed_bytes_in = 0;
   uint64_t closed_bytes_out = 0;
+  // HTTP/2 RST_STREAMs (a stream closed with an error code: the client's,
+  // or ours) and GOAWAYs, each way.
+  uint64_t h2_resets_received = 0;
+  uint64_t h2_resets_sent = 0;
+  uint64_t h2_goaways_received = 0;
+  uint64_t h2_goaways_sent = 0;
 
   static Method MethodOf(std::string_view m) {
     if (m == "GET") return kGet;
