@@ -1,6 +1,6 @@
 'use strict';
 
-// Child of otel.test.js: OpenTelemetry registered as its docs say (tracer
+// Child of tracers.test.js: OpenTelemetry registered as its docs say (tracer
 // provider and @opentelemetry/instrumentation-http, default options) before
 // the app loads, then an app on node:http or on sluice (argv[2]: 'node' or
 // 'sluice'; argv[3]: 'plain', 'express' or 'fastify'). It answers requests

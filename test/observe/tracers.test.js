@@ -1,11 +1,12 @@
 'use strict';
 
-// OpenTelemetry's @opentelemetry/instrumentation-http, unmodified and in its
-// default mode, records for sluice the SERVER spans it records for node:http
-// (docs/observability.md): a plain createServer app, Express and Fastify,
-// each run in a child (the instrumentation is registered before the app
-// loads, as its docs say) on node:http and on sluice in the same run,
-// their spans compared.
+// Tracers, unmodified, record for sluice what they record for node:http
+// (docs/observability.md): OpenTelemetry's @opentelemetry/instrumentation-http
+// in its default mode (a plain createServer app, Express, Fastify) and
+// Sentry's @sentry/node (v10, through the http.server.request.start channel
+// and the server's emit). Each case runs in a child (the tracer set up
+// before the app loads, as their docs say) on node:http and on sluice in
+// the same run; their spans / transactions are compared.
 
 const path = require('node:path');
 const { spawn } = require('node:child_process');
@@ -13,11 +14,9 @@ const common = require('../common');
 
 const { assert } = common;
 
-const APP = path.join(__dirname, 'otel_app.js');
-
-function runApp(impl, kind) {
+function runApp(app, impl, kind) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [APP, impl, kind], {
+    const child = spawn(process.execPath, [path.join(__dirname, app), impl, kind || ''], {
       cwd: common.ROOT, env: common.nodeChildEnv(), stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -48,7 +47,9 @@ describe('OpenTelemetry instrumentation-http (default mode): node:http and sluic
 
   for (const kind of ['plain', 'express', 'fastify']) {
     it(`${kind}: the same SERVER spans, attributes and parent`, async () => {
-      const [node, sluice] = await Promise.all([runApp('node', kind), runApp('sluice', kind)]);
+      const [node, sluice] = await Promise.all([
+        runApp('otel_app.js', 'node', kind), runApp('otel_app.js', 'sluice', kind),
+      ]);
       assert.deepStrictEqual(sluice.statuses, ['200', '404']);
       assert.deepStrictEqual(node.statuses, ['200', '404']);
       assert.strictEqual(sluice.spans.length, 2, JSON.stringify(sluice.spans));
@@ -63,4 +64,32 @@ describe('OpenTelemetry instrumentation-http (default mode): node:http and sluic
       assert.deepStrictEqual(sluice.spans.map(normalize), node.spans.map(normalize));
     });
   }
+});
+
+describe('Sentry @sentry/node v10: node:http and sluice', function () {
+  this.timeout(40000);
+
+  it('the same http.server transactions, data and trace parent', async () => {
+    const [node, sluice] = await Promise.all([
+      runApp('sentry_app.js', 'node'), runApp('sentry_app.js', 'sluice'),
+    ]);
+    assert.deepStrictEqual(sluice.statuses, ['200', '404']);
+    assert.ok(node.transactions.length >= 1);
+    const [t] = sluice.transactions;
+    assert.strictEqual(t.transaction, 'GET /users/7');
+    assert.strictEqual(t.op, 'http.server');
+    assert.strictEqual(t.traceId, '0af7651916cd43dd8448eb211c80319c');
+    assert.strictEqual(t.parentSpanId, 'b7ad6b7169203331');
+    assert.strictEqual(t.data['http.response.status_code'], 200);
+    // Ports differ between the two servers and clients.
+    const strip = (x) => {
+      const data = { ...x.data };
+      for (const k of ['net.host.port', 'net.peer.port']) {
+        assert.strictEqual(typeof data[k], 'number');
+        delete data[k];
+      }
+      return { ...x, data, traceId: x.parentSpanId ? x.traceId : 'random' };
+    };
+    assert.deepStrictEqual(sluice.transactions.map(strip), node.transactions.map(strip));
+  });
 });
