@@ -29,6 +29,7 @@ function snapshot(server) {
 //               http.server.request.duration buckets
 //   connections: { open, accepted, dropped }, bytes: { in, out }
 //   http2: { resets: { received, sent }, goaways: { received, sent } }
+//   accessLog: { written, dropped } (lines; with the accessLog option)
 function metrics(server) {
   const m = snapshot(server);
   const requests = [];
@@ -64,6 +65,8 @@ function metrics(server) {
       resets: { received: m.h2ResetsReceived, sent: m.h2ResetsSent },
       goaways: { received: m.h2GoawaysReceived, sent: m.h2GoawaysSent },
     },
+    accessLog: m.accessLogWritten === undefined ? null :
+      { written: m.accessLogWritten, dropped: m.accessLogDropped },
   };
 }
 
@@ -97,6 +100,8 @@ function families(servers) {
   const resets = fam('sluice_http2_resets_total', 'counter',
     'HTTP/2 streams closed with an error code (RST_STREAM), by direction.');
   const goaways = fam('sluice_http2_goaways_total', 'counter', 'HTTP/2 GOAWAY frames, by direction.');
+  const logLines = fam('sluice_access_log_lines_total', 'counter',
+    'Access log lines written, or dropped when the disk fell behind.');
   for (const server of servers) {
     const m = metrics(server);
     for (const r of m.requests) {
@@ -122,8 +127,12 @@ function families(servers) {
       add(resets, { direction }, m.http2.resets[direction]);
       add(goaways, { direction }, m.http2.goaways[direction]);
     }
+    if (m.accessLog !== null) {
+      add(logLines, { result: 'written' }, m.accessLog.written);
+      add(logLines, { result: 'dropped' }, m.accessLog.dropped);
+    }
   }
-  return [requests, duration, open, accepted, dropped, bytesIn, bytesOut, resets, goaways];
+  return [requests, duration, open, accepted, dropped, bytesIn, bytesOut, resets, goaways, logLines];
 }
 
 function escapeLabel(v) {

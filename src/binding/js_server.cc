@@ -102,6 +102,8 @@ Napi::Function JsServer::Init(Napi::Env env) {
               "closeIdleConnections"),
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
           InstanceMethod<&JsServer::Metrics>("metrics"),
+          InstanceMethod<&JsServer::OpenAccessLog>("openAccessLog"),
+          InstanceMethod<&JsServer::CloseAccessLog>("closeAccessLog"),
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
           InstanceMethod<&JsServer::Ref>("ref"),
@@ -358,7 +360,36 @@ Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
   o.Set("h2ResetsSent", static_cast<double>(m.h2_resets_sent));
   o.Set("h2GoawaysReceived", static_cast<double>(m.h2_goaways_received));
   o.Set("h2GoawaysSent", static_cast<double>(m.h2_goaways_sent));
+  if (AccessLog* log = listener_->access_log()) {
+    o.Set("accessLogWritten", static_cast<double>(log->lines_written()));
+    o.Set("accessLogDropped", static_cast<double>(log->lines_dropped()));
+  }
   return o;
+}
+
+Napi::Value JsServer::OpenAccessLog(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || info.Length() < 3 || !info[0].IsString() || !info[1].IsNumber() ||
+      !info[2].IsNumber()) {
+    return Napi::Number::New(env, UV_EINVAL);
+  }
+  const int format = info[1].As<Napi::Number>().Int32Value();
+  const double capacity = info[2].As<Napi::Number>().DoubleValue();
+  if ((format != AccessLog::kCombined && format != AccessLog::kJson) || !(capacity >= 1)) {
+    return Napi::Number::New(env, UV_EINVAL);
+  }
+  int err = 0;
+  std::unique_ptr<AccessLog> log = AccessLog::Open(
+      info[0].As<Napi::String>().Utf8Value(), static_cast<AccessLog::Format>(format),
+      static_cast<size_t>(capacity), &err);
+  if (!log) return Napi::Number::New(env, err);
+  listener_->set_access_log(std::move(log));
+  return Napi::Number::New(env, 0);
+}
+
+Napi::Value JsServer::CloseAccessLog(const Napi::CallbackInfo& info) {
+  if (listener_) listener_->set_access_log(nullptr);
+  return info.Env().Undefined();
 }
 
 namespace {

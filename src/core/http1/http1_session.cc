@@ -209,8 +209,27 @@ int Http1Session::OnHeadersComplete() {
   return 0;
 }
 
+// What the access log needs of a request, copied from its head.
+static std::unique_ptr<AccessLogEntry> NewLogEntry(Connection* conn, const RequestHead& head) {
+  auto e = std::make_unique<AccessLogEntry>();
+  int port = 0;
+  int family = 0;
+  conn->GetPeer(&e->remote_addr, &port, &family);
+  e->method = llhttp_method_name(static_cast<llhttp_method_t>(head.method));
+  e->url = std::string(head.url);
+  e->protocol = "HTTP/" + std::to_string(head.http_major) + "." + std::to_string(head.http_minor);
+  for (const auto& f : head.headers) {
+    if (f.first.size() == 7 && AsciiIEquals(f.first, "referer")) e->referer = std::string(f.second);
+    else if (f.first.size() == 10 && AsciiIEquals(f.first, "user-agent")) e->user_agent = std::string(f.second);
+  }
+  return e;
+}
+
 void Http1Session::OnHead(RequestHead& head) {
   head.seq = current_seq_;
+  if (conn_->listener()->access_log() != nullptr && !requests_.empty()) {
+    requests_.back().log = NewLogEntry(conn_, head);
+  }
   // h2c upgrade: a complete request, alone in flight, may switch the
   // connection to HTTP/2 (http2_upgrade.h), where it becomes stream 1.
   if (head.complete && head.upgrade && requests_.size() == 1 &&
@@ -711,6 +730,7 @@ OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
     return nullptr;
   }
   if (r->no_body || len == 0) return nullptr;
+  if (r->log) r->log->body_bytes += len;
   OutputQueue& q = QueueFor(*r);
   if (r->chunked) AppendChunkHeader(q, len);
   return &q;
@@ -800,8 +820,13 @@ void Http1Session::Advance() {
   while (!requests_.empty() && requests_.front().ended) {
     const Request& done = requests_.front();
     bool close = done.close_after;
-    conn_->listener()->metrics().RecordResponse(ServerMetrics::kHttp1, MetricsMethod(done.method),
-                                                done.status, done.start_ns, uv_hrtime());
+    const uint64_t now = uv_hrtime();
+    Listener* l = conn_->listener();
+    l->metrics().RecordResponse(ServerMetrics::kHttp1, MetricsMethod(done.method), done.status,
+                                done.start_ns, now);
+    if (done.log && l->access_log() != nullptr) {
+      l->access_log()->Write(*done.log, done.status, static_cast<double>(now - done.start_ns) / 1e9);
+    }
     requests_.pop_front();
     if (close) {
       // Anything pipelined after a closing response is dropped, as node
