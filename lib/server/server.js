@@ -20,6 +20,7 @@ const staticFiles = require('../files/static_mount');
 const fileCache = require('../files/open_file_cache');
 const prototypeBridge = require('../http/prototype_bridge');
 const observeMetrics = require('../observe/metrics');
+const { openAccessLog } = require('../observe/access_log');
 const clusterSupport = require('./cluster');
 const { serveForeign } = require('./foreign_connection');
 const { SluiceSocket } = require('../net/socket');
@@ -116,6 +117,7 @@ class Server extends EventEmitter {
       ...this._tlsCallbacks(),
     };
     this[kNative] = new binding.NativeServer(opts.native, this._nativeCallbacks);
+    openAccessLog(this, options.accessLog);
     // Alt-Svc of every HTTP/1.1 and HTTP/2 response (HTTP/3 advertised by
     // lib/secure_server.js while it listens); null: none.
     this._altSvc = null;
