@@ -719,6 +719,11 @@ export interface ServerMetrics {
   duration: Record<string, { buckets: number[]; counts: number[]; count: number; sum: number }>;
   connections: { open: number; accepted: number; dropped: number };
   bytes: { in: number; out: number };
+  refused: Record<string, number>;
+  websockets: { open: number };
+  bufferPool: Record<string, number> | null;
+  openFileCache: Record<string, number | boolean>;
+  accessLog: { written: number; dropped: number } | null;
   http2: { resets: { received: number; sent: number }; goaways: { received: number; sent: number } };
 }
 /** The Prometheus text exposition of the servers' metrics (series summed). */

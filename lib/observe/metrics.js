@@ -6,6 +6,8 @@
 // runs per request: the counters are read when asked.
 
 const { kNative } = require('../common/symbols');
+const { poolStatsOf } = require('../uploads/buffer_pool');
+const fileCache = require('../files/open_file_cache');
 
 // The protocol label of each native protocol slot (network.protocol.version).
 const PROTOCOLS = ['1.1', '2', '3'];
@@ -19,6 +21,7 @@ function snapshot(server) {
     methods: [], buckets: [], requests: [], durations: [], durationSum: [],
     connectionsAccepted: 0, connectionsOpen: 0, connectionsDropped: 0, bytesIn: 0, bytesOut: 0,
     h2ResetsReceived: 0, h2ResetsSent: 0, h2GoawaysReceived: 0, h2GoawaysSent: 0,
+    websocketsOpen: 0, refused: {},
   };
 }
 
@@ -30,6 +33,11 @@ function snapshot(server) {
 //   connections: { open, accepted, dropped }, bytes: { in, out }
 //   http2: { resets: { received, sent }, goaways: { received, sent } }
 //   accessLog: { written, dropped } (lines; with the accessLog option)
+//   websockets: { open }, refused: { [reason]: n } (HTTP/1.1 requests the
+//   server answered with an error itself: bad_request, timeout,
+//   body_too_large, uri_too_long, headers_too_large, other)
+//   bufferPool: the requestBufferAllocator pool's stats (with dryWaits) or
+//   null; openFileCache: the process's open-file cache stats
 function metrics(server) {
   const m = snapshot(server);
   const requests = [];
@@ -67,6 +75,10 @@ function metrics(server) {
     },
     accessLog: m.accessLogWritten === undefined ? null :
       { written: m.accessLogWritten, dropped: m.accessLogDropped },
+    websockets: { open: m.websocketsOpen },
+    refused: m.refused,
+    bufferPool: server.requestBufferAllocator ? poolStatsOf(server.requestBufferAllocator) : null,
+    openFileCache: fileCache.stats(),
   };
 }
 
@@ -100,6 +112,14 @@ function families(servers) {
   const resets = fam('sluice_http2_resets_total', 'counter',
     'HTTP/2 streams closed with an error code (RST_STREAM), by direction.');
   const goaways = fam('sluice_http2_goaways_total', 'counter', 'HTTP/2 GOAWAY frames, by direction.');
+  const websockets = fam('sluice_websockets_open', 'gauge', 'Open WebSocket connections (HTTP/1.1 upgrades).');
+  const refused = fam('sluice_requests_refused_total', 'counter',
+    'HTTP/1.1 requests the server answered with an error itself and closed, by reason.');
+  const pool = fam('sluice_buffer_pool_buffers', 'gauge', 'Request body pool buffers, by state.');
+  const poolDry = fam('sluice_buffer_pool_dry_waits_total', 'counter',
+    'Times the request body pool ran dry (reads stopped until a buffer came back).');
+  const cache = fam('sluice_open_file_cache_lookups_total', 'counter',
+    'Open-file cache lookups (process-wide), by result.');
   const logLines = fam('sluice_access_log_lines_total', 'counter',
     'Access log lines written, or dropped when the disk fell behind.');
   for (const server of servers) {
@@ -127,12 +147,27 @@ function families(servers) {
       add(resets, { direction }, m.http2.resets[direction]);
       add(goaways, { direction }, m.http2.goaways[direction]);
     }
+    add(websockets, {}, m.websockets.open);
+    for (const [reason, n] of Object.entries(m.refused)) add(refused, { reason }, n);
+    if (m.bufferPool !== null) {
+      add(pool, { state: 'allocated' }, m.bufferPool.allocated);
+      add(pool, { state: 'in_use' }, m.bufferPool.inUse);
+      add(pool, { state: 'max' }, m.bufferPool.maxBuffers);
+      add(poolDry, {}, m.bufferPool.dryWaits);
+    }
     if (m.accessLog !== null) {
       add(logLines, { result: 'written' }, m.accessLog.written);
       add(logLines, { result: 'dropped' }, m.accessLog.dropped);
     }
   }
-  return [requests, duration, open, accepted, dropped, bytesIn, bytesOut, resets, goaways, logLines];
+  if (servers.length > 0) {
+    // Process-wide: counted once however many servers are exposed.
+    const c = fileCache.stats();
+    add(cache, { result: 'hit' }, c.hits);
+    add(cache, { result: 'miss' }, c.misses);
+  }
+  return [requests, duration, open, accepted, dropped, bytesIn, bytesOut, resets, goaways,
+    websockets, refused, pool, poolDry, cache, logLines];
 }
 
 function escapeLabel(v) {

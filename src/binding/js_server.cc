@@ -13,6 +13,7 @@
 #include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/net/connection.h"
+#include "core/net/session.h"
 #include "core/server/http_session_factory.h"
 
 namespace sluice {
@@ -336,9 +337,18 @@ Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
   // Bytes: those of closed connections plus the open ones' so far.
   uint64_t in = m.closed_bytes_in;
   uint64_t out = m.closed_bytes_out;
+  uint32_t websockets = 0;
   for (Connection* c : listener_->connections()) {
     in += c->bytes_read();
     out += c->writer().bytes_written();
+    if (c->session() != nullptr && c->session()->AsWebSocket() != nullptr) websockets++;
+  }
+  static const char* const kRefusalNames[] = {"bad_request", "timeout", "body_too_large",
+                                              "uri_too_long", "headers_too_large", "other"};
+  static_assert(sizeof(kRefusalNames) / sizeof(kRefusalNames[0]) == ServerMetrics::kRefusals);
+  Napi::Object refused = Napi::Object::New(env);
+  for (int i = 0; i < ServerMetrics::kRefusals; i++) {
+    refused.Set(kRefusalNames[i], static_cast<double>(m.refused[i]));
   }
   static const char* const kMethodNames[] = {"GET", "HEAD", "POST", "PUT",
                                              "DELETE", "PATCH", "OPTIONS", "_OTHER"};
@@ -356,6 +366,8 @@ Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
   o.Set("connectionsDropped", static_cast<double>(listener_->dropped_connections()));
   o.Set("bytesIn", static_cast<double>(in));
   o.Set("bytesOut", static_cast<double>(out));
+  o.Set("websocketsOpen", websockets);
+  o.Set("refused", refused);
   o.Set("h2ResetsReceived", static_cast<double>(m.h2_resets_received));
   o.Set("h2ResetsSent", static_cast<double>(m.h2_resets_sent));
   o.Set("h2GoawaysReceived", static_cast<double>(m.h2_goaways_received));

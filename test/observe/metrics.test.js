@@ -89,6 +89,42 @@ describe('native metrics', () => {
     assert.match(server.metricsText(), /sluice_http2_resets_total\{direction="received"\} 1/);
   });
 
+  it('refusals by reason, open WebSockets, the pool\'s dry waits', async () => {
+    const sluice = require(common.ROOT);
+    const WebSocket = require('ws');
+    const pool = sluice.createBufferPool({ bufferSize: 1024, maxBuffers: 1 });
+    const { server, port } = await common.startServer({ requestBufferAllocator: pool.alloc, maxHeaderSize: 1024 },
+      (req, res) => {
+        // Keeps each chunk a while: the one-buffer pool runs dry meanwhile.
+        req.on('data', (chunk) => setTimeout(() => sluice.releaseBuffer(chunk), 20));
+        req.on('end', () => res.end('ok'));
+      });
+    const wss = new sluice.WebSocketServer({ server });
+    const bad = await common.rawConnect(port);
+    bad.write('GET / HTTP/1.1\r\nHost: a\r\nBad Header\r\n\r\n');
+    await bad.closedPromise;
+    const big = await common.rawConnect(port);
+    big.write(`GET / HTTP/1.1\r\nHost: a\r\nX: ${'x'.repeat(2000)}\r\n\r\n`);
+    await big.closedPromise;
+    const r = await common.httpRequest(port, { method: 'POST', body: Buffer.alloc(16384, 1) });
+    assert.strictEqual(r.body.toString(), 'ok');
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    await common.sleep(20);
+    let m = server.metrics();
+    assert.strictEqual(m.refused.bad_request, 1);
+    assert.strictEqual(m.refused.headers_too_large, 1);
+    assert.strictEqual(m.websockets.open, 1);
+    assert.ok(m.bufferPool.dryWaits >= 1, JSON.stringify(m.bufferPool));
+    assert.match(server.metricsText(), /sluice_requests_refused_total\{reason="headers_too_large"\} 1/);
+    ws.close();
+    await new Promise((resolve) => ws.once('close', resolve));
+    await common.sleep(20);
+    m = server.metrics();
+    assert.strictEqual(m.websockets.open, 0);
+    wss.close();
+  });
+
   it('prom-client: the collector\'s series in its registry', async () => {
     const promClient = require('prom-client');
     const { sluice, server, port } = await app();

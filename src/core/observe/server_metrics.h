@@ -38,6 +38,23 @@ struct ServerMetrics {
   uint64_t h2_resets_sent = 0;
   uint64_t h2_goaways_received = 0;
   uint64_t h2_goaways_sent = 0;
+  // HTTP/1.1 requests answered with an error by the server itself and the
+  // connection closed (Http1Session::SendErrorAndClose), by reason.
+  enum Refusal {
+    kBadRequest, kTimeout, kBodyTooLarge, kUriTooLong, kHeadersTooLarge, kOtherRefusal, kRefusals
+  };
+  uint64_t refused[kRefusals] = {};
+
+  static Refusal RefusalOf(int status) {
+    switch (status) {
+      case 400: return kBadRequest;
+      case 408: return kTimeout;
+      case 413: return kBodyTooLarge;
+      case 414: return kUriTooLong;
+      case 431: return kHeadersTooLarge;
+      default: return kOtherRefusal;
+    }
+  }
 
   static Method MethodOf(std::string_view m) {
     if (m == "GET") return kGet;
