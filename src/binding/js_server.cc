@@ -104,7 +104,6 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
           InstanceMethod<&JsServer::Metrics>("metrics"),
           InstanceMethod<&JsServer::OpenAccessLog>("openAccessLog"),
-          InstanceMethod<&JsServer::CloseAccessLog>("closeAccessLog"),
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
           InstanceMethod<&JsServer::Ref>("ref"),
@@ -397,11 +396,6 @@ Napi::Value JsServer::OpenAccessLog(const Napi::CallbackInfo& info) {
   if (!log) return Napi::Number::New(env, err);
   listener_->set_access_log(std::move(log));
   return Napi::Number::New(env, 0);
-}
-
-Napi::Value JsServer::CloseAccessLog(const Napi::CallbackInfo& info) {
-  if (listener_) listener_->set_access_log(nullptr);
-  return info.Env().Undefined();
 }
 
 namespace {
