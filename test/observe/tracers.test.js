@@ -4,7 +4,8 @@
 // (docs/observability.md): OpenTelemetry's @opentelemetry/instrumentation-http
 // in its default mode (a plain createServer app, Express, Fastify) and
 // Sentry's @sentry/node (v10, through the http.server.request.start channel
-// and the server's emit). Each case runs in a child (the tracer set up
+// and the server's emit) and dd-trace (its http plugin patches
+// http.Server.prototype.emit). Each case runs in a child (the tracer set up
 // before the app loads, as their docs say) on node:http and on sluice in
 // the same run; their spans / transactions are compared.
 
@@ -91,5 +92,32 @@ describe('Sentry @sentry/node v10: node:http and sluice', function () {
       return { ...x, data, traceId: x.parentSpanId ? x.traceId : 'random' };
     };
     assert.deepStrictEqual(sluice.transactions.map(strip), node.transactions.map(strip));
+  });
+});
+
+describe('dd-trace (its http plugin, no agent: spans read by its finish hook): node:http and sluice', function () {
+  this.timeout(40000);
+
+  it('the same web.request server spans, tags and x-datadog parent', async () => {
+    const [node, sluice] = await Promise.all([
+      runApp('ddtrace_app.js', 'node'), runApp('ddtrace_app.js', 'sluice'),
+    ]);
+    assert.deepStrictEqual(sluice.statuses, ['200', '404']);
+    assert.strictEqual(sluice.spans.length, 2, JSON.stringify(sluice.spans));
+    const [get, post] = sluice.spans;
+    assert.strictEqual(get.name, 'web.request');
+    assert.strictEqual(get.tags['span.kind'], 'server');
+    assert.strictEqual(get.tags['http.status_code'], 200);
+    assert.strictEqual(get.traceId, '1234567890');
+    assert.strictEqual(get.parentId, (987654321).toString(16).padStart(16, '0'));
+    assert.strictEqual(post.tags['http.status_code'], 404);
+    // Per-process ids and the random trace of the request without a parent.
+    const strip = (s) => {
+      const tags = { ...s.tags };
+      delete tags['runtime-id'];
+      delete tags['_dd.rc.client_id'];
+      return { ...s, tags, traceId: s.parentId === 'null' ? 'random' : s.traceId };
+    };
+    assert.deepStrictEqual(sluice.spans.map(strip), node.spans.map(strip));
   });
 });
