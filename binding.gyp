@@ -28,6 +28,7 @@
         "src/core/http1/http1_session.cc",
         "src/core/http1/line_fold_scanner.cc",
         "src/core/net/listener.cc",
+        "src/core/observe/access_log.cc",
         "src/core/server/http_session_factory.cc",
         "src/core/common/date_cache.cc",
         "src/core/common/symbol_origin.cc",

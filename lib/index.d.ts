@@ -527,6 +527,10 @@ export declare class Server extends EventEmitter {
   closeAllConnections(): void;
   closeIdleConnections(): void;
   getConnections(callback: (err: Error | null, count: number) => void): this;
+  /** The request counters and durations kept natively (docs/observability.md). */
+  metrics(): ServerMetrics;
+  /** metrics() in Prometheus's text exposition format (0.0.4). */
+  metricsText(): string;
   setTimeout(ms?: number, callback?: () => void): this;
   /** Whether the listening socket keeps the process alive (open connections always do). */
   ref(): this;
@@ -729,6 +733,26 @@ export declare class BufferPool {
   readonly release: (chunk: unknown) => void;
   readonly stats: () => BufferPoolStats;
 }
+
+export interface ServerMetrics {
+  requests: Array<{ protocol: '1.1' | '2' | '3'; method: string; statusClass: string; count: number }>;
+  /** Seconds; counts are cumulative per bucket bound (OpenTelemetry's http.server.request.duration buckets). */
+  duration: Record<string, { buckets: number[]; counts: number[]; count: number; sum: number }>;
+  connections: { open: number; accepted: number; dropped: number };
+  bytes: { in: number; out: number };
+  refused: Record<string, number>;
+  websockets: { open: number };
+  bufferPool: Record<string, number> | null;
+  openFileCache: Record<string, number | boolean>;
+  accessLog: { written: number; dropped: number } | null;
+  http2: { resets: { received: number; sent: number }; goaways: { received: number; sent: number } };
+}
+/** The Prometheus text exposition of the servers' metrics (series summed). */
+export declare function prometheusText(...servers: Server[]): string;
+/** A request listener (or middleware) answering prometheusText(...servers). */
+export declare function prometheusHandler(...servers: Server[]): (req: http.IncomingMessage, res: http.ServerResponse) => void;
+/** Registers the servers' metrics in a prom-client Registry, read at each scrape; returns the registry. */
+export declare function promClientCollector<R extends { registerMetric(metric: unknown): void }>(registry: R, ...servers: Server[]): R;
 
 export declare function createBufferPool(options?: BufferPoolOptions): BufferPool;
 

@@ -54,9 +54,13 @@ const features = Object.freeze({
 // later key out of `import { ... } from 'sluice'`.
 const _counters = binding.counters;
 const openFileCacheStats = fileCache.stats;
+const { prometheusText, prometheusHandler, promClientCollector } = require('./observe/metrics');
 
 module.exports = {
   features,
+  prometheusText,
+  prometheusHandler,
+  promClientCollector,
   createServer,
   WebSocketServer,
   WebSocket,

@@ -190,4 +190,26 @@ function adoptClass(cls, kind) {
   return cls;
 }
 
-module.exports = { install, adopt, adoptClass };
+// The server: sluice's Server.prototype chains to node's http.Server.prototype
+// (then net.Server's, then EventEmitter's), as its messages chain to
+// node's. Tracers that patch http.Server.prototype.emit when 'http' is
+// loaded (OpenTelemetry's instrumentation-http, dd-trace) then see every
+// event sluice's servers emit, whenever they patch it; with nothing
+// patched the lookup ends at EventEmitter.prototype.emit as before (a
+// stable chain: V8's inline caches keep the per-event cost). node's
+// members sluice does not implement (net.Server's _listen2,
+// _setupWorker, its transfer hooks) are shadowed, as for the messages;
+// `emit` never is.
+function installServer(cls) {
+  const own = new Set(Reflect.ownKeys(cls.prototype));
+  const hidden = [];
+  for (const proto of [http.Server.prototype, Object.getPrototypeOf(http.Server.prototype)]) {
+    for (const key of Reflect.ownKeys(proto)) {
+      if (key !== 'constructor' && key !== 'emit' && !own.has(key)) hidden.push(key);
+    }
+  }
+  Object.setPrototypeOf(cls.prototype, http.Server.prototype);
+  shadow(cls.prototype, hidden, []);
+}
+
+module.exports = { install, adopt, adoptClass, installServer };

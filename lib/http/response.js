@@ -50,6 +50,7 @@ const REMOVED_CONNECTION = 1;
 const REMOVED_CONTENT_LENGTH = 2;
 const REMOVED_TRANSFER_ENCODING = 4;
 const bridge = require('./prototype_bridge');
+const { responseFinish, publishResponseFinish } = require('../observe/channels');
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
 const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
@@ -844,6 +845,9 @@ function emitFinish(res) {
   // listeners run (what was scheduled earlier, such as a write-after-end's
   // 'error', comes first).
   closeTick(res);
+  // HTTP/1.1 responses (_st set by lib/http1/session.js) publish node's
+  // 'http.server.response.finish' before their 'finish' listeners run.
+  if (res._st !== undefined && responseFinish.hasSubscribers) publishResponseFinish(res);
   res.emit('finish');
   if (res._onFinish) res._onFinish(res);
 }

@@ -18,6 +18,9 @@ const {
   retainChunk, releaseHold,
 } = require('../uploads/buffer_pool');
 const { codedError } = require('../common/errors');
+const channels = require('../observe/channels');
+
+const { requestStart, responseCreated } = channels;
 
 const { methods } = binding;
 
@@ -78,6 +81,9 @@ function onRequest(server, conn, seq, method, url, rawHeaders, flags) {
   st.live[st.tail] = req;
   st.live[st.tail + 1] = res;
   st.tail += 2;
+  // node's diagnostics channels, in node's order (lib/observe/channels.js).
+  if (responseCreated !== null && responseCreated.hasSubscribers) channels.publishResponseCreated(req, res);
+  if (requestStart.hasSubscribers) channels.publishRequestStart(server, req, res);
   if (flags & REQUEST_COMPLETE) req._pushEnd(undefined);
   if (version === VERSION_1_1) {
     // As node's parserOnIncoming, for HTTP/1.1 only.

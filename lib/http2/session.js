@@ -16,6 +16,9 @@ const { h2HeadersObject, h2HeadersFromPacked, validateHeaderName } = require('..
 const { ServerHttp2Stream, Http2SessionHandle, IdleTimer, validateTimeout, originOf, constants } = require('./stream');
 const { toChunk } = require('../http/body');
 const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
+const channels = require('../observe/channels');
+
+const { streamCreated, streamStart } = channels;
 
 const { kH2State: kState, kConnState, kH2WebSocket, kReq, kTrailers } = require('../common/symbols');
 
@@ -594,6 +597,9 @@ function callbacks(server, opts) {
         stream._fileCache = server._fileCache;
         if (altSvc && server._altSvc !== null) stream._altSvc = server._altSvc;
         st.streams.set(id, stream);
+        if (streamStart !== null && (streamCreated.hasSubscribers || streamStart.hasSubscribers)) {
+          channels.publishStreamStart(stream, headers);
+        }
         // A head the handler gives without ending the stream is held until
         // the handler returns, so respond() + end(body) leave as one
         // native call (ServerHttp2Stream.respond).

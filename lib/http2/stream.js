@@ -23,6 +23,9 @@ const { byteLength } = require('../compress/compression');
 const binding = require('../common/binding');
 const { withPoolIdioms, pushChunk, releaseQueuedChunks } = require('../http/request');
 const { releaseHold } = require('../uploads/buffer_pool');
+const channels = require('../observe/channels');
+
+const { streamFinish, streamError, streamClose } = channels;
 
 // NGHTTP2 error codes (RFC 9113 7).
 const constants = Object.freeze({
@@ -618,6 +621,7 @@ class ServerHttp2Stream extends LazyDuplex {
         // Only the threshold is left to decide: the head waits for the
         // body (lib/http2/compress.js).
         this._hold(HELD_COMPRESS, status, flags, '', headers, coding);
+        if (streamFinish !== null && streamFinish.hasSubscribers) publishFinish(this, status, flags, options);
         process.nextTick(sendCompressHead, this);
         return;
       }
@@ -625,6 +629,7 @@ class ServerHttp2Stream extends LazyDuplex {
     this.headersSent = true;
     this._sentHeaders = headers || {};
     this._status = status;
+    if (streamFinish !== null && streamFinish.hasSubscribers) publishFinish(this, status, flags, options);
     if (this._dispatching && coding === 0 && !endStream && !options.waitForTrailers &&
         !this._fileResponding && headers != null && headers['content-length'] !== undefined) {
       // Inside the 'stream' handler, a head that tells its length waits
@@ -969,6 +974,7 @@ class ServerHttp2Stream extends LazyDuplex {
 
   _destroy(err, cb) {
     releaseQueuedChunks(this);
+    if (err && streamError !== null && streamError.hasSubscribers) streamError.publish({ stream: this, error: err });
     if (this._held !== HELD_NONE) this._settleHeadForReset();
     if (this._nativeFile) {
       this._nativeFile.close();
@@ -1047,6 +1053,7 @@ class ServerHttp2Stream extends LazyDuplex {
         this.emit('aborted');
       }
     }
+    if (streamClose !== null && streamClose.hasSubscribers) streamClose.publish({ stream: this });
     // As node:http2: a close with an error code — the client's reset, or
     // the handler's own close(code) (rstCode) — is an 'error'; NO_ERROR
     // and CANCEL are not (CANCEL is how clients abort: 'aborted' says it).
@@ -1159,6 +1166,12 @@ function sendCompressHead(stream) {
   if (stream._held === HELD_COMPRESS && !stream._nativeClosed && !stream._isDestroyed()) {
     stream._flushHead(false, undefined);
   }
+}
+
+// node's 'http2.server.stream.finish' for a head respond() accepted.
+function publishFinish(stream, status, flags, options) {
+  channels.publishStreamFinish(stream, stream._sentHeaders, status, (flags & H2_ADD_DATE) !== 0,
+    stream._isHead, !!options.waitForTrailers);
 }
 
 function noop() {}

@@ -19,6 +19,8 @@ const compression = require('../compress/compression');
 const staticFiles = require('../files/static_mount');
 const fileCache = require('../files/open_file_cache');
 const prototypeBridge = require('../http/prototype_bridge');
+const observeMetrics = require('../observe/metrics');
+const { openAccessLog } = require('../observe/access_log');
 const clusterSupport = require('./cluster');
 const { serveForeign } = require('./foreign_connection');
 const { SluiceSocket } = require('../net/socket');
@@ -115,6 +117,7 @@ class Server extends EventEmitter {
       ...this._tlsCallbacks(),
     };
     this[kNative] = new binding.NativeServer(opts.native, this._nativeCallbacks);
+    openAccessLog(this, options.accessLog);
     // Alt-Svc of every HTTP/1.1 and HTTP/2 response (HTTP/3 advertised by
     // lib/secure_server.js while it listens); null: none.
     this._altSvc = null;
@@ -401,6 +404,12 @@ class Server extends EventEmitter {
     return new Promise((resolve) => this.close(() => resolve()));
   }
 
+  // The counters the native server keeps (lib/observe/metrics.js): a
+  // plain object; metricsText() is its Prometheus exposition.
+  metrics() { return observeMetrics.metrics(this); }
+
+  metricsText() { return observeMetrics.prometheusText(this); }
+
   // Open connections (HTTP/1.1 and HTTP/2), as node's server._connections.
   get _connections() { return this[kNative].connectionCount(); }
 
@@ -482,5 +491,9 @@ for (const name of Object.keys(limitDefaults)) {
     },
   });
 }
+
+// instanceof http.Server, and tracers' patches of its emit reach sluice's
+// servers (lib/http/prototype_bridge.js installServer).
+prototypeBridge.installServer(Server);
 
 module.exports = { Server };

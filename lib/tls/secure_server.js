@@ -450,4 +450,20 @@ function createSecureServer(options, requestListener) {
   return new SecureServer(options, requestListener);
 }
 
+// node's https.Server does not inherit http.Server: tracers patch
+// https.Server.prototype.emit for it (OpenTelemetry's 'https' component).
+// A TLS server's emit is that one, read at each call, so such a patch
+// reaches sluice's TLS servers as node's; assigning server.emit (Sentry
+// wraps the instance's) gives the instance its own, as on node.
+const https = require('https');
+
+Object.defineProperty(SecureServer.prototype, 'emit', {
+  configurable: true,
+  enumerable: false,
+  get() { return https.Server.prototype.emit; },
+  set(fn) {
+    Object.defineProperty(this, 'emit', { value: fn, writable: true, configurable: true, enumerable: true });
+  },
+});
+
 module.exports = { SecureServer, createSecureServer, createSecureContext };

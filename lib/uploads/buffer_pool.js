@@ -178,6 +178,7 @@ class PoolState {
     this.dryWarned = false;
     this.free = [];                 // stack of Slots: LIFO reuse
     this.dry = false;               // alloc returned undefined since last signal
+    this.dryWaits = 0;              // times it went dry
     this.notifyScheduled = false;
     this.listeners = new Set();
     this.notify = () => this.runListeners();  // one closure per pool
@@ -187,6 +188,9 @@ class PoolState {
     let slot = this.free.pop();
     if (slot === undefined) {
       if (this.allocated >= this.maxBuffers) {
+        // A dry wait: a reader stopped until a buffer comes back (counted
+        // once per wait, server.metrics()).
+        if (!this.dry) this.dryWaits++;
         this.dry = true;
         if (this.dryTimer === null && !this.dryWarned) {
           this.dryTimer = setTimeout(warnDry, DRY_WARNING_MS, this);
@@ -248,6 +252,7 @@ class PoolState {
       inUse: this.inUse,
       outstanding: this.outstanding,
       reclaimed: this.reclaimed,
+      dryWaits: this.dryWaits,
     };
   }
 }
@@ -426,7 +431,15 @@ function validateInteger(value, name, min, max) {
   }
 }
 
+// The stats of the pool whose alloc is `allocator` (a requestBufferAllocator),
+// or null for any other allocator.
+function poolStatsOf(allocator) {
+  const state = poolStates.get(allocator);
+  return state === undefined ? null : state.stats();
+}
+
 module.exports = {
+  poolStatsOf,
   // public
   createBufferPool,
   releaseBuffer,

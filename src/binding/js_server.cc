@@ -13,6 +13,7 @@
 #include "binding/js_tls.h"
 #include "binding/wire_protocol.h"
 #include "core/net/connection.h"
+#include "core/net/session.h"
 #include "core/server/http_session_factory.h"
 
 namespace sluice {
@@ -101,6 +102,8 @@ Napi::Function JsServer::Init(Napi::Env env) {
           InstanceMethod<&JsServer::CloseIdleConnections>(
               "closeIdleConnections"),
           InstanceMethod<&JsServer::ConnectionCount>("connectionCount"),
+          InstanceMethod<&JsServer::Metrics>("metrics"),
+          InstanceMethod<&JsServer::OpenAccessLog>("openAccessLog"),
           InstanceMethod<&JsServer::SetLimitMethod>("setLimit"),
           InstanceMethod<&JsServer::DroppedConnections>("droppedConnections"),
           InstanceMethod<&JsServer::Ref>("ref"),
@@ -319,6 +322,80 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
   if (!listener_) return Napi::Number::New(info.Env(), 0);
   return Napi::Number::New(info.Env(),
                            static_cast<double>(listener_->connection_count()));
+}
+
+Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return env.Null();
+  const ServerMetrics& m = listener_->metrics();
+  auto array = [&env](const auto* values, size_t n) {
+    Napi::Array a = Napi::Array::New(env, n);
+    for (size_t i = 0; i < n; i++) a.Set(static_cast<uint32_t>(i), static_cast<double>(values[i]));
+    return a;
+  };
+  // Bytes: those of closed connections plus the open ones' so far.
+  uint64_t in = m.closed_bytes_in;
+  uint64_t out = m.closed_bytes_out;
+  uint32_t websockets = 0;
+  for (Connection* c : listener_->connections()) {
+    in += c->bytes_read();
+    out += c->writer().bytes_written();
+    if (c->session() != nullptr && c->session()->AsWebSocket() != nullptr) websockets++;
+  }
+  static const char* const kRefusalNames[] = {"bad_request", "timeout", "body_too_large",
+                                              "uri_too_long", "headers_too_large", "other"};
+  static_assert(sizeof(kRefusalNames) / sizeof(kRefusalNames[0]) == ServerMetrics::kRefusals);
+  Napi::Object refused = Napi::Object::New(env);
+  for (int i = 0; i < ServerMetrics::kRefusals; i++) {
+    refused.Set(kRefusalNames[i], static_cast<double>(m.refused[i]));
+  }
+  static const char* const kMethodNames[] = {"GET", "HEAD", "POST", "PUT",
+                                             "DELETE", "PATCH", "OPTIONS", "_OTHER"};
+  static_assert(sizeof(kMethodNames) / sizeof(kMethodNames[0]) == ServerMetrics::kMethods);
+  Napi::Array methods = Napi::Array::New(env, ServerMetrics::kMethods);
+  for (uint32_t i = 0; i < ServerMetrics::kMethods; i++) methods.Set(i, kMethodNames[i]);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("methods", methods);
+  o.Set("buckets", array(ServerMetrics::kBuckets, ServerMetrics::kBucketCount));
+  o.Set("requests", array(&m.requests[0][0][0], sizeof(m.requests) / sizeof(uint64_t)));
+  o.Set("durations", array(&m.durations[0][0], sizeof(m.durations) / sizeof(uint64_t)));
+  o.Set("durationSum", array(m.duration_sum, ServerMetrics::kProtocols));
+  o.Set("connectionsAccepted", static_cast<double>(m.connections_accepted));
+  o.Set("connectionsOpen", static_cast<double>(listener_->connection_count()));
+  o.Set("connectionsDropped", static_cast<double>(listener_->dropped_connections()));
+  o.Set("bytesIn", static_cast<double>(in));
+  o.Set("bytesOut", static_cast<double>(out));
+  o.Set("websocketsOpen", websockets);
+  o.Set("refused", refused);
+  o.Set("h2ResetsReceived", static_cast<double>(m.h2_resets_received));
+  o.Set("h2ResetsSent", static_cast<double>(m.h2_resets_sent));
+  o.Set("h2GoawaysReceived", static_cast<double>(m.h2_goaways_received));
+  o.Set("h2GoawaysSent", static_cast<double>(m.h2_goaways_sent));
+  if (AccessLog* log = listener_->access_log()) {
+    o.Set("accessLogWritten", static_cast<double>(log->lines_written()));
+    o.Set("accessLogDropped", static_cast<double>(log->lines_dropped()));
+  }
+  return o;
+}
+
+Napi::Value JsServer::OpenAccessLog(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_ || info.Length() < 3 || !info[0].IsString() || !info[1].IsNumber() ||
+      !info[2].IsNumber()) {
+    return Napi::Number::New(env, UV_EINVAL);
+  }
+  const int format = info[1].As<Napi::Number>().Int32Value();
+  const double capacity = info[2].As<Napi::Number>().DoubleValue();
+  if ((format != AccessLog::kCombined && format != AccessLog::kJson) || !(capacity >= 1)) {
+    return Napi::Number::New(env, UV_EINVAL);
+  }
+  int err = 0;
+  std::unique_ptr<AccessLog> log = AccessLog::Open(
+      info[0].As<Napi::String>().Utf8Value(), static_cast<AccessLog::Format>(format),
+      static_cast<size_t>(capacity), &err);
+  if (!log) return Napi::Number::New(env, err);
+  listener_->set_access_log(std::move(log));
+  return Napi::Number::New(env, 0);
 }
 
 namespace {

@@ -74,6 +74,12 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   Napi::Value CloseAllConnections(const Napi::CallbackInfo& info);
   Napi::Value CloseIdleConnections(const Napi::CallbackInfo& info);
   Napi::Value ConnectionCount(const Napi::CallbackInfo& info);
+  // server.metrics()'s native part (lib/observe/metrics.js): the
+  // Listener's ServerMetrics as plain arrays, null before a listen.
+  Napi::Value Metrics(const Napi::CallbackInfo& info);
+  // openAccessLog(path, format, capacity): 0 or a libuv error. The log
+  // lives as long as the Listener (lines queued then still reach the file).
+  Napi::Value OpenAccessLog(const Napi::CallbackInfo& info);
   Napi::Value SetLimitMethod(const Napi::CallbackInfo& info);
   // ref(bool): whether the listening socket keeps the loop alive.
   Napi::Value Ref(const Napi::CallbackInfo& info);

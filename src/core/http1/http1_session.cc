@@ -175,10 +175,25 @@ int Http1Session::OnMessageBegin() {
   return 0;
 }
 
+// llhttp's method code as ServerMetrics counts it.
+static ServerMetrics::Method MetricsMethod(int method) {
+  switch (method) {
+    case HTTP_GET: return ServerMetrics::kGet;
+    case HTTP_HEAD: return ServerMetrics::kHead;
+    case HTTP_POST: return ServerMetrics::kPost;
+    case HTTP_PUT: return ServerMetrics::kPut;
+    case HTTP_DELETE: return ServerMetrics::kDelete;
+    case HTTP_PATCH: return ServerMetrics::kPatch;
+    case HTTP_OPTIONS: return ServerMetrics::kOptions;
+    default: return ServerMetrics::kOther;
+  }
+}
+
 int Http1Session::OnHeadersComplete() {
   Request r;
   r.seq = current_seq_;
   r.method = parser_.method();
+  r.start_ns = uv_hrtime();
   r.http10 = parser_.http10();
   r.req_keep_alive = parser_.keep_alive();
   const uint64_t max_requests =
@@ -194,8 +209,27 @@ int Http1Session::OnHeadersComplete() {
   return 0;
 }
 
+// What the access log needs of a request, copied from its head.
+static std::unique_ptr<AccessLogEntry> NewLogEntry(Connection* conn, const RequestHead& head) {
+  auto e = std::make_unique<AccessLogEntry>();
+  int port = 0;
+  int family = 0;
+  conn->GetPeer(&e->remote_addr, &port, &family);
+  e->method = llhttp_method_name(static_cast<llhttp_method_t>(head.method));
+  e->url = std::string(head.url);
+  e->protocol = "HTTP/" + std::to_string(head.http_major) + "." + std::to_string(head.http_minor);
+  for (const auto& f : head.headers) {
+    if (f.first.size() == 7 && AsciiIEquals(f.first, "referer")) e->referer = std::string(f.second);
+    else if (f.first.size() == 10 && AsciiIEquals(f.first, "user-agent")) e->user_agent = std::string(f.second);
+  }
+  return e;
+}
+
 void Http1Session::OnHead(RequestHead& head) {
   head.seq = current_seq_;
+  if (conn_->listener()->access_log() != nullptr && !requests_.empty()) {
+    requests_.back().log = NewLogEntry(conn_, head);
+  }
   // h2c upgrade: a complete request, alone in flight, may switch the
   // connection to HTTP/2 (http2_upgrade.h), where it becomes stream 1.
   if (head.complete && head.upgrade && requests_.size() == 1 &&
@@ -595,6 +629,7 @@ OutputQueue* Http1Session::BeginHead(uint32_t seq, int status,
     return nullptr;
   }
   r->head_sent = true;
+  r->status = status;
   r->status_no_body = status == 204 || status == 304;
   r->no_body = r->method == HTTP_HEAD || r->status_no_body ||
                (status >= 100 && status < 200);
@@ -695,6 +730,7 @@ OutputQueue* Http1Session::BeginBody(uint32_t seq, size_t len, int* err) {
     return nullptr;
   }
   if (r->no_body || len == 0) return nullptr;
+  if (r->log) r->log->body_bytes += len;
   OutputQueue& q = QueueFor(*r);
   if (r->chunked) AppendChunkHeader(q, len);
   return &q;
@@ -782,7 +818,15 @@ bool Http1Session::NeedsDrain() const {
 
 void Http1Session::Advance() {
   while (!requests_.empty() && requests_.front().ended) {
-    bool close = requests_.front().close_after;
+    const Request& done = requests_.front();
+    bool close = done.close_after;
+    const uint64_t now = uv_hrtime();
+    Listener* l = conn_->listener();
+    l->metrics().RecordResponse(ServerMetrics::kHttp1, MetricsMethod(done.method), done.status,
+                                done.start_ns, now);
+    if (done.log && l->access_log() != nullptr) {
+      l->access_log()->Write(*done.log, done.status, static_cast<double>(now - done.start_ns) / 1e9);
+    }
     requests_.pop_front();
     if (close) {
       // Anything pipelined after a closing response is dropped, as node
@@ -826,6 +870,7 @@ void Http1Session::SendErrorAndClose(int status) {
     conn_->Destroy();
     return;
   }
+  conn_->listener()->metrics().refused[ServerMetrics::RefusalOf(status)]++;
   if (!requests_.empty() && requests_.front().head_sent) {
     // Part of a response is already on the wire: an error response would
     // corrupt it. Just close.

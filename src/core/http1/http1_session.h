@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/http1/http1_parser.h"
+#include "core/observe/access_log.h"
 #include "core/net/output_queue.h"
 #include "core/body/pipe.h"
 #include "core/files/static_files.h"
@@ -134,6 +135,10 @@ class Http1Session final : public Session, private Http1ParserListener,
   struct Request {
     uint32_t seq = 0;
     int method = 0;
+    int status = 0;           // BeginHead's (ServerMetrics)
+    uint64_t start_ns = 0;    // uv_hrtime() at the parsed head (ServerMetrics)
+    // Its access log line's request part (only while the listener has a log).
+    std::unique_ptr<AccessLogEntry> log;
     bool http10 = false;       // HTTP/1.0 (or 0.9)
     bool req_keep_alive = true;
     bool body_done = false;    // the request was fully received

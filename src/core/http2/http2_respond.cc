@@ -35,6 +35,7 @@ int Http2Session::SubmitResponse(Stream* st, int status,
                                  Http2HeaderList& headers, uint32_t flags) {
   int32_t id = st->id;
   st->responded = true;
+  st->status = status;
   st->no_body = st->head_request || status == 204 || status == 304 ||
                 (flags & kH2EndStream);
   if (st->no_body) st->compressor.reset();

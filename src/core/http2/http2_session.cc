@@ -465,6 +465,7 @@ int Http2Session::OnBeginHeadersCb(nghttp2_session* session,
     }
     auto st = std::make_unique<Stream>(self);
     st->id = id;
+    st->start_ns = uv_hrtime();
     self->streams_[id] = std::move(st);
     self->UpdateIdleDeadline();
   } else if (Stream* st = self->Find(id)) {
@@ -554,6 +555,7 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
       break;
     }
     case NGHTTP2_GOAWAY: {
+      self->conn_->listener()->metrics().h2_goaways_received++;
       Http2Delegate* d = self->conn_->listener()->delegate()->http2();
       if (d) {
         d->OnGoaway(self, frame->goaway.error_code,
@@ -572,6 +574,7 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
   for (const auto& f : fields) {
     if (f.first == ":method") {
       st->head_request = f.second == "HEAD";
+      st->metrics_method = ServerMetrics::MethodOf(f.second);
       break;
     }
   }
@@ -754,6 +757,11 @@ int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
   if (it == self->streams_.end()) return 0;
   std::unique_ptr<Stream> st = std::move(it->second);
   self->streams_.erase(it);
+  ServerMetrics& metrics = self->conn_->listener()->metrics();
+  metrics.RecordResponse(ServerMetrics::kHttp2, static_cast<ServerMetrics::Method>(st->metrics_method),
+                         st->status, st->start_ns, uv_hrtime());
+  if (st->client_reset) metrics.h2_resets_received++;
+  else if (error_code != NGHTTP2_NO_ERROR) metrics.h2_resets_sent++;
   if (st->remote_ended || st->client_reset) self->client_ids_.ClosedByClient(id);
   st->DetachSource();
   self->UpdateIdleDeadline();
@@ -774,6 +782,7 @@ void Http2Session::Shutdown(const uint8_t* opaque, size_t opaque_len) {
   goaway_last_id_ = nghttp2_session_get_last_proc_stream_id(session_);
   nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_id_,
                         NGHTTP2_NO_ERROR, opaque, opaque_len);
+  conn_->listener()->metrics().h2_goaways_sent++;
   conn_->MarkDirty();
   // A WebSocket never finishes by itself: each is closed with 1001 (going
   // away), its stream ends after the close handshake. Closing only queues
@@ -795,6 +804,7 @@ void Http2Session::Terminate(uint32_t code) {
   goaway_ = true;
   fatal_ = true;
   nghttp2_session_terminate_session2(session_, TerminateLastId(), code);
+  conn_->listener()->metrics().h2_goaways_sent++;
   conn_->MarkDirty();
 }
 

@@ -14,6 +14,7 @@
 #include "core/compress/compress_stream.h"
 #include "core/files/static_files.h"
 #include "core/http2/http2_body_source.h"
+#include "core/observe/server_metrics.h"
 #include "core/http2/http2_delegate.h"
 #include "core/http2/http2_headers.h"
 #include "core/net/output_queue.h"
@@ -117,6 +118,11 @@ struct Http2Stream final : public CompressStream::Sink {
   bool client_reset = false;  // the client sent RST_STREAM
   bool embedder_reset = false;  // the embedder reset it (ResetStream)
   bool provoked = false;        // counted against the provoked-reset budget
+  // ServerMetrics: the request's method, when its HEADERS began, the
+  // response status (0: none sent).
+  uint8_t metrics_method = ServerMetrics::kOther;
+  uint64_t start_ns = 0;
+  int status = 0;
   // Response.
   bool responded = false;
   bool no_body = false;        // HEAD, 204, 304, or respond(endStream)

@@ -244,6 +244,7 @@ void Listener::OnConnection(uv_stream_t* server, int status) {
 void Listener::AddConnection(Connection* c) {
   c->list_index = connections_.size();
   connections_.push_back(c);
+  metrics_.connections_accepted++;
 }
 
 void Listener::RemoveConnection(Connection* c) {
@@ -252,6 +253,8 @@ void Listener::RemoveConnection(Connection* c) {
     connections_[i] = connections_.back();
     connections_[i]->list_index = i;
     connections_.pop_back();
+    metrics_.closed_bytes_in += c->bytes_read();
+    metrics_.closed_bytes_out += c->writer().bytes_written();
   }
   auto drop = [c](std::vector<Connection*>& v) {
     v.erase(std::remove(v.begin(), v.end(), c), v.end());

@@ -18,6 +18,8 @@
 #include "core/net/server_delegate.h"
 #include "core/net/session_factory.h"
 #include "core/net/tls_context.h"
+#include "core/observe/access_log.h"
+#include "core/observe/server_metrics.h"
 
 namespace sluice {
 
@@ -120,6 +122,12 @@ class Listener {
   void set_alt_svc(std::string v) { alt_svc_ = std::move(v); }
   bool closing() const { return closing_; }
   size_t connection_count() const { return connections_.size(); }
+  // Request counters and durations the sessions record (ServerMetrics).
+  ServerMetrics& metrics() { return metrics_; }
+  // The native access log (nullptr: none); its lines are written by the
+  // sessions as responses finish.
+  AccessLog* access_log() const { return access_log_.get(); }
+  void set_access_log(std::unique_ptr<AccessLog> log) { access_log_ = std::move(log); }
   // The open connections (the binding detaches its JS objects from them
   // before Release at environment teardown). Not stable across calls that
   // may close connections.
@@ -174,6 +182,8 @@ class Listener {
   DateCache date_;
   KeepAliveLines keep_alive_lines_;
   std::string alt_svc_;
+  ServerMetrics metrics_;
+  std::unique_ptr<AccessLog> access_log_;
   // The listening socket: TCP, or a Unix socket (pipe_).
   union ServerHandle {
     uv_tcp_t tcp;
