@@ -18,8 +18,9 @@ const LIB = path.join(ROOT, 'lib');
 // folder in an earlier layer. '.' is lib/index.js, the package entry.
 const LAYERS = [
   ['common'],
-  ['uploads', 'compress', 'net'],
+  ['uploads', 'compress', 'net', 'websocket/pubsub'],
   ['files'],
+  ['observe'],
   ['http'],
   ['http1', 'http2', 'websocket', 'http3'],
   ['middleware'],
