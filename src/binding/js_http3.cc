@@ -53,8 +53,7 @@ void BuildHeaders(napi_env env, JsHttp3Endpoint* owner, int status, napi_value b
     }
   }
   if ((flags & wire::kH2AddDate) && owner != nullptr && !h->Has("date")) {
-    const char* line = owner->date()->HeaderLine();
-    h->Add("date", std::string_view(line + 6, DateCache::kHeaderLineLen - 8));
+    h->Add("date", owner->date()->Value());
   }
 }
 
@@ -150,6 +149,7 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
     return;
   }
   QuicEndpointOptions o;
+  o.app = Http3Session::QuicCodes();
   o.max_connections = NumberOr(opts, "maxConnections", o.max_connections);
   o.max_streams_per_connection = NumberOr(opts, "maxStreams", o.max_streams_per_connection);
   o.idle_timeout_ms = NumberOr(opts, "idleTimeout", o.idle_timeout_ms);
@@ -262,13 +262,13 @@ Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp3Endpoint::CloseAllConnections(const Napi::CallbackInfo& info) {
   // CloseNow queues the CONNECTION_CLOSE; each session is told (and
   // leaves sessions_) on the endpoint's next pass, never in this loop.
-  for (Http3Session* s : sessions_) s->connection()->CloseNow(0x100, "server closing");
+  for (Http3Session* s : sessions_) s->connection()->CloseNow(static_cast<uint64_t>(http3::H3Error::kNoError), "server closing");
   return info.Env().Undefined();
 }
 
 Napi::Value JsHttp3Endpoint::CloseIdleConnections(const Napi::CallbackInfo& info) {
   for (Http3Session* s : sessions_) {
-    if (!s->Busy()) s->connection()->CloseNow(0x100, "idle");
+    if (!s->Busy()) s->connection()->CloseNow(static_cast<uint64_t>(http3::H3Error::kNoError), "idle");
   }
   return info.Env().Undefined();
 }
@@ -473,14 +473,9 @@ void JsHttp3Endpoint::OnStreamWantTrailers(Http3Session* s, uint64_t id) {
 
 void JsHttp3Endpoint::OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) {
   if (!CanCallJs()) return;
-  // lib/ reads HTTP/2 codes (0: a clean close): HTTP/3's mapped back
-  // (RFC 9114 appendix A.4), others passed as they are.
-  int64_t js = code == 0x100   ? 0    // H3_NO_ERROR → NO_ERROR
-               : code == 0x10c ? 8    // H3_REQUEST_CANCELLED → CANCEL
-               : code == 0x10b ? 7    // H3_REQUEST_REJECTED → REFUSED_STREAM
-               : code == 0x101 ? 1    // H3_GENERAL_PROTOCOL_ERROR → PROTOCOL_ERROR
-               : code == 0x102 ? 2    // H3_INTERNAL_ERROR → INTERNAL_ERROR
-                               : static_cast<int64_t>(code & ((1ull << 53) - 1));
+  // lib/ reads HTTP/2 codes (0: a clean close); a code with no HTTP/2
+  // meaning is passed as it is (cut to a JS safe integer).
+  int64_t js = static_cast<int64_t>(http3::Http2CodeOfH3(code) & ((1ull << 53) - 1));
   napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)), Int(Env(), js)};
   CallJs(Env(), on_stream_close_, 3, argv);
 }
@@ -642,16 +637,10 @@ int JsHttp3Session::SendTrailers(const Napi::CallbackInfo& info, Http3Session* s
   return s->SendTrailers(QuicId(id), tf.data(), tf.size());
 }
 
-// rstStream(id, code): HTTP/2 codes as lib/ uses them (CANCEL 8, REFUSED
-// 7, others) mapped to HTTP/3's (RFC 9114 §8.1 / appendix A.4).
+// rstStream(id, code): HTTP/2 codes as lib/ uses them, mapped to HTTP/3's.
 int JsHttp3Session::RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
   uint32_t code = info[1].As<Napi::Number>().Uint32Value();
-  uint64_t h3 = code == 0   ? 0x100   // NO_ERROR
-                : code == 7 ? 0x10b   // REFUSED_STREAM → H3_REQUEST_REJECTED
-                : code == 8 ? 0x10c   // CANCEL → H3_REQUEST_CANCELLED
-                : code == 1 ? 0x101   // PROTOCOL_ERROR → H3_GENERAL_PROTOCOL_ERROR
-                            : 0x102;  // H3_INTERNAL_ERROR
-  return s->Reset(QuicId(id), h3);
+  return s->Reset(QuicId(id), http3::H3CodeOfHttp2(code));
 }
 
 int JsHttp3Session::PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
@@ -738,7 +727,7 @@ Napi::Value JsHttp3Session::Nothing(const Napi::CallbackInfo& info) { return inf
 Napi::Value JsHttp3Session::Goaway(const Napi::CallbackInfo& info) {
   if (Http3Session* s = live()) {
     if (info.Length() > 0 && info[0].IsNumber() && info[0].As<Napi::Number>().Uint32Value() != 0) {
-      s->Terminate(0x102);
+      s->Terminate(static_cast<uint64_t>(http3::H3Error::kInternal));
     } else {
       s->Goaway();
     }
@@ -747,36 +736,36 @@ Napi::Value JsHttp3Session::Goaway(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsHttp3Session::Destroy(const Napi::CallbackInfo& info) {
-  if (Http3Session* s = live()) s->Terminate(0x10c);
+  if (Http3Session* s = live()) s->Terminate(static_cast<uint64_t>(http3::H3Error::kRequestCancelled));
   return info.Env().Undefined();
 }
 
-Napi::Value JsHttp3Session::Peer(const Napi::CallbackInfo& info) {
-  Http3Session* s = live();
+namespace {
+
+// [address, port, "IPv4" | "IPv6"] of one end of `s`'s connection, or
+// undefined (the session gone, the address unreadable).
+Napi::Value QuicAddress(Napi::Env env, Http3Session* s, bool peer) {
   std::string ip;
   int port = 0, family = 0;
-  if (s == nullptr || !s->connection()->PeerAddress(&ip, &port, &family)) {
-    return info.Env().Undefined();
+  if (s == nullptr || !(peer ? s->connection()->PeerAddress(&ip, &port, &family)
+                             : s->connection()->LocalAddress(&ip, &port, &family))) {
+    return env.Undefined();
   }
-  Napi::Array a = Napi::Array::New(info.Env(), 3);
-  a.Set(0u, Napi::String::New(info.Env(), ip));
-  a.Set(1u, Napi::Number::New(info.Env(), port));
-  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
+  Napi::Array a = Napi::Array::New(env, 3);
+  a.Set(0u, Napi::String::New(env, ip));
+  a.Set(1u, Napi::Number::New(env, port));
+  a.Set(2u, Napi::String::New(env, family == 6 ? "IPv6" : "IPv4"));
   return a;
 }
 
+}  // namespace
+
+Napi::Value JsHttp3Session::Peer(const Napi::CallbackInfo& info) {
+  return QuicAddress(info.Env(), live(), true);
+}
+
 Napi::Value JsHttp3Session::Local(const Napi::CallbackInfo& info) {
-  Http3Session* s = live();
-  std::string ip;
-  int port = 0, family = 0;
-  if (s == nullptr || !s->connection()->LocalAddress(&ip, &port, &family)) {
-    return info.Env().Undefined();
-  }
-  Napi::Array a = Napi::Array::New(info.Env(), 3);
-  a.Set(0u, Napi::String::New(info.Env(), ip));
-  a.Set(1u, Napi::Number::New(info.Env(), port));
-  a.Set(2u, Napi::String::New(info.Env(), family == 6 ? "IPv6" : "IPv4"));
-  return a;
+  return QuicAddress(info.Env(), live(), false);
 }
 
 Napi::Value JsHttp3Session::Tls(const Napi::CallbackInfo& info) {

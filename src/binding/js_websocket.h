@@ -46,6 +46,9 @@ class JsWebSocket final : public WsDelegate {
   // stream, its id into argv[at] (*argc grows by one). False when the
   // handle is gone (no event is due).
   bool Target(WebSocketSession* ws, napi_value* argv, size_t at, size_t* argc);
+  // cb(target, Buffer copy of data[, stream id]): a ping's or pong's payload.
+  void CallWithPayload(WebSocketSession* ws, const char* data, size_t len,
+                       const Napi::FunctionReference& cb);
   // Pool messages (a server with a requestBufferAllocator): room for `len`
   // more bytes in the current message memory, asking lib/ for a new buffer
   // (onWsAlloc) when the current one is full. False: this message is

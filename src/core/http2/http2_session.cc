@@ -6,6 +6,7 @@
 #include "core/http2/http2_stream.h"
 #include "core/http2/http2_websocket.h"
 #include "core/net/connection.h"
+#include "core/stream/request_rules.h"
 #include "core/net/listener.h"
 
 namespace sluice {
@@ -72,6 +73,8 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
                                                            OnStreamCloseCb);
     nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(
         c, OnInvalidFrameRecvCb);
+    nghttp2_session_callbacks_set_on_invalid_header_callback(
+        c, OnInvalidHeaderCb);
     return c;
   }()};
   return holder.cbs;
@@ -520,9 +523,17 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
           st->responded = true;
           return 0;
         }
+        if (!self->RequestAllowed(*st)) {
+          self->RefuseMalformed(st);
+          return 0;
+        }
         self->DeliverHeaders(st, end_stream);
       } else if (end_stream) {
         st->remote_ended = true;
+        if (!TrailersAllowed(*st)) {
+          self->RefuseMalformed(st);
+          return 0;
+        }
         self->DeliverEnd(st);
       }
       break;
@@ -552,6 +563,40 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
       break;
   }
   return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
+}
+
+int Http2Session::OnInvalidHeaderCb(nghttp2_session*, const nghttp2_frame*,
+                                    const uint8_t*, size_t, const uint8_t*,
+                                    size_t, uint8_t, void*) {
+  // nghttp2 would drop the field and go on; HTTP/3 refuses the request
+  // (RequestRules), so HTTP/2 does too: a stream error PROTOCOL_ERROR.
+  return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
+bool Http2Session::RequestAllowed(const Stream& st) const {
+  RequestRules rules(conn_->listener()->options().http2_connect_protocol);
+  for (const auto& f : st.Collect()) {
+    if (!rules.Field(f.first, f.second)) return false;
+  }
+  return rules.End();
+}
+
+bool Http2Session::TrailersAllowed(const Stream& st) {
+  for (const auto& f : st.Collect()) {
+    if (!TrailerFieldOk(f.first, f.second)) return false;
+  }
+  return true;
+}
+
+void Http2Session::RefuseMalformed(Stream* st) {
+  // As nghttp2 answers the rules it checks itself: RST_STREAM
+  // PROTOCOL_ERROR (RFC 9113 8.1.1), counted against the provoked-reset
+  // budget when the embedder already has the stream (trailers).
+  st->fields.clear();
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st->id,
+                            NGHTTP2_PROTOCOL_ERROR);
+  if (st->delivered) NoteProvokedReset(st);
+  conn_->MarkDirty();
 }
 
 void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
@@ -839,22 +884,9 @@ void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
   } else {
     Http2HeaderList h;
     h.AddStatus(a.status);
-    std::string name;
-    for (const auto& f : *a.headers) {
-      name.assign(f.first);
-      for (char& c : name) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      }
-      h.Add(name, f.second);
-    }
-    if (a.content_length >= 0) {
-      h.Add("content-length", std::to_string(a.content_length));
-    }
-    // "Date: <IMF-fixdate>\r\n" -> the value (as HTTP/1.1's answers and
-    // node's respond() add it).
-    const char* date = conn_->listener()->date().HeaderLine();
-    h.Add("date", std::string_view(date + 6, DateCache::kHeaderLineLen - 8));
-    if (!conn_->listener()->alt_svc().empty()) h.Add("alt-svc", conn_->listener()->alt_svc());
+    // Date as HTTP/1.1's answers and node's respond() add it.
+    ForEachAnswerField(a, l->date().Value(), l->alt_svc(),
+                       [&h](std::string_view n, std::string_view v) { h.Add(n, v); });
     int r = Respond(id, a.status, h,
                     a.body != nullptr ? 0u : static_cast<uint32_t>(kH2EndStream));
     if (a.body != nullptr) {

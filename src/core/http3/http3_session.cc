@@ -5,6 +5,7 @@
 #include "core/http3/http3_compression.h"
 #include "core/http3/http3_pipe_body.h"
 #include "core/http3/varint.h"
+#include "core/stream/request_rules.h"
 
 namespace sluice {
 
@@ -46,42 +47,16 @@ constexpr size_t kBodyFrameMax = 128 * 1024;
 // wherever they appear.
 bool Http2OnlyType(uint64_t t) { return t == 0x2 || t == 0x6 || t == 0x8 || t == 0x9; }
 
-bool HasUpper(std::string_view s) {
-  for (char c : s) {
-    if (c >= 'A' && c <= 'Z') return true;
-  }
-  return false;
-}
-
-// RFC 9114 §4.2: fields HTTP/3 forbids (connection-specific).
-bool ConnectionSpecific(std::string_view n, std::string_view v) {
-  if (n == "connection" || n == "keep-alive" || n == "proxy-connection" ||
-      n == "transfer-encoding" || n == "upgrade") {
-    return true;
-  }
-  return n == "te" && v != "trailers";
-}
-
-// Field names and values must not carry bytes HTTP forbids (RFC 9114
-// §4.2, RFC 9110 §5.5): NUL, CR, LF anywhere, and in names also
-// whitespace and other separators a token excludes.
-bool ValidField(std::string_view n, std::string_view v) {
-  if (n.empty()) return false;
-  for (char c : n) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u >= 0x7f || c == ':') return false;
-  }
-  for (char c : v) {
-    if (c == '\0' || c == '\r' || c == '\n') return false;
-  }
-  if (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.back() == ' ' ||
-                     v.back() == '\t')) {
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
+
+QuicAppCodes Http3Session::QuicCodes() {
+  QuicAppCodes c;
+  c.no_error = kErr(H3Error::kNoError);
+  c.internal_error = kErr(H3Error::kInternal);
+  c.cancelled = kErr(H3Error::kRequestCancelled);
+  c.stream_refused = kErr(H3Error::kRequestRejected);
+  return c;
+}
 
 // ---- a request stream ------------------------------------------------------
 
@@ -459,55 +434,23 @@ H3Error Http3Session::OnHead(Request* r) {
   }
   if (r->phase == Request::kTrailers) {
     for (const HeaderField& f : fields) {
-      if (f.name.empty() || f.name[0] == ':' || HasUpper(f.name) ||
-          ConnectionSpecific(f.name, f.value) || !ValidField(f.name, f.value)) {
-        return H3Error::kMessage;
-      }
+      if (!TrailerFieldOk(f.name, f.value)) return H3Error::kMessage;
     }
     r->fields = std::move(fields);
     return H3Error::kNoError;
   }
-  // RFC 9114 §4.3.1: pseudo-headers first, each once, the request ones
-  // only; :method, :scheme and a non-empty :path present (CONNECT is not
-  // served: no :protocol was advertised).
-  bool regular = false, method = false, scheme = false, path = false, authority = false;
+  // The rules HTTP/2 shares (core/stream/request_rules.h); no :protocol
+  // is advertised, so extended CONNECT is malformed here.
+  RequestRules rules(false);
   for (const HeaderField& f : fields) {
-    const std::string& n = f.name;
-    if (!n.empty() && n[0] == ':') {
-      if (regular) return H3Error::kMessage;
-      bool* seen = n == ":method"      ? &method
-                   : n == ":scheme"    ? &scheme
-                   : n == ":path"      ? &path
-                   : n == ":authority" ? &authority
-                                       : nullptr;
-      if (seen == nullptr || *seen) return H3Error::kMessage;
-      *seen = true;
-      if (n == ":method") {
-        if (f.value == "CONNECT") return H3Error::kRequestRejected;
-        if (f.value.empty()) return H3Error::kMessage;
-        r->is_head = f.value == "HEAD";
-      }
-      if (n == ":path" && f.value.empty()) return H3Error::kMessage;
-      if (!ValidField(n.substr(1), f.value)) return H3Error::kMessage;
-      continue;
-    }
-    regular = true;
-    if (HasUpper(n) || ConnectionSpecific(n, f.value) || !ValidField(n, f.value)) {
-      return H3Error::kMessage;
-    }
-    if (n == "content-length") {
-      uint64_t v = 0;
-      if (f.value.empty() || f.value.size() > 18) return H3Error::kMessage;
-      for (char c : f.value) {
-        if (c < '0' || c > '9') return H3Error::kMessage;
-        v = v * 10 + static_cast<uint64_t>(c - '0');
-      }
-      if (r->has_length && v != r->content_length) return H3Error::kMessage;
-      r->has_length = true;
-      r->content_length = v;
-    }
+    if (!rules.Field(f.name, f.value)) return H3Error::kMessage;
   }
-  if (!method || !scheme || !path) return H3Error::kMessage;
+  if (!rules.End()) return H3Error::kMessage;
+  const CheckedHead& head = rules.head();
+  if (head.method == "CONNECT") return H3Error::kRequestRejected;  // not served
+  r->is_head = head.method == "HEAD";
+  r->has_length = head.has_content_length;
+  r->content_length = head.content_length;
   r->fields = std::move(fields);
   r->phase = Request::kBody;
   r->head_ready = true;
@@ -1437,20 +1380,13 @@ void Http3Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
     return;
   }
   std::vector<HeaderField> h;
-  h.reserve(a.headers->size() + 2);
+  h.reserve(a.headers->size() + 3);
   h.push_back({":status", std::to_string(a.status)});
-  for (const auto& f : *a.headers) {
-    std::string name = f.first;
-    for (char& c : name) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    h.push_back({std::move(name), f.second});
-  }
-  if (a.content_length >= 0) h.push_back({"content-length", std::to_string(a.content_length)});
-  if (date_ != nullptr) {
-    // "Date: <IMF-fixdate>\r\n" -> the value (as HTTP/1.1's answers).
-    h.push_back({"date", std::string(date_->HeaderLine() + 6, DateCache::kHeaderLineLen - 8)});
-  }
+  // Date as HTTP/1.1's answers; no alt-svc (this is HTTP/3).
+  ForEachAnswerField(a, date_ != nullptr ? date_->Value() : std::string_view(), std::string_view(),
+                     [&h](std::string_view n, std::string_view v) {
+                       h.push_back({std::string(n), std::string(v)});
+                     });
   // Respond may close `r` (a response without a body ends the stream);
   // nothing of it is touched afterwards.
   int rc = Respond(id, h.data(), h.size(), a.body == nullptr);
