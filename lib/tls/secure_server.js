@@ -142,7 +142,7 @@ class SecureServer extends Server {
     // after listen() answer HTTP/3 requests natively too.
     const ep = new http3.Http3Endpoint(cfg, {
       ...this._h3tls, ticketKeys: this.getTicketKeys(), staticFiles: this[kNative].staticFiles(),
-    }, this._streamCallbacks(30), null);
+    }, this._streamCallbacks('h3'), null);
     for (const [hostname, ctx] of this._h3contexts) ep.addContext(hostname, ctx);
     const rr = ep.listen(host, h3port);
     if (rr < 0) {

@@ -64,22 +64,6 @@ Napi::Value Error(Napi::Env env, const std::string& msg) {
   return env.Undefined();
 }
 
-std::vector<std::string> StringList(const Napi::Value& v) {
-  std::vector<std::string> out;
-  if (v.IsArray()) {
-    Napi::Array a = v.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); i++) {
-      Napi::Value e = a.Get(i);
-      if (e.IsString()) out.push_back(e.As<Napi::String>().Utf8Value());
-      else if (e.IsBuffer()) {
-        auto b = e.As<Napi::Buffer<char>>();
-        out.emplace_back(b.Data(), b.Length());
-      }
-    }
-  }
-  return out;
-}
-
 uint64_t NumberOr(const Napi::Object& o, const char* k, uint64_t d) {
   Napi::Value v = o.Get(k);
   if (!v.IsNumber()) return d;

@@ -27,9 +27,7 @@ bool JsWebSocket::Wanted(const Napi::Object& callbacks) {
 }
 
 JsWebSocket::JsWebSocket(Napi::Env env, const Napi::Object& cbs) : env_(env) {
-#define SLUICE_WS_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
-  SLUICE_WS_CALLBACKS(SLUICE_WS_CALLBACK_READ)
-#undef SLUICE_WS_CALLBACK_READ
+  SLUICE_WS_CALLBACKS(SLUICE_CALLBACK_READ)
   pool_ = !on_alloc_.IsEmpty() && !on_pool_message_.IsEmpty();
 }
 

@@ -15,6 +15,7 @@
 
 #include <memory>
 
+#include "binding/js_core_handle.h"
 #include "core/websocket/ws_delegate.h"
 #include "core/websocket/ws_hub.h"
 
@@ -74,9 +75,7 @@ class JsWebSocket final : public WsDelegate {
   V(on_pong_, "onWsPong")                 \
   V(on_peer_close_, "onWsPeerClose")      \
   V(on_error_, "onWsError")
-#define SLUICE_WS_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
-  SLUICE_WS_CALLBACKS(SLUICE_WS_CALLBACK_MEMBER)
-#undef SLUICE_WS_CALLBACK_MEMBER
+  SLUICE_WS_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 };
 
 class Http2Session;

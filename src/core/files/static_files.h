@@ -245,6 +245,15 @@ struct StaticLookupCancel {
 };
 using StaticLookupPtr = std::unique_ptr<StaticLookup, StaticLookupCancel>;
 
+// In OnStaticAnswer: the lookup the client holds for the request (`held`
+// null: the request is gone), taken out so that it is freed when the
+// answer returns (the answer's headers are its memory). Empty when the
+// answer comes from inside Begin, where the client holds nothing yet and
+// is inside a dispatch already.
+inline StaticLookupPtr TakeHeldLookup(StaticLookupPtr* held) {
+  return held != nullptr ? std::move(*held) : StaticLookupPtr();
+}
+
 class StaticFiles {
  public:
   explicit StaticFiles(uv_loop_t* loop) : loop_(loop) {}

@@ -231,12 +231,8 @@ void Http1Session::PumpFrontPipe() {
         continue;
       }
       // kSendfileDone: the whole range is in the kernel.
-      uint32_t seq = r.seq;
-      PipeBodyListener* listener = body->TakeListener();
-      r.pipe_body.reset();  // closes the source (and its fd)
-      End(seq, std::string_view());  // may pump the next response (nested)
+      EndPipeBody(r);
       queued = true;
-      if (listener) listener->OnPipeBodyDone(0);
       continue;
     }
     if (w.Backlog() >= limit) {
@@ -262,12 +258,8 @@ void Http1Session::PumpFrontPipe() {
     }
     if (n == kPipeWouldBlock) break;  // OnPipeReadable resumes
     if (n == kPipeEof) {
-      uint32_t seq = r.seq;
-      PipeBodyListener* listener = body->TakeListener();
-      r.pipe_body.reset();  // closes the source (and its fd)
-      End(seq, std::string_view());  // may pump the next response (nested)
+      EndPipeBody(r);
       queued = true;
-      if (listener) listener->OnPipeBodyDone(0);
       continue;
     }
     FailPipeBody(r.seq, static_cast<int>(n));
@@ -372,6 +364,14 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
   (void)err;
   return kSendfileRead;
 #endif
+}
+
+void Http1Session::EndPipeBody(Request& r) {
+  const uint32_t seq = r.seq;
+  PipeBodyListener* listener = r.pipe_body->TakeListener();
+  r.pipe_body.reset();  // closes the source (and its fd)
+  End(seq, std::string_view());  // may pump the next response (nested)
+  if (listener) listener->OnPipeBodyDone(0);
 }
 
 void Http1Session::FailPipeBody(uint32_t seq, int err, bool reset) {

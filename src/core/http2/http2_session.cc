@@ -848,14 +848,9 @@ bool Http2Session::TryStatic(Stream* st, const Http2Fields& fields) {
     raw->TakeHeader(f.first, f.second);  // HTTP/2 names are lower case
   }
   const int32_t id = st->id;
-  switch (raw->Begin(this, static_cast<uint64_t>(id))) {
-    case StaticLookup::kFallThrough:
-      return false;
-    case StaticLookup::kAnswered:
-      return true;
-    case StaticLookup::kPending:
-      break;
-  }
+  // kAnswered: OnStaticAnswer ran inside Begin; kFallThrough: not ours.
+  const StaticLookup::Start started = raw->Begin(this, static_cast<uint64_t>(id));
+  if (started != StaticLookup::kPending) return started == StaticLookup::kAnswered;
   Stream* s = Find(id);
   if (s == nullptr) return true;
   s->static_fields.reserve(fields.size());
@@ -869,16 +864,9 @@ bool Http2Session::TryStatic(Stream* st, const Http2Fields& fields) {
 void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
   const int32_t id = static_cast<int32_t>(tag);
   Stream* st = Find(id);
-  // From the lookup's job completion a dispatch is opened here (the
-  // response is flushed at its end); from TryStatic we are inside one.
-  const bool async = st != nullptr && st->static_lookup != nullptr;
-  StaticLookupPtr done;
-  if (async) {
-    done = std::move(st->static_lookup);  // freed when this returns
-    st->static_fields.clear();
-  }
   Listener* l = conn_->listener();
-  if (async) l->BeginDispatch();
+  StaticAnswerDispatch scope(l, st != nullptr ? &st->static_lookup : nullptr);
+  if (scope.async()) st->static_fields.clear();
   if (st == nullptr || dead()) {
     if (a.body != nullptr) a.body->Close();
   } else {
@@ -897,7 +885,6 @@ void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
       }
     }
   }
-  if (async) l->EndDispatch();
 }
 
 void Http2Session::OnStaticFallThrough(uint64_t tag) {

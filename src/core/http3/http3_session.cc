@@ -310,6 +310,10 @@ Http3Session::Request* Http3Session::Find(uint64_t id) const {
   return it == requests_.end() ? nullptr : it->second.get();
 }
 
+bool Http3Session::Writable(const Request* r) const {
+  return r != nullptr && !r->closed && !closed_;
+}
+
 void Http3Session::OnStreamReadable(QuicStream* s) {
   dead_.clear();
   if (closed_) return;
@@ -638,16 +642,11 @@ void Http3Session::WakeBody(uint64_t id) {
 
 int Http3Session::StartPipeBody(uint64_t id, PipeSource* source, PipeBodyListener* listener) {
   Request* r = Find(id);
-  int err = kResultOk;
-  if (r == nullptr || r->closed || closed_) {
-    err = kResultClosed;
-  } else if (!r->responded) {
-    err = kResultHeadersNotSent;
-  } else if (r->body_ended || r->body != nullptr) {
-    err = kResultEnded;
-  } else if (r->no_body) {
-    err = kResultNoBody;
-  }
+  const int err = !Writable(r)                          ? kResultClosed
+                  : !r->responded                       ? kResultHeadersNotSent
+                  : r->body_ended || r->body != nullptr ? kResultEnded
+                  : r->no_body                          ? kResultNoBody
+                                                        : kResultOk;
   if (err != kResultOk) {
     source->Close();
     return err;
@@ -930,7 +929,7 @@ void Http3Session::RetryBodyBuffers() {
 int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool end,
                           bool wait_for_trailers) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (r->responded) return kResultHeadersSent;
   r->responded = true;
   r->wait_for_trailers = wait_for_trailers;
@@ -1022,7 +1021,7 @@ void Http3Session::Attend(Request* r) {
 
 int Http3Session::Informational(uint64_t id, const HeaderField* fields, size_t n) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (r->responded) return kResultHeadersSent;
   std::string block;
   http3::EncodeFieldSection(fields, n, &block);
@@ -1034,7 +1033,7 @@ int Http3Session::Informational(uint64_t id, const HeaderField* fields, size_t n
 int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len, ExternalRef* ref) {
   Request* r = Find(id);
   int err = kResultOk;
-  if (r == nullptr || r->closed || closed_) {
+  if (!Writable(r)) {
     err = kResultClosed;
   } else if (!r->responded) {
     err = kResultHeadersNotSent;
@@ -1071,7 +1070,7 @@ int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len, ExternalRe
 
 int Http3Session::End(uint64_t id, const HeaderField* trailers, size_t n) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (!r->responded) return kResultHeadersNotSent;
   if (r->body_ended || r->body != nullptr) return kResultEnded;
   r->body_ended = true;
@@ -1099,7 +1098,7 @@ int Http3Session::End(uint64_t id, const HeaderField* trailers, size_t n) {
 
 int Http3Session::SendTrailers(uint64_t id, const HeaderField* trailers, size_t n) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (!r->trailers_due || r->out_fin) return kResultInvalid;
   r->trailers_due = false;
   r->wait_for_trailers = false;
@@ -1116,7 +1115,7 @@ int Http3Session::SendTrailers(uint64_t id, const HeaderField* trailers, size_t 
 
 int Http3Session::StartCompression(uint64_t id, const CompressParams& params) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   // Before or after Respond (the compat res makes its compressor before
   // the head leaves); WriteHead drops it if the head says there is no body.
   if (r->body_ended || r->body != nullptr || r->compression != nullptr) return kResultInvalid;
@@ -1129,7 +1128,7 @@ int Http3Session::StartCompression(uint64_t id, const CompressParams& params) {
 
 int Http3Session::FlushCompression(uint64_t id) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (r->compression == nullptr || !r->compression->streaming() || r->body_ended) {
     return kResultOk;
   }
@@ -1151,12 +1150,7 @@ int Http3Session::RespondCompressed(uint64_t id, std::vector<HeaderField>&& head
                                     CompressJob* job, std::vector<HeaderField>&& trailers,
                                     bool wait_for_trailers) {
   Request* r = Find(id);
-  int err = kResultOk;
-  if (r == nullptr || r->closed || closed_) {
-    err = kResultClosed;
-  } else if (r->responded) {
-    err = kResultHeadersSent;
-  }
+  const int err = !Writable(r) ? kResultClosed : r->responded ? kResultHeadersSent : kResultOk;
   if (err != kResultOk) {
     job->Destroy();
     return err;
@@ -1350,14 +1344,9 @@ bool Http3Session::TryStatic(Request* r) {
     raw->TakeHeader(f.name, f.value);  // HTTP/3 names are lower case (OnHead)
   }
   const uint64_t id = r->id;
-  switch (raw->Begin(this, id)) {
-    case StaticLookup::kFallThrough:
-      return false;
-    case StaticLookup::kAnswered:
-      return true;  // OnStaticAnswer ran inside Begin
-    case StaticLookup::kPending:
-      break;
-  }
+  // kAnswered: OnStaticAnswer ran inside Begin; kFallThrough: not ours.
+  const StaticLookup::Start started = raw->Begin(this, id);
+  if (started != StaticLookup::kPending) return started == StaticLookup::kAnswered;
   r = Find(id);
   if (r == nullptr) return true;  // gone: `lookup` cancels it
   r->static_lookup = std::move(lookup);
@@ -1367,13 +1356,10 @@ bool Http3Session::TryStatic(Request* r) {
 void Http3Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
   const uint64_t id = tag;
   Request* r = Find(id);
-  // From the job's completion the request holds the lookup (inside
-  // TryStatic it does not yet): kept alive until this returns, since the
-  // answer's headers are its memory and the response may close `r`.
-  const bool async = r != nullptr && r->static_lookup != nullptr;
-  StaticLookupPtr done;
-  if (async) done = std::move(r->static_lookup);
-  if (r == nullptr || r->closed || closed_) {
+  // Kept alive until this returns: the response may close `r`.
+  StaticLookupPtr done = TakeHeldLookup(r != nullptr ? &r->static_lookup : nullptr);
+  const bool async = done != nullptr;
+  if (!Writable(r)) {
     // Nobody to answer (a lookup is cancelled when its request goes, so
     // this is defensive): the body reference is ours to drop.
     if (a.body != nullptr) a.body->Close();

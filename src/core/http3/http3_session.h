@@ -257,6 +257,9 @@ class Http3Session final : public QuicConnectionHandler,
   class ControlFrames;
 
   Request* Find(uint64_t id) const;
+  // `r` (from Find) can still be answered: known, not closed, and the
+  // session not closing.
+  bool Writable(const Request* r) const;
   void ReadRequest(Request* r);
   // Where the next read of `r` lands: its hold
   // (acquired now if needed), or `stack`. false: not now (paused at a
