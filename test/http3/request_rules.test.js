@@ -11,14 +11,13 @@
 // [sluice-only]: node has no HTTP/3 server, and node:http2 accepts some
 // of these (a regular field nghttp2 drops instead of refusing).
 
-const net = require('node:net');
 const common = require('../common');
 const { assert } = common;
 const h2 = require('../http2/h2common');
 const { h3, startH3Server } = require('./h3common');
 const { headersFrame, h3Clients } = require('./quic_client');
 
-const { PREFACE, FRAME, frame, parseFrames, waitFor } = h2;
+const { PREFACE, FRAME, frame, waitFor } = h2;
 const END_STREAM = 0x1;
 const END_HEADERS = 0x4;
 const PROTOCOL_ERROR = 0x1;
@@ -90,24 +89,13 @@ function handler(seen) {
 // log names the case.
 const tag = (fields, i) => fields.map(([n, v]) => [n, n === ':path' && v.startsWith('/') ? `/?c=${i}` : v]);
 
-// HPACK literal field without indexing, new name (RFC 7541 6.2.2); names
-// and values under 127 bytes.
-function literal(name, value) {
-  const n = Buffer.from(name, 'latin1');
-  const v = Buffer.from(value, 'latin1');
-  return Buffer.concat([Buffer.from([0x00, n.length]), n, Buffer.from([v.length]), v]);
-}
-const hpack = (fields) => Buffer.concat(fields.map(([n, v]) => literal(n, v)));
+const hpack = h2.hpackLiterals;
 
 // Every case on its own stream of one h2c connection; resolves, per case,
 // 'refused' (RST_STREAM PROTOCOL_ERROR, no response) or 'served' (a
 // response HEADERS) or a description of anything else.
 async function overHttp2(port) {
-  const sock = common.trackSocket(net.connect(port, '127.0.0.1'));
-  await new Promise((r) => sock.once('connect', r));
-  let buf = Buffer.alloc(0);
-  sock.on('data', (d) => { buf = Buffer.concat([buf, d]); });
-  sock.on('error', () => {});
+  const { sock, frames: received } = await h2.rawConnect(port);
   const out = [PREFACE, frame(FRAME.SETTINGS, 0, 0)];
   CASES.forEach(([, head, trailers], i) => {
     const id = 2 * i + 1;
@@ -120,8 +108,9 @@ async function overHttp2(port) {
     }
   });
   sock.write(Buffer.concat(out));
+  // 'served', 'refused' or another RST_STREAM code; null before either.
   const verdict = (id) => {
-    const frames = parseFrames(buf).filter((f) => f.streamId === id);
+    const frames = received().filter((f) => f.streamId === id);
     if (frames.some((f) => f.type === FRAME.HEADERS)) return 'served';
     const rst = frames.find((f) => f.type === FRAME.RST_STREAM);
     if (rst === undefined) return null;
@@ -129,7 +118,7 @@ async function overHttp2(port) {
     return code === PROTOCOL_ERROR ? 'refused' : `RST_STREAM ${code}`;
   };
   await waitFor(() => CASES.every((_, i) => verdict(2 * i + 1) !== null), 10000);
-  const gone = parseFrames(buf).find((f) => f.type === FRAME.GOAWAY);
+  const gone = received().find((f) => f.type === FRAME.GOAWAY);
   assert.strictEqual(gone, undefined, 'no case ends the connection');
   const verdicts = CASES.map((_, i) => verdict(2 * i + 1));
   sock.destroy();

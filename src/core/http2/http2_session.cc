@@ -574,16 +574,17 @@ int Http2Session::OnInvalidHeaderCb(nghttp2_session*, const nghttp2_frame*,
 }
 
 bool Http2Session::RequestAllowed(const Stream& st) const {
+  // Straight from the arena: no Http2Fields is built for this.
   RequestRules rules(conn_->listener()->options().http2_connect_protocol);
-  for (const auto& f : st.Collect()) {
-    if (!rules.Field(f.first, f.second)) return false;
+  for (const Stream::Field& f : st.fields) {
+    if (!rules.Field(st.Name(f), st.Value(f))) return false;
   }
   return rules.End();
 }
 
 bool Http2Session::TrailersAllowed(const Stream& st) {
-  for (const auto& f : st.Collect()) {
-    if (!TrailerFieldOk(f.first, f.second)) return false;
+  for (const Stream::Field& f : st.fields) {
+    if (!TrailerFieldOk(st.Name(f), st.Value(f))) return false;
   }
   return true;
 }

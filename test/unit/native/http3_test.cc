@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
 #include "core/http3/frames.h"
 #include "core/http3/huffman.h"
 #include "core/http3/qpack.h"
@@ -26,18 +27,6 @@ using namespace std::string_literals;
 
 namespace {
 
-int failures = 0;
-long checks = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    checks++;                                                   \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      if (++failures > 10) std::exit(1);                        \
-    }                                                           \
-  } while (0)
 
 std::mt19937_64 rng(12345);
 
@@ -571,7 +560,7 @@ void ControlCase(const std::string& in, H3Error want, const std::string& want_lo
       reported = true;
       CHECK(false, "control %s: %s, log %s", what, H3ErrorName(e), d.log.c_str());
     }
-    checks++;
+    check_counts::checks++;
   });
 }
 
@@ -654,7 +643,7 @@ void RequestCase(const std::string& in, H3Error want, H3Error want_fin,
       CHECK(false, "request %s: %s / fin %s, log %s", what, H3ErrorName(e),
             H3ErrorName(fin), log.c_str());
     }
-    checks++;
+    check_counts::checks++;
   });
 }
 
@@ -944,10 +933,5 @@ int main() {
   TestUniStreams();
   TestQpackStreams();
   TestQpackDecoder();
-  if (failures) {
-    std::fprintf(stderr, "http3: %d of %ld checks failed\n", failures, checks);
-    return 1;
-  }
-  std::printf("http3: %ld checks, ok\n", checks);
-  return 0;
+  return CheckSummary("http3");
 }

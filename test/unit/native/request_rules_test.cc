@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "check.h"
 #include "core/stream/request_rules.h"
 
 using sluice::CheckedHead;
@@ -17,18 +18,6 @@ using sluice::TrailerFieldOk;
 
 namespace {
 
-int failures = 0;
-long checks = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    checks++;                                                   \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      if (++failures > 10) std::exit(1);                        \
-    }                                                           \
-  } while (0)
 
 using F = std::vector<std::pair<std::string, std::string>>;
 
@@ -158,10 +147,5 @@ void TestTrailers() {
 int main() {
   TestRequests();
   TestTrailers();
-  if (failures) {
-    std::fprintf(stderr, "request_rules: %d of %ld checks failed\n", failures, checks);
-    return 1;
-  }
-  std::printf("request_rules: %ld checks, ok\n", checks);
-  return 0;
+  return CheckSummary("request_rules");
 }
