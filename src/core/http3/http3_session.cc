@@ -440,6 +440,13 @@ H3Error Http3Session::OnHead(Request* r) {
     for (const HeaderField& f : fields) {
       if (!TrailerFieldOk(f.name, f.value)) return H3Error::kMessage;
     }
+    if (!r->head_delivered) {
+      // Trailers straight after the head (no DATA): the head, still in
+      // r->fields, goes out first. The delegate may close the request
+      // (it stays allocated until the next entry).
+      r->DeliverHead(false);
+      if (r->closed) return H3Error::kNoError;
+    }
     r->fields = std::move(fields);
     return H3Error::kNoError;
   }
