@@ -50,7 +50,7 @@
         "src/core/http3/huffman.cc",
         "src/core/http3/qpack.cc",
         "src/core/http3/qpack_decoder.cc",
-        "src/core/http3/message.cc",
+        "src/core/stream/request_rules.cc",
         "src/core/body/file_source.cc",
         "src/core/files/open_file_cache.cc",
         "src/core/files/open_beneath.cc",

@@ -25,7 +25,7 @@ const { kH2State: kState, kConnState, kH2WebSocket, kReq, kTrailers } = require(
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
   STATUS_MASK, STATUS_FLAGS_SHIFT, RESULT_CLOSED, RESULT_BAD_BODY, RESULT_COMPRESS_FAILED,
-  RESULT_NO_BODY, VERSION_2_0, ALLOC_FALLBACK, ALLOC_ERROR,
+  RESULT_NO_BODY, VERSION_2_0, VERSION_3_0, ALLOC_FALLBACK, ALLOC_ERROR,
 } = binding.constants;
 
 // ---- compat: one HTTP/2 stream seen through the HTTP/1.1 objects -------------
@@ -550,18 +550,21 @@ function sessionState(server, native) {
   return st;
 }
 
-// opts.version: the httpVersion code of the compat requests (VERSION_2_0;
-// HTTP/3 passes 30, lib/http3/endpoint.js); opts.altSvc: whether
-// responses carry the server's Alt-Svc (not on HTTP/3 itself).
-function callbacks(server, opts) {
-  const version = opts !== undefined && opts.version !== undefined ? opts.version : VERSION_2_0;
-  const altSvc = opts === undefined || opts.altSvc !== false;
-  // opts.compress false: responses are never compressed (the server's
-  // `compression` option is ignored for this transport).
-  const compress = opts === undefined || opts.compress !== false;
-  // WebSockets on HTTP/2 streams (RFC 8441): a native HTTP/2 session only
-  // (HTTP/3's streams come through these callbacks too).
-  const webSockets = opts === undefined;
+// What differs between the protocols whose streams these callbacks serve:
+// the compat requests' httpVersion code; whether responses carry the
+// server's Alt-Svc (not on HTTP/3 itself); whether responses may be
+// compressed (the server's `compression` option); whether extended
+// CONNECT streams are WebSockets (RFC 8441: HTTP/2 advertises it, HTTP/3
+// does not, so its sessions never get one).
+const PROTOCOLS = {
+  h2: { version: VERSION_2_0, altSvc: true, compress: true, webSockets: true },
+  h3: { version: VERSION_3_0, altSvc: false, compress: true, webSockets: false },
+};
+
+// The stream callbacks of one protocol: 'h2' (a native HTTP/2 session,
+// spread into the NativeServer's) or 'h3' (lib/http3/endpoint.js).
+function callbacks(server, protocol = 'h2') {
+  const { version, altSvc, compress, webSockets } = PROTOCOLS[protocol];
   return {
     // raw: the request head packed as "name\0value\0..." (or, should a
     // field hold a NUL, already an array; src/binding/js_http2.h).

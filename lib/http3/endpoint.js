@@ -64,8 +64,8 @@ function normalize(opt) {
   };
 }
 
-// One listening HTTP/3 endpoint. `callbacks`: the HTTP/2 stream callbacks
-// of the server (lib/http2_server.js callbacks(server, { version: 30 })).
+// One listening HTTP/3 endpoint. `callbacks`: the server's stream
+// callbacks for HTTP/3 (lib/http2/session.js callbacks(server, 'h3')).
 class Http3Endpoint {
   // tls: { keys, certs, passphrase, maxHeaderSize, context (the default
   // native context, shared with TCP), ticketKeys, onSni(endpoint, id,

@@ -173,11 +173,11 @@ class Server extends EventEmitter {
 
   get listening() { return this._listening; }
 
-  // The stream callbacks of another transport of this server's requests
-  // (HTTP/3: lib/http3/endpoint.js), HTTP/2's with the compat requests'
-  // httpVersion code `version`.
-  _streamCallbacks(version) {
-    return http2Session.callbacks(this, { version, altSvc: false });
+  // The stream callbacks of another transport of this server's requests,
+  // by protocol ('h3': lib/http3/endpoint.js; lib/http2/session.js
+  // PROTOCOLS says what differs).
+  _streamCallbacks(protocol) {
+    return http2Session.callbacks(this, protocol);
   }
 
   // The native TLS events' callbacks (lib/tls/secure_server.js); none here.

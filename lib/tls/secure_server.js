@@ -186,7 +186,7 @@ class SecureServer extends Server {
     // after listen() answer HTTP/3 requests natively too.
     const ep = new http3.Http3Endpoint(cfg, {
       ...this._h3tls, ticketKeys: this.getTicketKeys(), staticFiles: this[kNative].staticFiles(),
-    }, this._streamCallbacks(30), null);
+    }, this._streamCallbacks('h3'), null);
     for (const [hostname, ctx] of this._h3contexts) ep.addContext(hostname, ctx);
     // reusePort (given, or by default in a cluster worker) covers the UDP
     // socket too: each worker has its own on the shared port.

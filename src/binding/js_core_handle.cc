@@ -9,6 +9,22 @@ void UncaughtIfThrown(napi_env env, napi_status st) {
   napi_fatal_exception(env, err);
 }
 
+std::vector<std::string> StringList(const Napi::Value& v) {
+  std::vector<std::string> out;
+  if (!v.IsArray()) return out;
+  Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); i++) {
+    Napi::Value e = a.Get(i);
+    if (e.IsString()) {
+      out.push_back(e.As<Napi::String>().Utf8Value());
+    } else if (e.IsBuffer()) {
+      auto b = e.As<Napi::Buffer<char>>();
+      out.emplace_back(b.Data(), b.Length());
+    }
+  }
+  return out;
+}
+
 Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
                                    const char* name) {
   Napi::Value v = callbacks.Get(name);

@@ -13,6 +13,9 @@
 
 #include <napi.h>
 
+#include <string>
+#include <vector>
+
 #include "core/common/result.h"
 
 namespace sluice {
@@ -31,6 +34,13 @@ void UncaughtIfThrown(napi_env env, napi_status st);
 // callbacks object must be kept alive by its owner), or an empty one.
 Napi::FunctionReference JsCallback(const Napi::Object& callbacks,
                                    const char* name);
+// For an X-macro list of callbacks (V(member, "jsName")): declares the
+// members, and reads them from the callbacks object `cbs` (JsCallback).
+#define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
+#define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
+// A list of strings lib/ passed (strings, or Buffers taken as bytes);
+// anything else, or a non-array, gives an empty list.
+std::vector<std::string> StringList(const Napi::Value& v);
 
 // The async context (async_hooks resource) of a native object that calls
 // JS from libuv callbacks (napi_make_callback, callback scopes); destroyed

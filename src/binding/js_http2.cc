@@ -15,9 +15,7 @@ bool JsHttp2::Wanted(const Napi::Object& callbacks) {
 }
 
 JsHttp2::JsHttp2(Napi::Env env, const Napi::Object& cbs) : env_(env) {
-#define SLUICE_H2_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
-  SLUICE_HTTP2_CALLBACKS(SLUICE_H2_CALLBACK_READ)
-#undef SLUICE_H2_CALLBACK_READ
+  SLUICE_HTTP2_CALLBACKS(SLUICE_CALLBACK_READ)
 }
 
 napi_value JsHttp2::SessionObject(Http2Session* s) {

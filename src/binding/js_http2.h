@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "binding/js_core_handle.h"
 #include "core/http2/http2_delegate.h"
 
 namespace sluice {
@@ -79,9 +80,7 @@ class JsHttp2 final : public Http2Delegate {
   V(on_ping_, "onPing")                            \
   V(on_settings_, "onSettings")                    \
   V(on_session_close_, "onSessionClose")
-#define SLUICE_H2_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
-  SLUICE_HTTP2_CALLBACKS(SLUICE_H2_CALLBACK_MEMBER)
-#undef SLUICE_H2_CALLBACK_MEMBER
+  SLUICE_HTTP2_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 };
 
 }  // namespace sluice

@@ -62,9 +62,7 @@ void BuildHeaders(napi_env env, Http2Session* s, int status, napi_value block,
     }
   }
   if ((flags & wire::kH2AddDate) && !h->Has("date")) {
-    // "Date: <IMF-fixdate>\r\n" → the value alone.
-    const char* line = s->connection()->listener()->date().HeaderLine();
-    h->Add("date", std::string_view(line + 6, DateCache::kHeaderLineLen - 8));
+    h->Add("date", s->connection()->listener()->date().Value());
   }
 }
 

@@ -53,8 +53,7 @@ void BuildHeaders(napi_env env, JsHttp3Endpoint* owner, int status, napi_value b
     }
   }
   if ((flags & wire::kH2AddDate) && owner != nullptr && !h->Has("date")) {
-    const char* line = owner->date()->HeaderLine();
-    h->Add("date", std::string_view(line + 6, DateCache::kHeaderLineLen - 8));
+    h->Add("date", owner->date()->Value());
   }
 }
 
@@ -63,22 +62,6 @@ Napi::Value Error(Napi::Env env, const std::string& msg) {
   e.Set("code", Napi::String::New(env, "ERR_SLUICE_HTTP3"));
   e.ThrowAsJavaScriptException();
   return env.Undefined();
-}
-
-std::vector<std::string> StringList(const Napi::Value& v) {
-  std::vector<std::string> out;
-  if (v.IsArray()) {
-    Napi::Array a = v.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); i++) {
-      Napi::Value e = a.Get(i);
-      if (e.IsString()) out.push_back(e.As<Napi::String>().Utf8Value());
-      else if (e.IsBuffer()) {
-        auto b = e.As<Napi::Buffer<char>>();
-        out.emplace_back(b.Data(), b.Length());
-      }
-    }
-  }
-  return out;
 }
 
 uint64_t NumberOr(const Napi::Object& o, const char* k, uint64_t d) {
@@ -151,6 +134,7 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
     return;
   }
   QuicEndpointOptions o;
+  o.app = Http3Session::QuicCodes();
   o.max_connections = NumberOr(opts, "maxConnections", o.max_connections);
   o.max_streams_per_connection = NumberOr(opts, "maxStreams", o.max_streams_per_connection);
   o.idle_timeout_ms = NumberOr(opts, "idleTimeout", o.idle_timeout_ms);
@@ -276,13 +260,13 @@ Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
 Napi::Value JsHttp3Endpoint::CloseAllConnections(const Napi::CallbackInfo& info) {
   // CloseNow queues the CONNECTION_CLOSE; each session is told (and
   // leaves sessions_) on the endpoint's next pass, never in this loop.
-  for (Http3Session* s : sessions_) s->connection()->CloseNow(0x100, "server closing");
+  for (Http3Session* s : sessions_) s->connection()->CloseNow(static_cast<uint64_t>(http3::H3Error::kNoError), "server closing");
   return info.Env().Undefined();
 }
 
 Napi::Value JsHttp3Endpoint::CloseIdleConnections(const Napi::CallbackInfo& info) {
   for (Http3Session* s : sessions_) {
-    if (!s->Busy()) s->connection()->CloseNow(0x100, "idle");
+    if (!s->Busy()) s->connection()->CloseNow(static_cast<uint64_t>(http3::H3Error::kNoError), "idle");
   }
   return info.Env().Undefined();
 }
@@ -513,14 +497,9 @@ void JsHttp3Endpoint::OnStreamWantTrailers(Http3Session* s, uint64_t id) {
 
 void JsHttp3Endpoint::OnStreamClose(Http3Session* s, uint64_t id, uint64_t code) {
   if (!CanCallJs()) return;
-  // lib/ reads HTTP/2 codes (0: a clean close): HTTP/3's mapped back
-  // (RFC 9114 appendix A.4), others passed as they are.
-  int64_t js = code == 0x100   ? 0    // H3_NO_ERROR → NO_ERROR
-               : code == 0x10c ? 8    // H3_REQUEST_CANCELLED → CANCEL
-               : code == 0x10b ? 7    // H3_REQUEST_REJECTED → REFUSED_STREAM
-               : code == 0x101 ? 1    // H3_GENERAL_PROTOCOL_ERROR → PROTOCOL_ERROR
-               : code == 0x102 ? 2    // H3_INTERNAL_ERROR → INTERNAL_ERROR
-                               : static_cast<int64_t>(code & ((1ull << 53) - 1));
+  // lib/ reads HTTP/2 codes (0: a clean close); a code with no HTTP/2
+  // meaning is passed as it is (cut to a JS safe integer).
+  int64_t js = static_cast<int64_t>(http3::Http2CodeOfH3(code) & ((1ull << 53) - 1));
   napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)), Int(Env(), js)};
   CallJs(Env(), on_stream_close_, 3, argv);
 }
@@ -682,16 +661,10 @@ int JsHttp3Session::SendTrailers(const Napi::CallbackInfo& info, Http3Session* s
   return s->SendTrailers(QuicId(id), tf.data(), tf.size());
 }
 
-// rstStream(id, code): HTTP/2 codes as lib/ uses them (CANCEL 8, REFUSED
-// 7, others) mapped to HTTP/3's (RFC 9114 §8.1 / appendix A.4).
+// rstStream(id, code): HTTP/2 codes as lib/ uses them, mapped to HTTP/3's.
 int JsHttp3Session::RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
   uint32_t code = info[1].As<Napi::Number>().Uint32Value();
-  uint64_t h3 = code == 0   ? 0x100   // NO_ERROR
-                : code == 7 ? 0x10b   // REFUSED_STREAM → H3_REQUEST_REJECTED
-                : code == 8 ? 0x10c   // CANCEL → H3_REQUEST_CANCELLED
-                : code == 1 ? 0x101   // PROTOCOL_ERROR → H3_GENERAL_PROTOCOL_ERROR
-                            : 0x102;  // H3_INTERNAL_ERROR
-  return s->Reset(QuicId(id), h3);
+  return s->Reset(QuicId(id), http3::H3CodeOfHttp2(code));
 }
 
 int JsHttp3Session::PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
@@ -778,7 +751,7 @@ Napi::Value JsHttp3Session::Nothing(const Napi::CallbackInfo& info) { return inf
 Napi::Value JsHttp3Session::Goaway(const Napi::CallbackInfo& info) {
   if (Http3Session* s = live()) {
     if (info.Length() > 0 && info[0].IsNumber() && info[0].As<Napi::Number>().Uint32Value() != 0) {
-      s->Terminate(0x102);
+      s->Terminate(static_cast<uint64_t>(http3::H3Error::kInternal));
     } else {
       s->Goaway();
     }
@@ -787,7 +760,7 @@ Napi::Value JsHttp3Session::Goaway(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value JsHttp3Session::Destroy(const Napi::CallbackInfo& info) {
-  if (Http3Session* s = live()) s->Terminate(0x10c);
+  if (Http3Session* s = live()) s->Terminate(static_cast<uint64_t>(http3::H3Error::kRequestCancelled));
   return info.Env().Undefined();
 }
 

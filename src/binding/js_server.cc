@@ -165,9 +165,7 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
       OptionMs(opts, "tcpKeepAliveDelay", o.tcp_keep_alive_delay_s));
   o.body_buffer_size = OptionMs(opts, "bodyBufferSize", o.body_buffer_size);
   if (o.body_buffer_size == 0) o.body_buffer_size = 65536;
-#define SLUICE_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_READ)
-#undef SLUICE_CALLBACK_READ
   callbacks_ref_ = Napi::Weak(cbs);
 
   Napi::Object resource = Napi::Object::New(env);

@@ -134,9 +134,7 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   V(on_tls_error_, "onTlsClientError")  \
   V(on_sni_, "onSni")                   \
   V(on_connection_, "onConnection")
-#define SLUICE_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
   SLUICE_SERVER_CALLBACKS(SLUICE_CALLBACK_MEMBER)
-#undef SLUICE_CALLBACK_MEMBER
   // Keeps this object (and through the callbacks, the JS Server) alive
   // while it listens or has connections: users drop the server object.
   Napi::ObjectReference self_ref_;

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "binding/js_core_handle.h"
+
 namespace sluice {
 
 namespace {
@@ -21,19 +23,8 @@ const napi_type_tag kStaticFilesTag = {0x3b7e91c4d2a05f68ULL, 0xa41f6c0e97d3b852
 
 void ReadStaticMountOptions(const Napi::Object& o, StaticMountOptions* so) {
   // index / extensions: arrays of strings (lib/files/static_mount.js checked).
-  auto strings = [](Napi::Value v) {
-    std::vector<std::string> out;
-    if (v.IsArray()) {
-      Napi::Array a = v.As<Napi::Array>();
-      for (uint32_t i = 0; i < a.Length(); i++) {
-        Napi::Value e = a.Get(i);
-        if (e.IsString()) out.push_back(e.As<Napi::String>().Utf8Value());
-      }
-    }
-    return out;
-  };
-  so->index = strings(o.Get("index"));
-  so->extensions = strings(o.Get("extensions"));
+  so->index = StringList(o.Get("index"));
+  so->extensions = StringList(o.Get("extensions"));
   so->dotfiles = static_cast<StaticMountOptions::Dotfiles>(
       o.Get("dotfiles").As<Napi::Number>().Int32Value());
   so->follow_symlinks = o.Get("followSymlinks").ToBoolean().Value();

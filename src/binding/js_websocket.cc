@@ -29,9 +29,7 @@ bool JsWebSocket::Wanted(const Napi::Object& callbacks) {
 }
 
 JsWebSocket::JsWebSocket(Napi::Env env, const Napi::Object& cbs) : env_(env) {
-#define SLUICE_WS_CALLBACK_READ(member, name) member = JsCallback(cbs, name);
-  SLUICE_WS_CALLBACKS(SLUICE_WS_CALLBACK_READ)
-#undef SLUICE_WS_CALLBACK_READ
+  SLUICE_WS_CALLBACKS(SLUICE_CALLBACK_READ)
   pool_ = !on_alloc_.IsEmpty() && !on_pool_message_.IsEmpty();
 }
 
@@ -110,20 +108,21 @@ void JsWebSocket::OnWsMessage(WebSocketSession* ws, bool binary, const char* dat
   CallJs(env_, on_message_, argc, argv);
 }
 
-void JsWebSocket::OnWsPing(WebSocketSession* ws, const char* data, size_t len) {
+void JsWebSocket::CallWithPayload(WebSocketSession* ws, const char* data, size_t len,
+                                  const Napi::FunctionReference& cb) {
   napi_value argv[3];
   size_t argc = 2;
   if (!Target(ws, argv, 2, &argc)) return;
   argv[1] = BufferCopy(env_, data, len);
-  CallJs(env_, on_ping_, argc, argv);
+  CallJs(env_, cb, argc, argv);
+}
+
+void JsWebSocket::OnWsPing(WebSocketSession* ws, const char* data, size_t len) {
+  CallWithPayload(ws, data, len, on_ping_);
 }
 
 void JsWebSocket::OnWsPong(WebSocketSession* ws, const char* data, size_t len) {
-  napi_value argv[3];
-  size_t argc = 2;
-  if (!Target(ws, argv, 2, &argc)) return;
-  argv[1] = BufferCopy(env_, data, len);
-  CallJs(env_, on_pong_, argc, argv);
+  CallWithPayload(ws, data, len, on_pong_);
 }
 
 void JsWebSocket::OnWsPeerClose(WebSocketSession* ws, int code, const char* reason,

@@ -47,6 +47,9 @@ class JsWebSocket final : public WsDelegate {
   // stream, its id into argv[at] (*argc grows by one). False when the
   // handle is gone (no event is due).
   bool Target(WebSocketSession* ws, napi_value* argv, size_t at, size_t* argc);
+  // cb(target, Buffer copy of data[, stream id]): a ping's or pong's payload.
+  void CallWithPayload(WebSocketSession* ws, const char* data, size_t len,
+                       const Napi::FunctionReference& cb);
   // Pool messages (a server with a requestBufferAllocator): room for `len`
   // more bytes in the current message memory, asking lib/ for a new buffer
   // (onWsAlloc) when the current one is full. False: this message is
@@ -72,9 +75,7 @@ class JsWebSocket final : public WsDelegate {
   V(on_pong_, "onWsPong")                 \
   V(on_peer_close_, "onWsPeerClose")      \
   V(on_error_, "onWsError")
-#define SLUICE_WS_CALLBACK_MEMBER(member, name) Napi::FunctionReference member;
-  SLUICE_WS_CALLBACKS(SLUICE_WS_CALLBACK_MEMBER)
-#undef SLUICE_WS_CALLBACK_MEMBER
+  SLUICE_WS_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 };
 
 class Http2Session;

@@ -41,6 +41,7 @@ namespace wire {
   V(kRequestVersionShift, REQUEST_VERSION_SHIFT, 8)                            \
   V(kVersion11, VERSION_1_1, 11)                                               \
   V(kVersion20, VERSION_2_0, 20)                                               \
+  V(kVersion30, VERSION_3_0, 30)                                               \
   /* onAlloc(conn, size) answers besides a Buffer (BufferResult) */           \
   V(kAllocFallback, ALLOC_FALLBACK, 0) /* copy this read */                   \
   V(kAllocDry, ALLOC_DRY, 1)           /* pool dry: stop reading */           \

@@ -104,7 +104,7 @@ for h in "${@:-http1 http2 prescan http1_parser http3 ws_frame_parser quic_packe
       clang++ -std=c++17 $CFLAGS_COMMON -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined "$src" "$OUT/obj/core_varint.o" \
         "$OUT/obj/core_frames.o" "$OUT/obj/core_huffman.o" "$OUT/obj/core_qpack.o" \
-        "$OUT/obj/core_qpack_decoder.o" "$OUT/obj/core_message.o" \
+        "$OUT/obj/core_qpack_decoder.o" "$OUT/obj/core_request_rules.o" \
         -o "$OUT/fuzz_$name"
       echo "fuzz: built $OUT/fuzz_$name" >&2
       continue

@@ -14,7 +14,7 @@
 // modulo what is left + 1); the rest is the stream.
 //   mode 0  FrameReader (max non-DATA frame size 64 << (param & 7))
 //   mode 1  RequestStreamFramer, HEADERS decoded with limit 256 << (param & 7)
-//           and checked with ValidateRequestFields / ValidateTrailerFields
+//           and checked with RequestRules / TrailerFieldOk
 //   mode 2  ControlStreamReader (param & 1: client role)
 //   mode 3  a peer's unidirectional stream: type varint, then the control,
 //           QPACK encoder (capacity param & 7 ? 0 : 256) or decoder reader
@@ -38,11 +38,11 @@
 #include <vector>
 
 #include "core/http3/frames.h"
-#include "core/http3/message.h"
 #include "core/http3/huffman.h"
 #include "core/http3/qpack.h"
 #include "core/http3/qpack_decoder.h"
 #include "core/http3/varint.h"
+#include "core/stream/request_rules.h"
 
 using namespace sluice::http3;
 
@@ -114,10 +114,16 @@ struct RequestLog : RequestStreamFramer::Delegate {
     if (st == QpackStatus::kOk) {
       // The message rules, for what they accept: a request head always
       // has a method, and views that point into the fields.
-      RequestHead h;
-      H3Error m = trailers ? ValidateTrailerFields(f) : ValidateRequestFields(f, &h, limit & 256);
-      if (!trailers && m == H3Error::kNoError && h.method.empty()) Fail("head without a method");
-      log += H3ErrorName(m);
+      bool ok = true;
+      if (trailers) {
+        for (const HeaderField& x : f) ok = ok && sluice::TrailerFieldOk(x.name, x.value);
+      } else {
+        sluice::RequestRules rules((limit & 256) != 0);
+        for (const HeaderField& x : f) ok = ok && rules.Field(x.name, x.value);
+        ok = ok && rules.End();
+        if (ok && rules.head().method.empty()) Fail("head without a method");
+      }
+      log += H3ErrorName(ok ? H3Error::kNoError : H3Error::kMessage);
     }
     // A bad section is the connection's QPACK error, as the transport
     // would answer it.

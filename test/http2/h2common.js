@@ -6,6 +6,7 @@
 // split the preface).
 
 const http2 = require('node:http2');
+const net = require('node:net');
 const common = require('../common');
 
 // An HTTP/2 server with a 'stream' listener: sluice's, or node:http2's
@@ -65,6 +66,28 @@ function frame(type, flags, streamId, payload = Buffer.alloc(0)) {
 // http (6), :path / (4), and :authority "a" (literal, indexed name 1).
 const GET_SLASH = Buffer.from([0x82, 0x86, 0x84, 0x41, 0x01, 0x61]);
 
+// A raw connection to 127.0.0.1:port (tracked for cleanup): resolves
+// { sock, frames() }, frames() parsing what the server sent so far.
+async function rawConnect(port) {
+  const sock = common.trackSocket(net.connect(port, '127.0.0.1'));
+  await new Promise((r) => sock.once('connect', r));
+  let buf = Buffer.alloc(0);
+  sock.on('data', (d) => { buf = Buffer.concat([buf, d]); });
+  sock.on('error', () => {});
+  return { sock, frames: () => parseFrames(buf) };
+}
+
+// A header block of HPACK literals without indexing, new names (RFC 7541
+// 6.2.2), from [[name, value], ...] as given (any case, any bytes): what
+// node's client will not send. Names and values under 127 bytes.
+function hpackLiterals(fields) {
+  return Buffer.concat(fields.map(([name, value]) => {
+    const n = Buffer.from(name, 'latin1');
+    const v = Buffer.from(value, 'latin1');
+    return Buffer.concat([Buffer.from([0x00, n.length]), n, Buffer.from([v.length]), v]);
+  }));
+}
+
 // Parses the frames in `buf`: [{ type, flags, streamId, payload }].
 function parseFrames(buf) {
   const frames = [];
@@ -96,4 +119,6 @@ function waitFor(cond, ms = 5000) {
   });
 }
 
-module.exports = { startH2, connect, request, waitFor, PREFACE, FRAME, frame, parseFrames, GET_SLASH };
+module.exports = {
+  startH2, connect, request, waitFor, PREFACE, FRAME, frame, parseFrames, GET_SLASH, hpackLiterals, rawConnect,
+};

@@ -3,7 +3,7 @@
 // [sluice-only] Native unit test of the HTTP/3 core (src/core/http3/:
 // varints, Huffman, QPACK with the static table, the dynamic-table QPACK
 // decoder, SETTINGS, the frame reader, the control / request stream rules
-// and the request message rules), which has no QUIC, TLS, libuv or
+// and the shared request rules it runs), which has no QUIC, TLS, libuv or
 // N-API: builds test/unit/native/http3_test.cc with the system C++
 // compiler (-Wall -Wextra -Werror, ASan + UBSan) and runs it. RFC 9000,
 // 7541 and 9204 vectors, every error path, every split of each stream
@@ -15,8 +15,8 @@ const common = require('../common');
 const { assert } = common;
 const { runNativeUnit } = require('./native_unit');
 
-const sources = ['varint', 'frames', 'huffman', 'qpack', 'qpack_decoder', 'message']
-  .map((f) => `src/core/http3/${f}.cc`);
+const sources = ['varint', 'frames', 'huffman', 'qpack', 'qpack_decoder']
+  .map((f) => `src/core/http3/${f}.cc`).concat('src/core/stream/request_rules.cc');
 
 describe('HTTP/3 framing and QPACK (native unit)', function () {
   // Compiling with ASan + UBSan beside other builds on a loaded machine:

@@ -99,6 +99,29 @@ struct StaticAnswer {
   std::string_view rel;
 };
 
+// The fields HTTP/2 and HTTP/3 send after :status for answer `a`: its
+// own (names lower-cased), content-length when it has one, date (null
+// `date`: none) and alt-svc when not empty, in that order. `add(name,
+// value)`: views valid during the call.
+template <typename Add>
+void ForEachAnswerField(const StaticAnswer& a, std::string_view date, std::string_view alt_svc,
+                        Add&& add) {
+  std::string name;
+  for (const auto& f : *a.headers) {
+    name.assign(f.first);
+    for (char& c : name) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    add(std::string_view(name), std::string_view(f.second));
+  }
+  if (a.content_length >= 0) {
+    const std::string n = std::to_string(a.content_length);
+    add(std::string_view("content-length"), std::string_view(n));
+  }
+  if (!date.empty()) add(std::string_view("date"), date);
+  if (!alt_svc.empty()) add(std::string_view("alt-svc"), alt_svc);
+}
+
 class StaticLookupClient {
  public:
   virtual ~StaticLookupClient() = default;
@@ -221,6 +244,15 @@ struct StaticLookupCancel {
   void operator()(StaticLookup* l) const { l->Cancel(); }
 };
 using StaticLookupPtr = std::unique_ptr<StaticLookup, StaticLookupCancel>;
+
+// In OnStaticAnswer: the lookup the client holds for the request (`held`
+// null: the request is gone), taken out so that it is freed when the
+// answer returns (the answer's headers are its memory). Empty when the
+// answer comes from inside Begin, where the client holds nothing yet and
+// is inside a dispatch already.
+inline StaticLookupPtr TakeHeldLookup(StaticLookupPtr* held) {
+  return held != nullptr ? std::move(*held) : StaticLookupPtr();
+}
 
 class StaticFiles {
  public:

@@ -1,66 +1,12 @@
-// The HTTP/1.1 pipe sink and the Http1Session members that drive it.
+// The HTTP/1.1 pipe sink and the Http1Session members that drive it
+// (docs/files.md "The HTTP/1.1 pump" and "sendfile": backpressure,
+// re-entrancy, the sendfile steps and their hazards).
 //
-// Backpressure: the pump moves bytes from the pipe to the writer while
-// Writer::Backlog() is under kPipeBacklog (or the server's high-water mark
-// if larger); past it, it stops and the writer's completion
-// (OnWritesDone) resumes it. The pipe, not pulled, stops reading ahead
-// after `read_ahead` buffers: memory per file response is bounded by
-// kPipeBacklog + read_ahead × 128 KiB.
-//
-// Re-entrancy: PumpPipeBody may end the response (End → Advance), which
-// may start the next response's pipe (Advance → PumpPipeBody): the nested
-// call only asks the running pump for another pass. A write error inside
-// Flush destroys the connection (Session::OnClose clears requests_, and
-// with them the pipe bodies): after every Flush and End the pump re-checks
-// conn_->closing() and re-finds the front request instead of keeping
-// references. The session itself is freed only in the connection's close
-// callback, never inside these frames.
-//
-// Sendfile (cleartext connections, a file body sent as is: no compression,
-// no chunking, a regular file of known length). StartPipeBody puts the
-// file source in sendfile mode and does not start its pipe. The pump then
-//   1. queues what is already in memory (the open job's first read, or
-//      the small-file cache's content) behind the held head, by reference,
-//      as the pipe path does: a small file is still one writev;
-//   2. flushes the writer and waits (OnWritesDone) until nothing is queued
-//      or in flight. Ordering is the hazard: sendfile(2) writes to the
-//      socket past the Writer, so the head, the first bytes and any
-//      earlier pipelined response must all be in the kernel first. With
-//      no write in flight (the usual case) the first chunk's check and
-//      probe (3.) come first and the flush is one sendmsg with MSG_MORE,
-//      the first sendfile right after it in the same pass: the head shares
-//      its segments with the file's first bytes (nginx: TCP_CORK around
-//      writev + sendfile). A write the kernel does not wholly take goes on
-//      through uv_write, without MSG_MORE, and the wait above;
-//   3. probes that the next pages are in the page cache with
-//      preadv2(RWF_NOWAIT) of one byte at every kSendfileProbeStride step,
-//      the final step moved to the chunk's last byte (EAGAIN: a page would
-//      need disk I/O),
-//      then calls sendfile(2) on the non-blocking socket for up to
-//      kSendfileChunk bytes; the kernel takes what fits in the socket
-//      buffer. On EAGAIN the connection waits for writability
-//      (Connection::WaitWritable) and the pump resumes from OnWritesDone;
-//   4. a probe that finds a page missing ends sendfile mode for this body:
-//      the pipe starts and reads the rest on the threadpool as before
-//      (file_pos onwards), so the loop thread never waits for the disk.
-// No user-space buffer is involved: memory stays flat however slow the
-// reader. The hazard that comes with it: the socket buffer holds page-cache
-// references, not copies, so a truncation zeroes queued bytes past the new
-// end and a rewrite in place changes them. Before each sendfile call and
-// after the last one the file is fstat'ed (FileSource::CheckUnchanged);
-// shrunk below the range or written without growing: the connection is
-// reset (SO_LINGER 0), so what is queued is dropped and the client sees
-// RST, never a complete-looking body. sendfile returning 0 early (a
-// truncation since the fstat) resets too. Bytes handed over before a
-// change that comes after the last check are not covered (docs/files.md).
-// A client gone mid-body: EPIPE / ECONNRESET, the connection destroyed.
-// Why not a probe by mincore(2): it needs an mmap of the range (a syscall
-// pair and page-table work per response); why not uv_fs_sendfile: with a
-// socket target libuv (1.44–1.48) first tries copy_file_range, gets EINVAL,
-// and then copies through an 8 KiB buffer with pread + write + poll on a
-// threadpool thread (measured 2026-12-02: more CPU per 1 MiB response than
-// read + writev), writing the socket from a second thread behind the
-// writer's back.
+// Contracts: the pump writes while Writer::Backlog() is under the pipe
+// backlog and resumes from OnWritesDone; it may re-enter itself through
+// End → Advance (the nested call only asks for another pass); after every
+// Flush and End it re-checks conn_->closing() and re-finds the front
+// request, since a write error destroys the requests and their pipes.
 #include "core/http1/http1_pipe_body.h"
 
 #include <errno.h>
@@ -285,12 +231,8 @@ void Http1Session::PumpFrontPipe() {
         continue;
       }
       // kSendfileDone: the whole range is in the kernel.
-      uint32_t seq = r.seq;
-      PipeBodyListener* listener = body->TakeListener();
-      r.pipe_body.reset();  // closes the source (and its fd)
-      End(seq, std::string_view());  // may pump the next response (nested)
+      EndPipeBody(r);
       queued = true;
-      if (listener) listener->OnPipeBodyDone(0);
       continue;
     }
     if (w.Backlog() >= limit) {
@@ -316,12 +258,8 @@ void Http1Session::PumpFrontPipe() {
     }
     if (n == kPipeWouldBlock) break;  // OnPipeReadable resumes
     if (n == kPipeEof) {
-      uint32_t seq = r.seq;
-      PipeBodyListener* listener = body->TakeListener();
-      r.pipe_body.reset();  // closes the source (and its fd)
-      End(seq, std::string_view());  // may pump the next response (nested)
+      EndPipeBody(r);
       queued = true;
-      if (listener) listener->OnPipeBodyDone(0);
       continue;
     }
     FailPipeBody(r.seq, static_cast<int>(n));
@@ -426,6 +364,14 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
   (void)err;
   return kSendfileRead;
 #endif
+}
+
+void Http1Session::EndPipeBody(Request& r) {
+  const uint32_t seq = r.seq;
+  PipeBodyListener* listener = r.pipe_body->TakeListener();
+  r.pipe_body.reset();  // closes the source (and its fd)
+  End(seq, std::string_view());  // may pump the next response (nested)
+  if (listener) listener->OnPipeBodyDone(0);
 }
 
 void Http1Session::FailPipeBody(uint32_t seq, int err, bool reset) {

@@ -265,14 +265,9 @@ bool Http1Session::TryStatic(StaticFiles* files, RequestHead& head) {
     for (size_t i = 0; i < f.first.size(); i++) lower[i] = AsciiLower(f.first[i]);
     raw->TakeHeader(std::string_view(lower, f.first.size()), f.second);
   }
-  switch (raw->Begin(this, head.seq)) {
-    case StaticLookup::kFallThrough:
-      return false;
-    case StaticLookup::kAnswered:
-      return true;
-    case StaticLookup::kPending:
-      break;
-  }
+  // kAnswered: OnStaticAnswer ran inside Begin; kFallThrough: not ours.
+  const StaticLookup::Start started = raw->Begin(this, head.seq);
+  if (started != StaticLookup::kPending) return started == StaticLookup::kAnswered;
   Request* r = Find(head.seq);
   if (r == nullptr) return true;  // the lookup is cancelled with `lookup`
   auto saved = std::make_unique<Request::SavedHead>();
@@ -291,16 +286,8 @@ bool Http1Session::TryStatic(StaticFiles* files, RequestHead& head) {
 void Http1Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
   const uint32_t seq = static_cast<uint32_t>(tag);
   Request* r = Find(seq);
-  // From the lookup's job completion (r holds the lookup) a dispatch is
-  // opened here; inside TryStatic we are in one already.
-  const bool async = r != nullptr && r->static_lookup != nullptr;
-  StaticLookupPtr done;
-  if (async) {
-    done = std::move(r->static_lookup);  // freed when this returns
-    r->saved_head.reset();
-  }
-  Listener* l = conn_->listener();
-  if (async) l->BeginDispatch();
+  StaticAnswerDispatch scope(conn_->listener(), r != nullptr ? &r->static_lookup : nullptr);
+  if (scope.async()) r->saved_head.reset();
   int err = kResultOk;
   OutputQueue* q = nullptr;
   if (r != nullptr) {
@@ -316,7 +303,7 @@ void Http1Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
       q->Append(h.second.data(), h.second.size());
       q->Append("\r\n", 2);
     }
-    const std::string& alt_svc = l->alt_svc();
+    const std::string& alt_svc = conn_->listener()->alt_svc();
     if (!alt_svc.empty()) {
       q->Append("Alt-Svc: ", 9);
       q->Append(alt_svc.data(), alt_svc.size());
@@ -336,10 +323,7 @@ void Http1Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
       End(seq, std::string_view());
     }
   }
-  if (async) {
-    StaticDone();
-    l->EndDispatch();
-  }
+  if (scope.async()) StaticDone();  // before the scope's dispatch ends
 }
 
 void Http1Session::OnStaticFallThrough(uint64_t tag) {

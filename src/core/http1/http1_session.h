@@ -184,6 +184,10 @@ class Http1Session final : public Session, private Http1ParserListener,
     kSendfileChanged,
   };
   SendfileStep SendfileFront(Request& r, int* err);
+  // The front request's pipe body is wholly queued: its source closes,
+  // the response ends (which may pump the next one, nested: `r` may be
+  // gone afterwards), then its listener hears OnPipeBodyDone(0).
+  void EndPipeBody(Request& r);
   // Ends a pipe body that failed mid-way: the connection is destroyed, with
   // a reset when `reset` (bytes already in the kernel may be wrong).
   void FailPipeBody(uint32_t seq, int err, bool reset = false);

@@ -19,12 +19,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/stream/stream_fields.h"
+
 namespace sluice {
 
 class Http2Session;
 
-using Http2Fields =
-    std::vector<std::pair<std::string_view, std::string_view>>;
+using Http2Fields = StreamFields;
 
 class Http2Delegate {
  public:

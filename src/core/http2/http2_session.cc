@@ -6,6 +6,7 @@
 #include "core/http2/http2_stream.h"
 #include "core/http2/http2_websocket.h"
 #include "core/net/connection.h"
+#include "core/stream/request_rules.h"
 #include "core/net/listener.h"
 
 namespace sluice {
@@ -72,6 +73,8 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
                                                            OnStreamCloseCb);
     nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(
         c, OnInvalidFrameRecvCb);
+    nghttp2_session_callbacks_set_on_invalid_header_callback(
+        c, OnInvalidHeaderCb);
     return c;
   }()};
   return holder.cbs;
@@ -521,9 +524,17 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
           st->responded = true;
           return 0;
         }
+        if (!self->RequestAllowed(*st)) {
+          self->RefuseMalformed(st);
+          return 0;
+        }
         self->DeliverHeaders(st, end_stream);
       } else if (end_stream) {
         st->remote_ended = true;
+        if (!TrailersAllowed(*st)) {
+          self->RefuseMalformed(st);
+          return 0;
+        }
         self->DeliverEnd(st);
       }
       break;
@@ -567,6 +578,41 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
       break;
   }
   return self->conn_->destroyed() ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
+}
+
+int Http2Session::OnInvalidHeaderCb(nghttp2_session*, const nghttp2_frame*,
+                                    const uint8_t*, size_t, const uint8_t*,
+                                    size_t, uint8_t, void*) {
+  // nghttp2 would drop the field and go on; HTTP/3 refuses the request
+  // (RequestRules), so HTTP/2 does too: a stream error PROTOCOL_ERROR.
+  return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
+bool Http2Session::RequestAllowed(const Stream& st) const {
+  // Straight from the arena: no Http2Fields is built for this.
+  RequestRules rules(conn_->listener()->options().http2_connect_protocol);
+  for (const Stream::Field& f : st.fields) {
+    if (!rules.Field(st.Name(f), st.Value(f))) return false;
+  }
+  return rules.End();
+}
+
+bool Http2Session::TrailersAllowed(const Stream& st) {
+  for (const Stream::Field& f : st.fields) {
+    if (!TrailerFieldOk(st.Name(f), st.Value(f))) return false;
+  }
+  return true;
+}
+
+void Http2Session::RefuseMalformed(Stream* st) {
+  // As nghttp2 answers the rules it checks itself: RST_STREAM
+  // PROTOCOL_ERROR (RFC 9113 8.1.1), counted against the provoked-reset
+  // budget when the embedder already has the stream (trailers).
+  st->fields.clear();
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st->id,
+                            NGHTTP2_PROTOCOL_ERROR);
+  if (st->delivered) NoteProvokedReset(st);
+  conn_->MarkDirty();
 }
 
 void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
@@ -905,14 +951,9 @@ bool Http2Session::TryStatic(Stream* st, const Http2Fields& fields) {
     raw->TakeHeader(f.first, f.second);  // HTTP/2 names are lower case
   }
   const int32_t id = st->id;
-  switch (raw->Begin(this, static_cast<uint64_t>(id))) {
-    case StaticLookup::kFallThrough:
-      return false;
-    case StaticLookup::kAnswered:
-      return true;
-    case StaticLookup::kPending:
-      break;
-  }
+  // kAnswered: OnStaticAnswer ran inside Begin; kFallThrough: not ours.
+  const StaticLookup::Start started = raw->Begin(this, static_cast<uint64_t>(id));
+  if (started != StaticLookup::kPending) return started == StaticLookup::kAnswered;
   Stream* s = Find(id);
   if (s == nullptr) return true;
   s->static_fields.reserve(fields.size());
@@ -926,37 +967,17 @@ bool Http2Session::TryStatic(Stream* st, const Http2Fields& fields) {
 void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
   const int32_t id = static_cast<int32_t>(tag);
   Stream* st = Find(id);
-  // From the lookup's job completion a dispatch is opened here (the
-  // response is flushed at its end); from TryStatic we are inside one.
-  const bool async = st != nullptr && st->static_lookup != nullptr;
-  StaticLookupPtr done;
-  if (async) {
-    done = std::move(st->static_lookup);  // freed when this returns
-    st->static_fields.clear();
-  }
   Listener* l = conn_->listener();
-  if (async) l->BeginDispatch();
+  StaticAnswerDispatch scope(l, st != nullptr ? &st->static_lookup : nullptr);
+  if (scope.async()) st->static_fields.clear();
   if (st == nullptr || dead()) {
     if (a.body != nullptr) a.body->Close();
   } else {
     Http2HeaderList h;
     h.AddStatus(a.status);
-    std::string name;
-    for (const auto& f : *a.headers) {
-      name.assign(f.first);
-      for (char& c : name) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      }
-      h.Add(name, f.second);
-    }
-    if (a.content_length >= 0) {
-      h.Add("content-length", std::to_string(a.content_length));
-    }
-    // "Date: <IMF-fixdate>\r\n" -> the value (as HTTP/1.1's answers and
-    // node's respond() add it).
-    const char* date = conn_->listener()->date().HeaderLine();
-    h.Add("date", std::string_view(date + 6, DateCache::kHeaderLineLen - 8));
-    if (!conn_->listener()->alt_svc().empty()) h.Add("alt-svc", conn_->listener()->alt_svc());
+    // Date as HTTP/1.1's answers and node's respond() add it.
+    ForEachAnswerField(a, l->date().Value(), l->alt_svc(),
+                       [&h](std::string_view n, std::string_view v) { h.Add(n, v); });
     int r = Respond(id, a.status, h,
                     a.body != nullptr ? 0u : static_cast<uint32_t>(kH2EndStream));
     if (a.body != nullptr) {
@@ -967,7 +988,6 @@ void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
       }
     }
   }
-  if (async) l->EndDispatch();
 }
 
 void Http2Session::OnStaticFallThrough(uint64_t tag) {

@@ -318,7 +318,22 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // before the rest of the input is parsed.
   static int OnInvalidFrameRecvCb(nghttp2_session*, const nghttp2_frame* frame,
                                   int lib_error_code, void* user);
+  // nghttp2 found a received field it would drop (a name or value with
+  // bytes HTTP forbids): answered NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE,
+  // so nghttp2 resets the stream instead. Inside mem_recv; no re-entry.
+  static int OnInvalidHeaderCb(nghttp2_session*, const nghttp2_frame* frame,
+                               const uint8_t* name, size_t namelen,
+                               const uint8_t* value, size_t valuelen,
+                               uint8_t flags, void* user);
   static nghttp2_session_callbacks* Callbacks();
+
+  // The shared request rules (core/stream/request_rules.h) on the head /
+  // trailers nghttp2 accepted and OnHeaderCb collected into `st`.
+  bool RequestAllowed(const Stream& st) const;
+  static bool TrailersAllowed(const Stream& st);
+  // A request the rules refuse: RST_STREAM(PROTOCOL_ERROR); the embedder
+  // never hears of a refused head (it gets OnStreamClose for trailers).
+  void RefuseMalformed(Stream* st);
 
   // A reset of stream `id` (`st` when sluice holds it, else null) that a
   // client's frame provoked, not the embedder: counted once per stream

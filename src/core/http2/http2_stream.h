@@ -161,14 +161,16 @@ struct Http2Stream final : public CompressStream::Sink {
   StaticLookupPtr static_lookup;
   std::vector<std::pair<std::string, std::string>> static_fields;
 
+  std::string_view Name(const Field& f) const {
+    return std::string_view(arena.data() + f.name_off, f.name_len);
+  }
+  std::string_view Value(const Field& f) const {
+    return std::string_view(arena.data() + f.value_off, f.value_len);
+  }
   Http2Fields Collect() const {
     Http2Fields out;
     out.reserve(fields.size());
-    for (const Field& f : fields) {
-      out.emplace_back(
-          std::string_view(arena.data() + f.name_off, f.name_len),
-          std::string_view(arena.data() + f.value_off, f.value_len));
-    }
+    for (const Field& f : fields) out.emplace_back(Name(f), Value(f));
     return out;
   }
   void DetachSource() {

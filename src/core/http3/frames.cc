@@ -8,6 +8,26 @@
 
 namespace sluice::http3 {
 
+uint64_t H3CodeOfHttp2(uint32_t code) {
+  H3Error e = code == 0   ? H3Error::kNoError
+              : code == 1 ? H3Error::kGeneralProtocol
+              : code == 7 ? H3Error::kRequestRejected  // REFUSED_STREAM
+              : code == 8 ? H3Error::kRequestCancelled  // CANCEL
+                          : H3Error::kInternal;
+  return static_cast<uint64_t>(e);
+}
+
+uint64_t Http2CodeOfH3(uint64_t code) {
+  switch (static_cast<H3Error>(code)) {
+    case H3Error::kNoError: return 0;
+    case H3Error::kGeneralProtocol: return 1;
+    case H3Error::kInternal: return 2;
+    case H3Error::kRequestRejected: return 7;
+    case H3Error::kRequestCancelled: return 8;
+    default: return code;
+  }
+}
+
 const char* H3ErrorName(H3Error e) {
   switch (e) {
     case H3Error::kNoError: return "H3_NO_ERROR";

@@ -51,6 +51,13 @@ enum class H3Error : uint64_t {
 // "H3_FRAME_UNEXPECTED", ...; "H3_UNKNOWN" for a value not listed above.
 const char* H3ErrorName(H3Error e);
 
+// HTTP/2 error codes (the vocabulary lib/ speaks for both protocols) to
+// HTTP/3's and back (RFC 9114 appendix A.4): NO_ERROR, PROTOCOL_ERROR,
+// INTERNAL_ERROR, REFUSED_STREAM and CANCEL map; any other HTTP/2 code
+// becomes H3_INTERNAL_ERROR, any other HTTP/3 code passes unchanged.
+uint64_t H3CodeOfHttp2(uint32_t code);
+uint64_t Http2CodeOfH3(uint64_t code);
+
 // True for the errors this core reports as stream errors (reset the one
 // request stream with the code, the connection goes on): H3_REQUEST_
 // INCOMPLETE, H3_MESSAGE_ERROR, H3_REQUEST_REJECTED, H3_REQUEST_CANCELLED,

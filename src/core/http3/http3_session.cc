@@ -5,6 +5,7 @@
 #include "core/http3/http3_compression.h"
 #include "core/http3/http3_pipe_body.h"
 #include "core/http3/varint.h"
+#include "core/stream/request_rules.h"
 
 namespace sluice {
 
@@ -46,42 +47,16 @@ constexpr size_t kBodyFrameMax = 128 * 1024;
 // wherever they appear.
 bool Http2OnlyType(uint64_t t) { return t == 0x2 || t == 0x6 || t == 0x8 || t == 0x9; }
 
-bool HasUpper(std::string_view s) {
-  for (char c : s) {
-    if (c >= 'A' && c <= 'Z') return true;
-  }
-  return false;
-}
-
-// RFC 9114 §4.2: fields HTTP/3 forbids (connection-specific).
-bool ConnectionSpecific(std::string_view n, std::string_view v) {
-  if (n == "connection" || n == "keep-alive" || n == "proxy-connection" ||
-      n == "transfer-encoding" || n == "upgrade") {
-    return true;
-  }
-  return n == "te" && v != "trailers";
-}
-
-// Field names and values must not carry bytes HTTP forbids (RFC 9114
-// §4.2, RFC 9110 §5.5): NUL, CR, LF anywhere, and in names also
-// whitespace and other separators a token excludes.
-bool ValidField(std::string_view n, std::string_view v) {
-  if (n.empty()) return false;
-  for (char c : n) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u >= 0x7f || c == ':') return false;
-  }
-  for (char c : v) {
-    if (c == '\0' || c == '\r' || c == '\n') return false;
-  }
-  if (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.back() == ' ' ||
-                     v.back() == '\t')) {
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
+
+QuicAppCodes Http3Session::QuicCodes() {
+  QuicAppCodes c;
+  c.no_error = kErr(H3Error::kNoError);
+  c.internal_error = kErr(H3Error::kInternal);
+  c.cancelled = kErr(H3Error::kRequestCancelled);
+  c.stream_refused = kErr(H3Error::kRequestRejected);
+  return c;
+}
 
 // ---- a request stream ------------------------------------------------------
 
@@ -335,6 +310,10 @@ Http3Session::Request* Http3Session::Find(uint64_t id) const {
   return it == requests_.end() ? nullptr : it->second.get();
 }
 
+bool Http3Session::Writable(const Request* r) const {
+  return r != nullptr && !r->closed && !closed_;
+}
+
 void Http3Session::OnStreamReadable(QuicStream* s) {
   dead_.clear();
   if (closed_) return;
@@ -459,55 +438,30 @@ H3Error Http3Session::OnHead(Request* r) {
   }
   if (r->phase == Request::kTrailers) {
     for (const HeaderField& f : fields) {
-      if (f.name.empty() || f.name[0] == ':' || HasUpper(f.name) ||
-          ConnectionSpecific(f.name, f.value) || !ValidField(f.name, f.value)) {
-        return H3Error::kMessage;
-      }
+      if (!TrailerFieldOk(f.name, f.value)) return H3Error::kMessage;
+    }
+    if (!r->head_delivered) {
+      // Trailers straight after the head (no DATA): the head, still in
+      // r->fields, goes out first. The delegate may close the request
+      // (it stays allocated until the next entry).
+      r->DeliverHead(false);
+      if (r->closed) return H3Error::kNoError;
     }
     r->fields = std::move(fields);
     return H3Error::kNoError;
   }
-  // RFC 9114 §4.3.1: pseudo-headers first, each once, the request ones
-  // only; :method, :scheme and a non-empty :path present (CONNECT is not
-  // served: no :protocol was advertised).
-  bool regular = false, method = false, scheme = false, path = false, authority = false;
+  // The rules HTTP/2 shares (core/stream/request_rules.h); no :protocol
+  // is advertised, so extended CONNECT is malformed here.
+  RequestRules rules(false);
   for (const HeaderField& f : fields) {
-    const std::string& n = f.name;
-    if (!n.empty() && n[0] == ':') {
-      if (regular) return H3Error::kMessage;
-      bool* seen = n == ":method"      ? &method
-                   : n == ":scheme"    ? &scheme
-                   : n == ":path"      ? &path
-                   : n == ":authority" ? &authority
-                                       : nullptr;
-      if (seen == nullptr || *seen) return H3Error::kMessage;
-      *seen = true;
-      if (n == ":method") {
-        if (f.value == "CONNECT") return H3Error::kRequestRejected;
-        if (f.value.empty()) return H3Error::kMessage;
-        r->is_head = f.value == "HEAD";
-      }
-      if (n == ":path" && f.value.empty()) return H3Error::kMessage;
-      if (!ValidField(n.substr(1), f.value)) return H3Error::kMessage;
-      continue;
-    }
-    regular = true;
-    if (HasUpper(n) || ConnectionSpecific(n, f.value) || !ValidField(n, f.value)) {
-      return H3Error::kMessage;
-    }
-    if (n == "content-length") {
-      uint64_t v = 0;
-      if (f.value.empty() || f.value.size() > 18) return H3Error::kMessage;
-      for (char c : f.value) {
-        if (c < '0' || c > '9') return H3Error::kMessage;
-        v = v * 10 + static_cast<uint64_t>(c - '0');
-      }
-      if (r->has_length && v != r->content_length) return H3Error::kMessage;
-      r->has_length = true;
-      r->content_length = v;
-    }
+    if (!rules.Field(f.name, f.value)) return H3Error::kMessage;
   }
-  if (!method || !scheme || !path) return H3Error::kMessage;
+  if (!rules.End()) return H3Error::kMessage;
+  const CheckedHead& head = rules.head();
+  if (head.method == "CONNECT") return H3Error::kRequestRejected;  // not served
+  r->is_head = head.method == "HEAD";
+  r->has_length = head.has_content_length;
+  r->content_length = head.content_length;
   r->fields = std::move(fields);
   r->phase = Request::kBody;
   r->head_ready = true;
@@ -695,16 +649,11 @@ void Http3Session::WakeBody(uint64_t id) {
 
 int Http3Session::StartPipeBody(uint64_t id, PipeSource* source, PipeBodyListener* listener) {
   Request* r = Find(id);
-  int err = kResultOk;
-  if (r == nullptr || r->closed || closed_) {
-    err = kResultClosed;
-  } else if (!r->responded) {
-    err = kResultHeadersNotSent;
-  } else if (r->body_ended || r->body != nullptr) {
-    err = kResultEnded;
-  } else if (r->no_body) {
-    err = kResultNoBody;
-  }
+  const int err = !Writable(r)                          ? kResultClosed
+                  : !r->responded                       ? kResultHeadersNotSent
+                  : r->body_ended || r->body != nullptr ? kResultEnded
+                  : r->no_body                          ? kResultNoBody
+                                                        : kResultOk;
   if (err != kResultOk) {
     source->Close();
     return err;
@@ -987,7 +936,7 @@ void Http3Session::RetryBodyBuffers() {
 int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool end,
                           bool wait_for_trailers) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (r->responded) return kResultHeadersSent;
   r->responded = true;
   r->wait_for_trailers = wait_for_trailers;
@@ -1079,7 +1028,7 @@ void Http3Session::Attend(Request* r) {
 
 int Http3Session::Informational(uint64_t id, const HeaderField* fields, size_t n) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (r->responded) return kResultHeadersSent;
   std::string block;
   http3::EncodeFieldSection(fields, n, &block);
@@ -1091,7 +1040,7 @@ int Http3Session::Informational(uint64_t id, const HeaderField* fields, size_t n
 int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len, ExternalRef* ref) {
   Request* r = Find(id);
   int err = kResultOk;
-  if (r == nullptr || r->closed || closed_) {
+  if (!Writable(r)) {
     err = kResultClosed;
   } else if (!r->responded) {
     err = kResultHeadersNotSent;
@@ -1128,7 +1077,7 @@ int Http3Session::Write(uint64_t id, const uint8_t* data, size_t len, ExternalRe
 
 int Http3Session::End(uint64_t id, const HeaderField* trailers, size_t n) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (!r->responded) return kResultHeadersNotSent;
   if (r->body_ended || r->body != nullptr) return kResultEnded;
   r->body_ended = true;
@@ -1156,7 +1105,7 @@ int Http3Session::End(uint64_t id, const HeaderField* trailers, size_t n) {
 
 int Http3Session::SendTrailers(uint64_t id, const HeaderField* trailers, size_t n) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (!r->trailers_due || r->out_fin) return kResultInvalid;
   r->trailers_due = false;
   r->wait_for_trailers = false;
@@ -1173,7 +1122,7 @@ int Http3Session::SendTrailers(uint64_t id, const HeaderField* trailers, size_t 
 
 int Http3Session::StartCompression(uint64_t id, const CompressParams& params) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   // Before or after Respond (the compat res makes its compressor before
   // the head leaves); WriteHead drops it if the head says there is no body.
   if (r->body_ended || r->body != nullptr || r->compression != nullptr) return kResultInvalid;
@@ -1186,7 +1135,7 @@ int Http3Session::StartCompression(uint64_t id, const CompressParams& params) {
 
 int Http3Session::FlushCompression(uint64_t id) {
   Request* r = Find(id);
-  if (r == nullptr || r->closed || closed_) return kResultClosed;
+  if (!Writable(r)) return kResultClosed;
   if (r->compression == nullptr || !r->compression->streaming() || r->body_ended) {
     return kResultOk;
   }
@@ -1208,12 +1157,7 @@ int Http3Session::RespondCompressed(uint64_t id, std::vector<HeaderField>&& head
                                     CompressJob* job, std::vector<HeaderField>&& trailers,
                                     bool wait_for_trailers) {
   Request* r = Find(id);
-  int err = kResultOk;
-  if (r == nullptr || r->closed || closed_) {
-    err = kResultClosed;
-  } else if (r->responded) {
-    err = kResultHeadersSent;
-  }
+  const int err = !Writable(r) ? kResultClosed : r->responded ? kResultHeadersSent : kResultOk;
   if (err != kResultOk) {
     job->Destroy();
     return err;
@@ -1407,14 +1351,9 @@ bool Http3Session::TryStatic(Request* r) {
     raw->TakeHeader(f.name, f.value);  // HTTP/3 names are lower case (OnHead)
   }
   const uint64_t id = r->id;
-  switch (raw->Begin(this, id)) {
-    case StaticLookup::kFallThrough:
-      return false;
-    case StaticLookup::kAnswered:
-      return true;  // OnStaticAnswer ran inside Begin
-    case StaticLookup::kPending:
-      break;
-  }
+  // kAnswered: OnStaticAnswer ran inside Begin; kFallThrough: not ours.
+  const StaticLookup::Start started = raw->Begin(this, id);
+  if (started != StaticLookup::kPending) return started == StaticLookup::kAnswered;
   r = Find(id);
   if (r == nullptr) return true;  // gone: `lookup` cancels it
   r->static_lookup = std::move(lookup);
@@ -1424,33 +1363,23 @@ bool Http3Session::TryStatic(Request* r) {
 void Http3Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
   const uint64_t id = tag;
   Request* r = Find(id);
-  // From the job's completion the request holds the lookup (inside
-  // TryStatic it does not yet): kept alive until this returns, since the
-  // answer's headers are its memory and the response may close `r`.
-  const bool async = r != nullptr && r->static_lookup != nullptr;
-  StaticLookupPtr done;
-  if (async) done = std::move(r->static_lookup);
-  if (r == nullptr || r->closed || closed_) {
+  // Kept alive until this returns: the response may close `r`.
+  StaticLookupPtr done = TakeHeldLookup(r != nullptr ? &r->static_lookup : nullptr);
+  const bool async = done != nullptr;
+  if (!Writable(r)) {
     // Nobody to answer (a lookup is cancelled when its request goes, so
     // this is defensive): the body reference is ours to drop.
     if (a.body != nullptr) a.body->Close();
     return;
   }
   std::vector<HeaderField> h;
-  h.reserve(a.headers->size() + 2);
+  h.reserve(a.headers->size() + 3);
   h.push_back({":status", std::to_string(a.status)});
-  for (const auto& f : *a.headers) {
-    std::string name = f.first;
-    for (char& c : name) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    h.push_back({std::move(name), f.second});
-  }
-  if (a.content_length >= 0) h.push_back({"content-length", std::to_string(a.content_length)});
-  if (date_ != nullptr) {
-    // "Date: <IMF-fixdate>\r\n" -> the value (as HTTP/1.1's answers).
-    h.push_back({"date", std::string(date_->HeaderLine() + 6, DateCache::kHeaderLineLen - 8)});
-  }
+  // Date as HTTP/1.1's answers; no alt-svc (this is HTTP/3).
+  ForEachAnswerField(a, date_ != nullptr ? date_->Value() : std::string_view(), std::string_view(),
+                     [&h](std::string_view n, std::string_view v) {
+                       h.push_back({std::string(n), std::string(v)});
+                     });
   // Respond may close `r` (a response without a body ends the stream);
   // nothing of it is touched afterwards.
   int rc = Respond(id, h.data(), h.size(), a.body == nullptr);

@@ -49,6 +49,7 @@
 #include "core/http3/http3_body_hold.h"
 #include "core/http3/qpack.h"
 #include "core/quic/quic_endpoint.h"
+#include "core/stream/stream_fields.h"
 
 namespace sluice {
 
@@ -59,7 +60,7 @@ class Http3PipeBody;
 class PipeBodyListener;
 class PipeSource;
 
-using Http3Fields = std::vector<std::pair<std::string_view, std::string_view>>;
+using Http3Fields = StreamFields;
 
 // How an Http3Session reports request streams. Every call comes from
 // inside QuicEndpoint::Process; the delegate may call back into the
@@ -158,6 +159,11 @@ class Http3Session final : public QuicConnectionHandler,
                std::shared_ptr<StaticFiles> static_files = nullptr, DateCache* date = nullptr);
   ~Http3Session() override;
 
+  // HTTP/3's error codes for what the QUIC endpoint does on its own
+  // (QuicEndpointOptions::app): H3_NO_ERROR, H3_INTERNAL_ERROR,
+  // H3_REQUEST_CANCELLED, H3_REQUEST_REJECTED.
+  static QuicAppCodes QuicCodes();
+
   // The response head: ":status" first (names lower-case, no
   // connection-specific fields). end: no body (the stream ends).
   // wait_for_trailers: the end of the body (End without trailers, or
@@ -251,6 +257,9 @@ class Http3Session final : public QuicConnectionHandler,
   class ControlFrames;
 
   Request* Find(uint64_t id) const;
+  // `r` (from Find) can still be answered: known, not closed, and the
+  // session not closing.
+  bool Writable(const Request* r) const;
   void ReadRequest(Request* r);
   // Where the next read of `r` lands: its hold
   // (acquired now if needed), or `stack`. false: not now (paused at a

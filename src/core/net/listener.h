@@ -224,4 +224,29 @@ class Listener {
   std::unique_ptr<char[]> tls_plain_buf_;
 };
 
+// OnStaticAnswer of a TCP session (HTTP/1.1, HTTP/2): takes the lookup
+// the session holds for the request (TakeHeldLookup; `held` null when the
+// request is gone) and, when there was one — the answer comes from the
+// lookup's job completion, outside any dispatch — brackets the answer in
+// a dispatch of `l`, so its output is flushed when this guard goes (the
+// lookup is freed after that). Inside Begin the session holds nothing yet
+// and is inside a dispatch already.
+class StaticAnswerDispatch {
+ public:
+  StaticAnswerDispatch(Listener* l, StaticLookupPtr* held)
+      : listener_(l), lookup_(TakeHeldLookup(held)) {
+    if (async()) listener_->BeginDispatch();
+  }
+  ~StaticAnswerDispatch() {
+    if (async()) listener_->EndDispatch();
+  }
+  StaticAnswerDispatch(const StaticAnswerDispatch&) = delete;
+  StaticAnswerDispatch& operator=(const StaticAnswerDispatch&) = delete;
+  bool async() const { return lookup_ != nullptr; }
+
+ private:
+  Listener* listener_;
+  StaticLookupPtr lookup_;
+};
+
 }  // namespace sluice

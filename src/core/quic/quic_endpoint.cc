@@ -110,11 +110,11 @@ ptrdiff_t QuicStream::Read(uint8_t* buf, size_t cap) {
     case SSL_STREAM_STATE_RESET_REMOTE: {
       uint64_t code = 0;
       SSL_get_stream_read_error_code(ssl_, &code);
-      reset_code_ = code == 0 ? 0x10c : code;  // H3_REQUEST_CANCELLED stand-in for 0
+      reset_code_ = code == 0 ? conn_->codes().cancelled : code;
       return kReset;
     }
     default:
-      reset_code_ = 0x102;  // the connection died under it
+      reset_code_ = conn_->codes().internal_error;  // the connection died under it
       return kReset;
   }
 }
@@ -125,11 +125,11 @@ bool QuicStream::PollReset() {
     case SSL_STREAM_STATE_RESET_REMOTE: {
       uint64_t code = 0;
       SSL_get_stream_read_error_code(ssl_, &code);
-      reset_code_ = code == 0 ? 0x10c : code;  // as Read
+      reset_code_ = code == 0 ? conn_->codes().cancelled : code;  // as Read
       break;
     }
     case SSL_STREAM_STATE_CONN_CLOSED:
-      reset_code_ = 0x102;
+      reset_code_ = conn_->codes().internal_error;
       break;
     default:
       ERR_clear_error();
@@ -224,7 +224,7 @@ bool QuicStream::TakePeerStop(uint64_t* code) {
   }
   uint64_t c = 0;
   if (SSL_get_stream_write_error_code(ssl_, &c) != 1) ERR_clear_error();
-  *code = c == 0 ? 0x10c : c;  // H3_REQUEST_CANCELLED stand-in for 0, as Read
+  *code = c == 0 ? conn_->codes().cancelled : c;  // as Read
   write_done_ = true;
   write_blocked_ = false;
   return true;
@@ -358,7 +358,7 @@ int QuicConnection::ShutdownStep() {
   // (the "shutdown flush" state, which only repeated calls move on: Pump
   // makes one per pass); an error close skips that.
   uint64_t flags = SSL_SHUTDOWN_FLAG_NO_BLOCK;
-  if (close_code_ != 0x100 || !close_flush_) flags |= SSL_SHUTDOWN_FLAG_NO_STREAM_FLUSH;
+  if (close_code_ != codes().no_error || !close_flush_) flags |= SSL_SHUTDOWN_FLAG_NO_STREAM_FLUSH;
   int r = SSL_shutdown_ex(ssl_, flags, &args, sizeof(args));
   ERR_clear_error();
   return r;
@@ -435,7 +435,7 @@ bool QuicConnection::Pump(uint64_t now_ms) {
           open_peer_streams_ >= endpoint_->options_.max_streams_per_connection) {
         // Over the cap: refused before the handler sees it (RFC 9114 §4.1.1
         // lets a server reject a request it did not process).
-        st->Reset(endpoint_->options_.stream_refused_code);
+        st->Reset(codes().stream_refused);
         st->released_ = true;
         st->read_done_ = true;
         continue;
@@ -477,10 +477,12 @@ bool QuicConnection::Pump(uint64_t now_ms) {
   uint64_t idle = endpoint_->options_.idle_timeout_ms;
   if (idle != 0 && !closing_ && !terminated_ && now_ms - last_activity_ms_ >= idle &&
       !handler_->Busy()) {
-    Close(0x100 /* H3_NO_ERROR */, "idle");
+    Close(codes().no_error, "idle");
   }
   return true;
 }
+
+const QuicAppCodes& QuicConnection::codes() const { return endpoint_->options_.app; }
 
 // ---- QuicEndpoint ----------------------------------------------------------
 
@@ -657,7 +659,7 @@ void QuicEndpoint::OnTimer(uv_timer_t* h) {
 
 void QuicEndpoint::OnGraceTimer(uv_timer_t* h) {
   auto* self = static_cast<QuicEndpoint*>(h->data);
-  for (QuicConnection* c : self->conns_) c->CloseNow(0x100 /* H3_NO_ERROR */, "server closing");
+  for (QuicConnection* c : self->conns_) c->CloseNow(self->options_.app.no_error, "server closing");
   self->Process();
 }
 
@@ -1025,8 +1027,8 @@ void QuicEndpoint::Destroy() {
   // Every connection dies now: a CONNECTION_CLOSE is attempted (one
   // tick), and the handlers are told.
   for (QuicConnection* c : conns_) {
-    c->Close(0x100, "server destroyed");
-    c->Terminate(0x100, false);
+    c->Close(options_.app.no_error, "server destroyed");
+    c->Terminate(options_.app.no_error, false);
   }
   if (listener_ != nullptr) {
     if (SSL_handle_events(listener_) != 1) ERR_clear_error();

@@ -35,6 +35,16 @@ namespace sluice {
 class QuicConnection;
 class QuicEndpoint;
 
+// The application protocol's error codes for what the endpoint does on
+// its own initiative: QUIC knows no application, the application layer
+// gives them (HTTP/3's come from its H3Error, Http3Session::QuicCodes).
+struct QuicAppCodes {
+  uint64_t no_error = 0;        // graceful closes (idle, server closing); only it waits for queued data
+  uint64_t internal_error = 0;  // the reset code of a stream whose connection died under it
+  uint64_t cancelled = 0;       // stands for a peer's reset / STOP_SENDING code 0
+  uint64_t stream_refused = 0;  // resets the streams past max_streams_per_connection
+};
+
 // One QUIC stream (RFC 9000 §2) of a connection: bidirectional (a request)
 // or unidirectional, opened by either side. Owned by its QuicConnection;
 // the handler holds the pointer from OnStreamOpen (or OpenUniStream) until
@@ -91,7 +101,7 @@ class QuicStream {
   QuicStream(const QuicStream&) = delete;
   QuicStream& operator=(const QuicStream&) = delete;
   // True once, when the peer's STOP_SENDING has reset the send side
-  // (*code: its application error code, 0 given as H3_REQUEST_CANCELLED);
+  // (*code: its application error code, 0 given as QuicAppCodes::cancelled);
   // writing is over from then on.
   bool TakePeerStop(uint64_t* code);
 
@@ -159,8 +169,9 @@ class QuicConnection {
   // Opens a unidirectional stream of our own (HTTP/3 control and QPACK
   // streams). nullptr if the peer's stream limit allows none now.
   QuicStream* OpenUniStream();
-  // Closes the connection with application error `code`: H3_NO_ERROR
-  // (0x100) after queued stream data is sent, any other code at once.
+  // Closes the connection with application error `code`:
+  // QuicAppCodes::no_error after queued stream data is sent, any other
+  // code at once.
   // OnConnectionClose follows. `reason`: a string literal.
   void Close(uint64_t code, const char* reason);
   // The same without waiting for queued stream data (close() after its
@@ -187,6 +198,8 @@ class QuicConnection {
  private:
   friend class QuicEndpoint;
   friend class QuicStream;
+  // The endpoint's application codes (QuicEndpointOptions::app).
+  const QuicAppCodes& codes() const;
   QuicConnection(QuicEndpoint* endpoint, SSL* ssl);
   ~QuicConnection();
   QuicConnection(const QuicConnection&) = delete;
@@ -262,9 +275,9 @@ class QuicEndpointDelegate {
 };
 
 struct QuicEndpointOptions {
+  QuicAppCodes app;
   size_t max_connections = 10000;
-  size_t max_streams_per_connection = 100;  // open peer streams; more are reset
-  uint64_t stream_refused_code = 0x10b;     // the reset code for those (H3_REQUEST_REJECTED)
+  size_t max_streams_per_connection = 100;  // open peer streams; more are reset (app.stream_refused)
   uint64_t idle_timeout_ms = 30000;         // no stream activity, not Busy(): closed (0: OpenSSL's own only)
   uint64_t refused_code = 0x2;              // CONNECTION_REFUSED: past max_connections / closing
   bool validate_address = true;             // Retry before creating state for a new client

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
 #include "core/http3/frames.h"
-#include "core/http3/message.h"
 #include "core/http3/huffman.h"
 #include "core/http3/qpack.h"
 #include "core/http3/qpack_decoder.h"
@@ -27,18 +27,6 @@ using namespace std::string_literals;
 
 namespace {
 
-int failures = 0;
-long checks = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    checks++;                                                   \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      if (++failures > 10) std::exit(1);                        \
-    }                                                           \
-  } while (0)
 
 std::mt19937_64 rng(12345);
 
@@ -572,7 +560,7 @@ void ControlCase(const std::string& in, H3Error want, const std::string& want_lo
       reported = true;
       CHECK(false, "control %s: %s, log %s", what, H3ErrorName(e), d.log.c_str());
     }
-    checks++;
+    check_counts::checks++;
   });
 }
 
@@ -655,7 +643,7 @@ void RequestCase(const std::string& in, H3Error want, H3Error want_fin,
       CHECK(false, "request %s: %s / fin %s, log %s", what, H3ErrorName(e),
             H3ErrorName(fin), log.c_str());
     }
-    checks++;
+    check_counts::checks++;
   });
 }
 
@@ -932,82 +920,6 @@ void TestQpackDecoder() {
   CHECK(w.FeedEncoderStream(U(shrink), shrink.size()) == ok && w.table_size() == 43, "shrink");
 }
 
-void TestMessage() {
-  using F = std::vector<HeaderField>;
-  const F get = {{":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"},
-                 {":path", "/a?b"}, {"accept", "*/*"}, {"content-length", "5"},
-                 {"content-length", "5"}, {"te", "trailers"}};
-  RequestHead h;
-  CHECK(ValidateRequestFields(get, &h) == H3Error::kNoError && h.method == "GET" &&
-            h.scheme == "https" && h.authority == "example.com" && h.path == "/a?b" &&
-            h.has_content_length && h.content_length == 5,
-        "valid GET");
-  auto with = [&](F f, size_t at, HeaderField x) {
-    f.insert(f.begin() + static_cast<long>(at), x);
-    return f;
-  };
-  auto without = [&](F f, const char* name) {
-    F r;
-    for (auto& x : f)
-      if (x.name != name) r.push_back(x);
-    return r;
-  };
-  struct {
-    F f;
-    bool ok;
-    const char* what;
-  } cases[] = {
-      {with(without(get, ":authority"), 3, {"host", "example.com"}), true, "host instead of :authority"},
-      {with(get, 4, {"host", "example.com"}), true, "host equal to :authority"},
-      {{{":method", "OPTIONS"}, {":scheme", "https"}, {":authority", "a"}, {":path", "*"}}, true, "OPTIONS *"},
-      {{{":method", "CONNECT"}, {":authority", "a:443"}}, true, "CONNECT"},
-      {{{":method", "GET"}, {":scheme", "foo"}, {":path", "x"}}, true, "other scheme, no authority"},
-      {with(get, 4, {"host", "other.com"}), false, "host differs from :authority"},
-      {without(get, ":authority"), false, "no authority, no host"},
-      {without(get, ":method"), false, "no :method"},
-      {without(get, ":scheme"), false, "no :scheme"},
-      {without(get, ":path"), false, "no :path"},
-      {with(get, 1, {":method", "GET"}), false, "repeated :method"},
-      {with(get, 5, {":path", "/"}), false, "pseudo-header after a regular field"},
-      {with(get, 1, {":status", "200"}), false, ":status in a request"},
-      {with(get, 1, {":foo", "x"}), false, "unknown pseudo-header"},
-      {with(get, 1, {":protocol", "websocket"}), false, ":protocol without extended CONNECT"},
-      {with(get, 5, {"Accept", "x"}), false, "uppercase name"},
-      {with(get, 5, {"a b", "x"}), false, "space in a name"},
-      {with(get, 5, {"", "x"}), false, "empty name"},
-      {with(get, 5, {"x", "a\nb"}), false, "LF in a value"},
-      {with(get, 5, {"x", std::string("a\0b", 3)}), false, "NUL in a value"},
-      {with(get, 5, {"x", " a"}), false, "leading space"},
-      {with(get, 5, {"x", "a\t"}), false, "trailing tab"},
-      {with(get, 5, {"connection", "close"}), false, "connection"},
-      {with(get, 5, {"transfer-encoding", "chunked"}), false, "transfer-encoding"},
-      {with(get, 5, {"upgrade", "h2c"}), false, "upgrade"},
-      {with(get, 5, {"keep-alive", "5"}), false, "keep-alive"},
-      {with(get, 5, {"te", "gzip"}), false, "te other than trailers"},
-      {with(get, 5, {"content-length", "6"}), false, "conflicting content-length"},
-      {with(get, 5, {"content-length", "-1"}), false, "content-length not digits"},
-      {with(get, 5, {"content-length", "99999999999999999999"}), false, "content-length over 64 bits"},
-      {{{":method", "GET"}, {":scheme", "https"}, {":authority", "a"}, {":path", "a"}}, false, "path without /"},
-      {{{":method", "GET"}, {":scheme", "https"}, {":authority", "a"}, {":path", "*"}}, false, "* not OPTIONS"},
-      {{{":method", "GET"}, {":scheme", "https"}, {":authority", "u@a"}, {":path", "/"}}, false, "userinfo"},
-      {{{":method", "CONNECT"}, {":authority", "a:443"}, {":path", "/"}}, false, "CONNECT with :path"},
-      {{{":method", "CONNECT"}}, false, "CONNECT without :authority"},
-      {{{":method", ""}, {":scheme", "https"}, {":authority", "a"}, {":path", "/"}}, false, "empty :method"},
-  };
-  for (auto& c : cases)
-    CHECK((ValidateRequestFields(c.f, &h) == H3Error::kNoError) == c.ok, "message: %s", c.what);
-  F ext = {{":method", "CONNECT"}, {":protocol", "websocket"}, {":scheme", "https"},
-           {":authority", "a"}, {":path", "/chat"}};
-  CHECK(ValidateRequestFields(ext, &h, true) == H3Error::kNoError && h.protocol == "websocket",
-        "extended CONNECT");
-  CHECK(ValidateRequestFields(ext, &h, false) == H3Error::kMessage, "extended CONNECT off");
-  CHECK(ValidateRequestFields(without(ext, ":path"), &h, true) == H3Error::kMessage,
-        "extended CONNECT without :path");
-  CHECK(ValidateTrailerFields({{"x-sum", "1"}}) == H3Error::kNoError, "trailers");
-  CHECK(ValidateTrailerFields({{":path", "/"}}) == H3Error::kMessage, "pseudo in trailers");
-  CHECK(ValidateTrailerFields({{"connection", "x"}}) == H3Error::kMessage, "connection in trailers");
-}
-
 }  // namespace
 
 int main() {
@@ -1021,11 +933,5 @@ int main() {
   TestUniStreams();
   TestQpackStreams();
   TestQpackDecoder();
-  TestMessage();
-  if (failures) {
-    std::fprintf(stderr, "http3: %d of %ld checks failed\n", failures, checks);
-    return 1;
-  }
-  std::printf("http3: %ld checks, ok\n", checks);
-  return 0;
+  return CheckSummary("http3");
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
 #include "core/common/text.h"
 #include "core/compress/accept_encoding.h"
 #include "core/files/content_types.h"
@@ -21,18 +22,6 @@ using namespace sluice;
 
 namespace {
 
-int failures = 0;
-int checks = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    checks++;                                                   \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      if (++failures > 10) std::exit(1);                        \
-    }                                                           \
-  } while (0)
 
 const char* KindName(StaticPath::Kind k) {
   switch (k) {
@@ -302,7 +291,5 @@ int main() {
   Paths();
   Decisions();
   Types();
-  if (failures) return 1;
-  std::printf("static_files: %d checks, ok\n", checks);
-  return 0;
+  return CheckSummary("static_files");
 }
