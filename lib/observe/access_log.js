@@ -10,8 +10,10 @@ const binding = require('../common/binding');
 const { kNative } = require('../common/symbols');
 const { codedTypeError } = require('../common/errors');
 
-const FORMATS = { combined: 0, json: 1 };
-const DEFAULT_BUFFER = 1 << 20;
+const { ACCESS_LOG_COMBINED, ACCESS_LOG_JSON } = binding.constants;
+
+const FORMATS = { combined: ACCESS_LOG_COMBINED, json: ACCESS_LOG_JSON };
+const DEFAULT_BUFFER = 1024 * 1024;  // bytes of lines waiting for the disk
 
 // Opens server's log from the option's value ({ path, format, bufferSize });
 // a bad value throws ERR_INVALID_ARG_VALUE, an open failure the system error.

@@ -12,6 +12,7 @@
 #include "core/compress/compressor.h"
 #include "core/http1/http1_session.h"
 #include "core/http2/http2_session.h"
+#include "core/observe/access_log.h"
 #include "core/websocket/ws_frame.h"
 #include "core/websocket/ws_session.h"
 
@@ -101,7 +102,10 @@ SLUICE_WIRE_BINDING_LIST(SLUICE_WIRE_CONSTEXPR)
   V(WS_OPCODE_TEXT, kWsText)                                             \
   V(WS_OPCODE_BINARY, kWsBinary)                                         \
   V(WS_OPCODE_PING, kWsPing)                                             \
-  V(WS_OPCODE_PONG, kWsPong)
+  V(WS_OPCODE_PONG, kWsPong)                                             \
+  /* AccessLog::Format (observe/access_log.h): the accessLog formats */  \
+  V(ACCESS_LOG_COMBINED, static_cast<int>(AccessLog::kCombined))         \
+  V(ACCESS_LOG_JSON, static_cast<int>(AccessLog::kJson))
 
 // The head flags the core reads from a status word (the rest are the
 // binding's, as kHeadEnd).

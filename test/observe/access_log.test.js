@@ -12,11 +12,8 @@ const common = require('../common');
 
 const { assert } = common;
 
-afterEach(common.cleanup);
 
 let dir;
-beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-log-')); });
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 // The file's lines once it has `n` of them (the writer thread is async).
 async function linesOf(file, n) {
@@ -35,6 +32,10 @@ function handler(req, res) {
 }
 
 describe('native access log', () => {
+  afterEach(common.cleanup);
+  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-log-')); });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
   if (common.isNode) return;  // sluice's own option
 
   it('combined: nginx\'s line for each response, escaped', async () => {

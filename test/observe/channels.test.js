@@ -28,12 +28,12 @@ function subscribe(name, fn) {
   subscribed.push([name, fn]);
 }
 
-afterEach(() => {
-  for (const [name, fn] of subscribed.splice(0)) dc.unsubscribe(name, fn);
-});
-afterEach(common.cleanup);
-
 describe(`diagnostics channels (${common.isNode ? 'node' : 'sluice'})`, () => {
+  afterEach(() => {
+    for (const [name, fn] of subscribed.splice(0)) dc.unsubscribe(name, fn);
+  });
+  afterEach(common.cleanup);
+
   describe('HTTP/1.1: http.server.*', () => {
     it('publishes created, start and finish with node\'s payloads, in node\'s order', async () => {
       const events = [];

@@ -9,7 +9,6 @@ const common = require('../common');
 
 const { assert } = common;
 
-afterEach(common.cleanup);
 
 // A destination collecting written lines.
 function lines() {
@@ -24,6 +23,8 @@ function lines() {
 }
 
 describe(`request loggers (${common.isNode ? 'node' : 'sluice'})`, () => {
+  afterEach(common.cleanup);
+
   it('pino-http: one line per request with method, url, status and response time', async () => {
     const pino = require('pino');
     const pinoHttp = require('pino-http');

@@ -14,7 +14,6 @@ const common = require('../common');
 const { assert } = common;
 const PROMETHEUS = '/usr/bin/prometheus';
 
-afterEach(common.cleanup);
 
 async function app() {
   const sluice = require(common.ROOT);
@@ -31,6 +30,10 @@ async function app() {
 }
 
 describe('native metrics', () => {
+  // Inside the describe: a root-level hook would run after every test
+  // of every file (closing servers other files start in before()).
+  afterEach(common.cleanup);
+
   if (common.isNode) return;  // sluice's own API
 
   it('server.metrics(): requests by method and status class, durations, connections, bytes', async () => {

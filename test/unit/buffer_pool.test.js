@@ -28,7 +28,7 @@ describe('buffer pool', () => {
   describe('options', () => {
     it('has the documented defaults', () => {
       const pool = createBufferPool();
-      assert.deepEqual(pool.stats(), { bufferSize: 65536, maxBuffers: 1024, allocated: 0, inUse: 0, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 65536, maxBuffers: 1024, allocated: 0, inUse: 0, dryWaits: 0, outstanding: 0, reclaimed: 0 });
       assert.deepEqual(createBufferPool({}).stats(), pool.stats());
       assert.deepEqual(createBufferPool(undefined).stats(), pool.stats());
       assert.ok(pool instanceof BufferPool);
@@ -39,7 +39,7 @@ describe('buffer pool', () => {
 
     it('accepts explicit values', () => {
       const pool = createBufferPool({ bufferSize: 1, maxBuffers: 7, poison: true });
-      assert.deepEqual(pool.stats(), { bufferSize: 1, maxBuffers: 7, allocated: 0, inUse: 0, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 1, maxBuffers: 7, allocated: 0, inUse: 0, dryWaits: 0, outstanding: 0, reclaimed: 0 });
       assert.equal(pool.alloc(1).length, 1);
     });
 
@@ -99,7 +99,7 @@ describe('buffer pool', () => {
         assert.ok(!seen.has(buf.buffer));
         seen.add(buf.buffer);
       }
-      assert.deepEqual(pool.stats(), { bufferSize: 4096, maxBuffers: 8, allocated: 5, inUse: 5, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 4096, maxBuffers: 8, allocated: 5, inUse: 5, dryWaits: 0, outstanding: 0, reclaimed: 0 });
     });
 
     it('returns undefined when dry, and allocated never exceeds maxBuffers', () => {
@@ -107,13 +107,13 @@ describe('buffer pool', () => {
       const bufs = [pool.alloc(64), pool.alloc(64), pool.alloc(64)];
       assert.ok(bufs.every(Buffer.isBuffer));
       for (let i = 0; i < 10; i++) assert.equal(pool.alloc(64), undefined);
-      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 3, allocated: 3, inUse: 3, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 3, allocated: 3, inUse: 3, dryWaits: 1, outstanding: 0, reclaimed: 0 });
       pool.release(bufs[1]);
       assert.equal(pool.stats().inUse, 2);
       const again = pool.alloc(64);
       assert.equal(again.buffer, bufs[1].buffer, 'reused, not created');
       assert.equal(pool.alloc(64), undefined);
-      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 3, allocated: 3, inUse: 3, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 3, allocated: 3, inUse: 3, dryWaits: 2, outstanding: 0, reclaimed: 0 });
     });
 
     it('reuses free buffers LIFO before creating new ones', () => {
@@ -153,7 +153,7 @@ describe('buffer pool', () => {
       assert.equal(stats().inUse, 2);
       release(a);
       release.call(undefined, b);
-      assert.deepEqual(stats(), { bufferSize: 32, maxBuffers: 2, allocated: 2, inUse: 0, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(stats(), { bufferSize: 32, maxBuffers: 2, allocated: 2, inUse: 0, dryWaits: 1, outstanding: 0, reclaimed: 0 });
       const asAllocator = [1, 2].map(alloc);  // as a callback, extra args ignored
       assert.ok(asAllocator.every(Buffer.isBuffer));
     });
@@ -178,7 +178,7 @@ describe('buffer pool', () => {
         gc();
         await new Promise((r) => setTimeout(r, 10));
       }
-      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 1, allocated: 1, inUse: 0, outstanding: 0, reclaimed: 1 });
+      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 1, allocated: 1, inUse: 0, dryWaits: 0, outstanding: 0, reclaimed: 1 });
     });
 
     it('returns a buffer only after the hold and every chunk are released', () => {
@@ -192,7 +192,7 @@ describe('buffer pool', () => {
       pool.release(chunks[0]);
       assert.equal(pool.stats().inUse, 1);
       releaseBuffer(chunks[2]);
-      assert.deepEqual(pool.stats(), { bufferSize: 256, maxBuffers: 4, allocated: 1, inUse: 0, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 256, maxBuffers: 4, allocated: 1, inUse: 0, dryWaits: 0, outstanding: 0, reclaimed: 0 });
       assert.equal(pool.alloc().buffer, buf.buffer);
     });
 
@@ -239,7 +239,7 @@ describe('buffer pool', () => {
       assert.equal(pool.alloc(), undefined);
       assert.equal(pool.stats().inUse, 16);
       for (const chunk of chunks.reverse()) releaseBuffer(chunk);
-      assert.deepEqual(pool.stats(), { bufferSize: 1024, maxBuffers: 16, allocated: 16, inUse: 0, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 1024, maxBuffers: 16, allocated: 16, inUse: 0, dryWaits: 1, outstanding: 0, reclaimed: 0 });
     });
 
     it('releases the alloc result itself for users who call alloc directly', () => {
@@ -303,7 +303,7 @@ describe('buffer pool', () => {
         assert.doesNotThrow(() => releaseBuffer(other));
         assert.doesNotThrow(() => releaseBuffer(other), 'twice is fine too');
       }
-      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 2, allocated: 1, inUse: 1, outstanding: 0, reclaimed: 0 });
+      assert.deepEqual(pool.stats(), { bufferSize: 64, maxBuffers: 2, allocated: 1, inUse: 1, dryWaits: 0, outstanding: 0, reclaimed: 0 });
       assert.equal(retainChunk(Buffer.alloc(4)), false);
       assert.equal(retainChunk(new Uint8Array(4)), false);
       pool.release(buf);

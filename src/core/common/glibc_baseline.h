@@ -29,6 +29,7 @@
 #ifdef SLUICE_GLIBC_BASE
 __asm__(".symver pthread_create, pthread_create@" SLUICE_GLIBC_BASE);
 __asm__(".symver pthread_join, pthread_join@" SLUICE_GLIBC_BASE);
+__asm__(".symver pthread_detach, pthread_detach@" SLUICE_GLIBC_BASE);
 __asm__(".symver pthread_once, pthread_once@" SLUICE_GLIBC_BASE);
 __asm__(".symver pthread_key_create, pthread_key_create@" SLUICE_GLIBC_BASE);
 __asm__(".symver dladdr, dladdr@" SLUICE_GLIBC_BASE);
