@@ -859,4 +859,4 @@ function emitClose(res) {
   res.emit('close');
 }
 
-module.exports = { ServerResponse, kConn };
+module.exports = { ServerResponse, kConn, kFinished };

@@ -9,7 +9,7 @@
 const binding = require('../common/binding');
 const { IncomingRequest, kPoolBacked } = require('../http/request');
 const { retainChunk, releaseHold } = require('../uploads/buffer_pool');
-const { ServerResponse } = require('../http/response');
+const { ServerResponse, kFinished } = require('../http/response');
 const { SluiceSocket } = require('../net/socket');
 const { connState } = require('../net/connection_state');
 const { h2HeadersObject, h2HeadersFromPacked, validateHeaderName } = require('../http/headers');
@@ -65,6 +65,39 @@ function h2HeadersSent() {
 // connection's).
 class Http2ServerRequest extends IncomingRequest {
   setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
+
+  get stream() { return compatStream(this[kCompat]); }
+}
+
+// req.stream / res.stream: node's compat objects sit on a
+// ServerHttp2Stream; sluice's talk to the native stream directly (no
+// Duplex per request). The stream is made on first access, over the same
+// native stream, and hears its native events through the CompatEntry.
+// Its head state is the response's: a head the response sent is the
+// stream's (close() then ends the response before its reset, as node's).
+class CompatHttp2Stream extends ServerHttp2Stream {
+  constructor(entry, headers) {
+    super(entry.native, entry.id, headers, entry.session, entry.req.complete);
+    this._res = entry.res;
+    // As node's compat: a stream error is the stream's own; the request
+    // and the response hear the close ('aborted', 'close').
+    this.on('error', noop);
+  }
+
+  get headersSent() { return this._ownHead || this._res.headersSent; }
+
+  set headersSent(v) { this._ownHead = v; }
+}
+
+function noop() {}
+
+function compatStream(entry) {
+  if (entry.stream !== null) return entry.stream;
+  const raw = entry.head.raw;
+  const headers = typeof raw === 'string' ? h2HeadersFromPacked(raw, []) : h2HeadersObject(raw);
+  const stream = entry.stream = new CompatHttp2Stream(entry, headers);
+  if (entry.closed) stream._onClose(entry.closeCode);
+  return stream;
 }
 
 // req/res.setTimeout(ms, cb): as node's compat, the stream's idle timer;
@@ -142,7 +175,12 @@ class Http2ServerResponse extends ServerResponse {
   writeHead(statusCode, reason, headers) {
     if (this.destroyed || this.writableFinished) return this;
     if (this.headersSent) throw h2HeadersSent();
-    return super.writeHead(statusCode, reason, headers);
+    super.writeHead(statusCode, reason, headers);
+    // As node's compat, whose writeHead sends the head: a HEAD request's
+    // response (no body) is complete with it, the stream ends; end() is
+    // still the handler's to call.
+    if (this[kReq].method === 'HEAD') this.flushHeaders();
+    return this;
   }
 
   // node's count of cork() calls not yet uncork()ed. Writes are framed
@@ -157,6 +195,42 @@ class Http2ServerResponse extends ServerResponse {
   }
 
   setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
+
+  get stream() { return compatStream(this[kCompat]); }
+
+  // As node's compat: no socket once the response finished or its
+  // stream closed (the request keeps its own).
+  get socket() { return this[kFinished] || this[kCompat].closed ? undefined : super.socket; }
+
+  get connection() { return this.socket; }
+
+  // As node's compat: a write after end() or once the stream closed
+  // tells its callback (ERR_STREAM_WRITE_AFTER_END, ERR_HTTP2_INVALID_STREAM);
+  // the response emits no 'error'.
+  write(chunk, encoding, cb) {
+    const ended = this.writableEnded;
+    if (ended || this[kCompat].closed) {
+      if (typeof encoding === 'function') cb = encoding;
+      if (typeof cb === 'function') {
+        process.nextTick(cb, ended ? codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end') :
+          codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed'));
+      }
+      return false;
+    }
+    return super.write(chunk, encoding, cb);
+  }
+
+  // As node's compat: end() once ended or once the stream closed only
+  // calls its callback.
+  end(chunk, encoding, cb) {
+    if (this.writableEnded || this[kCompat].closed) {
+      if (typeof chunk === 'function') cb = chunk;
+      else if (typeof encoding === 'function') cb = encoding;
+      if (typeof cb === 'function') process.nextTick(cb);
+      return this;
+    }
+    return super.end(chunk, encoding, cb);
+  }
 
   // As node's: false once too late (the head is out, or the stream gone).
   writeContinue(cb) {
@@ -317,11 +391,17 @@ class CompatEntry {
   // protocol: the :protocol of an extended CONNECT (RFC 8441), else
   // undefined; a noServer WebSocketServer's handleUpgrade checks it
   // (lib/websocket/http2_accept.js takeCompat).
-  constructor(req, res, protocol) {
+  constructor(req, res, protocol, native, id, session, head) {
     this.req = req;
     this.res = res;
     this.protocol = protocol;
+    this.native = native;
+    this.id = id;
+    this.session = session;
+    this.head = head;      // H2Head: the request head, for req.stream's headers
+    this.stream = null;    // req.stream / res.stream once asked for
     this.closed = false;
+    this.closeCode = 0;
     this.idle = null;  // IdleTimer once req/res.setTimeout() was called
     this.timeoutCbs = [];
     req[kCompat] = this;
@@ -333,9 +413,15 @@ class CompatEntry {
     this.req._pushBody(chunk);
   }
 
-  _onEnd(rawTrailers) { this.req._pushEnd(rawTrailers); }
+  _onEnd(rawTrailers) {
+    this.req._pushEnd(rawTrailers);
+    if (this.stream !== null) this.stream._onEnd(undefined);
+  }
 
-  _onDrain() { this.res._drain(); }
+  _onDrain() {
+    if (this.stream !== null) this.stream._onDrain();
+    this.res._drain();
+  }
 
   _onWantTrailers() {}
 
@@ -348,9 +434,11 @@ class CompatEntry {
     this.req._fail(err);
   }
 
-  _onClose() {
+  _onClose(code) {
     this.closed = true;
+    this.closeCode = code;
     if (this.idle !== null) this.idle.clear();
+    if (this.stream !== null) this.stream._onClose(code);
     // As node's compat: a stream that closes before the response ended
     // (client reset, the client's socket closed) aborts the request
     // whether or not its body was complete; after the response ended, the
@@ -804,7 +892,7 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
     // compressor, files through the pipe's.
     res._compressCfg = cfg;
   }
-  st.streams.set(id, new CompatEntry(req, res, protocol));
+  st.streams.set(id, new CompatEntry(req, res, protocol, native, id, st.handle, rawHeaders));
   if (endStream) req._pushEnd(undefined);
   // As node's compat: CONNECT goes to 'connect' (req, res) when it is
   // listened to (else to 'request', as before: node answers 405 there);
