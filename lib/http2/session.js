@@ -42,6 +42,8 @@ function statusMessageWarn() {
 const kStatusCode = Symbol('kStatusCode');
 const kCorked = Symbol('kCorked');
 const kCompat = Symbol('kCompat');  // req/res -> their CompatEntry
+const kBodyDone = Symbol('kBodyDone');
+const kMethod = Symbol('kMethod');  // Http2ServerRequest: the whole body arrived
 
 function trimName(name) {
   return typeof name === 'string' ? name.trim() : name;
@@ -67,6 +69,33 @@ class Http2ServerRequest extends IncomingRequest {
   setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
 
   get stream() { return compatStream(this[kCompat]); }
+
+  // As node's: true once the body was read to its end, or the request
+  // aborted or its stream closed; not merely when the body arrived
+  // (kBodyDone, what the server itself goes by).
+  get complete() {
+    const entry = this[kCompat];
+    return this.aborted || (this._built && this.readableEnded) || (entry !== undefined && entry.closed);
+  }
+
+  set complete(v) { this[kBodyDone] = v; }
+
+  // node's compat: the pseudo-headers' values (req.url is :path).
+  get authority() { return this.headers[':authority'] || this.headers.host; }
+
+  get scheme() { return this.headers[':scheme']; }
+
+  // As node's compat: a method set by the handler (method-override
+  // middleware) is checked.
+  get method() { return this[kMethod]; }
+
+  set method(method) {
+    if (typeof method !== 'string') throw invalidArgType('"method" argument', 'of type string', method);
+    if (method.trim() === '') {
+      throw codedTypeError('ERR_INVALID_ARG_VALUE', `The argument 'method' is invalid. Received '${method}'`);
+    }
+    this[kMethod] = method;
+  }
 }
 
 // req.stream / res.stream: node's compat objects sit on a
@@ -77,7 +106,7 @@ class Http2ServerRequest extends IncomingRequest {
 // stream's (close() then ends the response before its reset, as node's).
 class CompatHttp2Stream extends ServerHttp2Stream {
   constructor(entry, headers) {
-    super(entry.native, entry.id, headers, entry.session, entry.req.complete);
+    super(entry.native, entry.id, headers, entry.session, entry.req[kBodyDone]);
     this._res = entry.res;
     // As node's compat: a stream error is the stream's own; the request
     // and the response hear the close ('aborted', 'close').
@@ -128,9 +157,12 @@ function compatTimeout(entry) {
 // Http2ServerResponse differences (statusMessage, setTrailer, trailers
 // that accumulate).
 class Http2ServerResponse extends ServerResponse {
-  // Always '' (node's); setting it warns. The constructor's and
-  // writeHead()'s own stores of undefined do not.
-  get statusMessage() { return ''; }
+  // Always '' (node's); reading or setting it warns (once per process).
+  // The constructor's and writeHead()'s own stores of undefined do not.
+  get statusMessage() {
+    statusMessageWarn();
+    return '';
+  }
 
   set statusMessage(v) {
     if (v !== undefined) statusMessageWarn();
@@ -455,7 +487,7 @@ class CompatEntry {
 // the client is not stalled). A reader that came first gets all of it.
 function onCompatFinish(res) {
   const req = res[kReq];
-  if (!req.complete && !isReading(req)) setImmediate(dumpUnread, req);
+  if (!req[kBodyDone] && !isReading(req)) setImmediate(dumpUnread, req);
 }
 
 function isReading(req) {
@@ -463,7 +495,7 @@ function isReading(req) {
 }
 
 function dumpUnread(req) {
-  if (!req.complete && !req.destroyed && !isReading(req)) req._dump();
+  if (!req[kBodyDone] && !req.destroyed && !isReading(req)) req._dump();
 }
 
 // ---- request bodies in allocator memory ----------------------------------------
@@ -822,10 +854,10 @@ function callbacks(server, protocol = 'h2') {
 }
 
 // The compat request's head, kept packed until req.rawHeaders or
-// req.headers is first read (lib/http/request.js): the regular fields —
-// pseudo-headers dropped — and, when there is no host field, host from
-// :authority (one handler for both protocols: HTTP/2's authority is
-// HTTP/1.1's Host).
+// req.headers is first read (lib/http/request.js): every field as
+// received, pseudo-headers included (as node's compat), and, when there
+// is no host field, host from :authority (one handler for both
+// protocols: HTTP/2's authority is HTTP/1.1's Host).
 class H2Head {
   constructor(raw, authority) {
     this.raw = raw;  // packed "name\0value..." or an array
@@ -833,12 +865,8 @@ class H2Head {
   }
 
   rawHeaders() {
-    let raw = this.raw;
-    if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
-    const out = [];
-    for (let i = 0; i < raw.length; i += 2) {
-      if (raw[i][0] !== ':') out.push(raw[i], raw[i + 1]);
-    }
+    const raw = this.raw;
+    const out = typeof raw === 'string' ? (raw === '' ? [] : raw.split('\0')) : raw.slice();
     if (this.authority !== undefined && !out.includes('host')) out.push('host', this.authority);
     return out;
   }
@@ -895,12 +923,22 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   st.streams.set(id, new CompatEntry(req, res, protocol, native, id, st.handle, rawHeaders));
   if (endStream) req._pushEnd(undefined);
   // As node's compat: CONNECT goes to 'connect' (req, res) when it is
-  // listened to (else to 'request', as before: node answers 405 there);
+  // listened to (else 405, below);
   // an Expect header to 'checkContinue' (or an automatic 100 Continue
   // before 'request') and 'checkExpectation' (or 417).
-  if (method === 'CONNECT' && server.listenerCount('connect') > 0) {
-    server.emit('connect', req, res);
-    return;
+  if (method === 'CONNECT') {
+    if (server.listenerCount('connect') > 0) {
+      server.emit('connect', req, res);
+      return;
+    }
+    // As node's: a CONNECT nobody listens for is answered 405. An
+    // extended CONNECT (RFC 8441, :protocol) still goes to 'request',
+    // where a noServer WebSocketServer's handleUpgrade takes it.
+    if (protocol === undefined) {
+      res.statusCode = 405;
+      res.end();
+      return;
+    }
   }
   const expect = expectOf(raw);
   if (expect !== undefined) {
