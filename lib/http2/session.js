@@ -6,6 +6,8 @@
 // HTTP/1.1 uses (IncomingRequest / ServerResponse over a per-stream
 // adapter that speaks the native connection's method names).
 
+const http2 = require('http2');
+const prototypeBridge = require('../http/prototype_bridge');
 const binding = require('../common/binding');
 const { IncomingRequest, kPoolBacked } = require('../http/request');
 const { retainChunk, releaseHold } = require('../uploads/buffer_pool');
@@ -127,6 +129,27 @@ function compatStream(entry) {
   const stream = entry.stream = new CompatHttp2Stream(entry, headers);
   if (entry.closed) stream._onClose(entry.closeCode);
   return stream;
+}
+
+// The server's Http2ServerRequest / Http2ServerResponse options (node's
+// names): null for the default, else the class. A class extending node's
+// (http2.Http2ServerRequest) has the base of its chain — the prototype
+// that inherits node's directly — re-chained onto sluice's class, once:
+// the class's members come first, then sluice's; the constructor that
+// runs is sluice's, with the class as new.target.
+function adoptCompatClass(cls, kind) {
+  const own = kind === 'Http2ServerRequest' ? Http2ServerRequest : Http2ServerResponse;
+  const nodeProto = http2[kind].prototype;
+  if (cls === undefined || cls === null || cls === own) return null;
+  if (typeof cls !== 'function' || cls.prototype === null || typeof cls.prototype !== 'object' ||
+      !(own.prototype.isPrototypeOf(cls.prototype) || nodeProto.isPrototypeOf(cls.prototype))) {
+    throw invalidArgType(`"options.${kind}" property`, `a class extending http2.${kind}`, cls);
+  }
+  if (own.prototype.isPrototypeOf(cls.prototype)) return cls;
+  let base = cls.prototype;
+  for (let p = Object.getPrototypeOf(base); p !== nodeProto; p = Object.getPrototypeOf(p)) base = p;
+  Object.setPrototypeOf(base, own.prototype);
+  return cls;
 }
 
 // req/res.setTimeout(ms, cb): as node's compat, the stream's idle timer;
@@ -376,6 +399,9 @@ class StreamConn {
 
   local() { return this._native.local(); }
 }
+
+// Express-style re-parenting keeps the compat classes' own members.
+prototypeBridge.installVariant(StreamConn, Http2ServerRequest, Http2ServerResponse);
 
 // What req.socket's native side is for an HTTP/2 session: addresses and
 // destroy; raw writes are refused (as node's http2 socket proxy does).
@@ -905,11 +931,14 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   }
   const rawHeaders = new H2Head(raw, authority);
   const conn = new StreamConn(native, id);
-  const req = new Http2ServerRequest(conn, id, method, url, rawHeaders, version, st.socket);
+  const reqArgs = [conn, id, method, url, rawHeaders, version, st.socket];
+  const req = server._Http2ServerRequest == null ? new Http2ServerRequest(...reqArgs) :
+    Reflect.construct(Http2ServerRequest, reqArgs, server._Http2ServerRequest);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   // node's Http2ServerRequest has no joinDuplicateHeaders.
   req.joinDuplicateHeaders = undefined;
-  const res = new Http2ServerResponse(req, conn, id, st.socket);
+  const res = server._Http2ServerResponse == null ? new Http2ServerResponse(req, conn, id, st.socket) :
+    Reflect.construct(Http2ServerResponse, [req, conn, id, st.socket], server._Http2ServerResponse);
   if (altSvc && server._altSvc !== null) res.setHeader('alt-svc', server._altSvc);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;
@@ -991,4 +1020,4 @@ function checkOrigins(origins) {
   return origins.map((o) => originOf(o));
 }
 
-module.exports = { callbacks, constants, checkOrigins };
+module.exports = { callbacks, constants, checkOrigins, adoptCompatClass };
