@@ -620,7 +620,7 @@ class ServerResponse extends LazyEmitter {
     if (this._nativeFile) this._nativeFile.close();
     if (this[kFinished]) return this;
     if (this[kReq].httpVersionMajor >= 2) {
-      this[kConn].destroy();
+      this[kConn].destroy(err);
     } else if (!isFront(this)) {
       // As node: a pipelined response gets the socket only when the ones
       // before it have finished (assignSocket), and its destroy() waits for

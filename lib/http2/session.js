@@ -45,7 +45,8 @@ const kStatusCode = Symbol('kStatusCode');
 const kCorked = Symbol('kCorked');
 const kCompat = Symbol('kCompat');  // req/res -> their CompatEntry
 const kBodyDone = Symbol('kBodyDone');
-const kMethod = Symbol('kMethod');  // Http2ServerRequest: the whole body arrived
+const kMethod = Symbol('kMethod');
+const kClosedEmitted = Symbol('kClosedEmitted');  // Http2ServerRequest: the whole body arrived
 
 function trimName(name) {
   return typeof name === 'string' ? name.trim() : name;
@@ -53,8 +54,9 @@ function trimName(name) {
 
 // setHeader / appendHeader: pseudo-headers are HTTP/2's own, as node's.
 function settableName(name) {
-  name = trimName(name);
-  if (typeof name === 'string' && name[0] === ':') {
+  if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
+  name = name.trim();
+  if (name[0] === ':') {
     throw codedTypeError('ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED', 'Cannot set HTTP/2 pseudo-headers');
   }
   return name;
@@ -209,7 +211,14 @@ class Http2ServerResponse extends ServerResponse {
   // lookups are by lower case already).
   setHeader(name, value) {
     if (this.headersSent) throw h2HeadersSent();
-    return super.setHeader(settableName(name), value);
+    name = settableName(name);
+    // As node's: a field without a value is an HTTP/2 error (a bad name
+    // is the base class's to report first).
+    if (value == null && name !== '') {
+      throw codedTypeError('ERR_HTTP2_INVALID_HEADER_VALUE',
+        `Invalid value "${value}" for header "${name.toLowerCase()}"`);
+    }
+    return super.setHeader(name, value);
   }
 
   appendHeader(name, value) {
@@ -219,7 +228,10 @@ class Http2ServerResponse extends ServerResponse {
 
   removeHeader(name) {
     if (this.headersSent) throw h2HeadersSent();
-    return super.removeHeader(trimName(name));
+    name = trimName(name);
+    // As node's: removing Date turns the automatic one off.
+    if (typeof name === 'string' && name.toLowerCase() === 'date') this.sendDate = false;
+    return super.removeHeader(name);
   }
 
   getHeader(name) { return super.getHeader(trimName(name)); }
@@ -252,6 +264,16 @@ class Http2ServerResponse extends ServerResponse {
   setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
 
   get stream() { return compatStream(this[kCompat]); }
+
+  // As node's compat: the stream's close is the response's 'finish' —
+  // whether or not it ended — then its 'close'.
+  _closed() {
+    if (!this[kFinished] && !this[kClosedEmitted] && !this._nativeFileDone) {
+      this[kClosedEmitted] = true;
+      this.emit('finish');
+    }
+    super._closed();
+  }
 
   // As node's compat: no socket once the response finished or its
   // stream closed (the request keeps its own).
@@ -393,7 +415,11 @@ class StreamConn {
 
   resume() { this._native.resumeStream(this._id); }
 
-  destroy() { this._native.rstStream(this._id, constants.NGHTTP2_CANCEL); }
+  // res.destroy(err): node's compat codes (its stream's destroy():
+  // NO_ERROR, INTERNAL_ERROR with an error).
+  destroy(err) {
+    this._native.rstStream(this._id, err ? constants.NGHTTP2_INTERNAL_ERROR : constants.NGHTTP2_NO_ERROR);
+  }
 
   peer() { return this._native.peer(); }
 

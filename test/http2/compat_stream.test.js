@@ -6,7 +6,8 @@
 // res.socket gone at 'finish', a HEAD response's writeHead() sending the
 // head, pseudo-headers in req.headers, req.complete only at 'end', the
 // method setter's checks, CONNECT answered 405 with no 'connect'
-// listener, and the Http2ServerRequest / Http2ServerResponse options.
+// listener, res.destroy()'s reset codes and 'finish', setHeader()'s
+// checks, and the Http2ServerRequest / Http2ServerResponse options.
 // Shared with node:http2 (SLUICE_TEST_IMPL=node).
 
 const http2 = require('node:http2');
@@ -197,6 +198,43 @@ describe('http2 compat: req.stream / res.stream and node\'s compat semantics', f
     const r2 = await fetchOne(port2, { ':method': 'CONNECT', ':authority': 'example.test:443', ':path': undefined });
     assert.strictEqual(r2.status, 200);
     assert.deepStrictEqual({ requests, connects }, { requests: 0, connects: 1 });
+  });
+
+  it('res.destroy(): the stream is reset (NO_ERROR; INTERNAL_ERROR with an error), \'finish\' then \'close\'', async function () {
+    const logs = [];
+    const port = await startCompat((req, res) => {
+      const log = [];
+      logs.push(log);
+      res.on('error', () => log.push('error'));
+      res.on('finish', () => log.push('finish'));
+      res.on('close', () => log.push('close'));
+      res.destroy(req.url === '/err' ? new Error('boom') : undefined);
+    });
+    const plain = await fetchOne(port);
+    const failed = await fetchOne(port, { ':path': '/err' });
+    assert.deepStrictEqual([plain.status, plain.rstCode], [undefined, http2.constants.NGHTTP2_NO_ERROR]);
+    assert.deepStrictEqual([failed.status, failed.rstCode], [undefined, http2.constants.NGHTTP2_INTERNAL_ERROR]);
+    await common.sleep(30);
+    assert.deepStrictEqual(logs, [['finish', 'close'], ['finish', 'close']]);
+  });
+
+  it('setHeader(): a name that is not a string, a value that is null or undefined; removeHeader(\'date\')', async function () {
+    const seen = [];
+    const port = await startCompat((req, res) => {
+      for (const [name, value] of [[undefined, 'v'], ['x-a', null], ['x-a', undefined]]) {
+        try {
+          res.setHeader(name, value);
+        } catch (err) {
+          seen.push(err.code);
+        }
+      }
+      res.removeHeader('Date');
+      seen.push(res.sendDate);
+      res.end();
+    });
+    await fetchOne(port);
+    assert.deepStrictEqual(seen,
+      ['ERR_INVALID_ARG_TYPE', 'ERR_HTTP2_INVALID_HEADER_VALUE', 'ERR_HTTP2_INVALID_HEADER_VALUE', false]);
   });
 
   it('the Http2ServerRequest / Http2ServerResponse options: classes extending node:http2\'s', async function () {
