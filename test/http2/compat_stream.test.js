@@ -271,3 +271,52 @@ describe('http2 compat: req.stream / res.stream and node\'s compat semantics', f
     assert.deepStrictEqual(JSON.parse(r.body), ['GET', '/x', false, '', 'function']);
   });
 });
+
+describe('http2 stream.respondWithFile / respondWithFD: option checks as node\'s', function () {
+  this.timeout(10000);
+  afterEach(() => common.cleanup());
+
+  it('wrong types, a 204 status, and what statCheck is told', async function () {
+    const seen = [];
+    const fs = require('fs');
+    const fd = fs.openSync(__filename, 'r');
+    const { port } = await h2.startH2((stream) => {
+      const tryIt = (fn) => {
+        try {
+          fn();
+          seen.push('no throw');
+        } catch (err) {
+          seen.push(`${err.code}: ${err.message}`);
+        }
+      };
+      tryIt(() => stream.respondWithFile(__filename, {}, { offset: true }));
+      tryIt(() => stream.respondWithFile(__filename, {}, { length: null }));
+      tryIt(() => stream.respondWithFile(__filename, {}, { statCheck: 1 }));
+      tryIt(() => stream.respondWithFD(true));
+      tryIt(() => stream.respondWithFile(__filename, { ':status': 204 }));
+      // (node's respondWithFile calls statCheck without the options; its
+      // respondWithFD with them.)
+      stream.respondWithFD(fd, {}, {
+        offset: 2, length: 5, statCheck: (stat, headers, options) => { seen.push(options); },
+      });
+    });
+
+    const session = h2.connect(port);
+    let r;
+    try {
+      r = await h2.request(session);
+    } finally {
+      fs.closeSync(fd);
+    }
+    assert.strictEqual(r.body.toString(), fs.readFileSync(__filename, 'latin1').slice(2, 7));
+    assert.deepStrictEqual(seen, [
+      "ERR_INVALID_ARG_VALUE: The property 'options.offset' is invalid. Received true",
+      "ERR_INVALID_ARG_VALUE: The property 'options.length' is invalid. Received null",
+      "ERR_INVALID_ARG_VALUE: The property 'options.statCheck' is invalid. Received 1",
+      'ERR_INVALID_ARG_TYPE: The "fd" argument must be of type number or an instance of FileHandle. ' +
+        'Received type boolean (true)',
+      'ERR_HTTP2_PAYLOAD_FORBIDDEN: Responses with 204 status must not have a payload',
+      { offset: 2, length: 5 },
+    ]);
+  });
+});
