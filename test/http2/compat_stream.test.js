@@ -257,6 +257,16 @@ describe('http2 compat: req.stream / res.stream and node\'s compat semantics', f
     assert.deepStrictEqual(seen, [true, true, 'ua-1']);
   });
 
+  it('createServer: options.settings that is not an object', function () {
+    const create = (o) => (common.isNode ? http2.createServer(o) : common.impl.createServer(o));
+    for (const [bad, shown] of [[1, 'type number (1)'], [null, 'null']]) {
+      assert.throws(() => create({ settings: bad }), {
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: `The "options.settings" property must be of type object. Received ${shown}`,
+      });
+    }
+  });
+
   common.sluiceOnly('an app that re-parents req/res (Express style) keeps the compat members', async function () {
     const app = (req, res) => {
       Object.setPrototypeOf(req, app.request);
