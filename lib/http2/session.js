@@ -62,6 +62,20 @@ function settableName(name) {
   return name;
 }
 
+// As node's compat: a Connection field (HTTP/2 has none, RFC 9113
+// 8.2.2) is dropped when set, with a warning once per process; other
+// connection-specific fields are dropped natively.
+let connectionWarned = false;
+function droppedConnection(name, value) {
+  if (name.length !== 10 || name.toLowerCase() !== 'connection' || value === 'trailers') return false;
+  if (!connectionWarned) {
+    connectionWarned = true;
+    process.emitWarning('The provided connection header is not valid, the value will be dropped from ' +
+      'the header and will never be in use.', 'UnsupportedWarning');
+  }
+  return true;
+}
+
 function h2HeadersSent() {
   return codedError('ERR_HTTP2_HEADERS_SENT', 'Response has already been initiated.');
 }
@@ -218,12 +232,15 @@ class Http2ServerResponse extends ServerResponse {
       throw codedTypeError('ERR_HTTP2_INVALID_HEADER_VALUE',
         `Invalid value "${value}" for header "${name.toLowerCase()}"`);
     }
+    if (droppedConnection(name, value)) return this;
     return super.setHeader(name, value);
   }
 
   appendHeader(name, value) {
     if (this.headersSent) throw h2HeadersSent();
-    return super.appendHeader(settableName(name), value);
+    name = settableName(name);
+    if (droppedConnection(name, value)) return this;
+    return super.appendHeader(name, value);
   }
 
   removeHeader(name) {

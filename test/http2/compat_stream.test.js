@@ -218,7 +218,7 @@ describe('http2 compat: req.stream / res.stream and node\'s compat semantics', f
     assert.deepStrictEqual(logs, [['finish', 'close'], ['finish', 'close']]);
   });
 
-  it('setHeader(): a name that is not a string, a value that is null or undefined; removeHeader(\'date\')', async function () {
+  it('setHeader(): a name that is not a string, a value that is null or undefined, Connection; removeHeader(\'date\')', async function () {
     const seen = [];
     const port = await startCompat((req, res) => {
       for (const [name, value] of [[undefined, 'v'], ['x-a', null], ['x-a', undefined]]) {
@@ -230,11 +230,14 @@ describe('http2 compat: req.stream / res.stream and node\'s compat semantics', f
       }
       res.removeHeader('Date');
       seen.push(res.sendDate);
+      // Dropped when set (HTTP/2 has no Connection field).
+      res.setHeader('Connection', 'close');
+      seen.push(res.getHeader('connection'));
       res.end();
     });
     await fetchOne(port);
     assert.deepStrictEqual(seen,
-      ['ERR_INVALID_ARG_TYPE', 'ERR_HTTP2_INVALID_HEADER_VALUE', 'ERR_HTTP2_INVALID_HEADER_VALUE', false]);
+      ['ERR_INVALID_ARG_TYPE', 'ERR_HTTP2_INVALID_HEADER_VALUE', 'ERR_HTTP2_INVALID_HEADER_VALUE', false, undefined]);
   });
 
   it('the Http2ServerRequest / Http2ServerResponse options: classes extending node:http2\'s', async function () {
