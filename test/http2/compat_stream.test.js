@@ -270,6 +270,27 @@ describe('http2 compat: req.stream / res.stream and node\'s compat semantics', f
     }
   });
 
+  common.sluiceOnly('node:http2\'s Http1IncomingMessage / Http1ServerResponse options serve HTTP/1.1 requests', async function () {
+    const http = require('node:http');
+    class MyReq extends http.IncomingMessage {
+      tag() { return 'req'; }
+    }
+    class MyRes extends http.ServerResponse {
+      tag() { return 'res'; }
+    }
+    const { port } = await common.startServer({ Http1IncomingMessage: MyReq, Http1ServerResponse: MyRes },
+      (req, res) => res.end(`${req.tag()} ${res.tag()}`));
+    const body = await common.withTimeout(new Promise((resolve, reject) => {
+      http.get({ port, host: '127.0.0.1', agent: false }, (r) => {
+        let b = '';
+        r.setEncoding('utf8');
+        r.on('data', (d) => { b += d; });
+        r.on('end', () => resolve(b));
+      }).on('error', reject);
+    }), 5000, 'the HTTP/1.1 response');
+    assert.strictEqual(body, 'req res');
+  });
+
   common.sluiceOnly('an app that re-parents req/res (Express style) keeps the compat members', async function () {
     const app = (req, res) => {
       Object.setPrototypeOf(req, app.request);
