@@ -44,9 +44,9 @@ function statusMessageWarn() {
 const kStatusCode = Symbol('kStatusCode');
 const kCorked = Symbol('kCorked');
 const kCompat = Symbol('kCompat');  // req/res -> their CompatEntry
-const kBodyDone = Symbol('kBodyDone');
+const kBodyDone = Symbol('kBodyDone');  // Http2ServerRequest: the whole body arrived
 const kMethod = Symbol('kMethod');
-const kClosedEmitted = Symbol('kClosedEmitted');  // Http2ServerRequest: the whole body arrived
+const kClosedEmitted = Symbol('kClosedEmitted');  // Http2ServerResponse: 'finish' emitted at the close
 
 function trimName(name) {
   return typeof name === 'string' ? name.trim() : name;
@@ -109,7 +109,10 @@ class Http2ServerRequest extends IncomingRequest {
 
   set method(method) {
     if (typeof method !== 'string') throw invalidArgType('"method" argument', 'of type string', method);
-    if (method.trim() === '') {
+    // (Every request's own method passes through here: trim() only when
+    // the first character could be white space.)
+    const c = method.charCodeAt(0);
+    if (method.length === 0 || ((c <= 32 || c >= 0x80) && method.trim() === '')) {
       throw codedTypeError('ERR_INVALID_ARG_VALUE', `The argument 'method' is invalid. Received '${method}'`);
     }
     this[kMethod] = method;
@@ -974,9 +977,10 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   }
   const rawHeaders = new H2Head(raw, authority);
   const conn = new StreamConn(native, id);
-  const reqArgs = [conn, id, method, url, rawHeaders, version, st.socket];
-  const req = server._Http2ServerRequest == null ? new Http2ServerRequest(...reqArgs) :
-    Reflect.construct(Http2ServerRequest, reqArgs, server._Http2ServerRequest);
+  const req = server._Http2ServerRequest == null ?
+    new Http2ServerRequest(conn, id, method, url, rawHeaders, version, st.socket) :
+    Reflect.construct(Http2ServerRequest, [conn, id, method, url, rawHeaders, version, st.socket],
+      server._Http2ServerRequest);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   // node's Http2ServerRequest has no joinDuplicateHeaders.
   req.joinDuplicateHeaders = undefined;
