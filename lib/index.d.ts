@@ -146,6 +146,10 @@ export interface ServerOptions {
   http2?: Http2Options;
   /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`; `enableConnectProtocol` advertises RFC 8441 extended CONNECT (an attached WebSocketServer does too). */
   settings?: Pick<http2.Settings, 'maxConcurrentStreams' | 'initialWindowSize' | 'enableConnectProtocol'>;
+  /** node:http2's: the class of the HTTP/2 (and HTTP/3) compat requests, extending `http2.Http2ServerRequest`. */
+  Http2ServerRequest?: typeof http2.Http2ServerRequest;
+  /** node:http2's: the class of the HTTP/2 (and HTTP/3) compat responses, extending `http2.Http2ServerResponse`. */
+  Http2ServerResponse?: typeof http2.Http2ServerResponse;
 }
 
 export interface ListenOptions {

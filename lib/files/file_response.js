@@ -29,7 +29,8 @@ const { URL, fileURLToPath } = require('url');
 const binding = require('../common/binding');
 const compression = require('../compress/compression');
 const fileCache = require('./open_file_cache');
-const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
+const { inspect } = require('util');
+const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -87,9 +88,12 @@ function toPath(p) {
 
 function toFd(fd) {
   if (fd !== null && typeof fd === 'object' && typeof fd.fd === 'number') fd = fd.fd; // FileHandle
+  if (typeof fd !== 'number') {
+    throw invalidArgType('"fd" argument', 'of type number or an instance of FileHandle', fd);
+  }
   if (!Number.isInteger(fd) || fd < 0 || fd > 0x7fffffff) {
-    throw codedTypeError('ERR_INVALID_ARG_TYPE',
-      'The "fd" argument must be of type number or an instance of FileHandle');
+    throw codedRangeError('ERR_OUT_OF_RANGE',
+      `The value of "fd" is out of range. It must be >= 0 && <= 2147483647. Received ${fd}`);
   }
   return fd;
 }
@@ -99,20 +103,25 @@ function validateOptions(options) {
   else if (typeof options !== 'object') {
     throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
   }
+  // As node:http2: a value of the wrong type is ERR_INVALID_ARG_VALUE
+  // (its message shows the value); a number out of range ERR_OUT_OF_RANGE.
+  for (const [name, type] of [['offset', 'number'], ['length', 'number'], ['statCheck', 'function'],
+    ['onError', 'function']]) {
+    const v = options[name];
+    if (v !== undefined && typeof v !== type) {
+      throw codedTypeError('ERR_INVALID_ARG_VALUE',
+        `The property 'options.${name}' is invalid. Received ${inspect(v)}`);
+    }
+  }
   let offset = options.offset;
   let length = options.length;
   if (offset === undefined) offset = 0;
   else if (!Number.isSafeInteger(offset) || offset < 0) {
     throw codedRangeError('ERR_OUT_OF_RANGE', 'The value of "options.offset" is out of range');
   }
-  if (length === undefined || length === null) length = -1;
+  if (length === undefined || length === -1) length = -1;
   else if (!Number.isSafeInteger(length) || length < 0) {
     throw codedRangeError('ERR_OUT_OF_RANGE', 'The value of "options.length" is out of range');
-  }
-  for (const name of ['statCheck', 'onError']) {
-    if (options[name] !== undefined && typeof options[name] !== 'function') {
-      throw codedTypeError('ERR_INVALID_ARG_VALUE', `The property 'options.${name}' is invalid`);
-    }
   }
   return {
     offset, length,
@@ -235,10 +244,10 @@ function serveFile(target, path, isFd, opts) {
       fail(bad);
       return;
     }
-    const [offset, length, known] = file.range();
+    const [, length, known] = file.range();
     if (opts.statCheck) {
       const h = target.statCheckHeaders();
-      if (!runStatCheck(file, opts, stat, h, offset, length, known)) {
+      if (!runStatCheck(file, opts, stat, h)) {
         target.cancelled();
         return;
       }
@@ -344,10 +353,11 @@ function statError(stat, opts) {
 // Calls opts.statCheck(stat, headers, { offset, length }) as node:http2
 // does. Returns false when it cancelled the response (returned false); the
 // file is closed then, and also when statCheck throws (the throw goes on).
-function runStatCheck(file, opts, stat, headers, offset, length, known) {
+function runStatCheck(file, opts, stat, headers) {
   let ok;
   try {
-    ok = opts.statCheck(stat, headers, { offset, length: known ? length : undefined });
+    // As node:http2: the offset and length asked for (0 and -1 when not).
+    ok = opts.statCheck(stat, headers, { offset: opts.offset, length: opts.length });
   } catch (e) {
     file.close();
     throw e;

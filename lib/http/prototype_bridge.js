@@ -81,27 +81,58 @@ function install(kind, cls) {
 }
 
 // A bridge: an object chained to nodeProto with an accessor for every member
-// of sluiceProto; the accessor resolves the member on sluiceProto for sluice
-// objects (marker own property) and on nodeProto for anything else, with the
-// receiver as `this` (getters and methods both work).
-function makeBridge(sluiceProto, nodeProto, marker) {
+// of sluiceProto and of its variants; the accessor resolves the member on
+// the object's own sluice prototype for sluice objects (marker own
+// property: the object's transport) and on nodeProto for anything else,
+// with the receiver as `this` (getters and methods both work). The own
+// prototype is sluiceProto unless the transport names a variant
+// (kVariant: HTTP/2's compat request and response, installVariant).
+function makeBridge(sluiceProto, nodeProto, marker, which) {
   const bridge = Object.create(nodeProto);
-  for (const key of Reflect.ownKeys(sluiceProto)) {
-    if (key === 'constructor') continue;
+  const keys = new Set(Reflect.ownKeys(sluiceProto));
+  for (const v of variants) {
+    for (let p = v[which]; p !== sluiceProto; p = Object.getPrototypeOf(p)) {
+      for (const key of Reflect.ownKeys(p)) keys.add(key);
+    }
+  }
+  keys.delete('constructor');
+  const protoOf = (self) => {
+    const t = self[marker];
+    if (t === undefined) return nodeProto;
+    const v = t[kVariant];
+    return v === undefined ? sluiceProto : v[which];
+  };
+  for (const key of keys) {
     Object.defineProperty(bridge, key, {
       configurable: true,
       enumerable: false,
       get() {
-        return Reflect.get(this[marker] !== undefined ? sluiceProto : nodeProto, key, this);
+        return Reflect.get(protoOf(this), key, this);
       },
       set(v) {
-        if (!Reflect.set(this[marker] !== undefined ? sluiceProto : nodeProto, key, v, this)) {
+        if (!Reflect.set(protoOf(this), key, v, this)) {
           throw new TypeError(`Cannot assign to read only property '${String(key)}'`);
         }
       },
     });
   }
   return bridge;
+}
+
+// Subclasses of the two sluice classes a transport's messages are made of
+// (lib/http2/session.js: Http2ServerRequest / Http2ServerResponse over a
+// StreamConn). Their members stay theirs when an app re-parents the
+// objects: the transport's prototype carries kVariant, { request,
+// response } prototypes, and the bridges resolve members there.
+const kVariant = Symbol('sluice.messageVariant');
+const variants = [];
+
+// Called when the module defining the variant loads, before any bridge
+// is built (bridges are built at the first adopt(), once servers exist).
+function installVariant(transportClass, requestClass, responseClass) {
+  const v = { request: requestClass.prototype, response: responseClass.prototype };
+  transportClass.prototype[kVariant] = v;
+  variants.push(v);
 }
 
 let bridges = null;
@@ -111,8 +142,8 @@ function getBridges() {
     const req = kinds.IncomingMessage;
     const res = kinds.ServerResponse;
     bridges = {
-      request: makeBridge(req.cls.prototype, req.nodeProto, kConn),
-      response: makeBridge(res.cls.prototype, res.nodeProto, kConn),
+      request: makeBridge(req.cls.prototype, req.nodeProto, kConn, 'request'),
+      response: makeBridge(res.cls.prototype, res.nodeProto, kConn, 'response'),
     };
   }
   return bridges;
@@ -212,4 +243,4 @@ function installServer(cls) {
   shadow(cls.prototype, hidden, []);
 }
 
-module.exports = { install, adopt, adoptClass, installServer };
+module.exports = { install, installVariant, adopt, adoptClass, installServer };

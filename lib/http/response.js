@@ -266,7 +266,7 @@ class ServerResponse extends LazyEmitter {
     // whichever it is is checked once the headers are applied.
     const onWire = this[kConn].reasonOnWire !== false;
     if (reason !== undefined) this.statusMessage = reason;
-    else if (!this.statusMessage && onWire) this.statusMessage = STATUS_CODES[code] || 'unknown';
+    else if (onWire && !this.statusMessage) this.statusMessage = STATUS_CODES[code] || 'unknown';
     if (headers) {
       if (Array.isArray(headers)) {
         // Flat [name, value, ...] or [[name, value], ...], as node takes.
@@ -299,7 +299,9 @@ class ServerResponse extends LazyEmitter {
     if (this[kHeaders] !== null && this[kHeaders].trailer !== undefined) this._checkTrailerHeader(code);
     this[kStatus] = code;
     // The standard phrase is native code's own (no string crosses over).
-    this[kReason] = this.statusMessage === STATUS_CODES[code] ? undefined : this.statusMessage;
+    // No reason phrase off the wire (HTTP/2, whose compat statusMessage
+    // getter warns: not read here).
+    this[kReason] = !onWire || this.statusMessage === STATUS_CODES[code] ? undefined : this.statusMessage;
     this.headersSent = true;
     return this;
   }
@@ -618,7 +620,7 @@ class ServerResponse extends LazyEmitter {
     if (this._nativeFile) this._nativeFile.close();
     if (this[kFinished]) return this;
     if (this[kReq].httpVersionMajor >= 2) {
-      this[kConn].destroy();
+      this[kConn].destroy(err);
     } else if (!isFront(this)) {
       // As node: a pipelined response gets the socket only when the ones
       // before it have finished (assignSocket), and its destroy() waits for
@@ -859,4 +861,4 @@ function emitClose(res) {
   res.emit('close');
 }
 
-module.exports = { ServerResponse, kConn };
+module.exports = { ServerResponse, kConn, kFinished };

@@ -6,10 +6,12 @@
 // HTTP/1.1 uses (IncomingRequest / ServerResponse over a per-stream
 // adapter that speaks the native connection's method names).
 
+const http2 = require('http2');
+const prototypeBridge = require('../http/prototype_bridge');
 const binding = require('../common/binding');
 const { IncomingRequest, kPoolBacked } = require('../http/request');
 const { retainChunk, releaseHold } = require('../uploads/buffer_pool');
-const { ServerResponse } = require('../http/response');
+const { ServerResponse, kFinished } = require('../http/response');
 const { SluiceSocket } = require('../net/socket');
 const { connState } = require('../net/connection_state');
 const { h2HeadersObject, h2HeadersFromPacked, validateHeaderName } = require('../http/headers');
@@ -42,6 +44,9 @@ function statusMessageWarn() {
 const kStatusCode = Symbol('kStatusCode');
 const kCorked = Symbol('kCorked');
 const kCompat = Symbol('kCompat');  // req/res -> their CompatEntry
+const kBodyDone = Symbol('kBodyDone');  // Http2ServerRequest: the whole body arrived
+const kMethod = Symbol('kMethod');
+const kClosedEmitted = Symbol('kClosedEmitted');  // Http2ServerResponse: 'finish' emitted at the close
 
 function trimName(name) {
   return typeof name === 'string' ? name.trim() : name;
@@ -49,11 +54,26 @@ function trimName(name) {
 
 // setHeader / appendHeader: pseudo-headers are HTTP/2's own, as node's.
 function settableName(name) {
-  name = trimName(name);
-  if (typeof name === 'string' && name[0] === ':') {
+  if (typeof name !== 'string') throw invalidArgType('"name" argument', 'of type string', name);
+  name = name.trim();
+  if (name[0] === ':') {
     throw codedTypeError('ERR_HTTP2_PSEUDOHEADER_NOT_ALLOWED', 'Cannot set HTTP/2 pseudo-headers');
   }
   return name;
+}
+
+// As node's compat: a Connection field (HTTP/2 has none, RFC 9113
+// 8.2.2) is dropped when set, with a warning once per process; other
+// connection-specific fields are dropped natively.
+let connectionWarned = false;
+function droppedConnection(name, value) {
+  if (name.length !== 10 || name.toLowerCase() !== 'connection' || value === 'trailers') return false;
+  if (!connectionWarned) {
+    connectionWarned = true;
+    process.emitWarning('The provided connection header is not valid, the value will be dropped from ' +
+      'the header and will never be in use.', 'UnsupportedWarning');
+  }
+  return true;
 }
 
 function h2HeadersSent() {
@@ -65,6 +85,90 @@ function h2HeadersSent() {
 // connection's).
 class Http2ServerRequest extends IncomingRequest {
   setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
+
+  get stream() { return compatStream(this[kCompat]); }
+
+  // As node's: true once the body was read to its end, or the request
+  // aborted or its stream closed; not merely when the body arrived
+  // (kBodyDone, what the server itself goes by).
+  get complete() {
+    const entry = this[kCompat];
+    return this.aborted || (this._built && this.readableEnded) || (entry !== undefined && entry.closed);
+  }
+
+  set complete(v) { this[kBodyDone] = v; }
+
+  // node's compat: the pseudo-headers' values (req.url is :path).
+  get authority() { return this.headers[':authority'] || this.headers.host; }
+
+  get scheme() { return this.headers[':scheme']; }
+
+  // As node's compat: a method set by the handler (method-override
+  // middleware) is checked.
+  get method() { return this[kMethod]; }
+
+  set method(method) {
+    if (typeof method !== 'string') throw invalidArgType('"method" argument', 'of type string', method);
+    // (Every request's own method passes through here: trim() only when
+    // the first character could be white space.)
+    const c = method.charCodeAt(0);
+    if (method.length === 0 || ((c <= 32 || c >= 0x80) && method.trim() === '')) {
+      throw codedTypeError('ERR_INVALID_ARG_VALUE', `The argument 'method' is invalid. Received '${method}'`);
+    }
+    this[kMethod] = method;
+  }
+}
+
+// req.stream / res.stream: node's compat objects sit on a
+// ServerHttp2Stream; sluice's talk to the native stream directly (no
+// Duplex per request). The stream is made on first access, over the same
+// native stream, and hears its native events through the CompatEntry.
+// Its head state is the response's: a head the response sent is the
+// stream's (close() then ends the response before its reset, as node's).
+class CompatHttp2Stream extends ServerHttp2Stream {
+  constructor(entry, headers) {
+    super(entry.native, entry.id, headers, entry.session, entry.req[kBodyDone]);
+    this._res = entry.res;
+    // As node's compat: a stream error is the stream's own; the request
+    // and the response hear the close ('aborted', 'close').
+    this.on('error', noop);
+  }
+
+  get headersSent() { return this._ownHead || this._res.headersSent; }
+
+  set headersSent(v) { this._ownHead = v; }
+}
+
+function noop() {}
+
+function compatStream(entry) {
+  if (entry.stream !== null) return entry.stream;
+  const raw = entry.head.raw;
+  const headers = typeof raw === 'string' ? h2HeadersFromPacked(raw, []) : h2HeadersObject(raw);
+  const stream = entry.stream = new CompatHttp2Stream(entry, headers);
+  if (entry.closed) stream._onClose(entry.closeCode);
+  return stream;
+}
+
+// The server's Http2ServerRequest / Http2ServerResponse options (node's
+// names): null for the default, else the class. A class extending node's
+// (http2.Http2ServerRequest) has the base of its chain — the prototype
+// that inherits node's directly — re-chained onto sluice's class, once:
+// the class's members come first, then sluice's; the constructor that
+// runs is sluice's, with the class as new.target.
+function adoptCompatClass(cls, kind) {
+  const own = kind === 'Http2ServerRequest' ? Http2ServerRequest : Http2ServerResponse;
+  const nodeProto = http2[kind].prototype;
+  if (cls === undefined || cls === null || cls === own) return null;
+  if (typeof cls !== 'function' || cls.prototype === null || typeof cls.prototype !== 'object' ||
+      !(own.prototype.isPrototypeOf(cls.prototype) || nodeProto.isPrototypeOf(cls.prototype))) {
+    throw invalidArgType(`"options.${kind}" property`, `a class extending http2.${kind}`, cls);
+  }
+  if (own.prototype.isPrototypeOf(cls.prototype)) return cls;
+  let base = cls.prototype;
+  for (let p = Object.getPrototypeOf(base); p !== nodeProto; p = Object.getPrototypeOf(p)) base = p;
+  Object.setPrototypeOf(base, own.prototype);
+  return cls;
 }
 
 // req/res.setTimeout(ms, cb): as node's compat, the stream's idle timer;
@@ -95,9 +199,12 @@ function compatTimeout(entry) {
 // Http2ServerResponse differences (statusMessage, setTrailer, trailers
 // that accumulate).
 class Http2ServerResponse extends ServerResponse {
-  // Always '' (node's); setting it warns. The constructor's and
-  // writeHead()'s own stores of undefined do not.
-  get statusMessage() { return ''; }
+  // Always '' (node's); reading or setting it warns (once per process).
+  // The constructor's and writeHead()'s own stores of undefined do not.
+  get statusMessage() {
+    statusMessageWarn();
+    return '';
+  }
 
   set statusMessage(v) {
     if (v !== undefined) statusMessageWarn();
@@ -121,17 +228,30 @@ class Http2ServerResponse extends ServerResponse {
   // lookups are by lower case already).
   setHeader(name, value) {
     if (this.headersSent) throw h2HeadersSent();
-    return super.setHeader(settableName(name), value);
+    name = settableName(name);
+    // As node's: a field without a value is an HTTP/2 error (a bad name
+    // is the base class's to report first).
+    if (value == null && name !== '') {
+      throw codedTypeError('ERR_HTTP2_INVALID_HEADER_VALUE',
+        `Invalid value "${value}" for header "${name.toLowerCase()}"`);
+    }
+    if (droppedConnection(name, value)) return this;
+    return super.setHeader(name, value);
   }
 
   appendHeader(name, value) {
     if (this.headersSent) throw h2HeadersSent();
-    return super.appendHeader(settableName(name), value);
+    name = settableName(name);
+    if (droppedConnection(name, value)) return this;
+    return super.appendHeader(name, value);
   }
 
   removeHeader(name) {
     if (this.headersSent) throw h2HeadersSent();
-    return super.removeHeader(trimName(name));
+    name = trimName(name);
+    // As node's: removing Date turns the automatic one off.
+    if (typeof name === 'string' && name.toLowerCase() === 'date') this.sendDate = false;
+    return super.removeHeader(name);
   }
 
   getHeader(name) { return super.getHeader(trimName(name)); }
@@ -142,7 +262,12 @@ class Http2ServerResponse extends ServerResponse {
   writeHead(statusCode, reason, headers) {
     if (this.destroyed || this.writableFinished) return this;
     if (this.headersSent) throw h2HeadersSent();
-    return super.writeHead(statusCode, reason, headers);
+    super.writeHead(statusCode, reason, headers);
+    // As node's compat, whose writeHead sends the head: a HEAD request's
+    // response (no body) is complete with it, the stream ends; end() is
+    // still the handler's to call.
+    if (this[kReq].method === 'HEAD') this.flushHeaders();
+    return this;
   }
 
   // node's count of cork() calls not yet uncork()ed. Writes are framed
@@ -157,6 +282,52 @@ class Http2ServerResponse extends ServerResponse {
   }
 
   setTimeout(ms, cb) { return compatSetTimeout(this[kCompat], this, ms, cb); }
+
+  get stream() { return compatStream(this[kCompat]); }
+
+  // As node's compat: the stream's close is the response's 'finish' —
+  // whether or not it ended — then its 'close'.
+  _closed() {
+    if (!this[kFinished] && !this[kClosedEmitted] && !this._nativeFileDone) {
+      this[kClosedEmitted] = true;
+      this.emit('finish');
+    }
+    super._closed();
+  }
+
+  // As node's compat: no socket once the response finished or its
+  // stream closed (the request keeps its own).
+  get socket() { return this[kFinished] || this[kCompat].closed ? undefined : super.socket; }
+
+  get connection() { return this.socket; }
+
+  // As node's compat: a write after end() or once the stream closed
+  // tells its callback (ERR_STREAM_WRITE_AFTER_END, ERR_HTTP2_INVALID_STREAM);
+  // the response emits no 'error'.
+  write(chunk, encoding, cb) {
+    const ended = this.writableEnded;
+    if (ended || this[kCompat].closed) {
+      if (typeof encoding === 'function') cb = encoding;
+      if (typeof cb === 'function') {
+        process.nextTick(cb, ended ? codedError('ERR_STREAM_WRITE_AFTER_END', 'write after end') :
+          codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed'));
+      }
+      return false;
+    }
+    return super.write(chunk, encoding, cb);
+  }
+
+  // As node's compat: end() once ended or once the stream closed only
+  // calls its callback.
+  end(chunk, encoding, cb) {
+    if (this.writableEnded || this[kCompat].closed) {
+      if (typeof chunk === 'function') cb = chunk;
+      else if (typeof encoding === 'function') cb = encoding;
+      if (typeof cb === 'function') process.nextTick(cb);
+      return this;
+    }
+    return super.end(chunk, encoding, cb);
+  }
 
   // As node's: false once too late (the head is out, or the stream gone).
   writeContinue(cb) {
@@ -264,12 +435,19 @@ class StreamConn {
 
   resume() { this._native.resumeStream(this._id); }
 
-  destroy() { this._native.rstStream(this._id, constants.NGHTTP2_CANCEL); }
+  // res.destroy(err): node's compat codes (its stream's destroy():
+  // NO_ERROR, INTERNAL_ERROR with an error).
+  destroy(err) {
+    this._native.rstStream(this._id, err ? constants.NGHTTP2_INTERNAL_ERROR : constants.NGHTTP2_NO_ERROR);
+  }
 
   peer() { return this._native.peer(); }
 
   local() { return this._native.local(); }
 }
+
+// Express-style re-parenting keeps the compat classes' own members.
+prototypeBridge.installVariant(StreamConn, Http2ServerRequest, Http2ServerResponse);
 
 // What req.socket's native side is for an HTTP/2 session: addresses and
 // destroy; raw writes are refused (as node's http2 socket proxy does).
@@ -317,11 +495,17 @@ class CompatEntry {
   // protocol: the :protocol of an extended CONNECT (RFC 8441), else
   // undefined; a noServer WebSocketServer's handleUpgrade checks it
   // (lib/websocket/http2_accept.js takeCompat).
-  constructor(req, res, protocol) {
+  constructor(req, res, protocol, native, id, session, head) {
     this.req = req;
     this.res = res;
     this.protocol = protocol;
+    this.native = native;
+    this.id = id;
+    this.session = session;
+    this.head = head;      // H2Head: the request head, for req.stream's headers
+    this.stream = null;    // req.stream / res.stream once asked for
     this.closed = false;
+    this.closeCode = 0;
     this.idle = null;  // IdleTimer once req/res.setTimeout() was called
     this.timeoutCbs = [];
     req[kCompat] = this;
@@ -333,9 +517,15 @@ class CompatEntry {
     this.req._pushBody(chunk);
   }
 
-  _onEnd(rawTrailers) { this.req._pushEnd(rawTrailers); }
+  _onEnd(rawTrailers) {
+    this.req._pushEnd(rawTrailers);
+    if (this.stream !== null) this.stream._onEnd(undefined);
+  }
 
-  _onDrain() { this.res._drain(); }
+  _onDrain() {
+    if (this.stream !== null) this.stream._onDrain();
+    this.res._drain();
+  }
 
   _onWantTrailers() {}
 
@@ -348,9 +538,11 @@ class CompatEntry {
     this.req._fail(err);
   }
 
-  _onClose() {
+  _onClose(code) {
     this.closed = true;
+    this.closeCode = code;
     if (this.idle !== null) this.idle.clear();
+    if (this.stream !== null) this.stream._onClose(code);
     // As node's compat: a stream that closes before the response ended
     // (client reset, the client's socket closed) aborts the request
     // whether or not its body was complete; after the response ended, the
@@ -367,7 +559,7 @@ class CompatEntry {
 // the client is not stalled). A reader that came first gets all of it.
 function onCompatFinish(res) {
   const req = res[kReq];
-  if (!req.complete && !isReading(req)) setImmediate(dumpUnread, req);
+  if (!req[kBodyDone] && !isReading(req)) setImmediate(dumpUnread, req);
 }
 
 function isReading(req) {
@@ -375,7 +567,7 @@ function isReading(req) {
 }
 
 function dumpUnread(req) {
-  if (!req.complete && !req.destroyed && !isReading(req)) req._dump();
+  if (!req[kBodyDone] && !req.destroyed && !isReading(req)) req._dump();
 }
 
 // ---- request bodies in allocator memory ----------------------------------------
@@ -734,10 +926,10 @@ function callbacks(server, protocol = 'h2') {
 }
 
 // The compat request's head, kept packed until req.rawHeaders or
-// req.headers is first read (lib/http/request.js): the regular fields —
-// pseudo-headers dropped — and, when there is no host field, host from
-// :authority (one handler for both protocols: HTTP/2's authority is
-// HTTP/1.1's Host).
+// req.headers is first read (lib/http/request.js): every field as
+// received, pseudo-headers included (as node's compat), and, when there
+// is no host field, host from :authority (one handler for both
+// protocols: HTTP/2's authority is HTTP/1.1's Host).
 class H2Head {
   constructor(raw, authority) {
     this.raw = raw;  // packed "name\0value..." or an array
@@ -745,12 +937,8 @@ class H2Head {
   }
 
   rawHeaders() {
-    let raw = this.raw;
-    if (typeof raw === 'string') raw = raw === '' ? [] : raw.split('\0');
-    const out = [];
-    for (let i = 0; i < raw.length; i += 2) {
-      if (raw[i][0] !== ':') out.push(raw[i], raw[i + 1]);
-    }
+    const raw = this.raw;
+    const out = typeof raw === 'string' ? (raw === '' ? [] : raw.split('\0')) : raw.slice();
     if (this.authority !== undefined && !out.includes('host')) out.push('host', this.authority);
     return out;
   }
@@ -789,11 +977,15 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
   }
   const rawHeaders = new H2Head(raw, authority);
   const conn = new StreamConn(native, id);
-  const req = new Http2ServerRequest(conn, id, method, url, rawHeaders, version, st.socket);
+  const req = server._Http2ServerRequest == null ?
+    new Http2ServerRequest(conn, id, method, url, rawHeaders, version, st.socket) :
+    Reflect.construct(Http2ServerRequest, [conn, id, method, url, rawHeaders, version, st.socket],
+      server._Http2ServerRequest);
   if (server.requestBufferAllocator !== null) req[kPoolBacked] = true;
   // node's Http2ServerRequest has no joinDuplicateHeaders.
   req.joinDuplicateHeaders = undefined;
-  const res = new Http2ServerResponse(req, conn, id, st.socket);
+  const res = server._Http2ServerResponse == null ? new Http2ServerResponse(req, conn, id, st.socket) :
+    Reflect.construct(Http2ServerResponse, [req, conn, id, st.socket], server._Http2ServerResponse);
   if (altSvc && server._altSvc !== null) res.setHeader('alt-svc', server._altSvc);
   res._onFinish = onCompatFinish;
   res._fileCache = server._fileCache;
@@ -804,15 +996,25 @@ function emitCompat(server, st, native, id, raw, endStream, version, altSvc, com
     // compressor, files through the pipe's.
     res._compressCfg = cfg;
   }
-  st.streams.set(id, new CompatEntry(req, res, protocol));
+  st.streams.set(id, new CompatEntry(req, res, protocol, native, id, st.handle, rawHeaders));
   if (endStream) req._pushEnd(undefined);
   // As node's compat: CONNECT goes to 'connect' (req, res) when it is
-  // listened to (else to 'request', as before: node answers 405 there);
+  // listened to (else 405, below);
   // an Expect header to 'checkContinue' (or an automatic 100 Continue
   // before 'request') and 'checkExpectation' (or 417).
-  if (method === 'CONNECT' && server.listenerCount('connect') > 0) {
-    server.emit('connect', req, res);
-    return;
+  if (method === 'CONNECT') {
+    if (server.listenerCount('connect') > 0) {
+      server.emit('connect', req, res);
+      return;
+    }
+    // As node's: a CONNECT nobody listens for is answered 405. An
+    // extended CONNECT (RFC 8441, :protocol) still goes to 'request',
+    // where a noServer WebSocketServer's handleUpgrade takes it.
+    if (protocol === undefined) {
+      res.statusCode = 405;
+      res.end();
+      return;
+    }
   }
   const expect = expectOf(raw);
   if (expect !== undefined) {
@@ -865,4 +1067,4 @@ function checkOrigins(origins) {
   return origins.map((o) => originOf(o));
 }
 
-module.exports = { callbacks, constants, checkOrigins };
+module.exports = { callbacks, constants, checkOrigins, adoptCompatClass };

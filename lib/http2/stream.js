@@ -807,7 +807,11 @@ class ServerHttp2Stream extends LazyDuplex {
     const opts = fileResponse.validateOptions(options);
     const waitForTrailers = !!(options && options.waitForTrailers);
     headers = { ...(headers || {}) };
-    serializeHeaders(headers, true);  // throws now, not after the open
+    const [, status] = serializeHeaders(headers, true);  // throws now, not after the open
+    // As node: a status whose response has no body takes no file.
+    if (status === 204 || status === 205 || status === 304) {
+      throw codedError('ERR_HTTP2_PAYLOAD_FORBIDDEN', `Responses with ${status} status must not have a payload`);
+    }
     if (options && options.precompressed && !isFd) {
       // path.br / path.gz when acceptable, present and not older
       // (lib/compress/compression.js precompressed), with their own length.

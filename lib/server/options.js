@@ -81,6 +81,10 @@ function validateInt(name, v, min, max) {
 // (100 streams, 1 MiB stream window, 16 MiB connection window).
 function http2NativeOptions(options) {
   const h2 = options.http2 || {};
+  // As node:http2: settings, when given, is an object.
+  if (options.settings !== undefined && (options.settings === null || typeof options.settings !== 'object')) {
+    throw invalidArgType('"options.settings" property', 'of type object', options.settings);
+  }
   const settings = options.settings || {};
   const out = {};
   const mcs = validateInt('http2.maxConcurrentStreams',
@@ -110,7 +114,7 @@ function serverArgs(options, requestListener) {
   if (typeof options === 'function') return { options: {}, requestListener: options };
   if (options == null) return { options: {}, requestListener };
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
+    throw invalidArgType('"options" argument', 'of type object', options);
   }
   return { options, requestListener };
 }

@@ -91,8 +91,15 @@ class Server extends EventEmitter {
     this._fileCache = fileCache.OFF;
     // node's IncomingMessage / ServerResponse options (HTTP/1.1 requests):
     // null when not given (lib/http/prototype_bridge.js adoptClass).
-    this._IncomingMessage = prototypeBridge.adoptClass(options.IncomingMessage, 'IncomingMessage');
-    this._ServerResponse = prototypeBridge.adoptClass(options.ServerResponse, 'ServerResponse');
+    // node:http2's names for them (Http1IncomingMessage, Http1ServerResponse)
+    // too; and its Http2ServerRequest / Http2ServerResponse (HTTP/2 and
+    // HTTP/3 compat requests, lib/http2/session.js adoptCompatClass).
+    this._IncomingMessage = prototypeBridge.adoptClass(
+      options.IncomingMessage ?? options.Http1IncomingMessage, 'IncomingMessage');
+    this._ServerResponse = prototypeBridge.adoptClass(
+      options.ServerResponse ?? options.Http1ServerResponse, 'ServerResponse');
+    this._Http2ServerRequest = http2Session.adoptCompatClass(options.Http2ServerRequest, 'Http2ServerRequest');
+    this._Http2ServerResponse = http2Session.adoptCompatClass(options.Http2ServerResponse, 'Http2ServerResponse');
     if (requestListener) this.on('request', requestListener);
     // As node's connectionListener, registered first: a stream handed to
     // server.emit('connection', stream) that sluice did not accept is

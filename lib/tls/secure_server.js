@@ -9,7 +9,7 @@ const binding = require('../common/binding');
 const { Server } = require('../server/server');
 const { connState } = require('../net/connection_state');
 const { kNative } = require('../common/symbols');
-const { codedError, codedTypeError, codedRangeError } = require('../common/errors');
+const { codedError, codedTypeError, codedRangeError, invalidArgType } = require('../common/errors');
 const { nativeContextOptions, pickContextOptions, checkSupported } = require('./tls_options');
 const http3 = require('../http3/endpoint');
 
@@ -95,7 +95,7 @@ class SecureServer extends Server {
     } else if (options === null || options === undefined) {
       options = {};
     } else if (typeof options !== 'object') {
-      throw codedTypeError('ERR_INVALID_ARG_TYPE', 'The "options" argument must be of type object');
+      throw invalidArgType('"options" argument', 'of type object', options);
     }
     checkSupported(options);
     if (options.ticketKeys !== undefined) validateTicketKeys(options.ticketKeys);

@@ -340,6 +340,9 @@ describe(`http1 node parity [${common.implName}]`, function () {
       for (const bad of ['foo', 42, true, []]) {
         assert.throws(() => create(bad), { code: 'ERR_INVALID_ARG_TYPE' }, String(bad));
       }
+      assert.throws(() => create(42), {
+        message: 'The "options" argument must be of type object. Received type number (42)',
+      });
     });
 
     it('requestTimeout alone lowers the default headersTimeout', function () {

@@ -7,24 +7,12 @@
 // pseudo-headers cannot be set, setTrailer() and addTrailers() add up.
 // Shared with node:http2 (SLUICE_TEST_IMPL=node).
 
-const http2 = require('node:http2');
 const common = require('../common');
 const h2 = require('./h2common');
 
 const { assert } = common;
 
-async function startCompat(onRequest, events = {}) {
-  let server;
-  if (common.isNode) {
-    server = common.trackServer(http2.createServer(onRequest));
-    server.on('session', (s) => common.trackSocket(s));
-    await common.listenLocal(server);
-  } else {
-    ({ server } = await common.startServer(onRequest));
-  }
-  for (const [name, fn] of Object.entries(events)) server.on(name, fn);
-  return server.address().port;
-}
+const { startCompat } = h2;
 
 // A request whose head asks for `expect`; resolves { status, continued, body }.
 function expectRequest(port, expect) {

@@ -24,6 +24,22 @@ async function startH2(onStream) {
   return { server, port };
 }
 
+// A compat server ('request' handler `onRequest`, server options
+// `options`, more listeners in `events`): sluice's, or node:http2's under
+// SLUICE_TEST_IMPL=node. Resolves its port.
+async function startCompat(onRequest, events = {}, options = {}) {
+  let server;
+  if (common.isNode) {
+    server = common.trackServer(http2.createServer(options, onRequest));
+    server.on('session', (s) => common.trackSocket(s));
+    await common.listenLocal(server);
+  } else {
+    ({ server } = await common.startServer(options, onRequest));
+  }
+  for (const [name, fn] of Object.entries(events)) server.on(name, fn);
+  return server.address().port;
+}
+
 function connect(port, options = {}) {
   const session = http2.connect(`http://127.0.0.1:${port}`, options);
   common.trackSocket(session);
@@ -120,5 +136,5 @@ function waitFor(cond, ms = 5000) {
 }
 
 module.exports = {
-  startH2, connect, request, waitFor, PREFACE, FRAME, frame, parseFrames, GET_SLASH, hpackLiterals, rawConnect,
+  startH2, startCompat, connect, request, waitFor, PREFACE, FRAME, frame, parseFrames, GET_SLASH, hpackLiterals, rawConnect,
 };

@@ -9,8 +9,8 @@
 // (lib/http/headers.js h2HeadersObject); the compat request keeps its
 // head packed until req.headers / req.rawHeaders is read (lib/http2/session.js
 // H2Head). Shared with node:http2 (SLUICE_TEST_IMPL=node), but the compat
-// tests, where sluice's req.headers deliberately differs (no pseudo-headers,
-// host from :authority).
+// tests, where sluice's req.headers deliberately differs (host added from
+// :authority; the pseudo-headers are there, as node's).
 
 const common = require('../common');
 const h2 = require('./h2common');
@@ -127,7 +127,7 @@ describe('http2 request headers as node:http2 builds them', function () {
 
   // Compat: method and url are read from the pseudo-headers at once; the
   // rest of the head stays packed until req.headers / req.rawHeaders.
-  common.sluiceOnly('compat: req.method, req.url, and the lazily built req.rawHeaders / req.headers (no pseudo-headers, host from :authority)', async function () {
+  common.sluiceOnly('compat: req.method, req.url, and the lazily built req.rawHeaders / req.headers (pseudo-headers, host from :authority)', async function () {
     const seen = [];
     const { port } = await common.startServer((req, res) => {
       const before = { method: req.method, url: req.url };
@@ -144,13 +144,17 @@ describe('http2 request headers as node:http2 builds them', function () {
     assert.deepStrictEqual(seen[0], {
       method: 'DELETE',
       url: '/p?q',
-      raw: ['x-dup', '1', 'cookie', 'a=1', 'x-dup', '2', 'cookie', 'b=2', 'user-agent', 'u1', 'user-agent', 'u2',
+      raw: [':method', 'DELETE', ':scheme', 'http', ':path', '/p?q', ':authority', 'auth.test',
+        'x-dup', '1', 'cookie', 'a=1', 'x-dup', '2', 'cookie', 'b=2', 'user-agent', 'u1', 'user-agent', 'u2',
         'host', 'auth.test'],
-      headers: { 'x-dup': '1, 2', cookie: 'a=1; b=2', 'user-agent': 'u1', host: 'auth.test' },
+      headers: { ':method': 'DELETE', ':scheme': 'http', ':path': '/p?q', ':authority': 'auth.test',
+        'x-dup': '1, 2', cookie: 'a=1; b=2', 'user-agent': 'u1', host: 'auth.test' },
     });
-    assert.deepStrictEqual(seen[1].raw, ['host', 'a.test', 'x-a', 'host']);
+    assert.deepStrictEqual(seen[1].raw, [...BASE.flat(), 'host', 'a.test', 'x-a', 'host']);
     assert.strictEqual(seen[1].headers.host, 'a.test');
-    assert.deepStrictEqual(seen[2], { method: 'GET', url: '/none', raw: ['host', 'only.test'], headers: { host: 'only.test' } });
+    assert.deepStrictEqual(seen[2], { method: 'GET', url: '/none',
+      raw: [':method', 'GET', ':scheme', 'http', ':path', '/none', 'host', 'only.test'],
+      headers: { ':method': 'GET', ':scheme': 'http', ':path': '/none', host: 'only.test' } });
   });
 
   common.sluiceOnly('compat: req.headers read first (without req.rawHeaders) and a handler that reads neither', async function () {
@@ -162,7 +166,8 @@ describe('http2 request headers as node:http2 builds them', function () {
     });
     await rawRequest(port, [[':method', 'GET'], [':scheme', 'http'], [':path', '/h'], [':authority', 'x.test'], ['x-k', 'v']]);
     await rawRequest(port, [[':method', 'GET'], [':scheme', 'http'], [':path', '/n'], [':authority', 'x.test']]);
-    assert.deepStrictEqual({ ...seen[0] }, { 'x-k': 'v', host: 'x.test' });
+    assert.deepStrictEqual({ ...seen[0] },
+      { ':method': 'GET', ':scheme': 'http', ':path': '/h', ':authority': 'x.test', 'x-k': 'v', host: 'x.test' });
     assert.strictEqual(seen[1], null);
   });
 });

@@ -210,7 +210,8 @@ function makeApp(sluice, dir, seen) {
       return res.end(req.headers.cookie || '');
     }
     if (url.pathname === '/endless') {
-      // Written until the client goes away; 'close' without 'finish'.
+      // Written until the client goes away; 'close' while unfinished
+      // (writableFinished false).
       res.setHeader('content-type', 'application/octet-stream');
       const chunk = Buffer.alloc(64 * 1024, 'x');
       let written = 0;

@@ -53,7 +53,7 @@ run('HTTP/3 STOP_SENDING from the client [sluice-only]', function () {
     });
   }
 
-  it('compat API: a response waiting for data gets \'close\' without \'finish\'', async function () {
+  it('compat API: a response waiting for data gets \'close\', unfinished', async function () {
     let closed;
     const { port } = await startH3Server({}, (req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });

@@ -10,6 +10,8 @@ const refusal = (what) => `documented refusal: ${what}`;
 const push = refusal('server push (pushStream / createPushResponse); browsers removed it (docs/http2.md "Not done yet")');
 const foreign = refusal("server.emit('connection', duplex): a stream sluice did not accept is served by node's own HTTP/1.1 code (docs/compat.md)");
 const http1 = refusal('the secure server serves http/1.1 by ALPN as well (allowHTTP1 defaults to true, docs/api.md): no unknownProtocol');
+const shared = refusal("sluice's createServer / createSecureServer / server.setTimeout are node:http's and node:https' too, which accept what node:http2 refuses here (null options, a function as createSecureServer's options, setTimeout(ms, null)) (docs/http2.md)");
+const socketProxy = refusal("req.socket is the connection's socket, not node's per-stream proxy of it: setting its properties does not reach req.stream (docs/compat.md)");
 
 module.exports = {
   'test-http2-client-data-end.js': push,
@@ -32,5 +34,13 @@ module.exports = {
   'test-http2-server-unknown-protocol.js': http1,
   'test-http2-https-fallback.js': http1,
   'test-http2-https-fallback-http-server-options.js': http1,
+  'test-http2-client-connection-tunnelling.js': foreign,
+  'test-http2-client-proxy-over-http2.js': foreign,
+  'test-http2-createserver-options.js': shared,
+  'test-http2-createsecureserver-options.js': shared,
+  'test-http2-server-settimeout-no-callback.js': shared,
+  'test-http2-compat-socket-set.js': socketProxy,
+  'test-http2-compat-serverrequest-end.js': socketProxy,
+  'test-http2-compat-serverresponse-drain.js': 'reaches into node internals: res.stream._writableState.highWaterMark governs node\'s compat writes, which go through res.stream; sluice\'s go to the native stream (docs/http2.md)',
   'test-http2-update-settings.js': 'reaches into node internals: the server\'s private options symbol (server[kOptions].settings)',
 };
