@@ -102,8 +102,14 @@ void JsWebSocket::OnWsMessage(WebSocketSession* ws, bool binary, const char* dat
   napi_value argv[4];
   size_t argc = 3;
   if (!Target(ws, argv, 3, &argc)) return;
-  // A copy the handler may keep: the parser reuses its buffer.
-  argv[1] = BufferCopy(env_, data, len);
+  // A copy the handler may keep (the parser reuses its buffer), as an
+  // ArrayBuffer: lib/ makes the message's Buffer over it in JS, where the
+  // Buffer gets its map at construction; napi_create_buffer_copy (node's
+  // Buffer::Copy) sets each Buffer's prototype from C++, a map migration
+  // per message that cost more than the rest of the copy.
+  void* out = nullptr;
+  if (napi_create_arraybuffer(env_, len, &out, &argv[1]) != napi_ok) return;
+  if (len > 0) memcpy(out, data, len);
   napi_get_boolean(env_, binary, &argv[2]);
   CallJs(env_, on_message_, argc, argv);
 }

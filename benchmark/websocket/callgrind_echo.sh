@@ -1,0 +1,66 @@
+#!/bin/sh
+# callgrind_echo.sh [binary|text] [measured-seconds] [warm-up-seconds]
+#
+# User-space instructions per echoed WebSocket message, counted with
+# callgrind (repeatable on a loaded machine, where CPU time is not):
+# benchmark/websocket/ws_server.js sluice, /echo, driven by wsload (the
+# runner's client, benchmark/lib/wsload.js builds it) with $CONNS
+# connections (default 10) of $SIZE-byte messages (default 16), one in
+# flight per connection. As callgrind_hello.sh: the server starts with
+# instrumentation off, the warm-up runs (the JIT settles), instrumentation
+# is switched on for the measured run and the counts are dumped. Prints
+# the total and the count per echoed message (wsload's messages=); the
+# profile stays in $OUT (default /tmp/callgrind_echo.<pid>).
+# SLUICE_MODULE selects another sluice build, as for the runner.
+set -eu
+KIND=${1:-binary}
+SECS=${2:-20}
+WARM=${3:-20}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/callgrind_echo.$$}
+mkdir -p "$OUT"
+CPU_SERVER=${CPU_SERVER:-0}
+CPU_LOAD=${CPU_LOAD:-1}
+case "$KIND" in
+  binary) TEXT="" ;;
+  text) TEXT="text" ;;
+  *) echo "usage: $0 [binary|text] [measured-seconds] [warm-up-seconds]" >&2; exit 2 ;;
+esac
+WSLOAD=$(node -e "process.stdout.write(require('$HERE/lib/wsload.js').wsloadBinary())")
+
+mkfifo "$OUT/stdin"
+sleep 100000 > "$OUT/stdin" &
+HOLD=$!
+taskset -c "$CPU_SERVER" valgrind --tool=callgrind --instr-atstart=no --fair-sched=yes --smc-check=all-non-file \
+  --callgrind-out-file="$OUT/callgrind.out" node "$HERE/websocket/ws_server.js" sluice < "$OUT/stdin" > "$OUT/server.log" 2> "$OUT/valgrind.log" &
+VG=$!
+cleanup() { kill "$HOLD" 2>/dev/null || true; kill "$VG" 2>/dev/null || true; }
+trap cleanup EXIT
+trap 'cleanup; exit 1' INT TERM
+
+i=0
+until grep -q '^PORT ' "$OUT/server.log" 2>/dev/null; do
+  i=$((i + 1))
+  if [ "$i" -gt 2400 ]; then echo "server did not start" >&2; cat "$OUT/valgrind.log" >&2; exit 1; fi
+  sleep 0.5
+done
+PORT=$(sed -n 's/^PORT //p' "$OUT/server.log")
+
+# shellcheck disable=SC2086
+taskset -c "$CPU_LOAD" "$WSLOAD" echo 127.0.0.1 "$PORT" /echo "${CONNS:-10}" "${SIZE:-16}" "$WARM" $TEXT > "$OUT/warm.log"
+callgrind_control -i on "$VG" > /dev/null 2>&1
+# shellcheck disable=SC2086
+taskset -c "$CPU_LOAD" "$WSLOAD" echo 127.0.0.1 "$PORT" /echo "${CONNS:-10}" "${SIZE:-16}" "$SECS" $TEXT > "$OUT/measured.log"
+callgrind_control -i off "$VG" > /dev/null 2>&1
+callgrind_control -d "$VG" > /dev/null 2>&1
+sleep 1
+grep RESULT "$OUT/measured.log"
+FILE=$(ls -t "$OUT"/callgrind.out* | head -1)
+TOTAL=$(callgrind_annotate "$FILE" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+MSGS=$(sed -n 's/^RESULT .*messages=\([0-9]*\).*/\1/p' "$OUT/measured.log")
+echo "profile: $FILE"
+echo "instructions: $TOTAL"
+echo "messages: $MSGS"
+echo "per message: $((TOTAL / MSGS))"
+echo "top functions, self:"
+callgrind_annotate "$FILE" 2>/dev/null | grep -E '^ *[0-9,]+ ' | sed -n "2,$(( ${TOP:-25} + 1 ))p"
