@@ -8,7 +8,9 @@
 # connections (default 10) of $SIZE-byte messages (default 16), one in
 # flight per connection. As callgrind_hello.sh: the server starts with
 # instrumentation off, the warm-up runs (the JIT settles), instrumentation
-# is switched on for the measured run and the counts are dumped. Prints
+# is switched on, and after $SETTLE seconds (default 10) of load the
+# counts are dumped (and so zeroed), the measured run goes and the counts
+# are dumped again. Prints
 # the total and the count per echoed message (wsload's messages=); the
 # profile stays in $OUT (default /tmp/callgrind_echo.<pid>).
 # SLUICE_MODULE selects another sluice build, as for the runner.
@@ -16,6 +18,7 @@ set -eu
 KIND=${1:-binary}
 SECS=${2:-20}
 WARM=${3:-20}
+SETTLE=${SETTLE:-10}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/callgrind_echo.$$}
 mkdir -p "$OUT"
@@ -49,6 +52,15 @@ PORT=$(sed -n 's/^PORT //p' "$OUT/server.log")
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" "$WSLOAD" echo 127.0.0.1 "$PORT" /echo "${CONNS:-10}" "${SIZE:-16}" "$WARM" $TEXT > "$OUT/warm.log"
 callgrind_control -i on "$VG" > /dev/null 2>&1
+# The counts start after a further ${SETTLE}s of load: switching
+# instrumentation on retranslates all code (seconds of it), and with a
+# time-bounded client that fixed cost would be spread over however many
+# messages a loaded machine let through. A dump zeroes the counts (-z
+# alone leaves the dump's totals inconsistent); the measured run is the
+# next dump.
+# shellcheck disable=SC2086
+taskset -c "$CPU_LOAD" "$WSLOAD" echo 127.0.0.1 "$PORT" /echo "${CONNS:-10}" "${SIZE:-16}" "$SETTLE" $TEXT > /dev/null
+callgrind_control -d "$VG" > /dev/null 2>&1
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" "$WSLOAD" echo 127.0.0.1 "$PORT" /echo "${CONNS:-10}" "${SIZE:-16}" "$SECS" $TEXT > "$OUT/measured.log"
 callgrind_control -i off "$VG" > /dev/null 2>&1

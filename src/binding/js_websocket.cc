@@ -490,6 +490,15 @@ Napi::Value WsCalls::AcceptHttp2(const Napi::CallbackInfo& info, Http2Session* s
 
 // The connection's ws* methods (the WebSocket of an HTTP/1.1 Upgrade).
 Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) { return WsCalls::Send(info, ws(), 0); }
+
+napi_value JsConnection::WsSendFast(napi_env env, napi_callback_info cbinfo) {
+  Napi::CallbackInfo info(env, cbinfo);
+  void* p = nullptr;
+  if (napi_get_value_external(env, info[0], &p) != napi_ok || p == nullptr) {
+    return IntV(env, kResultInvalid);
+  }
+  return WsCalls::Send(info, static_cast<JsConnection*>(p)->ws(), 1);
+}
 Napi::Value JsConnection::WsClose(const Napi::CallbackInfo& info) { return WsCalls::Close(info, ws(), 0); }
 Napi::Value JsConnection::WsBuffered(const Napi::CallbackInfo& info) { return WsCalls::Buffered(info, ws(), 0); }
 Napi::Value JsConnection::WsSubscribe(const Napi::CallbackInfo& info) { return WsCalls::Subscribe(info, ws(), 0); }
