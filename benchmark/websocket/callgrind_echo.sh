@@ -31,23 +31,8 @@ case "$KIND" in
 esac
 WSLOAD=$(node -e "process.stdout.write(require('$HERE/lib/wsload.js').wsloadBinary())")
 
-mkfifo "$OUT/stdin"
-sleep 100000 > "$OUT/stdin" &
-HOLD=$!
-taskset -c "$CPU_SERVER" valgrind --tool=callgrind --instr-atstart=no --fair-sched=yes --smc-check=all-non-file \
-  --callgrind-out-file="$OUT/callgrind.out" node "$HERE/websocket/ws_server.js" sluice < "$OUT/stdin" > "$OUT/server.log" 2> "$OUT/valgrind.log" &
-VG=$!
-cleanup() { kill "$HOLD" 2>/dev/null || true; kill "$VG" 2>/dev/null || true; }
-trap cleanup EXIT
-trap 'cleanup; exit 1' INT TERM
-
-i=0
-until grep -q '^PORT ' "$OUT/server.log" 2>/dev/null; do
-  i=$((i + 1))
-  if [ "$i" -gt 2400 ]; then echo "server did not start" >&2; cat "$OUT/valgrind.log" >&2; exit 1; fi
-  sleep 0.5
-done
-PORT=$(sed -n 's/^PORT //p' "$OUT/server.log")
+. "$HERE/lib/callgrind_server.sh"
+callgrind_server "$HERE/websocket/ws_server.js" sluice
 
 # shellcheck disable=SC2086
 taskset -c "$CPU_LOAD" "$WSLOAD" echo 127.0.0.1 "$PORT" /echo "${CONNS:-10}" "${SIZE:-16}" "$WARM" $TEXT > "$OUT/warm.log"

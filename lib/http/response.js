@@ -875,10 +875,10 @@ const plainEmit = require('events').prototype.emit;
 // listener on the response (any event: pipe()'s, on-finished's), a
 // wrapped emit, or a subscriber to 'http.server.response.finish',
 // 'finish' comes in a tick and 'close' in the next, as node emits them.
-// With none of these, both events are owed instead: a listener added later, before the settle,
-// takes the response back to those ticks (on() above); else a microtask
-// after the read's handlers settles it as the two ticks would have left
-// it, with no tick: node's tick drain after a read (process.nextTick's
+// With none of these, both events are owed instead: a listener added
+// later, before the settle, takes the response back to those ticks (on()
+// above); else a microtask after the read's handlers settles it as the
+// two ticks would have left it, with no tick: node's tick drain after a read (process.nextTick's
 // bookkeeping, processTicksAndRejections, twice) was a fifth of a
 // one-request-per-read response's instructions. What differs from node
 // (docs/api.md): a 'finish' listener added in a tick queued after end()
