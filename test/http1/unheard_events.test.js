@@ -9,21 +9,13 @@
 // done, pipelined responses that listen beside ones that do not — must
 // be what node:http shows. Shared with node:http (SLUICE_TEST_IMPL=node).
 
-const net = require('node:net');
 const common = require('../common');
 
 const { assert } = common;
 
-function raw(port, text) {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    common.trackSocket(socket);
-    const chunks = [];
-    socket.on('data', (d) => chunks.push(d));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
-    socket.end(text);
-  });
+// The whole exchange of `text` on a fresh connection the server closes.
+async function raw(port, text) {
+  return (await common.rawUntilClose(port, text)).text;
 }
 
 const immediate = () => new Promise((resolve) => setImmediate(resolve));
