@@ -51,25 +51,9 @@ case "$MODE" in
   *) echo "usage: $0 [h1|h2|h2compat] [measured] [warm-up]" >&2; exit 2 ;;
 esac
 
-# stdin stays open (the harness exits on EOF) until we kill the sleep.
-mkfifo "$OUT/stdin"
-sleep 100000 > "$OUT/stdin" &
-HOLD=$!
+. "$HERE/lib/callgrind_server.sh"
 # shellcheck disable=SC2086
-taskset -c "$CPU_SERVER" valgrind --tool=callgrind --instr-atstart=no --fair-sched=yes --smc-check=all-non-file \
-  --callgrind-out-file="$OUT/callgrind.out" node $SERVER < "$OUT/stdin" > "$OUT/server.log" 2> "$OUT/valgrind.log" &
-VG=$!
-cleanup() { kill "$HOLD" 2>/dev/null || true; kill "$VG" 2>/dev/null || true; }
-trap cleanup EXIT
-trap 'cleanup; exit 1' INT TERM
-
-i=0
-until grep -q '^PORT ' "$OUT/server.log" 2>/dev/null; do
-  i=$((i + 1))
-  if [ "$i" -gt 2400 ]; then echo "server did not start" >&2; cat "$OUT/valgrind.log" >&2; exit 1; fi
-  sleep 0.5
-done
-PORT=$(sed -n 's/^PORT //p' "$OUT/server.log")
+callgrind_server $SERVER
 URL="http://127.0.0.1:$PORT/"
 
 # shellcheck disable=SC2086

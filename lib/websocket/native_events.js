@@ -18,9 +18,11 @@ function wsOf(handle, id) {
   return id === undefined || ws === undefined ? ws : ws.get(id);
 }
 
+// data: an ArrayBuffer of the message's own (js_websocket.cc says why
+// the Buffer is made here).
 function onWsMessage(conn, data, isBinary, id) {
   const ws = wsOf(conn, id);
-  if (ws !== undefined) ws._onMessage(data, isBinary);
+  if (ws !== undefined) ws._onMessage(Buffer.from(data), isBinary);
 }
 
 function onWsPing(conn, data, id) {

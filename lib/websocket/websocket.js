@@ -11,6 +11,7 @@
 const { EventEmitter } = require('events');
 
 const binding = require('../common/binding');
+const { NativeConnection, wsSendHttp1 } = binding;
 const { codedError } = require('../common/errors');
 const { isPoolMemory } = require('../uploads/buffer_pool');
 
@@ -111,6 +112,11 @@ class WebSocket extends EventEmitter {
   constructor(conn, server, protocol, extensions) {
     super();
     this[kConn] = conn;
+    // HTTP/1.1: the connection's native handle for binding.wsSendHttp1,
+    // whose call saves wsSend()'s unwrap of the connection per message;
+    // this object keeps `conn` (and so what the handle points to) alive.
+    // HTTP/2's per-stream conn has none.
+    this._sendHandle = conn instanceof NativeConnection ? conn.handle() : null;
     this[kServer] = server;
     this[kPendingDrain] = [];
     this._readyState = OPEN;
@@ -170,8 +176,11 @@ class WebSocket extends EventEmitter {
     // permessage-deflate was negotiated and the message reaches the
     // threshold; decided natively).
     const compress = !(options && options.compress === false);
-    const r = this[kConn].wsSend(data, binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT, fin, compress,
-      mustCopy(data));
+    const opcode = binary ? WS_OPCODE_BINARY : WS_OPCODE_TEXT;
+    const handle = this._sendHandle;
+    const r = handle !== null ?
+      wsSendHttp1(handle, data, opcode, fin, compress, mustCopy(data)) :
+      this[kConn].wsSend(data, opcode, fin, compress, mustCopy(data));
     this._settle(r, cb);
     return r;
   }

@@ -194,6 +194,12 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
                          JsConnection::RespondFast, nullptr, &fn);
     exports.Set("respondHttp1", Napi::Value(env, fn));
   }
+  {
+    napi_value fn = nullptr;
+    napi_create_function(env, "wsSendHttp1", NAPI_AUTO_LENGTH,
+                         JsConnection::WsSendFast, nullptr, &fn);
+    exports.Set("wsSendHttp1", Napi::Value(env, fn));
+  }
   exports.Set("NativeFile", JsFile::Init(env));
   exports.Set("NativeWsHub", JsWsHub::Init(env));
   exports.Set("constants", WireConstants(env));

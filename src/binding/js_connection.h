@@ -29,6 +29,12 @@ class JsConnection final : public CoreWrap<JsConnection, Connection> {
   // both), so the JsConnection it points to is alive. Called from JS on
   // the loop thread; re-enters nothing.
   static napi_value RespondFast(napi_env env, napi_callback_info cbinfo);
+  // binding.wsSendHttp1(handle, data, opcode, fin, compress, copy): the
+  // wsSend() method of the WebSocket on this connection without its
+  // napi_unwrap, as respondHttp1. The WebSocket that passes `handle`
+  // holds the connection object (lib/websocket/websocket.js). Called from
+  // JS on the loop thread; re-enters nothing.
+  static napi_value WsSendFast(napi_env env, napi_callback_info cbinfo);
   // Unbinds (the core connection closed); its byte counts are kept for
   // stats(). Hides CoreWrap::Detach (the server calls it on this type).
   void Detach();

@@ -102,8 +102,14 @@ void JsWebSocket::OnWsMessage(WebSocketSession* ws, bool binary, const char* dat
   napi_value argv[4];
   size_t argc = 3;
   if (!Target(ws, argv, 3, &argc)) return;
-  // A copy the handler may keep: the parser reuses its buffer.
-  argv[1] = BufferCopy(env_, data, len);
+  // A copy the handler may keep (the parser reuses its buffer), as an
+  // ArrayBuffer: lib/ makes the message's Buffer over it in JS, where the
+  // Buffer gets its map at construction; napi_create_buffer_copy (node's
+  // Buffer::Copy) sets each Buffer's prototype from C++, a map migration
+  // per message that cost more than the rest of the copy.
+  void* out = nullptr;
+  if (napi_create_arraybuffer(env_, len, &out, &argv[1]) != napi_ok) return;
+  if (len > 0) memcpy(out, data, len);
   napi_get_boolean(env_, binary, &argv[2]);
   CallJs(env_, on_message_, argc, argv);
 }
@@ -484,6 +490,15 @@ Napi::Value WsCalls::AcceptHttp2(const Napi::CallbackInfo& info, Http2Session* s
 
 // The connection's ws* methods (the WebSocket of an HTTP/1.1 Upgrade).
 Napi::Value JsConnection::WsSend(const Napi::CallbackInfo& info) { return WsCalls::Send(info, ws(), 0); }
+
+napi_value JsConnection::WsSendFast(napi_env env, napi_callback_info cbinfo) {
+  Napi::CallbackInfo info(env, cbinfo);
+  void* p = nullptr;
+  if (napi_get_value_external(env, info[0], &p) != napi_ok || p == nullptr) {
+    return IntV(env, kResultInvalid);
+  }
+  return WsCalls::Send(info, static_cast<JsConnection*>(p)->ws(), 1);
+}
 Napi::Value JsConnection::WsClose(const Napi::CallbackInfo& info) { return WsCalls::Close(info, ws(), 0); }
 Napi::Value JsConnection::WsBuffered(const Napi::CallbackInfo& info) { return WsCalls::Buffered(info, ws(), 0); }
 Napi::Value JsConnection::WsSubscribe(const Napi::CallbackInfo& info) { return WsCalls::Subscribe(info, ws(), 0); }
