@@ -1,5 +1,7 @@
 #include "core/quic/quic_packet.h"
 
+#include <cstring>
+
 namespace sluice {
 
 namespace {
@@ -41,6 +43,29 @@ bool QuicLongHeaderSourceId(const uint8_t* data, size_t len, const uint8_t** id,
   *id = data + scid_len_at + 1;
   *id_len = n;
   return true;
+}
+
+size_t QuicGroSegmentSize(const msghdr& h) {
+#if defined(__linux__)
+  // CMSG_FIRSTHDR / CMSG_NXTHDR stop where a header would not fit in
+  // msg_controllen, but the first header's length is not checked against
+  // it: the payload's bounds are checked here.
+  const auto* end = static_cast<const uint8_t*>(h.msg_control) + h.msg_controllen;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr;
+       c = CMSG_NXTHDR(const_cast<msghdr*>(&h), c)) {
+    if (c->cmsg_level != SOL_UDP || c->cmsg_type != UDP_GRO) continue;
+    if (c->cmsg_len < CMSG_LEN(sizeof(int)) ||
+        static_cast<size_t>(end - CMSG_DATA(c)) < sizeof(int)) {
+      return 0;
+    }
+    int segment = 0;
+    memcpy(&segment, CMSG_DATA(c), sizeof(segment));
+    return segment > 0 ? static_cast<size_t>(segment) : 0;
+  }
+#else
+  (void)h;
+#endif
+  return 0;
 }
 
 }  // namespace sluice
