@@ -20,19 +20,24 @@ const { h3, sluice } = require('./h3common');
 const { fixtures } = require('../tls/tls_common');
 const { h3Clients } = require('./quic_client');
 
-const havePython = (() => {
+// python3 and a kernel with UDP_SEGMENT (4.18) and UDP_GRO (5.0): a
+// socket takes both options.
+function haveGro() {
   try {
-    require('node:child_process').execFileSync('python3', ['-c', 'import socket'], { stdio: 'ignore', timeout: 10000 });
+    require('node:child_process').execFileSync('python3', ['-c',
+      'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.setsockopt(17, 103, 1200); s.setsockopt(17, 104, 1)'],
+    { stdio: 'ignore', timeout: 10000 });
     return true;
   } catch {
     return false;
   }
-})();
+}
 const haveIPv6 = Object.values(os.networkInterfaces()).flat().some((i) => i.family === 'IPv6' && i.address === '::1');
-const run = common.isSluice && h3 && process.platform === 'linux' && havePython ? describe : describe.skip;
+const run = common.isSluice && h3 && process.platform === 'linux' && haveGro() ? describe : describe.skip;
 
 // Sends `n` datagrams to host:port as one GSO send, every one `segment`
-// bytes but the last (`last` bytes: a GSO run may end short), then counts the Version Negotiation answers (version 0) for 2 s at most;
+// bytes but the last (`last` bytes: a GSO run may end short), then
+// counts the Version Negotiation answers (version 0) for 2 s at most;
 // prints "<answers> <answers naming a DCID we sent as their SCID>".
 const BURST = `
 import os, socket, struct, sys
