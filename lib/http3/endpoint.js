@@ -136,6 +136,9 @@ class Http3Endpoint {
   // Sends that carried several datagrams as one GSO send (Linux).
   gsoSends() { return this._native.connections('gso'); }
 
+  // Reads that carried several datagrams coalesced by the kernel (UDP_GRO, Linux).
+  groReads() { return this._native.connections('gro'); }
+
   close(graceMs) { if (!this._closed) this._native.close(graceMs); }
 
   destroy() { if (!this._closed) this._native.destroy(); }

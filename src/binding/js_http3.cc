@@ -252,6 +252,7 @@ Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
                            ? info[0].As<Napi::String>().Utf8Value() : std::string();
     n = what == "handshakes" ? endpoint_->handshake_count()
         : what == "gso"      ? static_cast<size_t>(endpoint_->gso_sends())
+        : what == "gro"      ? static_cast<size_t>(endpoint_->gro_reads())
                              : endpoint_->connection_count();
   }
   return Napi::Number::New(info.Env(), static_cast<double>(n));

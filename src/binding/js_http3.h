@@ -98,6 +98,7 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   // connections() -> open connections; connections('handshakes') -> those
   // whose handshake is in progress (the maxHandshakes count);
   // connections('gso') -> GSO sends of several datagrams so far.
+  // connections('gro') -> reads that carried several datagrams (UDP_GRO).
   Napi::Value Connections(const Napi::CallbackInfo& info);
   // closeAllConnections(): every connection closed now (CONNECTION_CLOSE,
   // H3_NO_ERROR, queued output dropped; requests in flight are aborted).

@@ -21,7 +21,8 @@
 //    set-cookie lines, chromium's split cookie field lines joined), a
 //    download the page cancels (the server's response must close: chromium
 //    sends STOP_SENDING), and 150 concurrent fetches (more than the
-//    server's 100 streams per connection). HTTP/3
+//    server's 100 streams per connection), and req.socket's remote
+//    address and port (chromium's own UDP socket). HTTP/3
 //    is proven from both sides: every request the server saw has
 //    httpVersion '3.0', and every performance entry's nextHopProtocol is
 //    'h3'.
@@ -225,6 +226,13 @@ function makeApp(sluice, dir, seen) {
       res.on('close', () => app.endlessClosed({ finished: res.writableFinished, written }));
       return more();
     }
+    if (url.pathname === '/whoami') {
+      const so = req.socket;
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('cache-control', 'no-store');
+      return res.end(JSON.stringify({ httpVersion: req.httpVersion, remoteAddress: so.remoteAddress,
+        remotePort: so.remotePort, remoteFamily: so.remoteFamily }));
+    }
     if (url.pathname === '/echo') {
       res.setHeader('content-type', 'text/plain');
       res.setHeader('cache-control', 'no-store');
@@ -333,6 +341,20 @@ run('HTTP/3 from a real browser (chromium, puppeteer-core) [sluice-only]', funct
       assert.strictEqual(seen.filter((s) => s.url.startsWith('/echo')).length, CONCURRENT);
       assert.deepStrictEqual(seen.filter((s) => s.httpVersion !== '3.0'), [], 'every request over HTTP/3');
       assert.ok(app.cookieFields >= 1);
+
+      // req.socket over h3 names chromium's own UDP socket: its QUIC
+      // sockets are connected, so /proc/net/udp lists each with the
+      // server's port as its remote end.
+      const who = await page.evaluate(() => fetch('/whoami').then((r) => r.json()));
+      assert.strictEqual(who.httpVersion, '3.0');
+      assert.strictEqual(who.remoteAddress, '127.0.0.1');
+      assert.strictEqual(who.remoteFamily, 'IPv4');
+      const hex = (n) => n.toString(16).toUpperCase().padStart(4, '0');
+      const chromiumPorts = fs.readFileSync('/proc/net/udp', 'utf8').split('\n').slice(1)
+        .map((l) => l.trim().split(/\s+/)).filter((f) => f[2] === `0100007F:${hex(port)}`)
+        .map((f) => parseInt(f[1].split(':')[1], 16));
+      assert.ok(chromiumPorts.includes(who.remotePort),
+        `remotePort ${who.remotePort} is one of chromium's sockets to the server (${chromiumPorts})`);
     } finally {
       await page.close().catch(() => {});
     }

@@ -23,11 +23,12 @@ function rng(seed) {
 // the replies back. opts.drop: share dropped; opts.reorder: share held back
 // until the next datagram in the same direction; opts.blackholeDown: the
 // server's datagrams never reach the client (an address that is never
-// validated). Counts datagrams and bytes each way.
+// validated). Counts datagrams and bytes each way. rebind() moves the
+// server side to a new port (a NAT rebinding).
 async function startRelay(target, opts = {}) {
   const rand = rng(opts.seed || 12345);
   const front = dgram.createSocket('udp4');
-  const back = dgram.createSocket('udp4');
+  let back = dgram.createSocket('udp4');
   const stats = { up: 0, down: 0, upBytes: 0, downBytes: 0, dropped: 0, reordered: 0 };
   let client = null;
   const held = { up: null, down: null };
@@ -50,18 +51,31 @@ async function startRelay(target, opts = {}) {
   }
   front.on('message', (buf, rinfo) => {
     client = rinfo.port;
-    pass('up', buf, back, target);
+    pass('up', buf, back, target);  // the socket of the moment (rebind)
   });
-  back.on('message', (buf) => {
+  const fromServer = (buf) => {
     if (client !== null) pass('down', buf, front, client);
-  });
+  };
+  back.on('message', fromServer);
   await Promise.all([front, back].map((s) => new Promise((resolve) => s.bind(0, '127.0.0.1', resolve))));
-  return {
+  const relay = {
     port: front.address().port,
     backPort: back.address().port,  // the client's port as the server sees it
     stats,
     close: () => { front.close(); back.close(); },
+    // A NAT rebinding: the client's datagrams leave from a new port from
+    // now on; replies to the old one are lost with its socket.
+    async rebind() {
+      const fresh = dgram.createSocket('udp4');
+      fresh.on('message', fromServer);
+      await new Promise((resolve) => fresh.bind(0, '127.0.0.1', resolve));
+      back.close();
+      back = fresh;
+      relay.backPort = fresh.address().port;
+      return relay.backPort;
+    },
   };
+  return relay;
 }
 
 // For a mocha suite (call it inside describe): the clients and relays a

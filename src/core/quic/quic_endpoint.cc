@@ -566,6 +566,18 @@ int QuicEndpoint::Listen(const char* host, int port, bool reuse_port, std::strin
   }
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return -errno;
 
+#if defined(__linux__)
+  if (options_.gro) {
+    // Best effort: a kernel without it (< 5.0) refuses, and every read is
+    // one datagram.
+    int on = 1;
+    if (setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0) {
+      rx_.reset(new uint8_t[kRxReads * kRxBytes]);
+      gro_ = true;
+    }
+  }
+#endif
+
   ERR_clear_error();
   dgram_ = BIO_new_dgram(fd, BIO_NOCLOSE);
   BIO_METHOD* method = NetBioMethod();
@@ -747,7 +759,7 @@ BIO_METHOD* QuicEndpoint::NetBioMethod() {
 int QuicEndpoint::NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint64_t flags,
                           size_t* done, bool in) {
   QuicEndpoint* self = EndpointOf(b);
-  int r = in ? BIO_recvmmsg(self->dgram_, msg, stride, num, flags, done)
+  int r = in ? self->RecvBatch(msg, stride, num, done)
              : self->SendBatch(msg, stride, num, flags, done);
   if (r != 1) return r;
   for (size_t i = 0; i < *done; i++) {
@@ -760,6 +772,114 @@ int QuicEndpoint::NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint6
     }
   }
   return r;
+}
+
+namespace {
+
+// A datagram's source, as OpenSSL's BIO_MSG carries it.
+void StorageToBioAddr(const sockaddr_storage& ss, BIO_ADDR* a) {
+  if (ss.ss_family == AF_INET) {
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(&ss);
+    BIO_ADDR_rawmake(a, AF_INET, &sin->sin_addr, sizeof(sin->sin_addr), sin->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    BIO_ADDR_rawmake(a, AF_INET6, &sin6->sin6_addr, sizeof(sin6->sin6_addr), sin6->sin6_port);
+  } else {
+    BIO_ADDR_clear(a);
+  }
+}
+
+// One received datagram into OpenSSL's message: a source address, no
+// local one (the datagram BIO's answer when it is not asked to track
+// them), no flags.
+void FillMsg(BIO_MSG* m, size_t len, const sockaddr_storage& from) {
+  m->data_len = len;
+  m->flags = 0;
+  if (m->peer != nullptr) StorageToBioAddr(from, m->peer);
+  if (m->local != nullptr) BIO_ADDR_clear(m->local);
+}
+
+}  // namespace
+
+int QuicEndpoint::RecvBatch(BIO_MSG* msg, size_t stride, size_t num, size_t* done) {
+  auto at = [&](size_t i) {
+    return reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
+  };
+  // Hands over the datagrams of rx_ in order, as far as msg has room.
+  auto drain = [&]() {
+    while (*done < num && rx_pending()) {
+      size_t seg = rx_segment_[rx_at_];
+      size_t len = QuicSegmentLength(rx_len_[rx_at_], seg, seg == 0 ? 0 : rx_off_ / seg);
+      BIO_MSG* m = at((*done)++);
+      // A datagram longer than OpenSSL's buffer is cut, as the kernel cuts
+      // a read into a short buffer (OpenSSL then drops it).
+      size_t n = std::min(len, m->data_len);
+      memcpy(m->data, rx_.get() + rx_at_ * kRxBytes + rx_off_, n);
+      FillMsg(m, n, rx_from_[rx_at_]);
+      rx_off_ += len;
+      if (rx_off_ >= rx_len_[rx_at_]) {
+        rx_at_++;
+        rx_off_ = 0;
+      }
+    }
+  };
+  *done = 0;
+  drain();  // what an earlier coalesced read left comes first
+  if (*done == num) return 1;
+
+  constexpr size_t kMaxDirect = 64;
+  const bool gro = gro_;
+  size_t want = std::min(num - *done, gro ? kRxReads : kMaxDirect);
+  mmsghdr hdr[kMaxDirect];
+  iovec iov[kMaxDirect];
+  sockaddr_storage from[kMaxDirect];
+  alignas(cmsghdr) char ctl[kRxReads][CMSG_SPACE(sizeof(int))];
+  memset(hdr, 0, want * sizeof(hdr[0]));
+  for (size_t i = 0; i < want; i++) {
+    msghdr& h = hdr[i].msg_hdr;
+    if (gro) {
+      iov[i] = {rx_.get() + i * kRxBytes, kRxBytes};
+      h.msg_name = &rx_from_[i];
+      h.msg_control = ctl[i];
+      h.msg_controllen = sizeof(ctl[i]);
+    } else {
+      BIO_MSG* m = at(*done + i);
+      iov[i] = {m->data, m->data_len};
+      h.msg_name = &from[i];
+    }
+    h.msg_namelen = sizeof(sockaddr_storage);
+    h.msg_iov = &iov[i];
+    h.msg_iovlen = 1;
+  }
+  int got;
+  do {
+    got = recvmmsg(fd_, hdr, static_cast<unsigned>(want), 0, nullptr);
+  } while (got < 0 && errno == EINTR);
+  if (got <= 0) {
+    if (*done > 0) return 1;
+    // OpenSSL's port stops reading on a non-fatal error and fails for good
+    // on any other: only a socket that cannot be read at all is fatal.
+    int e = got < 0 ? errno : EAGAIN;
+    if (e == EBADF || e == ENOTSOCK || e == EFAULT || e == EINVAL) {
+      ERR_raise(ERR_LIB_SYS, e);
+    } else {
+      ERR_raise(ERR_LIB_BIO, BIO_R_NON_FATAL);
+    }
+    return 0;
+  }
+  if (!gro) {
+    for (int i = 0; i < got; i++) FillMsg(at((*done)++), hdr[i].msg_len, from[i]);
+    return 1;
+  }
+  rx_count_ = static_cast<size_t>(got);
+  rx_at_ = rx_off_ = 0;
+  for (size_t i = 0; i < rx_count_; i++) {
+    rx_len_[i] = hdr[i].msg_len;
+    rx_segment_[i] = QuicGroSegmentSize(hdr[i].msg_hdr);
+    if (QuicSegmentCount(rx_len_[i], rx_segment_[i]) > 1) gro_reads_++;
+  }
+  drain();
+  return 1;
 }
 
 #if defined(__linux__) && !defined(UDP_SEGMENT)
@@ -951,7 +1071,9 @@ void QuicEndpoint::Process() {
     Destroy();
     return;
   }
-  if (again_) uv_idle_start(&idle_, OnIdle);
+  // Datagrams a coalesced read left in rx_ are not the socket's to
+  // signal: the idle round hands them to OpenSSL.
+  if (again_ || rx_pending()) uv_idle_start(&idle_, OnIdle);
   Rearm();
   MaybeFinishClose();
 }

@@ -294,6 +294,9 @@ struct QuicEndpointOptions {
   // Runs of datagrams to one peer go to the kernel as one GSO send
   // (SendBatch); false: every datagram through OpenSSL's datagram BIO.
   bool gso = true;
+  // Ask the kernel to coalesce runs of datagrams from one sender into one
+  // read (UDP_GRO, where it has it); false: one datagram per read.
+  bool gro = true;
   // SO_RCVBUF asked for the UDP socket (0: the system default). A client
   // may have a whole flow-control window in flight (OpenSSL grants 768 KiB
   // per connection), which a browser sends in one burst; the default
@@ -350,6 +353,8 @@ class QuicEndpoint {
   size_t handshake_count() const { return handshakes_; }
   // Sends that carried several datagrams as one GSO send (SendBatch).
   uint64_t gso_sends() const { return gso_sends_; }
+  // Reads that carried several datagrams coalesced by the kernel (UDP_GRO).
+  uint64_t gro_reads() const { return gro_reads_; }
 
   // Output was queued from outside Process: flush it soon (from an idle
   // callback, on this loop turn).
@@ -424,6 +429,16 @@ class QuicEndpoint {
   // UDP stack per run instead of per datagram. Falls back to dgram_ for
   // batches it does not handle, and for good once the kernel refuses GSO.
   int SendBatch(BIO_MSG* msg, size_t stride, size_t num, uint64_t flags, size_t* done);
+  // The receive side of the filter, in place of the datagram BIO's: up
+  // to `num` datagrams with their sources, read with recvmmsg. With
+  // UDP_GRO on (gro_), reads land in rx_ and each coalesced read is cut
+  // into its datagrams (copied into OpenSSL's buffers); what does not fit
+  // in this call waits in rx_ for the next (Process comes back for it).
+  // Without it, reads land in OpenSSL's buffers directly. 1, or 0 with a
+  // non-fatal BIO error when nothing is waiting.
+  int RecvBatch(BIO_MSG* msg, size_t stride, size_t num, size_t* done);
+  // Datagrams of rx_ not yet handed to OpenSSL.
+  bool rx_pending() const { return rx_at_ < rx_count_; }
   void Rearm();
   void CloseHandles();
   void MaybeFinishClose();
@@ -440,6 +455,23 @@ class QuicEndpoint {
   BIO* dgram_ = nullptr;
   bool gso_ = true;         // options_.gso, until the kernel refuses UDP_SEGMENT
   uint64_t gso_sends_ = 0;  // GSO sends of more than one datagram
+  // The receive side (RecvBatch). gro_: the socket took UDP_GRO. rx_:
+  // kRxReads buffers of a whole UDP payload each (a coalesced read is up
+  // to 64 KiB; a smaller buffer would cut it), allocated at Listen when
+  // gro_: 2 MiB of address space, of which only the pages reads write
+  // become resident (a read of one 1,200-byte datagram touches one). As
+  // many reads per recvmmsg as OpenSSL takes datagrams per call (32), so
+  // uncoalesced traffic costs no more syscalls than its own BIO. The
+  // reads of the last recvmmsg (rx_len_, rx_segment_, rx_from_) and the
+  // next datagram to hand over (read rx_at_, offset rx_off_).
+  static constexpr size_t kRxReads = 32, kRxBytes = 65536;
+  bool gro_ = false;
+  uint64_t gro_reads_ = 0;  // reads that carried more than one datagram
+  std::unique_ptr<uint8_t[]> rx_;
+  size_t rx_count_ = 0, rx_at_ = 0, rx_off_ = 0;
+  std::array<size_t, kRxReads> rx_len_{};
+  std::array<size_t, kRxReads> rx_segment_{};
+  std::array<sockaddr_storage, kRxReads> rx_from_{};
   // Connections by the connection ID the server chose (the destination
   // ID of the client's packets), for OnDatagram. Keys are raw ID bytes.
   std::unordered_map<std::string, QuicConnection*> by_cid_;

@@ -1,5 +1,7 @@
 #include "core/quic/quic_packet.h"
 
+#include <cstring>
+
 namespace sluice {
 
 namespace {
@@ -41,6 +43,35 @@ bool QuicLongHeaderSourceId(const uint8_t* data, size_t len, const uint8_t** id,
   *id = data + scid_len_at + 1;
   *id_len = n;
   return true;
+}
+
+size_t QuicGroSegmentSize(const msghdr& h) {
+#if defined(__linux__)
+  // Walked by offsets rather than CMSG_NXTHDR: glibc's adds an untrusted
+  // cmsg_len to a pointer before comparing (a huge one wraps around), and
+  // CMSG_FIRSTHDR does not check the first header's length at all. The
+  // kernel writes well-formed ones; the fuzzer does not.
+  const auto* base = static_cast<const uint8_t*>(h.msg_control);
+  const size_t len = base == nullptr ? 0 : h.msg_controllen;
+  size_t off = 0;
+  while (len - off >= sizeof(cmsghdr)) {
+    cmsghdr c;
+    memcpy(&c, base + off, sizeof(c));  // the buffer need not be aligned
+    if (c.cmsg_len < sizeof(cmsghdr) || c.cmsg_len > len - off) return 0;
+    if (c.cmsg_level == SOL_UDP && c.cmsg_type == UDP_GRO) {
+      if (c.cmsg_len < CMSG_LEN(sizeof(int))) return 0;
+      int segment = 0;
+      memcpy(&segment, base + off + CMSG_LEN(0), sizeof(segment));
+      return segment > 0 ? static_cast<size_t>(segment) : 0;
+    }
+    size_t step = CMSG_ALIGN(c.cmsg_len);
+    if (step > len - off) break;
+    off += step;
+  }
+#else
+  (void)h;
+#endif
+  return 0;
 }
 
 }  // namespace sluice
