@@ -340,12 +340,9 @@ Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
     out += c->writer().bytes_written();
     if (c->session() != nullptr && c->session()->AsWebSocket() != nullptr) websockets++;
   }
-  static const char* const kRefusalNames[] = {"bad_request", "timeout", "body_too_large",
-                                              "uri_too_long", "headers_too_large", "other"};
-  static_assert(sizeof(kRefusalNames) / sizeof(kRefusalNames[0]) == ServerMetrics::kRefusals);
-  Napi::Object refused = Napi::Object::New(env);
-  for (int i = 0; i < ServerMetrics::kRefusals; i++) {
-    refused.Set(kRefusalNames[i], static_cast<double>(m.refused[i]));
+  Napi::Array refusalNames = Napi::Array::New(env, ServerMetrics::kRefusals);
+  for (uint32_t i = 0; i < ServerMetrics::kRefusals; i++) {
+    refusalNames.Set(i, ServerMetrics::kRefusalNames[i]);
   }
   static const char* const kMethodNames[] = {"GET", "HEAD", "POST", "PUT",
                                              "DELETE", "PATCH", "OPTIONS", "_OTHER"};
@@ -364,7 +361,13 @@ Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
   o.Set("bytesIn", static_cast<double>(in));
   o.Set("bytesOut", static_cast<double>(out));
   o.Set("websocketsOpen", websockets);
-  o.Set("refused", refused);
+  o.Set("refusalNames", refusalNames);
+  o.Set("refused", array(&m.refused[0][0], sizeof(m.refused) / sizeof(uint64_t)));
+  o.Set("streamsOpen", array(m.streams_open, ServerMetrics::kProtocols));
+  o.Set("wsMessagesReceived", static_cast<double>(m.ws_messages_received));
+  o.Set("wsMessagesSent", static_cast<double>(m.ws_messages_sent));
+  o.Set("wsSendsDropped", static_cast<double>(m.ws_sends_dropped));
+  o.Set("wsPublishesDropped", static_cast<double>(m.ws_publishes_dropped));
   o.Set("h2ResetsReceived", static_cast<double>(m.h2_resets_received));
   o.Set("h2ResetsSent", static_cast<double>(m.h2_resets_sent));
   o.Set("h2GoawaysReceived", static_cast<double>(m.h2_goaways_received));

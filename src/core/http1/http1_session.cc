@@ -854,7 +854,7 @@ void Http1Session::SendErrorAndClose(int status) {
     conn_->Destroy();
     return;
   }
-  conn_->listener()->metrics().refused[ServerMetrics::RefusalOf(status)]++;
+  conn_->listener()->metrics().refused[ServerMetrics::kHttp1][ServerMetrics::RefusalOf(status)]++;
   if (!requests_.empty() && requests_.front().head_sent) {
     // Part of a response is already on the wire: an error response would
     // corrupt it. Just close.

@@ -214,6 +214,7 @@ bool Http2Session::Feed(const uint8_t* data, size_t len) {
   if (conn_->destroyed()) return false;
   if (r < 0) {
     if (r == NGHTTP2_ERR_FLOODED || r == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
+      if (r == NGHTTP2_ERR_FLOODED) Refused(ServerMetrics::kFlood);
       conn_->Destroy();
       return false;
     }
@@ -394,8 +395,11 @@ int Http2Session::OnFrameSendCb(nghttp2_session* session,
     // (a refused body's end) and REFUSED_STREAM (nothing was processed)
     // cost no handler work.
     uint32_t code = frame->rst_stream.error_code;
-    if (code == NGHTTP2_NO_ERROR || code == NGHTTP2_REFUSED_STREAM) return 0;
     Http2Session* self = From(user);
+    // REFUSED_STREAM before any GOAWAY of ours: nghttp2 refusing a stream
+    // past SETTINGS_MAX_CONCURRENT_STREAMS.
+    if (code == NGHTTP2_REFUSED_STREAM && !self->goaway_) self->Refused(ServerMetrics::kStreamLimit);
+    if (code == NGHTTP2_NO_ERROR || code == NGHTTP2_REFUSED_STREAM) return 0;
     Stream* st = self->Find(frame->hd.stream_id);
     if (st != nullptr && (st->embedder_reset || st->cancel_submitted)) return 0;
     self->NoteProvokedReset(st);
@@ -604,11 +608,16 @@ bool Http2Session::TrailersAllowed(const Stream& st) {
   return true;
 }
 
+void Http2Session::Refused(ServerMetrics::Refusal reason) {
+  conn_->listener()->metrics().refused[ServerMetrics::kHttp2][reason]++;
+}
+
 void Http2Session::RefuseMalformed(Stream* st) {
   // As nghttp2 answers the rules it checks itself: RST_STREAM
   // PROTOCOL_ERROR (RFC 9113 8.1.1), counted against the provoked-reset
   // budget when the embedder already has the stream (trailers).
   st->fields.clear();
+  Refused(ServerMetrics::kBadRequest);
   nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st->id,
                             NGHTTP2_PROTOCOL_ERROR);
   if (st->delivered) NoteProvokedReset(st);
@@ -744,6 +753,7 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
 void Http2Session::RefuseBody(Stream* st) {
   int32_t id = st->id;
   st->body_refused = true;
+  Refused(ServerMetrics::kBodyTooLarge);
   // Bytes held back for a paused reader are no longer anyone's.
   if (st->unacked > 0) {
     nghttp2_session_consume_stream(session_, id, st->unacked);
@@ -793,6 +803,7 @@ void Http2Session::NoteProvokedReset(Stream* st) {
   if (provoked_resets_.Take(uv_now(conn_->listener()->loop()))) return;
   // Inside nghttp2's input or output processing: the GOAWAY is queued
   // (OnFlush sends it), fatal_ stops Feed before the next frame.
+  Refused(ServerMetrics::kFlood);
   Terminate(NGHTTP2_ENHANCE_YOUR_CALM);
 }
 

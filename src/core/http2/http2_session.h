@@ -56,6 +56,7 @@
 #include "core/http2/reset_budget.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
+#include "core/observe/server_metrics.h"
 
 namespace sluice {
 
@@ -331,6 +332,8 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // trailers nghttp2 accepted and OnHeaderCb collected into `st`.
   bool RequestAllowed(const Stream& st) const;
   static bool TrailersAllowed(const Stream& st);
+  // Counts a refusal (ServerMetrics::refused) for HTTP/2.
+  void Refused(ServerMetrics::Refusal reason);
   // A request the rules refuse: RST_STREAM(PROTOCOL_ERROR); the embedder
   // never hears of a refused head (it gets OnStreamClose for trailers).
   void RefuseMalformed(Stream* st);

@@ -104,6 +104,9 @@ struct Http2Stream final : public CompressStream::Sink {
   void OnCompressed(CompressStream*, CompressStream::Result& r) override;
 
   Http2Session* session;
+  // The server's open-stream gauge (ServerMetrics::streams_open): the
+  // Listener outlives its connections' sessions and so every stream.
+  uint64_t* open_count;
   int32_t id = 0;
   // Header fields being received (request head, then trailers): offsets
   // into arena.

@@ -161,56 +161,71 @@ const std::string& AccessLog::TimeText(bool iso) {
   return iso ? time_iso_ : time_combined_;
 }
 
+namespace {
+
+// One field of a line as each format writes it: text is escaped ("-" when
+// empty) in `combined` and a JSON string in JSON; a word (time, protocol)
+// is written as is, quoted in JSON; a number as is in both.
+enum class Kind { kText, kWord, kNumber };
+struct Part {
+  const char* combined_before;  // nginx's punctuation before the field
+  const char* json_name;
+  Kind kind;
+};
+// nginx's combined: $remote_addr - $remote_user [$time_local] "$request"
+// $status $body_bytes_sent "$http_referer" "$http_user_agent"; JSON lines
+// name the same fields (and add duration_ms).
+constexpr Part kParts[] = {
+    {"", "remote_addr", Kind::kText},     {" - - [", "time", Kind::kWord},
+    {"] \"", "method", Kind::kText},      {" ", "url", Kind::kText},
+    {" ", "protocol", Kind::kWord},       {"\" ", "status", Kind::kNumber},
+    {" ", "body_bytes", Kind::kNumber},   {" \"", "referer", Kind::kText},
+    {"\" \"", "user_agent", Kind::kText},
+};
+constexpr size_t kPartCount = sizeof(kParts) / sizeof(kParts[0]);
+
+}  // namespace
+
 void AccessLog::Write(const AccessLogEntry& e, int status, double duration_s) {
+  const bool json = format_ == kJson;
+  const std::string status_text = std::to_string(status);
+  const std::string bytes_text = std::to_string(e.body_bytes);
+  const std::string_view values[kPartCount] = {
+      e.remote_addr, TimeText(json), e.method, e.url, e.protocol,
+      status_text,   bytes_text,     e.referer, e.user_agent};
   std::string& l = line_;
   l.clear();
-  if (format_ == kCombined) {
-    // nginx: $remote_addr - $remote_user [$time_local] "$request" $status
-    // $body_bytes_sent "$http_referer" "$http_user_agent"
-    l += e.remote_addr.empty() ? "-" : e.remote_addr;
-    l += " - - [";
-    l += TimeText(false);
-    l += "] \"";
-    AppendEscaped(l, e.method);
-    l += ' ';
-    AppendEscaped(l, e.url);
-    l += ' ';
-    l += e.protocol;
-    l += "\" ";
-    l += std::to_string(status);
-    l += ' ';
-    l += std::to_string(e.body_bytes);
-    l += " \"";
-    if (e.referer.empty()) l += '-';
-    else AppendEscaped(l, e.referer);
-    l += "\" \"";
-    if (e.user_agent.empty()) l += '-';
-    else AppendEscaped(l, e.user_agent);
-    l += "\"\n";
-  } else {
+  for (size_t i = 0; i < kPartCount; i++) {
+    const Part& p = kParts[i];
+    const std::string_view v = values[i];
+    if (!json) {
+      l += p.combined_before;
+      if (p.kind != Kind::kText) l += v;
+      else if (v.empty()) l += '-';
+      else AppendEscaped(l, v);
+      continue;
+    }
+    l += i == 0 ? "{\"" : ",\"";
+    l += p.json_name;
+    l += "\":";
+    if (p.kind == Kind::kText) {
+      AppendJsonString(l, v);
+    } else if (p.kind == Kind::kWord) {
+      l += '"';
+      l += v;
+      l += '"';
+    } else {
+      l += v;
+    }
+  }
+  if (json) {
     char ms[32];
     snprintf(ms, sizeof(ms), "%.3f", duration_s * 1000);
-    l += "{\"time\":\"";
-    l += TimeText(true);
-    l += "\",\"remote_addr\":";
-    AppendJsonString(l, e.remote_addr);
-    l += ",\"method\":";
-    AppendJsonString(l, e.method);
-    l += ",\"url\":";
-    AppendJsonString(l, e.url);
-    l += ",\"protocol\":\"";
-    l += e.protocol;
-    l += "\",\"status\":";
-    l += std::to_string(status);
-    l += ",\"body_bytes\":";
-    l += std::to_string(e.body_bytes);
-    l += ",\"referer\":";
-    AppendJsonString(l, e.referer);
-    l += ",\"user_agent\":";
-    AppendJsonString(l, e.user_agent);
     l += ",\"duration_ms\":";
     l += ms;
     l += "}\n";
+  } else {
+    l += "\"\n";
   }
   Append(l);
 }
