@@ -136,6 +136,10 @@ class Http3Endpoint {
   // Sends that carried several datagrams as one GSO send (Linux).
   gsoSends() { return this._native.connections('gso'); }
 
+  // The endpoint's native counters, shaped as the TCP server's
+  // (lib/observe/metrics.js adds them up), or null once it is gone.
+  metrics() { return this._native.metrics(); }
+
   close(graceMs) { if (!this._closed) this._native.close(graceMs); }
 
   destroy() { if (!this._closed) this._native.destroy(); }

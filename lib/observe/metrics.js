@@ -13,10 +13,14 @@ const fileCache = require('../files/open_file_cache');
 const PROTOCOLS = ['1.1', '2', '3'];
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
-// The native snapshot, or an empty one before the first listen.
+// The native snapshot: the TCP server's plus its HTTP/3 endpoint's (a
+// secure server with http3; its counters go with it when it closes), or
+// an empty one before the first listen.
 function snapshot(server) {
   const m = server[kNative].metrics();
-  if (m !== null) return m;
+  const h3 = server._http3 ? server._http3.metrics() : null;
+  if (m !== null && h3 !== null) return sum(m, h3);
+  if (m !== null || h3 !== null) return m || h3;
   return {
     methods: [], buckets: [], requests: [], durations: [], durationSum: [], refusalNames: [],
     refused: [], streamsOpen: [], connectionsAccepted: 0, connectionsOpen: 0, connectionsDropped: 0,
@@ -24,6 +28,17 @@ function snapshot(server) {
     h2GoawaysSent: 0, websocketsOpen: 0, wsMessagesReceived: 0, wsMessagesSent: 0,
     wsSendsDropped: 0, wsPublishesDropped: 0,
   };
+}
+
+// Two snapshots' counters added (arrays element by element; the name and
+// bucket lists are the same in both).
+function sum(a, b) {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    if (typeof v === 'number') out[k] = (a[k] || 0) + v;
+    else if (Array.isArray(v) && typeof v[0] === 'number' && k !== 'buckets') out[k] = v.map((x, i) => x + a[k][i]);
+  }
+  return out;
 }
 
 // server.metrics(): a plain object.

@@ -188,6 +188,33 @@ describe('native metrics', () => {
     wss.close();
   });
 
+  it('HTTP/3: requests, durations, streams and connections under protocol 3 (Node 24+)', async function () {
+    const { h3, haveClient, startH3Server, gtls } = require('../http3/h3common');
+    if (!h3 || !haveClient) this.skip();
+    let openInHandler = -1;
+    const { server, port } = await startH3Server({}, (req, res) => {
+      openInHandler = server.metrics().streams['3'];  // this request's stream
+      res.statusCode = req.url === '/missing' ? 404 : 200;
+      res.end('hello');
+    });
+    const r = await gtls(port, ['/a', '/missing'], { method: 'GET' });
+    assert.strictEqual(r.responses.get('/a').status, 200);
+    assert.strictEqual(r.responses.get('/missing').status, 404);
+    await common.sleep(50);
+    const m = server.metrics();
+    const count = (cls) => m.requests.filter((x) => x.protocol === '3' && x.method === 'GET' && x.statusClass === cls)
+      .reduce((n, x) => n + x.count, 0);
+    assert.strictEqual(count('2xx'), 1, JSON.stringify(m.requests));
+    assert.strictEqual(count('4xx'), 1);
+    assert.strictEqual(m.duration['3'].count, 2);
+    assert.strictEqual(openInHandler, 1);
+    assert.strictEqual(m.streams['3'], 0);
+    assert.ok(m.connections.accepted >= 1);
+    assert.ok(m.bytes.in > 1200 && m.bytes.out > 1200, JSON.stringify(m.bytes));
+    assert.match(server.metricsText(),
+      /http_server_requests_total\{network_protocol_version="3",http_request_method="GET",status_class="4xx"\} 1/);
+  });
+
   it('prom-client: the collector\'s series in its registry', async () => {
     const promClient = require('prom-client');
     const { sluice, server, port } = await app();

@@ -218,10 +218,7 @@ static std::unique_ptr<AccessLogEntry> NewLogEntry(Connection* conn, const Reque
   e->method = llhttp_method_name(static_cast<llhttp_method_t>(head.method));
   e->url = std::string(head.url);
   e->protocol = "HTTP/" + std::to_string(head.http_major) + "." + std::to_string(head.http_minor);
-  for (const auto& f : head.headers) {
-    if (f.first.size() == 7 && AsciiIEquals(f.first, "referer")) e->referer = std::string(f.second);
-    else if (f.first.size() == 10 && AsciiIEquals(f.first, "user-agent")) e->user_agent = std::string(f.second);
-  }
+  for (const auto& f : head.headers) e->NoteHeader(f.first, f.second);
   return e;
 }
 

@@ -442,6 +442,7 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
     q.Append(&pl, 1);
   }
   if (st->source) st->source->Emit(q, len);
+  if (st->log) st->log->body_bytes += len;
   if (padlen > 1) {
     static const char zeros[256] = {0};
     q.Append(zeros, padlen - 1);
@@ -633,6 +634,7 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
       break;
     }
   }
+  if (conn_->listener()->access_log() != nullptr) st->log = NewLogEntry(fields);
   // A content-length over maxRequestBodySize is refused before any body
   // byte (as HTTP/1.1); the handler still gets the stream.
   bool too_large = false;
@@ -674,6 +676,20 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
     s->fields.shrink_to_fit();
     if (too_large && !s->body_refused && !conn_->destroyed()) RefuseBody(s);
   }
+}
+
+std::unique_ptr<AccessLogEntry> Http2Session::NewLogEntry(const Http2Fields& fields) const {
+  auto e = std::make_unique<AccessLogEntry>();
+  int port = 0;
+  int family = 0;
+  conn_->GetPeer(&e->remote_addr, &port, &family);
+  e->protocol = "HTTP/2.0";
+  for (const auto& f : fields) {
+    if (f.first == ":method") e->method = std::string(f.second);
+    else if (f.first == ":path") e->url = std::string(f.second);
+    else e->NoteHeader(f.first, f.second);
+  }
+  return e;
 }
 
 void Http2Session::DeliverEnd(Stream* st) {
@@ -815,8 +831,13 @@ int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
   std::unique_ptr<Stream> st = std::move(it->second);
   self->streams_.erase(it);
   ServerMetrics& metrics = self->conn_->listener()->metrics();
+  const uint64_t now = uv_hrtime();
   metrics.RecordResponse(ServerMetrics::kHttp2, static_cast<ServerMetrics::Method>(st->metrics_method),
-                         st->status, st->start_ns, uv_hrtime());
+                         st->status, st->start_ns, now);
+  AccessLog* log = self->conn_->listener()->access_log();
+  if (st->log && log != nullptr && st->status != 0) {
+    log->Write(*st->log, st->status, static_cast<double>(now - st->start_ns) / 1e9);
+  }
   if (st->client_reset) metrics.h2_resets_received++;
   else if (error_code != NGHTTP2_NO_ERROR) metrics.h2_resets_sent++;
   if (st->remote_ended || st->client_reset) self->client_ids_.ClosedByClient(id);

@@ -56,6 +56,7 @@
 #include "core/http2/reset_budget.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
+#include "core/observe/access_log.h"
 #include "core/observe/server_metrics.h"
 
 namespace sluice {
@@ -332,6 +333,8 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // trailers nghttp2 accepted and OnHeaderCb collected into `st`.
   bool RequestAllowed(const Stream& st) const;
   static bool TrailersAllowed(const Stream& st);
+  // What the access log needs of a request, from its head.
+  std::unique_ptr<AccessLogEntry> NewLogEntry(const Http2Fields& fields) const;
   // Counts a refusal (ServerMetrics::refused) for HTTP/2.
   void Refused(ServerMetrics::Refusal reason);
   // A request the rules refuse: RST_STREAM(PROTOCOL_ERROR); the embedder

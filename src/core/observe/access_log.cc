@@ -144,6 +144,20 @@ uint64_t AccessLog::lines_written() const { return state_->written; }
 
 uint64_t AccessLog::lines_dropped() const { return state_->dropped; }
 
+void AccessLogEntry::NoteHeader(std::string_view name, std::string_view value) {
+  auto is = [name](std::string_view lower) {
+    if (name.size() != lower.size()) return false;
+    for (size_t i = 0; i < name.size(); i++) {
+      char c = name[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+      if (c != lower[i]) return false;
+    }
+    return true;
+  };
+  if (is("referer")) referer = std::string(value);
+  else if (is("user-agent")) user_agent = std::string(value);
+}
+
 const std::string& AccessLog::TimeText(bool iso) {
   time_t now = time(nullptr);
   if (now != time_second_) {

@@ -25,6 +25,8 @@ struct AccessLogEntry {
   std::string referer;
   std::string user_agent;
   uint64_t body_bytes = 0;  // response body bytes handed to the connection
+  // Keeps referer / user-agent from a request header field (any case).
+  void NoteHeader(std::string_view name, std::string_view value);
 };
 
 class AccessLog {

@@ -28,6 +28,7 @@
 
 #include "core/common/loop_tracked.h"
 #include "core/net/tls_context.h"
+#include "core/observe/server_metrics.h"
 #include "core/quic/quic_symbols.h"
 
 namespace sluice {
@@ -350,6 +351,13 @@ class QuicEndpoint {
   size_t handshake_count() const { return handshakes_; }
   // Sends that carried several datagrams as one GSO send (SendBatch).
   uint64_t gso_sends() const { return gso_sends_; }
+  // UDP payload bytes received and sent (every datagram, handshakes too).
+  uint64_t bytes_received() const { return bytes_received_; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  // The application's counters (HTTP/3: Http3Session records its
+  // requests here; connections accepted are counted by the endpoint).
+  // Kept by the endpoint because it outlives every connection's handler.
+  ServerMetrics& metrics() { return metrics_; }
 
   // Output was queued from outside Process: flush it soon (from an idle
   // callback, on this loop turn).
@@ -440,6 +448,9 @@ class QuicEndpoint {
   BIO* dgram_ = nullptr;
   bool gso_ = true;         // options_.gso, until the kernel refuses UDP_SEGMENT
   uint64_t gso_sends_ = 0;  // GSO sends of more than one datagram
+  uint64_t bytes_received_ = 0;
+  uint64_t bytes_sent_ = 0;
+  ServerMetrics metrics_;
   // Connections by the connection ID the server chose (the destination
   // ID of the client's packets), for OnDatagram. Keys are raw ID bytes.
   std::unordered_map<std::string, QuicConnection*> by_cid_;
