@@ -678,11 +678,14 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
   }
 }
 
-std::unique_ptr<AccessLogEntry> Http2Session::NewLogEntry(const Http2Fields& fields) const {
+std::unique_ptr<AccessLogEntry> Http2Session::NewLogEntry(const Http2Fields& fields) {
   auto e = std::make_unique<AccessLogEntry>();
-  int port = 0;
-  int family = 0;
-  conn_->GetPeer(&e->remote_addr, &port, &family);
+  if (log_peer_.empty()) {
+    int port = 0;
+    int family = 0;
+    conn_->GetPeer(&log_peer_, &port, &family);
+  }
+  e->remote_addr = log_peer_;
   e->protocol = "HTTP/2.0";
   for (const auto& f : fields) {
     if (f.first == ":method") e->method = std::string(f.second);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 
@@ -71,36 +72,44 @@ void WriterMain(void* arg) {
 
 // nginx's escaping of a logged variable: '"', '\\' and bytes outside
 // printable ASCII as \xHH.
+bool Plain(unsigned char c) { return c != '"' && c != '\\' && c >= 0x20 && c <= 0x7e; }
+
+// Appends `v`, each run of plain bytes at once (a URL or a user-agent is
+// mostly one run), the others through `escape`.
+template <typename Escape>
+void AppendRuns(std::string& out, std::string_view v, Escape escape) {
+  size_t i = 0;
+  while (i < v.size()) {
+    size_t j = i;
+    while (j < v.size() && Plain(static_cast<unsigned char>(v[j]))) j++;
+    out.append(v.data() + i, j - i);
+    if (j < v.size()) escape(static_cast<unsigned char>(v[j]));
+    i = j + 1;
+  }
+}
+
 void AppendEscaped(std::string& out, std::string_view v) {
   static const char kHex[] = "0123456789ABCDEF";
-  for (unsigned char c : v) {
-    if (c == '"' || c == '\\' || c < 0x20 || c > 0x7e) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
+  AppendRuns(out, v, [&out](unsigned char c) {
+    const char e[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    out.append(e, 4);
+  });
 }
 
 void AppendJsonString(std::string& out, std::string_view v) {
   static const char kHex[] = "0123456789abcdef";
   out += '"';
-  for (unsigned char c : v) {
+  AppendRuns(out, v, [&out](unsigned char c) {
     if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c > 0x7e) {
+      const char e[2] = {'\\', static_cast<char>(c)};
+      out.append(e, 2);
+    } else {
       // Bytes, not characters: every byte outside printable ASCII is
       // \u00XX, so the line stays valid JSON whatever the request held.
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
+      const char e[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out.append(e, 6);
     }
-  }
+  });
   out += '"';
 }
 
@@ -202,8 +211,12 @@ constexpr size_t kPartCount = sizeof(kParts) / sizeof(kParts[0]);
 
 void AccessLog::Write(const AccessLogEntry& e, int status, double duration_s) {
   const bool json = format_ == kJson;
-  const std::string status_text = std::to_string(status);
-  const std::string bytes_text = std::to_string(e.body_bytes);
+  char status_buf[24];
+  char bytes_buf[24];
+  const std::string_view status_text(
+      status_buf, std::to_chars(status_buf, status_buf + sizeof(status_buf), status).ptr - status_buf);
+  const std::string_view bytes_text(
+      bytes_buf, std::to_chars(bytes_buf, bytes_buf + sizeof(bytes_buf), e.body_bytes).ptr - bytes_buf);
   const std::string_view values[kPartCount] = {
       e.remote_addr, TimeText(json), e.method, e.url, e.protocol,
       status_text,   bytes_text,     e.referer, e.user_agent};
