@@ -744,8 +744,15 @@ export interface ServerMetrics {
   duration: Record<string, { buckets: number[]; counts: number[]; count: number; sum: number }>;
   connections: { open: number; accepted: number; dropped: number };
   bytes: { in: number; out: number };
-  refused: Record<string, number>;
-  websockets: { open: number };
+  /** Open HTTP/2 and HTTP/3 request streams, by protocol ('2', '3'). */
+  streams: Record<string, number>;
+  /** Requests the server refused itself, by protocol ('1.1', '2', '3') then reason. */
+  refused: Record<string, Record<string, number>>;
+  websockets: {
+    open: number;
+    messages: { received: number; sent: number };
+    dropped: { sends: number; publishes: number };
+  };
   bufferPool: Record<string, number> | null;
   openFileCache: Record<string, number | boolean>;
   accessLog: { written: number; dropped: number } | null;

@@ -28,7 +28,8 @@
 # (h2load keeps every connection full, and libuv's up to 32 reads per
 # connection per loop turn starve the others past the server's timeouts).
 # Each read still carries 16 pipelined requests (h1) or up to 100 streams
-# (h2). SLUICE_MODULE selects another sluice build, as for the runner.
+# (h2). SLUICE_MODULE selects another sluice build, as for the runner;
+# SERVER_ARGS adds hello_server.js options (h1: --access-log PATH).
 # After the totals it prints the self cost split by component (nghttp2,
 # libc malloc/free, sluice native, V8 + JIT code + the rest of the node
 # binary (libuv included), other: libc, libstdc++ outside malloc),
@@ -45,7 +46,7 @@ CPU_SERVER=${CPU_SERVER:-0}
 CPU_LOAD=${CPU_LOAD:-1}
 
 case "$MODE" in
-  h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000"; LOAD="--h1 -c ${CONNS:-4} -m ${DEPTH:-16}" ;;
+  h1) SERVER="$HERE/http/hello_server.js sluice --keep-alive-timeout 600000 ${SERVER_ARGS:-}"; LOAD="--h1 -c ${CONNS:-4} -m ${DEPTH:-16}" ;;
   h2) SERVER="$HERE/http2/file_server.js sluice --mode memory --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
   h2compat) SERVER="$HERE/http2/file_server.js sluice --mode compat --file-size 1024 --keep-alive-timeout 600000"; LOAD="-c ${CONNS:-2} -m 100" ;;
   *) echo "usage: $0 [h1|h2|h2compat] [measured] [warm-up]" >&2; exit 2 ;;

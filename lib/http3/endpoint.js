@@ -138,6 +138,9 @@ class Http3Endpoint {
 
   // Reads that carried several datagrams coalesced by the kernel (UDP_GRO, Linux).
   groReads() { return this._native.connections('gro'); }
+  // The endpoint's native counters, shaped as the TCP server's
+  // (lib/observe/metrics.js adds them up), or null once it is gone.
+  metrics() { return this._native.metrics(); }
 
   close(graceMs) { if (!this._closed) this._native.close(graceMs); }
 

@@ -57,7 +57,13 @@ function publishRequestStart(server, req, res) {
 }
 
 // The response finished (node: its first 'finish' listener, so before the
-// application's).
+// application's): publishes when subscribed. HTTP/1.1 responses only (_st:
+// set by lib/http1/session.js; HTTP/2 compat responses publish nothing, as
+// node's).
+function finishObserved(res) {
+  if (responseFinish.hasSubscribers && res._st !== undefined) publishResponseFinish(res);
+}
+
 function publishResponseFinish(res) {
   const socket = res.socket;
   responseFinish.publish({
@@ -103,6 +109,7 @@ module.exports = {
   publishResponseCreated,
   publishRequestStart,
   publishResponseFinish,
+  finishObserved,
   publishStreamStart,
   publishStreamFinish,
 };

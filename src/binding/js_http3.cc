@@ -10,6 +10,7 @@
 #include "binding/js_compress.h"
 #include "binding/js_file.h"
 #include "binding/js_quic_client.h"
+#include "binding/js_server.h"
 #include "binding/js_static_mount.h"
 #include "binding/js_tls.h"
 #include "binding/js_values.h"
@@ -85,6 +86,7 @@ Napi::Function JsHttp3Endpoint::Init(Napi::Env env) {
                          InstanceMethod<&JsHttp3Endpoint::Ref>("ref"),
                          InstanceMethod<&JsHttp3Endpoint::Unref>("unref"),
                          InstanceMethod<&JsHttp3Endpoint::Connections>("connections"),
+                         InstanceMethod<&JsHttp3Endpoint::Metrics>("metrics"),
                          InstanceMethod<&JsHttp3Endpoint::CloseAllConnections>(
                              "closeAllConnections"),
                          InstanceMethod<&JsHttp3Endpoint::CloseIdleConnections>(
@@ -256,6 +258,18 @@ Napi::Value JsHttp3Endpoint::Connections(const Napi::CallbackInfo& info) {
                              : endpoint_->connection_count();
   }
   return Napi::Number::New(info.Env(), static_cast<double>(n));
+}
+
+Napi::Value JsHttp3Endpoint::Metrics(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (endpoint_ == nullptr) return env.Null();
+  Napi::Object o = MetricsObject(env, endpoint_->metrics());
+  o.Set("connectionsOpen", static_cast<double>(endpoint_->connection_count()));
+  o.Set("connectionsDropped", 0);
+  o.Set("bytesIn", static_cast<double>(endpoint_->bytes_received()));
+  o.Set("bytesOut", static_cast<double>(endpoint_->bytes_sent()));
+  o.Set("websocketsOpen", 0);
+  return o;
 }
 
 Napi::Value JsHttp3Endpoint::CloseAllConnections(const Napi::CallbackInfo& info) {

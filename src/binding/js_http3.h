@@ -100,6 +100,10 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   // connections('gso') -> GSO sends of several datagrams so far.
   // connections('gro') -> reads that carried several datagrams (UDP_GRO).
   Napi::Value Connections(const Napi::CallbackInfo& info);
+  // metrics(): the endpoint's ServerMetrics as JsServer's metrics()
+  // shapes them (lib/observe/metrics.js adds them to the server's), or
+  // null once the endpoint is gone.
+  Napi::Value Metrics(const Napi::CallbackInfo& info);
   // closeAllConnections(): every connection closed now (CONNECTION_CLOSE,
   // H3_NO_ERROR, queued output dropped; requests in flight are aborted).
   // closeIdleConnections(): the same for those with no request in flight

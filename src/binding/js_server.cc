@@ -322,53 +322,59 @@ Napi::Value JsServer::ConnectionCount(const Napi::CallbackInfo& info) {
                            static_cast<double>(listener_->connection_count()));
 }
 
-Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (!listener_) return env.Null();
-  const ServerMetrics& m = listener_->metrics();
+Napi::Object MetricsObject(Napi::Env env, const ServerMetrics& m) {
   auto array = [&env](const auto* values, size_t n) {
     Napi::Array a = Napi::Array::New(env, n);
     for (size_t i = 0; i < n; i++) a.Set(static_cast<uint32_t>(i), static_cast<double>(values[i]));
     return a;
   };
+  auto names = [&env](const char* const* values, uint32_t n) {
+    Napi::Array a = Napi::Array::New(env, n);
+    for (uint32_t i = 0; i < n; i++) a.Set(i, values[i]);
+    return a;
+  };
+  static const char* const kMethodNames[] = {"GET", "HEAD", "POST", "PUT",
+                                             "DELETE", "PATCH", "OPTIONS", "_OTHER"};
+  static_assert(sizeof(kMethodNames) / sizeof(kMethodNames[0]) == ServerMetrics::kMethods);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("methods", names(kMethodNames, ServerMetrics::kMethods));
+  o.Set("buckets", array(ServerMetrics::kBuckets, ServerMetrics::kBucketCount));
+  o.Set("requests", array(&m.requests[0][0][0], sizeof(m.requests) / sizeof(uint64_t)));
+  o.Set("durations", array(&m.durations[0][0], sizeof(m.durations) / sizeof(uint64_t)));
+  o.Set("durationSum", array(m.duration_sum, ServerMetrics::kProtocols));
+  o.Set("refusalNames", names(ServerMetrics::kRefusalNames, ServerMetrics::kRefusals));
+  o.Set("refused", array(&m.refused[0][0], sizeof(m.refused) / sizeof(uint64_t)));
+  o.Set("streamsOpen", array(m.streams_open, ServerMetrics::kProtocols));
+  o.Set("connectionsAccepted", static_cast<double>(m.connections_accepted));
+  o.Set("h2ResetsReceived", static_cast<double>(m.h2_resets_received));
+  o.Set("h2ResetsSent", static_cast<double>(m.h2_resets_sent));
+  o.Set("h2GoawaysReceived", static_cast<double>(m.h2_goaways_received));
+  o.Set("h2GoawaysSent", static_cast<double>(m.h2_goaways_sent));
+  o.Set("wsMessagesReceived", static_cast<double>(m.ws_messages_received));
+  o.Set("wsMessagesSent", static_cast<double>(m.ws_messages_sent));
+  o.Set("wsSendsDropped", static_cast<double>(m.ws_sends_dropped));
+  o.Set("wsPublishesDropped", static_cast<double>(m.ws_publishes_dropped));
+  return o;
+}
+
+Napi::Value JsServer::Metrics(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!listener_) return env.Null();
   // Bytes: those of closed connections plus the open ones' so far.
-  uint64_t in = m.closed_bytes_in;
-  uint64_t out = m.closed_bytes_out;
+  uint64_t in = listener_->metrics().closed_bytes_in;
+  uint64_t out = listener_->metrics().closed_bytes_out;
   uint32_t websockets = 0;
   for (Connection* c : listener_->connections()) {
     in += c->bytes_read();
     out += c->writer().bytes_written();
     if (c->session() != nullptr && c->session()->AsWebSocket() != nullptr) websockets++;
   }
-  static const char* const kRefusalNames[] = {"bad_request", "timeout", "body_too_large",
-                                              "uri_too_long", "headers_too_large", "other"};
-  static_assert(sizeof(kRefusalNames) / sizeof(kRefusalNames[0]) == ServerMetrics::kRefusals);
-  Napi::Object refused = Napi::Object::New(env);
-  for (int i = 0; i < ServerMetrics::kRefusals; i++) {
-    refused.Set(kRefusalNames[i], static_cast<double>(m.refused[i]));
-  }
-  static const char* const kMethodNames[] = {"GET", "HEAD", "POST", "PUT",
-                                             "DELETE", "PATCH", "OPTIONS", "_OTHER"};
-  static_assert(sizeof(kMethodNames) / sizeof(kMethodNames[0]) == ServerMetrics::kMethods);
-  Napi::Array methods = Napi::Array::New(env, ServerMetrics::kMethods);
-  for (uint32_t i = 0; i < ServerMetrics::kMethods; i++) methods.Set(i, kMethodNames[i]);
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("methods", methods);
-  o.Set("buckets", array(ServerMetrics::kBuckets, ServerMetrics::kBucketCount));
-  o.Set("requests", array(&m.requests[0][0][0], sizeof(m.requests) / sizeof(uint64_t)));
-  o.Set("durations", array(&m.durations[0][0], sizeof(m.durations) / sizeof(uint64_t)));
-  o.Set("durationSum", array(m.duration_sum, ServerMetrics::kProtocols));
-  o.Set("connectionsAccepted", static_cast<double>(m.connections_accepted));
+  Napi::Object o = MetricsObject(env, listener_->metrics());
   o.Set("connectionsOpen", static_cast<double>(listener_->connection_count()));
   o.Set("connectionsDropped", static_cast<double>(listener_->dropped_connections()));
   o.Set("bytesIn", static_cast<double>(in));
   o.Set("bytesOut", static_cast<double>(out));
   o.Set("websocketsOpen", websockets);
-  o.Set("refused", refused);
-  o.Set("h2ResetsReceived", static_cast<double>(m.h2_resets_received));
-  o.Set("h2ResetsSent", static_cast<double>(m.h2_resets_sent));
-  o.Set("h2GoawaysReceived", static_cast<double>(m.h2_goaways_received));
-  o.Set("h2GoawaysSent", static_cast<double>(m.h2_goaways_sent));
   if (AccessLog* log = listener_->access_log()) {
     o.Set("accessLogWritten", static_cast<double>(log->lines_written()));
     o.Set("accessLogDropped", static_cast<double>(log->lines_dropped()));

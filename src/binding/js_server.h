@@ -153,4 +153,9 @@ class JsServer final : public Napi::ObjectWrap<JsServer>,
   int js_calls_ = 0;
 };
 
+// The JS shape of `m` (lib/observe/metrics.js reads it); the caller adds
+// what only it knows (open connections, bytes, WebSockets, the access log).
+// Shared by the TCP server and the HTTP/3 endpoint.
+Napi::Object MetricsObject(Napi::Env env, const ServerMetrics& m);
+
 }  // namespace sluice

@@ -117,6 +117,8 @@ describe(`hardening: HTTP/2 server-provoked resets (MadeYouReset) [${common.impl
       // first one ends the session (nothing to count); where it resets the
       // stream, the session ends with ENHANCE_YOUR_CALM past the budget.
       if (resets.length > 1) assert.strictEqual(goaway.payload.readUInt32BE(4), ENHANCE_YOUR_CALM, what);
+      // sluice counts that session's end as a flood refusal (server.metrics()).
+      if (resets.length > 1 && common.isSluice) assert.strictEqual(server.metrics().refused['2'].flood, 1, what);
       // The burst (100) and the refill (10/s) over the run, plus one wave.
       assert.ok(handled <= 100 + 10 * seconds + WAVE, `${what} in ${seconds} s`);
       const session = h2.connect(port);

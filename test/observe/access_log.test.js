@@ -72,6 +72,47 @@ describe('native access log', () => {
     assert.deepStrictEqual(server.metrics().accessLog, { written: 1, dropped: 0 });
   });
 
+  it('file bodies (sendfile and the pooled reads) count their bytes', async () => {
+    const body = path.join(dir, 'body.bin');
+    fs.writeFileSync(body, Buffer.alloc(200000, 7));
+    for (const sendfile of [true, false]) {
+      const file = path.join(dir, `access-${sendfile}.jsonl`);
+      const { port } = await common.startServer({ accessLog: { path: file, format: 'json' }, sendfile },
+        (req, res) => res.respondWithFile(body));
+      const r = await common.httpRequest(port, { path: '/f' });
+      assert.strictEqual(r.body.length, 200000);
+      const rec = JSON.parse((await linesOf(file, 1))[0]);
+      assert.deepStrictEqual([rec.status, rec.body_bytes], [200, 200000], `sendfile ${sendfile}`);
+    }
+  });
+
+  it('HTTP/2: a line per response, DATA payload bytes as body bytes', async () => {
+    const http2 = require('node:http2');
+    const file = path.join(dir, 'access.log');
+    const { port } = await common.startServer({ accessLog: file }, (req, res) => {
+      if (req.url === '/big') res.end(Buffer.alloc(70000, 1));  // several DATA frames
+      else handler(req, res);
+    });
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    common.trackSocket(session);
+    const get = (p, headers) => new Promise((resolve, reject) => {
+      const req = session.request({ ':path': p, ...headers });
+      let n = 0;
+      req.on('data', (c) => { n += c.length; });
+      req.on('end', () => resolve(n));
+      req.on('error', reject);
+    });
+    assert.strictEqual(await get('/a?x=1', { 'user-agent': 'h2/1', referer: 'http://r/' }), 5);
+    assert.strictEqual(await get('/missing'), 5);
+    assert.strictEqual(await get('/big'), 70000);
+    await new Promise((r) => session.close(r));
+    const lines = await linesOf(file, 3);
+    assert.strictEqual(lines.length, 3, lines.join('\n'));
+    assert.match(lines[0], /^127\.0\.0\.1 - - \[[^\]]+\] "GET \/a\?x=1 HTTP\/2\.0" 200 5 "http:\/\/r\/" "h2\/1"$/);
+    assert.match(lines[1], /"GET \/missing HTTP\/2\.0" 404 5 "-" "-"$/);
+    assert.match(lines[2], /"GET \/big HTTP\/2\.0" 200 70000 /);
+  });
+
   it('a stalled disk: lines dropped and counted, responses not held back', async () => {
     const fifo = path.join(dir, 'stalled');
     execFileSync('mkfifo', [fifo]);

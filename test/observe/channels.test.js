@@ -187,6 +187,37 @@ describe(`diagnostics channels (${common.isNode ? 'node' : 'sluice'})`, () => {
     });
   });
 
+  describe('HTTP/3 streams: http2.server.stream.* as on HTTP/2 [sluice-only]', () => {
+    it('created, start, finish and close, with the stream and its headers', async function () {
+      if (common.isNode || !hasH2Channels) this.skip();
+      const { h3, haveClient, startH3Server, gtls } = require('../http3/h3common');
+      if (!h3 || !haveClient) this.skip();
+      const events = [];
+      let seen;
+      for (const name of ['created', 'start', 'finish', 'close', 'error']) {
+        subscribe(`http2.server.stream.${name}`, (m) => events.push([name, m]));
+      }
+      const { server, port } = await startH3Server();
+      server.on('stream', (stream, headers) => {
+        seen = { stream, headers };
+        events.push(['stream']);
+        stream.respond({ ':status': 201, 'x-a': '1' });
+        stream.end('ok');
+      });
+      const r = await gtls(port, ['/s3']);
+      assert.strictEqual(r.responses.get('/s3').status, 201);
+      await common.sleep(50);
+      assert.deepStrictEqual(events.map((e) => e[0]), ['created', 'start', 'stream', 'finish', 'close']);
+      assert.strictEqual(events[0][1].stream, seen.stream);
+      assert.strictEqual(events[0][1].headers, seen.headers);
+      assert.strictEqual(events[0][1].headers[':path'], '/s3');
+      assert.strictEqual(events[1][1].stream, seen.stream);
+      assert.strictEqual(events[3][1].headers[':status'], 201);
+      assert.strictEqual(events[3][1].flags, 0x5);
+      assert.strictEqual(events[4][1].stream, seen.stream);
+    });
+  });
+
   it('http.Server: sluice\'s servers are instances, as node\'s', async () => {
     const { server } = await common.startServer((req, res) => res.end());
     assert.ok(server instanceof http.Server);

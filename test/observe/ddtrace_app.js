@@ -1,10 +1,11 @@
 'use strict';
 
 // Child of tracers.test.js: dd-trace initialised as its docs say (before the
-// app loads), its http plugin's public finish hook recording each server
-// span's name, resource, tags and parent (no agent: the spans are read
-// in-process), then a plain createServer app on node:http or sluice
-// (argv[2]). Prints the records as JSON.
+// app loads), sending to the test's fake agent (port argv[3]) as each trace
+// finishes; its http plugin's public finish hook also records each server
+// span's name, resource, tags and parent in-process. Then a plain
+// createServer app on node:http or sluice (argv[2]); once the agent has
+// the traces (its /wait answers), prints the records as JSON.
 
 // Run as a child only (mocha loads every .js file of a folder it is given).
 if (require.main === module) main();
@@ -12,7 +13,7 @@ if (require.main === module) main();
 function main() {
   const spans = [];
   const tracer = require('dd-trace').init({
-    url: 'http://127.0.0.1:9', flushInterval: 1e9, telemetry: { enabled: false }, startupLogs: false,
+    url: `http://127.0.0.1:${process.argv[3]}`, flushInterval: 0, telemetry: { enabled: false }, startupLogs: false,
     remoteConfig: { enabled: false }, runtimeMetrics: false,
   });
   tracer.use('http', {
@@ -55,6 +56,13 @@ function main() {
       statuses.push((await rawRequest(port, head)).split(' ')[1]);
     }
     await new Promise((r) => server.close(r));
+    // The agent answers once it received both server traces.
+    await new Promise((resolve, reject) => {
+      require('http').get(`http://127.0.0.1:${process.argv[3]}/wait`, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      }).on('error', reject);
+    });
     process.stdout.write(JSON.stringify({ statuses, spans }));
     process.exit(0);
   });

@@ -76,6 +76,7 @@ describe('native metrics', () => {
     const reset = session.request({ ':path': '/hang' });
     reset.on('error', () => {});
     await common.sleep(50);
+    assert.strictEqual(server.metrics().streams['2'], 1);
     reset.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     await new Promise((r) => reset.once('close', r));
     await new Promise((r) => session.close(r));
@@ -87,6 +88,7 @@ describe('native metrics', () => {
     assert.strictEqual(count('4xx'), 1);
     assert.ok(m.duration['2'].count >= 2);
     assert.strictEqual(m.http2.resets.received, 1);
+    assert.strictEqual(m.streams['2'], 0);
     // node's client says GOAWAY on close() (and again as it ends the session).
     assert.ok(m.http2.goaways.received >= 1);
     assert.match(server.metricsText(), /sluice_http2_resets_total\{direction="received"\} 1/);
@@ -115,17 +117,102 @@ describe('native metrics', () => {
     await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
     await common.sleep(20);
     let m = server.metrics();
-    assert.strictEqual(m.refused.bad_request, 1);
-    assert.strictEqual(m.refused.headers_too_large, 1);
+    assert.strictEqual(m.refused['1.1'].bad_request, 1);
+    assert.strictEqual(m.refused['1.1'].headers_too_large, 1);
     assert.strictEqual(m.websockets.open, 1);
     assert.ok(m.bufferPool.dryWaits >= 1, JSON.stringify(m.bufferPool));
-    assert.match(server.metricsText(), /sluice_requests_refused_total\{reason="headers_too_large"\} 1/);
+    assert.match(server.metricsText(), /sluice_requests_refused_total\{network_protocol_version="1.1",reason="headers_too_large"\} 1/);
     ws.close();
     await new Promise((resolve) => ws.once('close', resolve));
     await common.sleep(20);
     m = server.metrics();
     assert.strictEqual(m.websockets.open, 0);
     wss.close();
+  });
+
+  it('HTTP/2 refusals by reason: a body over the limit', async () => {
+    const http2 = require('node:http2');
+    const { server, port } = await common.startServer({ maxRequestBodySize: 10 }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    common.trackSocket(session);
+    const big = session.request({ ':method': 'POST', ':path': '/', 'content-length': '100' });
+    big.on('error', () => {});
+    const status = await new Promise((resolve) => big.on('response', (h) => resolve(h[':status'])));
+    assert.strictEqual(status, 413);
+    await new Promise((r) => big.once('close', r));
+    await new Promise((r) => session.close(r));
+    const m = server.metrics();
+    assert.strictEqual(m.refused['2'].body_too_large, 1);
+    assert.strictEqual(m.refused['1.1'].body_too_large, 0);
+    assert.match(server.metricsText(),
+      /sluice_requests_refused_total\{network_protocol_version="2",reason="body_too_large"\} 1/);
+  });
+
+  it('WebSocket messages each way, and a publish a subscriber missed', async () => {
+    const sluice = require(common.ROOT);
+    const WebSocket = require('ws');
+    const { server, port } = await common.startServer((req, res) => res.end());
+    const wss = new sluice.WebSocketServer({ server, pubsub: false });
+    const got = [];
+    wss.on('connection', (ws) => {
+      ws.subscribe('t');
+      ws.on('message', (data) => {
+        got.push(String(data));
+        if (String(data) === 'frag') ws.send('part', { fin: false });  // mid-message from here on
+        else ws.send(`echo ${data}`);
+      });
+    });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`);
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    const next = () => new Promise((resolve) => ws.once('message', (d) => resolve(String(d))));
+    ws.send('a');
+    assert.strictEqual(await next(), 'echo a');
+    ws.send('b');
+    assert.strictEqual(await next(), 'echo b');
+    ws.send('frag');
+    while (got.length < 3) await common.sleep(10);
+    // The subscriber is mid-way through a fragmented message: it misses this.
+    wss.publish('t', 'news');
+    const m = server.metrics();
+    assert.strictEqual(m.websockets.messages.received, 3);
+    assert.strictEqual(m.websockets.messages.sent, 2);
+    assert.strictEqual(m.websockets.dropped.publishes, 1);
+    assert.strictEqual(m.websockets.dropped.sends, 0);
+    assert.match(server.metricsText(), /sluice_websocket_messages_total\{direction="received"\} 3/);
+    assert.match(server.metricsText(), /sluice_websocket_messages_dropped_total\{kind="publish"\} 1/);
+    ws.terminate();
+    await new Promise((resolve) => ws.once('close', resolve));
+    wss.close();
+  });
+
+  it('HTTP/3: requests, durations, streams and connections under protocol 3 (Node 24+)', async function () {
+    const { h3, haveClient, startH3Server, gtls } = require('../http3/h3common');
+    if (!h3 || !haveClient) this.skip();
+    let openInHandler = -1;
+    const { server, port } = await startH3Server({}, (req, res) => {
+      openInHandler = server.metrics().streams['3'];  // this request's stream
+      res.statusCode = req.url === '/missing' ? 404 : 200;
+      res.end('hello');
+    });
+    const r = await gtls(port, ['/a', '/missing'], { method: 'GET' });
+    assert.strictEqual(r.responses.get('/a').status, 200);
+    assert.strictEqual(r.responses.get('/missing').status, 404);
+    await common.sleep(50);
+    const m = server.metrics();
+    const count = (cls) => m.requests.filter((x) => x.protocol === '3' && x.method === 'GET' && x.statusClass === cls)
+      .reduce((n, x) => n + x.count, 0);
+    assert.strictEqual(count('2xx'), 1, JSON.stringify(m.requests));
+    assert.strictEqual(count('4xx'), 1);
+    assert.strictEqual(m.duration['3'].count, 2);
+    assert.strictEqual(openInHandler, 1);
+    assert.strictEqual(m.streams['3'], 0);
+    assert.ok(m.connections.accepted >= 1);
+    assert.ok(m.bytes.in > 1200 && m.bytes.out > 1200, JSON.stringify(m.bytes));
+    assert.match(server.metricsText(),
+      /http_server_requests_total\{network_protocol_version="3",http_request_method="GET",status_class="4xx"\} 1/);
   });
 
   it('prom-client: the collector\'s series in its registry', async () => {

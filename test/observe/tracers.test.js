@@ -15,9 +15,11 @@ const common = require('../common');
 
 const { assert } = common;
 
-function runApp(app, impl, kind) {
+// `arg`: the app's second argument (otel_app.js: the app kind,
+// ddtrace_app.js: the fake agent's port).
+function runApp(app, impl, arg) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, app), impl, kind || ''], {
+    const child = spawn(process.execPath, [path.join(__dirname, app), impl, String(arg || '')], {
       cwd: common.ROOT, env: common.nodeChildEnv(), stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -28,7 +30,7 @@ function runApp(app, impl, kind) {
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(t);
-      if (code !== 0) reject(new Error(`${impl} ${kind} exited ${code}: ${err}`));
+      if (code !== 0) reject(new Error(`${impl} ${arg} exited ${code}: ${err}`));
       else resolve(JSON.parse(out));
     });
   });
@@ -95,13 +97,57 @@ describe('Sentry @sentry/node v10: node:http and sluice', function () {
   });
 });
 
-describe('dd-trace (its http plugin, no agent: spans read by its finish hook): node:http and sluice', function () {
-  this.timeout(40000);
+// A fake Datadog agent: takes trace payloads (PUT /v0.4/traces, msgpack),
+// keeps their trace counts and bodies; GET /wait answers once two traces
+// came in (the child's cue that its server traces were sent).
+async function fakeAgent() {
+  const http = require('node:http');
+  const payloads = [];
+  let traces = 0;
+  let waiter = null;
+  const server = http.createServer((req, res) => {
+    if (req.url === '/wait') {
+      waiter = () => res.end();
+      if (traces >= 2) waiter();
+      return;
+    }
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method === 'PUT' && /^\/v0\.[45]\/traces$/.test(req.url)) {
+        const count = Number(req.headers['x-datadog-trace-count']);
+        payloads.push({ url: req.url, count, body: Buffer.concat(chunks) });
+        traces += count;
+        if (traces >= 2 && waiter) waiter();
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end('{"rate_by_service":{}}');
+    });
+  });
+  return { port: await common.listenLocal(server), payloads };
+}
 
-  it('the same web.request server spans, tags and x-datadog parent', async () => {
+describe('dd-trace (its http plugin, a fake local agent): node:http and sluice', function () {
+  this.timeout(40000);
+  afterEach(common.cleanup);
+
+  it('the same web.request server spans, tags and x-datadog parent, sent to the agent', async () => {
+    const [nodeAgent, sluiceAgent] = await Promise.all([fakeAgent(), fakeAgent()]);
     const [node, sluice] = await Promise.all([
-      runApp('ddtrace_app.js', 'node'), runApp('ddtrace_app.js', 'sluice'),
+      runApp('ddtrace_app.js', 'node', nodeAgent.port), runApp('ddtrace_app.js', 'sluice', sluiceAgent.port),
     ]);
+    // What the agent got: two traces, web.request spans with the incoming
+    // trace id (msgpack: strings as their bytes, the id a uint64).
+    for (const agent of [nodeAgent, sluiceAgent]) {
+      const body = Buffer.concat(agent.payloads.map((p) => p.body));
+      assert.ok(agent.payloads.reduce((n, p) => n + p.count, 0) >= 2, JSON.stringify(agent.payloads));
+      assert.ok(body.includes('web.request'), 'span name sent');
+      assert.ok(body.includes('/users/7'), 'the request url sent');
+      const id = Buffer.alloc(9);
+      id[0] = 0xcf;  // msgpack uint64
+      id.writeBigUInt64BE(1234567890n, 1);
+      assert.ok(body.includes(id), 'the x-datadog trace id sent');
+    }
     assert.deepStrictEqual(sluice.statuses, ['200', '404']);
     assert.strictEqual(sluice.spans.length, 2, JSON.stringify(sluice.spans));
     const [get, post] = sluice.spans;

@@ -248,6 +248,7 @@ void Http1Session::PumpFrontPipe() {
     if (n != kPipeWouldBlock && r.hold_output) ReleaseOutput(r);
     if (n > 0) {
       OutputQueue& q = w.queue();
+      if (r.log) r.log->body_bytes += s.len;
       if (r.chunked) AppendChunkHeader(q, s.len);
       // The writer sends the pooled buffer itself; the reference goes back
       // when the kernel has the bytes (or the connection drops them).
@@ -275,6 +276,7 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
   // 1. The held head, and what is already in memory, by reference.
   if (r.hold_output) ReleaseOutput(r);
   if (PipeBuffer* b = f->TakeReady()) {
+    if (r.log) r.log->body_bytes += b->size;
     w.queue().AppendExternal(b->data(), b->size, new PipeBufferRef(b));
   }
   // 2. Everything queued leaves before the first sendfile byte. With no
@@ -331,6 +333,7 @@ Http1Session::SendfileStep Http1Session::SendfileFront(Request& r, int* err) {
     if (n > 0) {
       f->Advance(static_cast<uint64_t>(n));
       conn_->CountDirectWrite(static_cast<size_t>(n));
+      if (r.log) r.log->body_bytes += static_cast<uint64_t>(n);
       t_sendfile.calls++;
       t_sendfile.bytes += static_cast<uint64_t>(n);
       continue;

@@ -210,25 +210,27 @@ int Http1Session::OnHeadersComplete() {
 }
 
 // What the access log needs of a request, copied from its head.
-static std::unique_ptr<AccessLogEntry> NewLogEntry(Connection* conn, const RequestHead& head) {
+// The peer's address is formatted once per connection (`peer`).
+static std::unique_ptr<AccessLogEntry> NewLogEntry(Connection* conn, const RequestHead& head,
+                                                   std::string* peer) {
   auto e = std::make_unique<AccessLogEntry>();
-  int port = 0;
-  int family = 0;
-  conn->GetPeer(&e->remote_addr, &port, &family);
+  if (peer->empty()) {
+    int port = 0;
+    int family = 0;
+    conn->GetPeer(peer, &port, &family);
+  }
+  e->remote_addr = *peer;
   e->method = llhttp_method_name(static_cast<llhttp_method_t>(head.method));
   e->url = std::string(head.url);
-  e->protocol = "HTTP/" + std::to_string(head.http_major) + "." + std::to_string(head.http_minor);
-  for (const auto& f : head.headers) {
-    if (f.first.size() == 7 && AsciiIEquals(f.first, "referer")) e->referer = std::string(f.second);
-    else if (f.first.size() == 10 && AsciiIEquals(f.first, "user-agent")) e->user_agent = std::string(f.second);
-  }
+  e->protocol = head.http_major != 1 ? "HTTP/0.9" : head.http_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
+  for (const auto& f : head.headers) e->NoteHeader(f.first, f.second);
   return e;
 }
 
 void Http1Session::OnHead(RequestHead& head) {
   head.seq = current_seq_;
   if (conn_->listener()->access_log() != nullptr && !requests_.empty()) {
-    requests_.back().log = NewLogEntry(conn_, head);
+    requests_.back().log = NewLogEntry(conn_, head, &log_peer_);
   }
   // h2c upgrade: a complete request, alone in flight, may switch the
   // connection to HTTP/2 (http2_upgrade.h), where it becomes stream 1.
@@ -854,7 +856,7 @@ void Http1Session::SendErrorAndClose(int status) {
     conn_->Destroy();
     return;
   }
-  conn_->listener()->metrics().refused[ServerMetrics::RefusalOf(status)]++;
+  conn_->listener()->metrics().refused[ServerMetrics::kHttp1][ServerMetrics::RefusalOf(status)]++;
   if (!requests_.empty() && requests_.front().head_sent) {
     // Part of a response is already on the wire: an error response would
     // corrupt it. Just close.

@@ -267,6 +267,7 @@ class Http1Session final : public Session, private Http1ParserListener,
   bool pump_again_ = false;     // asked again while pumping
   int in_pipe_api_ = 0;         // inside StartPipeBody
   bool eof_ = false;
+  std::string log_peer_;        // the access log's remote address, once formatted
   bool copy_reads_ = false;     // CopyReads
   std::string unparsed_;        // input held back by a pipeline pause
   // OnMessageDone paused the parser for the write backlog (kPauseOutput),

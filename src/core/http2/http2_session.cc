@@ -214,6 +214,7 @@ bool Http2Session::Feed(const uint8_t* data, size_t len) {
   if (conn_->destroyed()) return false;
   if (r < 0) {
     if (r == NGHTTP2_ERR_FLOODED || r == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
+      if (r == NGHTTP2_ERR_FLOODED) Refused(ServerMetrics::kFlood);
       conn_->Destroy();
       return false;
     }
@@ -394,8 +395,11 @@ int Http2Session::OnFrameSendCb(nghttp2_session* session,
     // (a refused body's end) and REFUSED_STREAM (nothing was processed)
     // cost no handler work.
     uint32_t code = frame->rst_stream.error_code;
-    if (code == NGHTTP2_NO_ERROR || code == NGHTTP2_REFUSED_STREAM) return 0;
     Http2Session* self = From(user);
+    // REFUSED_STREAM before any GOAWAY of ours: nghttp2 refusing a stream
+    // past SETTINGS_MAX_CONCURRENT_STREAMS.
+    if (code == NGHTTP2_REFUSED_STREAM && !self->goaway_) self->Refused(ServerMetrics::kStreamLimit);
+    if (code == NGHTTP2_NO_ERROR || code == NGHTTP2_REFUSED_STREAM) return 0;
     Stream* st = self->Find(frame->hd.stream_id);
     if (st != nullptr && (st->embedder_reset || st->cancel_submitted)) return 0;
     self->NoteProvokedReset(st);
@@ -438,6 +442,7 @@ int Http2Session::SendDataCb(nghttp2_session*, nghttp2_frame* frame,
     q.Append(&pl, 1);
   }
   if (st->source) st->source->Emit(q, len);
+  if (st->log) st->log->body_bytes += len;
   if (padlen > 1) {
     static const char zeros[256] = {0};
     q.Append(zeros, padlen - 1);
@@ -604,11 +609,16 @@ bool Http2Session::TrailersAllowed(const Stream& st) {
   return true;
 }
 
+void Http2Session::Refused(ServerMetrics::Refusal reason) {
+  conn_->listener()->metrics().refused[ServerMetrics::kHttp2][reason]++;
+}
+
 void Http2Session::RefuseMalformed(Stream* st) {
   // As nghttp2 answers the rules it checks itself: RST_STREAM
   // PROTOCOL_ERROR (RFC 9113 8.1.1), counted against the provoked-reset
   // budget when the embedder already has the stream (trailers).
   st->fields.clear();
+  Refused(ServerMetrics::kBadRequest);
   nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st->id,
                             NGHTTP2_PROTOCOL_ERROR);
   if (st->delivered) NoteProvokedReset(st);
@@ -624,6 +634,7 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
       break;
     }
   }
+  if (conn_->listener()->access_log() != nullptr) st->log = NewLogEntry(fields);
   // A content-length over maxRequestBodySize is refused before any body
   // byte (as HTTP/1.1); the handler still gets the stream.
   bool too_large = false;
@@ -665,6 +676,23 @@ void Http2Session::DeliverHeaders(Stream* st, bool end_stream) {
     s->fields.shrink_to_fit();
     if (too_large && !s->body_refused && !conn_->destroyed()) RefuseBody(s);
   }
+}
+
+std::unique_ptr<AccessLogEntry> Http2Session::NewLogEntry(const Http2Fields& fields) {
+  auto e = std::make_unique<AccessLogEntry>();
+  if (log_peer_.empty()) {
+    int port = 0;
+    int family = 0;
+    conn_->GetPeer(&log_peer_, &port, &family);
+  }
+  e->remote_addr = log_peer_;
+  e->protocol = "HTTP/2.0";
+  for (const auto& f : fields) {
+    if (f.first == ":method") e->method = std::string(f.second);
+    else if (f.first == ":path") e->url = std::string(f.second);
+    else e->NoteHeader(f.first, f.second);
+  }
+  return e;
 }
 
 void Http2Session::DeliverEnd(Stream* st) {
@@ -744,6 +772,7 @@ int Http2Session::OnDataChunkRecvCb(nghttp2_session* session, uint8_t,
 void Http2Session::RefuseBody(Stream* st) {
   int32_t id = st->id;
   st->body_refused = true;
+  Refused(ServerMetrics::kBodyTooLarge);
   // Bytes held back for a paused reader are no longer anyone's.
   if (st->unacked > 0) {
     nghttp2_session_consume_stream(session_, id, st->unacked);
@@ -793,6 +822,7 @@ void Http2Session::NoteProvokedReset(Stream* st) {
   if (provoked_resets_.Take(uv_now(conn_->listener()->loop()))) return;
   // Inside nghttp2's input or output processing: the GOAWAY is queued
   // (OnFlush sends it), fatal_ stops Feed before the next frame.
+  Refused(ServerMetrics::kFlood);
   Terminate(NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
@@ -804,8 +834,13 @@ int Http2Session::OnStreamCloseCb(nghttp2_session*, int32_t id,
   std::unique_ptr<Stream> st = std::move(it->second);
   self->streams_.erase(it);
   ServerMetrics& metrics = self->conn_->listener()->metrics();
+  const uint64_t now = uv_hrtime();
   metrics.RecordResponse(ServerMetrics::kHttp2, static_cast<ServerMetrics::Method>(st->metrics_method),
-                         st->status, st->start_ns, uv_hrtime());
+                         st->status, st->start_ns, now);
+  AccessLog* log = self->conn_->listener()->access_log();
+  if (st->log && log != nullptr && st->status != 0) {
+    log->Write(*st->log, st->status, static_cast<double>(now - st->start_ns) / 1e9);
+  }
   if (st->client_reset) metrics.h2_resets_received++;
   else if (error_code != NGHTTP2_NO_ERROR) metrics.h2_resets_sent++;
   if (st->remote_ended || st->client_reset) self->client_ids_.ClosedByClient(id);

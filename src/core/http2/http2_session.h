@@ -56,6 +56,8 @@
 #include "core/http2/reset_budget.h"
 #include "core/net/output_queue.h"
 #include "core/net/session.h"
+#include "core/observe/access_log.h"
+#include "core/observe/server_metrics.h"
 
 namespace sluice {
 
@@ -331,6 +333,11 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // trailers nghttp2 accepted and OnHeaderCb collected into `st`.
   bool RequestAllowed(const Stream& st) const;
   static bool TrailersAllowed(const Stream& st);
+  // What the access log needs of a request, from its head (the peer's
+  // address formatted once per connection, in log_peer_).
+  std::unique_ptr<AccessLogEntry> NewLogEntry(const Http2Fields& fields);
+  // Counts a refusal (ServerMetrics::refused) for HTTP/2.
+  void Refused(ServerMetrics::Refusal reason);
   // A request the rules refuse: RST_STREAM(PROTOCOL_ERROR); the embedder
   // never hears of a refused head (it gets OnStreamClose for trailers).
   void RefuseMalformed(Stream* st);
@@ -424,6 +431,7 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
   uint64_t ws_deadline_ = 0;    // kDeadlineWsIdle armed for (uv_now ms)
+  std::string log_peer_;
 };
 
 }  // namespace sluice

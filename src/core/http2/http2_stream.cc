@@ -4,6 +4,8 @@
 
 #include "core/http2/http2_compression.h"
 #include "core/http2/http2_session.h"
+#include "core/net/connection.h"
+#include "core/net/listener.h"
 
 namespace sluice {
 
@@ -88,9 +90,13 @@ void Http2WriteQueue::Clear() {
 
 // ---- Http2Stream --------------------------------------------------------------
 
-Http2Stream::Http2Stream(Http2Session* s) : session(s) {}
+Http2Stream::Http2Stream(Http2Session* s)
+    : session(s),
+      open_count(&s->connection()->listener()->metrics().streams_open[ServerMetrics::kHttp2]) {
+  ++*open_count;
+}
 
-Http2Stream::~Http2Stream() = default;
+Http2Stream::~Http2Stream() { --*open_count; }
 
 void Http2Stream::OnCompressed(CompressStream*, CompressStream::Result& r) {
   session->OnStreamCompressed(this, r);

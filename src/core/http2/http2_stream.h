@@ -14,6 +14,7 @@
 #include "core/compress/compress_stream.h"
 #include "core/files/static_files.h"
 #include "core/http2/http2_body_source.h"
+#include "core/observe/access_log.h"
 #include "core/observe/server_metrics.h"
 #include "core/http2/http2_delegate.h"
 #include "core/http2/http2_headers.h"
@@ -104,6 +105,9 @@ struct Http2Stream final : public CompressStream::Sink {
   void OnCompressed(CompressStream*, CompressStream::Result& r) override;
 
   Http2Session* session;
+  // The server's open-stream gauge (ServerMetrics::streams_open): the
+  // Listener outlives its connections' sessions and so every stream.
+  uint64_t* open_count;
   int32_t id = 0;
   // Header fields being received (request head, then trailers): offsets
   // into arena.
@@ -121,6 +125,10 @@ struct Http2Stream final : public CompressStream::Sink {
   // ServerMetrics: the request's method, when its HEADERS began, the
   // response status (0: none sent).
   uint8_t metrics_method = ServerMetrics::kOther;
+  // With an access log: the request's part of its line (DeliverHeaders);
+  // body_bytes counts the DATA payload sent (SendDataCb), whatever the
+  // source (JS, a file, compression).
+  std::unique_ptr<AccessLogEntry> log;
   uint64_t start_ns = 0;
   int status = 0;
   // Response.

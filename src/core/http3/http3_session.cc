@@ -66,7 +66,12 @@ struct Http3Session::Request final : FrameReader::Listener {
         stream(st),
         id(st->id()),
         reader(this, HardHeadersFrameLimit(max_field)),
-        max_field_section(max_field) {}
+        max_field_section(max_field),
+        open_count(&sess->metrics().streams_open[ServerMetrics::kHttp3]),
+        start_ns(uv_hrtime()) {
+    ++*open_count;
+  }
+  ~Request() override { --*open_count; }
 
   H3Error OnFrameHeader(uint64_t type, uint64_t length) override {
     if (type == kTypeData) {
@@ -194,6 +199,15 @@ struct Http3Session::Request final : FrameReader::Listener {
   // head waits for the next pass (Attend delivers `fields`).
   StaticLookupPtr static_lookup;
   bool static_deliver = false;
+  // Metrics (ServerMetrics, the endpoint's): its open-stream gauge (the
+  // endpoint outlives its connections' sessions and their requests), the
+  // request's method, its response's status (0: none sent) and when the
+  // stream opened; recorded once (RecordDone).
+  uint64_t* open_count;
+  uint64_t start_ns;
+  uint8_t metrics_method = ServerMetrics::kOther;
+  int status = 0;
+  bool recorded = false;
 };
 
 // What the client's control stream tells (the frame and ID rules are
@@ -414,6 +428,7 @@ void Http3Session::ReadRequest(Request* r) {
     }
     if (r->too_large) {
       if (!r->responded) {
+        metrics().refused[ServerMetrics::kHttp3][ServerMetrics::kHeadersTooLarge]++;
         const HeaderField h431[] = {{":status", "431"}, {"content-length", "0"}};
         Respond(id, h431, 2, true);  // may close the request (MaybeFinish)
       }
@@ -460,6 +475,7 @@ H3Error Http3Session::OnHead(Request* r) {
   const CheckedHead& head = rules.head();
   if (head.method == "CONNECT") return H3Error::kRequestRejected;  // not served
   r->is_head = head.method == "HEAD";
+  r->metrics_method = ServerMetrics::MethodOf(head.method);
   r->has_length = head.has_content_length;
   r->content_length = head.content_length;
   r->fields = std::move(fields);
@@ -778,11 +794,28 @@ void Http3Session::MaybeFinish(Request* r) {
   CloseRequest(r, kErr(H3Error::kNoError));
 }
 
+ServerMetrics& Http3Session::metrics() const { return conn_->endpoint()->metrics(); }
+
+void Http3Session::NoteStatus(Request* r, const HeaderField* fields, size_t n) {
+  if (n == 0 || fields[0].name != ":status") return;
+  int status = 0;
+  for (char c : fields[0].value) status = c >= '0' && c <= '9' ? status * 10 + (c - '0') : 1000;
+  r->status = status;
+}
+
+void Http3Session::RecordDone(Request* r) {
+  if (r->recorded) return;
+  r->recorded = true;
+  metrics().RecordResponse(ServerMetrics::kHttp3, static_cast<ServerMetrics::Method>(r->metrics_method),
+                           r->status, r->start_ns, uv_hrtime());
+}
+
 void Http3Session::CloseRequest(Request* r, uint64_t code) {
   uint64_t id = r->id;
   QuicStream* s = r->stream;
   bool tell = r->head_delivered && !r->closed;
   r->closed = true;
+  RecordDone(r);
   // A file body still running stops here (its fd is released once the
   // reads in flight are done); its listener hears UV_ECANCELED. So does
   // compression: a job a worker still runs is freed when it returns.
@@ -945,6 +978,7 @@ int Http3Session::Respond(uint64_t id, const HeaderField* fields, size_t n, bool
 }
 
 void Http3Session::WriteHead(Request* r, const HeaderField* fields, size_t n, bool end) {
+  NoteStatus(r, fields, n);
   r->no_body = r->is_head;
   if (n > 0 && fields[0].name == ":status" &&
       (fields[0].value == "204" || fields[0].value == "304")) {
@@ -1191,6 +1225,7 @@ void Http3Session::SendCompressed(Request* r, std::vector<HeaderField>& head, Co
   r->body_ended = true;
   // The head and the body are framed before anything is flushed: one
   // Flush hands both to QUIC.
+  NoteStatus(r, head.data(), head.size());
   r->no_body = r->is_head;
   if (!head.empty() && head[0].name == ":status" &&
       (head[0].value == "204" || head[0].value == "304")) {
@@ -1314,6 +1349,7 @@ void Http3Session::OnConnectionClose(uint64_t error_code, bool transport) {
     dead_.push_back(std::move(it->second));
     Request* r = dead_.back().get();
     requests_.erase(it);
+    RecordDone(r);
     r->stream->user_data = nullptr;
     DropBody(r);
     r->compression.reset();

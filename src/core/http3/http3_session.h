@@ -257,6 +257,12 @@ class Http3Session final : public QuicConnectionHandler,
   class ControlFrames;
 
   Request* Find(uint64_t id) const;
+  // The endpoint's counters (QuicEndpoint::metrics).
+  ServerMetrics& metrics() const;
+  // A response head's :status into `r` (for the metrics).
+  static void NoteStatus(Request* r, const http3::HeaderField* fields, size_t n);
+  // Counts `r`'s response (once; one without a head is not counted).
+  void RecordDone(Request* r);
   // `r` (from Find) can still be answered: known, not closed, and the
   // session not closing.
   bool Writable(const Request* r) const;

@@ -21,10 +21,12 @@ struct AccessLogEntry {
   std::string remote_addr;
   std::string method;
   std::string url;
-  std::string protocol;  // "HTTP/1.1"
+  std::string_view protocol;  // a literal: "HTTP/1.1", "HTTP/2.0"
   std::string referer;
   std::string user_agent;
   uint64_t body_bytes = 0;  // response body bytes handed to the connection
+  // Keeps referer / user-agent from a request header field (any case).
+  void NoteHeader(std::string_view name, std::string_view value);
 };
 
 class AccessLog {

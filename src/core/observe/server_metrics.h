@@ -38,12 +38,33 @@ struct ServerMetrics {
   uint64_t h2_resets_sent = 0;
   uint64_t h2_goaways_received = 0;
   uint64_t h2_goaways_sent = 0;
-  // HTTP/1.1 requests answered with an error by the server itself and the
-  // connection closed (Http1Session::SendErrorAndClose), by reason.
+  // Requests the server refused itself, by protocol and reason: HTTP/1.1's
+  // answered with an error and the connection closed
+  // (Http1Session::SendErrorAndClose); HTTP/2's refused with a 413, reset
+  // as malformed (kBadRequest) or past the concurrent-stream limit
+  // (kStreamLimit), or their connection ended by a flood protection
+  // (kFlood: GOAWAY ENHANCE_YOUR_CALM, counted once per connection).
+  // Names: kRefusalNames, in this order.
   enum Refusal {
-    kBadRequest, kTimeout, kBodyTooLarge, kUriTooLong, kHeadersTooLarge, kOtherRefusal, kRefusals
+    kBadRequest, kTimeout, kBodyTooLarge, kUriTooLong, kHeadersTooLarge, kFlood, kStreamLimit,
+    kOtherRefusal, kRefusals
   };
-  uint64_t refused[kRefusals] = {};
+  static constexpr const char* kRefusalNames[kRefusals] = {
+      "bad_request", "timeout", "body_too_large", "uri_too_long", "headers_too_large",
+      "flood", "stream_limit", "other"};
+  uint64_t refused[kProtocols][kRefusals] = {};
+  // Request streams open now (HTTP/2 and HTTP/3; HTTP/1.1's slot stays 0).
+  // Each stream adds one when it is created and takes it back when it is
+  // freed, whatever ended it.
+  uint64_t streams_open[kProtocols] = {};
+  // WebSocket messages (whole messages, not frames) received and sent,
+  // sends refused for backpressure (ws's send on a socket over
+  // maxBackpressure), and publishes a subscriber missed (over its
+  // backpressure, or mid-way through a fragmented message of its own).
+  uint64_t ws_messages_received = 0;
+  uint64_t ws_messages_sent = 0;
+  uint64_t ws_sends_dropped = 0;
+  uint64_t ws_publishes_dropped = 0;
 
   static Refusal RefusalOf(int status) {
     switch (status) {

@@ -703,6 +703,7 @@ void QuicEndpoint::AcceptConnections() {
       continue;
     }
     conn->handler_.reset(h);
+    metrics_.connections_accepted++;
     conn->accepted_ms_ = now_ms();
     conn->in_handshake_ = true;
     handshakes_++;
@@ -766,8 +767,10 @@ int QuicEndpoint::NetMmsg(BIO* b, BIO_MSG* msg, size_t stride, size_t num, uint6
     auto* m = reinterpret_cast<BIO_MSG*>(reinterpret_cast<char*>(msg) + i * stride);
     const auto* data = static_cast<const uint8_t*>(m->data);
     if (in) {
+      self->bytes_received_ += m->data_len;
       self->OnDatagram(data, m->data_len, m->peer);
     } else {
+      self->bytes_sent_ += m->data_len;
       self->OnSentDatagram(data, m->data_len, m->peer);
     }
   }

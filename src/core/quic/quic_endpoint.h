@@ -28,6 +28,7 @@
 
 #include "core/common/loop_tracked.h"
 #include "core/net/tls_context.h"
+#include "core/observe/server_metrics.h"
 #include "core/quic/quic_symbols.h"
 
 namespace sluice {
@@ -355,6 +356,13 @@ class QuicEndpoint {
   uint64_t gso_sends() const { return gso_sends_; }
   // Reads that carried several datagrams coalesced by the kernel (UDP_GRO).
   uint64_t gro_reads() const { return gro_reads_; }
+  // UDP payload bytes received and sent (every datagram, handshakes too).
+  uint64_t bytes_received() const { return bytes_received_; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  // The application's counters (HTTP/3: Http3Session records its
+  // requests here; connections accepted are counted by the endpoint).
+  // Kept by the endpoint because it outlives every connection's handler.
+  ServerMetrics& metrics() { return metrics_; }
 
   // Output was queued from outside Process: flush it soon (from an idle
   // callback, on this loop turn).
@@ -472,6 +480,9 @@ class QuicEndpoint {
   std::array<size_t, kRxReads> rx_len_{};
   std::array<size_t, kRxReads> rx_segment_{};
   std::array<sockaddr_storage, kRxReads> rx_from_{};
+  uint64_t bytes_received_ = 0;
+  uint64_t bytes_sent_ = 0;
+  ServerMetrics metrics_;
   // Connections by the connection ID the server chose (the destination
   // ID of the client's packets), for OnDatagram. Keys are raw ID bytes.
   std::unordered_map<std::string, QuicConnection*> by_cid_;

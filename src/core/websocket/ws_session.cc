@@ -32,6 +32,10 @@ WsDelegate* WebSocketSession::delegate() const {
   return t_->connection()->listener()->delegate()->websocket();
 }
 
+ServerMetrics& WebSocketSession::metrics() const {
+  return t_->connection()->listener()->metrics();
+}
+
 void WebSocketSession::Start() {
   if (config_.idle_timeout_ms) t_->SetDeadline(kWsDeadlineIdle, config_.idle_timeout_ms);
 }
@@ -112,9 +116,12 @@ OutputQueue* WebSocketSession::BeginSend(uint8_t opcode, size_t len, bool fin,
   // close must not be lost to a full buffer.
   if (!WsIsControl(opcode) && config_.max_backpressure != 0 &&
       buffered_amount() > config_.max_backpressure) {
+    metrics().ws_sends_dropped++;
     *result = kWsDropped;
     return nullptr;
   }
+  // The caller appends the payload now: a message's last frame sends it.
+  if (fin && !WsIsControl(opcode)) metrics().ws_messages_sent++;
   uint8_t op = opcode;
   if (!WsIsControl(opcode)) {
     // A message sent in fragments: its first frame has the opcode, the
@@ -148,8 +155,12 @@ bool WebSocketSession::WantsCompression(size_t len, bool fin, bool compress) con
 int WebSocketSession::SendCompressed(uint8_t opcode, const char* data, size_t len) {
   if (!open() || t_->Output() == nullptr) return kWsNotOpen;
   if (config_.max_backpressure != 0 && buffered_amount() > config_.max_backpressure) {
+    metrics().ws_sends_dropped++;
     return kWsDropped;
   }
+  // Counted as sent once taken: a message deflated off the loop or held
+  // behind one is on its way (it goes unless the transport does).
+  metrics().ws_messages_sent++;
   // Shared mode: the hub's deflater (no context takeover, a window no
   // larger than the one negotiated here) spares this connection a
   // deflater of its own; it is used and reset within this call, so never
@@ -243,10 +254,12 @@ int WebSocketSession::SendFrame(const char* frame, size_t len, ExternalRef* ref,
   // A fragmented message of our own is being sent: a whole frame in its
   // middle would break it. Subscribers mid-fragment miss the publish
   // (counted as dropped).
-  if (fragmenting_) return kWsDropped;
-  if (config_.max_backpressure != 0 && buffered_amount() > config_.max_backpressure) {
+  if (fragmenting_ || (config_.max_backpressure != 0 &&
+                      buffered_amount() > config_.max_backpressure)) {
+    metrics().ws_publishes_dropped++;
     return kWsDropped;
   }
+  metrics().ws_messages_sent++;
   if (len < kCopyBelow) {
     q->Append(frame, len);
   } else {
@@ -325,6 +338,7 @@ bool WebSocketSession::OnWsMessage(bool binary, bool compressed,
     data = inflated_.data();
     len = inflated_.size();
   }
+  metrics().ws_messages_received++;
   if (WsDelegate* d = delegate()) d->OnWsMessage(this, binary, data, len);
   if (inflated_.capacity() > 65536) std::string().swap(inflated_);
   return !t_->Gone() && !failed_;

@@ -43,6 +43,7 @@ class OutputQueue;
 class ExternalRef;
 class WsDelegate;
 class WsHub;
+struct ServerMetrics;
 
 // What a send did (also the numbers lib/ sees: wire_protocol.h).
 enum WsSendResult {
@@ -163,6 +164,8 @@ class WebSocketSession final : private WsParserListener,
   // Bytes held behind the job in flight (frames and messages to deflate).
   size_t HeldBytes() const;
   WsDelegate* delegate() const;
+  // The server's counters (the transport's Listener's).
+  ServerMetrics& metrics() const;
 
   WsTransport* t_;
   WsConfig config_;
