@@ -339,6 +339,8 @@ class CompatEntry {
 
   _onWantTrailers() {}
 
+  _onFrameError() {}
+
   // The body passed maxRequestBodySize (as HTTP/1.1's): status 413 was
   // answered natively and the handler's response can no longer be sent;
   // status 0: the handler's response stands. req emits 'error' when
@@ -541,6 +543,7 @@ function sessionState(server, native) {
       socket,
       handle: new Http2SessionHandle(native, socket),
     };
+    st.handle._maxPendingAck = server._h2MaxPendingAck;
     native[kState] = st;
     const conn = native.connection();
     if (conn !== undefined) connState(server, conn).h2Session = st.handle;
@@ -649,6 +652,12 @@ function callbacks(server, protocol = 'h2') {
     onStreamWantTrailers(native, id) {
       const e = native[kState].streams.get(id);
       if (e !== undefined) e._onWantTrailers();
+    },
+    // A frame of the stream could not be sent (a header block over
+    // nghttp2's 64 KiB): the stream is reset FRAME_SIZE_ERROR next.
+    onStreamFrameError(native, id, type, code) {
+      const e = native[kState].streams.get(id);
+      if (e !== undefined) e._onFrameError(type, code);
     },
     onStreamBodyTooLarge(native, id, status) {
       const e = native[kState].streams.get(id);

@@ -15,6 +15,7 @@ const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
 const { AsyncResource } = require('async_hooks');
 const { h2HeadersObject, serializeHeaders } = require('../http/headers');
+const { kH2State } = require('../common/symbols');
 const { toChunk } = require('../http/body');
 const { codedError, codedTypeError, codedRangeError, invalidArgType, received } = require('../common/errors');
 const fileResponse = require('../files/file_response');
@@ -86,6 +87,8 @@ const MAX_OUTSTANDING_PINGS = 10;
 // Validates node's settings object; returns [id, value, ...] for the native
 // settings() call.
 function settingsEntries(settings) {
+  // As node's: no argument sends an empty SETTINGS (acked all the same).
+  if (settings === undefined) return [];
   if (settings === null || typeof settings !== 'object') {
     throw invalidArgType('"settings" argument', 'of type object', settings);
   }
@@ -140,6 +143,11 @@ class Http2SessionHandle extends EventEmitter {
     this._localSettings = undefined;
     this._remoteSettings = undefined;
     this._initialAcked = false;
+    // node's maxOutstandingSettings: SETTINGS frames (the initial one
+    // included) sent and not yet acked; settings() past it destroys the
+    // session (ERR_HTTP2_MAX_PENDING_SETTINGS_ACK).
+    this._maxPendingAck = 10;
+    this._closeEmitted = false;
   }
 
   get localSettings() {
@@ -199,6 +207,11 @@ class Http2SessionHandle extends EventEmitter {
       throw invalidArgType('"callback" argument', 'of type function', cb);
     }
     this.pendingSettingsAck = true;
+    if (this._settingsCbs.length + (this._initialAcked ? 0 : 1) >= this._maxPendingAck) {
+      this.destroy(codedError('ERR_HTTP2_MAX_PENDING_SETTINGS_ACK',
+        `Maximum number of pending settings acknowledgements`));
+      return;
+    }
     this._native.settings(entries);
     this._settingsCbs.push({ cb, start: process.hrtime.bigint() });
   }
@@ -298,7 +311,37 @@ class Http2SessionHandle extends EventEmitter {
     this._native.goaway(code, opaqueData);
   }
 
-  destroy() { this._native.destroy(); }
+  // As node's destroy([error][, code]); a number alone is the code. A code
+  // other than NO_ERROR (an error without one: INTERNAL_ERROR) leaves in a
+  // GOAWAY written before the connection closes; the open streams are
+  // destroyed now with the error and rstCode the code; 'error' (to a
+  // listener) follows, 'close' once the connection is gone.
+  destroy(error = constants.NGHTTP2_NO_ERROR, code) {
+    if (this.destroyed) return;
+    if (typeof error === 'number') {
+      code = error;
+      error = code !== constants.NGHTTP2_NO_ERROR ?
+        codedError('ERR_HTTP2_SESSION_ERROR', `Session closed with error code ${code}`) : undefined;
+    }
+    if (code === undefined) code = error != null ? constants.NGHTTP2_INTERNAL_ERROR : constants.NGHTTP2_NO_ERROR;
+    this.destroyed = true;
+    const st = this._native[kH2State];
+    if (code !== constants.NGHTTP2_NO_ERROR) {
+      // Terminate first: the streams' own resets are not sent after it.
+      this._native.goaway(code);
+      if (st !== undefined) {
+        for (const stream of [...st.streams.values()]) {
+          if (!(stream instanceof ServerHttp2Stream) || stream.destroyed) continue;
+          stream.rstCode = code;
+          stream._nativeResets = true;
+          stream.destroy(error);
+        }
+      }
+    } else {
+      this._native.destroy();
+    }
+    if (error != null && this.listenerCount('error') > 0) process.nextTick(() => this.emit('error', error));
+  }
 
   setTimeout() { return this; }
 
@@ -336,8 +379,9 @@ class Http2SessionHandle extends EventEmitter {
   }
 
   _closed() {
-    if (this.destroyed) return;
-    this.closed = true;
+    if (this._closeEmitted) return;
+    this._closeEmitted = true;
+    if (!this.destroyed) this.closed = true;
     this.destroyed = true;
     const pings = this._pings;
     this._pings = [];
@@ -807,6 +851,12 @@ class ServerHttp2Stream extends LazyDuplex {
     const opts = fileResponse.validateOptions(options);
     const waitForTrailers = !!(options && options.waitForTrailers);
     headers = { ...(headers || {}) };
+    // As node's: a status that forbids a body is refused here rather
+    // than answered without the file.
+    const status = headers[':status'] | 0;
+    if (status === 204 || status === 205 || status === 304) {
+      throw codedError('ERR_HTTP2_PAYLOAD_FORBIDDEN', `Responses with ${status} status must not have a payload`);
+    }
     serializeHeaders(headers, true);  // throws now, not after the open
     if (options && options.precompressed && !isFd) {
       // path.br / path.gz when acceptable, present and not older
@@ -1039,6 +1089,11 @@ class ServerHttp2Stream extends LazyDuplex {
     // 413 is out (a reset now would drop it).
     this._nativeResets = status !== 0;
     this.destroy(this.listenerCount('error') > 0 ? err : undefined);
+  }
+
+  // As node's: 'frameError' (type, code, id) before the reset's close.
+  _onFrameError(type, code) {
+    this.emit('frameError', type, code, this._id);
   }
 
   _onClose(code) {

@@ -124,6 +124,9 @@ class Server extends EventEmitter {
     // node:http2's `origins`: an ORIGIN frame on every session at its start
     // (lib/http2/session.js), checked now as node checks them.
     this._h2Origins = http2Session.checkOrigins(options.origins);
+    // node:http2's maxOutstandingSettings (default 10; Http2SessionHandle).
+    const mos = options.maxOutstandingSettings;
+    this._h2MaxPendingAck = Number.isInteger(mos) && mos >= 1 ? mos : 10;
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::

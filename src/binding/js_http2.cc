@@ -108,6 +108,13 @@ void JsHttp2::OnStreamWantTrailers(Http2Session* s, int32_t id) {
   CallJs(env_, on_want_trailers_, 2, argv);
 }
 
+void JsHttp2::OnStreamFrameError(Http2Session* s, int32_t id, uint8_t type,
+                                 uint32_t code) {
+  napi_value argv[4] = {SessionObject(s), Int(env_, id), Int(env_, type),
+                        Int(env_, code)};
+  CallJs(env_, on_frame_error_, 4, argv);
+}
+
 void JsHttp2::OnStreamClose(Http2Session* s, int32_t id, uint32_t code) {
   napi_value argv[3] = {SessionObject(s), Int(env_, id), Int(env_, code)};
   CallJs(env_, on_stream_close_, 3, argv);

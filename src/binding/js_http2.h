@@ -48,6 +48,9 @@ class JsHttp2 final : public Http2Delegate {
   void OnStreamClose(Http2Session* s, int32_t id,
                      uint32_t error_code) override;
   void OnStreamBodyTooLarge(Http2Session* s, int32_t id, int status) override;
+  // onStreamFrameError(session, id, type, code).
+  void OnStreamFrameError(Http2Session* s, int32_t id, uint8_t type,
+                          uint32_t code) override;
   void OnGoaway(Http2Session* s, uint32_t error_code,
                 int32_t last_stream_id) override;
   // onPing(session, payload, ack): payload a copy.
@@ -76,6 +79,7 @@ class JsHttp2 final : public Http2Delegate {
   V(on_want_trailers_, "onStreamWantTrailers")     \
   V(on_stream_close_, "onStreamClose")             \
   V(on_body_too_large_, "onStreamBodyTooLarge")    \
+  V(on_frame_error_, "onStreamFrameError")         \
   V(on_goaway_, "onGoaway")                        \
   V(on_ping_, "onPing")                            \
   V(on_settings_, "onSettings")                    \

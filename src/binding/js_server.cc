@@ -154,6 +154,14 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
       OptionMs(opts, "http2StreamWindow", o.http2_stream_window);
   o.http2_connection_window =
       OptionMs(opts, "http2ConnectionWindow", o.http2_connection_window);
+  o.http2_max_header_list_size = OptionMs(
+      opts, "http2MaxHeaderListSize", o.http2_max_header_list_size);
+  o.http2_max_header_pairs =
+      OptionMs(opts, "http2MaxHeaderPairs", o.http2_max_header_pairs);
+  o.http2_max_invalid_frames =
+      OptionMs(opts, "http2MaxInvalidFrames", o.http2_max_invalid_frames);
+  o.http2_max_settings =
+      OptionMs(opts, "http2MaxSettings", o.http2_max_settings);
   http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   if (JsWebSocket::Wanted(cbs)) ws_.reset(new JsWebSocket(env, cbs));

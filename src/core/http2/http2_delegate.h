@@ -71,6 +71,17 @@ class Http2Delegate {
     (void)id;
     (void)status;
   }
+  // A frame of stream `id` could not be sent (type: the frame type; code:
+  // the HTTP/2 error code the stream is reset with next, so OnStreamClose
+  // follows). Only for streams reported with OnStream; from the session's
+  // event queue, after nghttp2_session_send.
+  virtual void OnStreamFrameError(Http2Session* s, int32_t id, uint8_t type,
+                                  uint32_t code) {
+    (void)s;
+    (void)id;
+    (void)type;
+    (void)code;
+  }
   // The peer sent GOAWAY.
   virtual void OnGoaway(Http2Session* s, uint32_t error_code,
                         int32_t last_stream_id) = 0;

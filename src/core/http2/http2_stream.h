@@ -112,6 +112,7 @@ struct Http2Stream final : public CompressStream::Sink {
   std::vector<Field> fields;
   size_t header_bytes = 0;
   bool too_large = false;
+  bool calm = false;  // reset ENHANCE_YOUR_CALM for its header list
   bool delivered = false;      // reported with OnStream
   bool head_request = false;
   bool remote_ended = false;
