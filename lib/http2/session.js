@@ -676,6 +676,12 @@ function callbacks(server, protocol = 'h2') {
       st.streams.delete(id);
       e._onClose(code);
     },
+    // The connection's first HTTP/2 bytes: 'session' is emitted here, as
+    // node emits it when the connection starts (also for a connection
+    // whose first SETTINGS is refused, or that never opens a stream).
+    onSessionStart(native) {
+      sessionState(server, native);
+    },
     onPing(native, payload, ack) {
       sessionState(server, native).handle._onPing(payload, ack);
     },

@@ -325,21 +325,21 @@ class Http2SessionHandle extends EventEmitter {
     }
     if (code === undefined) code = error != null ? constants.NGHTTP2_INTERNAL_ERROR : constants.NGHTTP2_NO_ERROR;
     this.destroyed = true;
+    // Terminate first: the streams' own resets are not sent after it.
+    if (code !== constants.NGHTTP2_NO_ERROR) this._native.goaway(code);
     const st = this._native[kH2State];
-    if (code !== constants.NGHTTP2_NO_ERROR) {
-      // Terminate first: the streams' own resets are not sent after it.
-      this._native.goaway(code);
-      if (st !== undefined) {
-        for (const stream of [...st.streams.values()]) {
-          if (!(stream instanceof ServerHttp2Stream) || stream.destroyed) continue;
-          stream.rstCode = code;
-          stream._nativeResets = true;
-          stream.destroy(error);
-        }
+    if (st !== undefined) {
+      for (const stream of [...st.streams.values()]) {
+        if (!(stream instanceof ServerHttp2Stream) || stream.destroyed) continue;
+        // As node's: the stream leaves its session (stream.session is
+        // undefined from now on).
+        stream.rstCode = code;
+        stream._nativeResets = true;
+        stream._session = undefined;
+        stream.destroy(error);
       }
-    } else {
-      this._native.destroy();
     }
+    if (code === constants.NGHTTP2_NO_ERROR) this._native.destroy();
     if (error != null && this.listenerCount('error') > 0) process.nextTick(() => this.emit('error', error));
   }
 
@@ -958,7 +958,13 @@ class ServerHttp2Stream extends LazyDuplex {
     this._native.rstStream(this._id, code);
   }
 
-  priority() {}
+  // No PRIORITY frames are sent (docs/http2.md); as node's, a destroyed
+  // stream refuses the call.
+  priority() {
+    if (this._isDestroyed() || this._nativeClosed) {
+      throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
+    }
+  }
 
   setTimeout(ms, cb) {
     validateTimeout(ms, cb);

@@ -57,6 +57,11 @@ void JsHttp2::DetachConnection(Connection* c) {
   s->user_data = nullptr;
 }
 
+void JsHttp2::OnSessionStart(Http2Session* s) {
+  napi_value argv[1] = {SessionObject(s)};
+  CallJs(env_, on_session_start_, 1, argv);
+}
+
 void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                        bool end_stream) {
   napi_value end;

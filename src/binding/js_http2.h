@@ -33,6 +33,8 @@ class JsHttp2 final : public Http2Delegate {
   void DetachConnection(Connection* c);
 
   // Http2Delegate
+  // onSessionStart(session).
+  void OnSessionStart(Http2Session* s) override;
   void OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                 bool end_stream) override;
   // onStreamData(session, id, chunk) with a copy, or, for bytes in the
@@ -72,6 +74,7 @@ class JsHttp2 final : public Http2Delegate {
   std::string packed_;  // PackedFields' scratch, reused (loop thread only)
   // The HTTP/2 callbacks lib/http2/session.js passes.
 #define SLUICE_HTTP2_CALLBACKS(V)                  \
+  V(on_session_start_, "onSessionStart")           \
   V(on_stream_, "onStream")                        \
   V(on_data_, "onStreamData")                      \
   V(on_end_, "onStreamEnd")                        \

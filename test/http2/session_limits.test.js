@@ -11,6 +11,7 @@
 
 const http2 = require('node:http2');
 const path = require('node:path');
+const net = require('node:net');
 const common = require('../common');
 const h2 = require('./h2common');
 
@@ -71,11 +72,23 @@ describe('http2 session limits (as node:http2)', function () {
     assert.strictEqual(r.rstCode, NGHTTP2_ENHANCE_YOUR_CALM);
   });
 
-  it('maxSessionInvalidFrames: past it the connection is closed', async function () {
+  it('maxSessionInvalidFrames: past it the connection is destroyed (a half-open client is not waited for)', async function () {
     const { port } = await start({ maxSessionInvalidFrames: 5 });
-    const { sock } = await h2.rawConnect(port);
-    const end = common.withTimeout(new Promise((resolve) => sock.on('close', resolve)), 5000,
-      'the server to close the connection');
+    // allowHalfOpen: the client never ends its side, so only the server's
+    // own close (not a graceful end waiting for the client's) ends it.
+    const sock = common.trackSocket(net.connect({ port, host: '127.0.0.1', allowHalfOpen: true }));
+    await common.once(sock, 'connect', 5000);
+    sock.resume();
+    // After the server's FIN, writes go on (as node's own test does): to
+    // a destroyed connection they fail (ECONNRESET / EPIPE); one that
+    // lingers reading would take them.
+    let timer;
+    sock.on('end', () => {
+      timer = setInterval(() => sock.write(h2.frame(6, 0, 0, Buffer.alloc(8))), 20);
+    });
+    const end = common.withTimeout(new Promise((resolve) => sock.once('error', resolve)), 2000,
+      'the server to destroy the connection');
+    end.finally(() => clearInterval(timer)).catch(() => {});
     sock.write(h2.PREFACE);
     sock.write(h2.frame(4, 0, 0));
     sock.write(h2.frame(4, 1, 0));
@@ -89,10 +102,13 @@ describe('http2 session limits (as node:http2)', function () {
   it('maxSettings: a SETTINGS frame with more entries is a connection error', async function () {
     const { server, port } = await start({ maxSettings: 1 });
     server.on('stream', () => assert.fail('the handler got a stream'));
+    // 'session' all the same: the connection started.
+    const session = common.once(server, 'session', 5000);
     const client = http2.connect(`http://127.0.0.1:${port}`, { settings: { headerTableSize: 1000, enablePush: false } });
     common.trackSocket(client);
     const [err] = await common.once(client, 'error', 5000);
     assert.ok(err.code === 'ERR_HTTP2_SESSION_ERROR' || err.code === 'ECONNRESET', err.code);
+    await session;
   });
 
   it('maxOutstandingSettings: settings() past it destroys the session (ERR_HTTP2_MAX_PENDING_SETTINGS_ACK)', async function () {
@@ -126,6 +142,9 @@ describe('http2 session limits (as node:http2)', function () {
         });
         session.on('close', () => resolve(out));
         session.destroy(NGHTTP2_REFUSED_STREAM);
+        assert.strictEqual(stream.session, undefined);
+        assert.throws(() => stream.priority(), { code: 'ERR_HTTP2_INVALID_STREAM' });
+        assert.throws(() => stream.respond(), { code: 'ERR_HTTP2_INVALID_STREAM' });
       });
     });
     const client = h2.connect(port);

@@ -31,6 +31,11 @@ class Http2Delegate {
  public:
   virtual ~Http2Delegate() = default;
 
+  // The session's first input arrived (from Http2Session::OnRead, before
+  // it is parsed): the embedder's session starts here, even when no frame
+  // of it is ever accepted. At most once per session, before any other
+  // call naming it.
+  virtual void OnSessionStart(Http2Session* s) { (void)s; }
   // A request stream's headers arrived (pseudo-headers first, names
   // lower-case, as received). end_stream: no body follows. The views are
   // valid only during the call.

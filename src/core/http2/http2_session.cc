@@ -196,6 +196,16 @@ bool Http2Session::KeepsReadBuffer() const {
 
 void Http2Session::OnRead(const char* data, size_t len) {
   if (dead() || fatal_) return;
+  if (!start_reported_) {
+    // The connection's first HTTP/2 bytes: the session has started for
+    // the embedder, whatever its first frame does (a SETTINGS nghttp2
+    // refuses ends the connection before any other event).
+    start_reported_ = true;
+    if (Http2Delegate* d = conn_->listener()->delegate()->http2()) {
+      d->OnSessionStart(this);
+      if (dead()) return;
+    }
+  }
   // After Shutdown: its GOAWAY goes into the corked output before more
   // input is parsed. nghttp2 stops accepting new streams, and caps the
   // last_stream_id of any later GOAWAY, only once the GOAWAY is sent;
@@ -274,7 +284,11 @@ void Http2Session::OnFlush() {
   bool want_write = nghttp2_session_want_write(session_) != 0;
   if ((!nghttp2_session_want_read(session_) && !want_write) ||
       ((fatal_ || goaway_ || eof_) && streams_.empty() && !want_write)) {
-    conn_->EndGracefully();
+    if (destroy_after_flush_) {
+      conn_->Destroy();
+    } else {
+      conn_->EndGracefully();
+    }
     return;
   }
   // Stopped on the writer's bound with nothing in flight: the bytes queued
@@ -829,6 +843,7 @@ int Http2Session::OnInvalidFrameRecvCb(nghttp2_session*,
   // ENHANCE_YOUR_CALM), whatever the streams.
   if (++self->invalid_frames_ >
       self->conn_->listener()->options().http2_max_invalid_frames) {
+    self->destroy_after_flush_ = true;
     self->Terminate(NGHTTP2_ENHANCE_YOUR_CALM);
     return 0;
   }

@@ -428,6 +428,11 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   static constexpr uint32_t kProvokedResetsPerSecond = 10;
   FramePrescan prescan_;        // frame layout of the input, across reads
   size_t invalid_frames_ = 0;   // against http2_max_invalid_frames
+  // Past maxSessionInvalidFrames: once the GOAWAY is out the connection is
+  // destroyed rather than ended with a linger (as node destroys its
+  // socket): a peer flooding invalid frames is not read further.
+  bool destroy_after_flush_ = false;
+  bool start_reported_ = false;  // OnSessionStart was called
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
   uint64_t ws_deadline_ = 0;    // kDeadlineWsIdle armed for (uv_now ms)
