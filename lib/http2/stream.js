@@ -332,7 +332,15 @@ class Http2SessionHandle extends EventEmitter {
       for (const stream of [...st.streams.values()]) {
         if (!(stream instanceof ServerHttp2Stream) || stream.destroyed) continue;
         // As node's: the stream leaves its session (stream.session is
-        // undefined from now on).
+        // undefined from now on); a response not ended is aborted and its
+        // writable side ended (a later write() is 'write after end').
+        if (!stream.writableEnded) {
+          if (!stream.aborted) {
+            stream.aborted = true;
+            stream.emit('aborted');
+          }
+          stream.end();
+        }
         stream.rstCode = code;
         stream._nativeResets = true;
         stream._session = undefined;
@@ -352,7 +360,12 @@ class Http2SessionHandle extends EventEmitter {
       return;
     }
     const p = this._pings.shift();
-    if (p === undefined) return;
+    if (p === undefined) {
+      // As node's: an ack of no ping of ours has no legitimate cause (a
+      // buggy or hostile peer): a connection error.
+      this.destroy(codedError('ERR_HTTP2_ERROR', 'Protocol error'));
+      return;
+    }
     const ms = Number(process.hrtime.bigint() - p.start) / 1e6;
     p.resource.runInAsyncScope(p.cb, null, null, ms, payload);
     p.resource.emitDestroy();
@@ -613,7 +626,7 @@ class ServerHttp2Stream extends LazyDuplex {
   // As node's: read from the live stream; {} once it closed. localClose
   // once the writable side finished ('finish'), not at the end() call.
   get state() {
-    if (this._nativeClosed) return {};
+    if (this._nativeClosed || this._isDestroyed()) return {};
     if (!this._built && this._lazyWriteEnd) materialize(this);  // replays end(): 'finish' follows
     const remoteClose = this._built ? this.readableEnded : this._lazyReadEnd;
     return {
@@ -956,6 +969,14 @@ class ServerHttp2Stream extends LazyDuplex {
     }
     if (this._held !== HELD_NONE) this._settleHeadForReset();
     this._native.rstStream(this._id, code);
+  }
+
+  // Server push is refused (docs/http2.md): as node's server answers a
+  // client that disabled push — which browsers now all do.
+  get pushAllowed() { return false; }
+
+  pushStream() {
+    throw codedError('ERR_HTTP2_PUSH_DISABLED', 'HTTP/2 client has disabled push streams');
   }
 
   // No PRIORITY frames are sent (docs/http2.md); as node's, a destroyed

@@ -128,7 +128,7 @@ describe('http2 session limits (as node:http2)', function () {
     await common.once(client, 'close', 5000);
   });
 
-  it('session.destroy(code): GOAWAY with the code; its streams error with rstCode the code', async function () {
+  it('session.destroy(code): GOAWAY with the code; its streams error with rstCode the code, leave the session, end', async function () {
     const { server, port } = await start();
     const serverSide = new Promise((resolve) => {
       server.on('stream', (stream) => {
@@ -136,6 +136,7 @@ describe('http2 session limits (as node:http2)', function () {
         const out = {};
         session.on('error', (e) => { out.sessionErr = e; });
         stream.on('error', (e) => {
+          if (out.e !== undefined) return;
           out.e = e;
           out.rstCode = stream.rstCode;
           out.destroyed = session.destroyed;
@@ -143,8 +144,13 @@ describe('http2 session limits (as node:http2)', function () {
         session.on('close', () => resolve(out));
         session.destroy(NGHTTP2_REFUSED_STREAM);
         assert.strictEqual(stream.session, undefined);
+        assert.deepStrictEqual(stream.state, {});
         assert.throws(() => stream.priority(), { code: 'ERR_HTTP2_INVALID_STREAM' });
         assert.throws(() => stream.respond(), { code: 'ERR_HTTP2_INVALID_STREAM' });
+        // Push is refused as node's server refuses it to a client that
+        // disabled it.
+        assert.throws(() => stream.pushStream({}, () => {}), { code: 'ERR_HTTP2_PUSH_DISABLED' });
+        stream.write('data', (err) => { out.writeErr = err.code; });
       });
     });
     const client = h2.connect(port);
@@ -156,8 +162,28 @@ describe('http2 session limits (as node:http2)', function () {
     const s = await common.withTimeout(serverSide, 5000, "the server stream's error");
     assert.match(s.e.message, /Session closed with error code 7/);
     assert.strictEqual(s.rstCode, NGHTTP2_REFUSED_STREAM);
+    // (node: ERR_STREAM_DESTROYED here, after a destroy without a code
+    // ERR_STREAM_WRITE_AFTER_END: node's test-http2-server-stream-session-destroy.)
+    assert.ok(/^ERR_STREAM_(DESTROYED|WRITE_AFTER_END)$/.test(s.writeErr), s.writeErr);
     assert.match(s.sessionErr.message, /Session closed with error code 7/);
     assert.strictEqual(s.destroyed, true);
+  });
+
+  it('an unsolicited PING ack is a connection error: ERR_HTTP2_ERROR on the session, GOAWAY', async function () {
+    const { server, port } = await start();
+    const got = new Promise((resolve) => {
+      server.once('session', (session) => session.on('error', resolve));
+    });
+    const { sock, frames } = await h2.rawConnect(port);
+    const closed = new Promise((resolve) => sock.on('close', resolve));
+    sock.write(h2.PREFACE);
+    sock.write(h2.frame(4, 0, 0));
+    sock.write(h2.frame(6, 1, 0, Buffer.alloc(8)));
+    const err = await common.withTimeout(got, 5000, "the session's error");
+    assert.strictEqual(err.code, 'ERR_HTTP2_ERROR');
+    assert.strictEqual(err.message, 'Protocol error');
+    await common.withTimeout(closed, 5000, 'the connection to close');
+    assert.ok(frames().some((f) => f.type === 7), 'a GOAWAY');
   });
 
   it("a trailer block too large to send: 'frameError' FRAME_SIZE_ERROR and a reset, not a hang", async function () {

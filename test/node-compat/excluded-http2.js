@@ -27,10 +27,13 @@ module.exports = {
   'test-http2-backpressure.js': foreign,
   'test-http2-padding-aligned.js': foreign,
   'test-http2-sensitive-headers.js': foreign,
+  'test-http2-session-unref.js': foreign,
   'test-http2-priority-event.js': refusal("PRIORITY frames: no stream.priority() effect and no 'priority' events (docs/http2.md)"),
   'test-http2-allow-http1.js': http1,
   'test-http2-server-unknown-protocol.js': http1,
   'test-http2-https-fallback.js': http1,
   'test-http2-https-fallback-http-server-options.js': http1,
   'test-http2-update-settings.js': 'reaches into node internals: the server\'s private options symbol (server[kOptions].settings)',
+  'test-http2-settings-unsolicited-ack.js': "node's exact first SETTINGS bytes (empty: node advertises nothing by default); sluice's first SETTINGS carries its limits (docs/http2.md)",
+  'test-http2-server-settimeout-no-callback.js': refusal('server.setTimeout(ms, null) is accepted: one server serves HTTP/1.1 too, where node:http accepts a null callback (docs/http2.md)'),
 };
