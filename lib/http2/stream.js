@@ -360,12 +360,9 @@ class Http2SessionHandle extends EventEmitter {
       return;
     }
     const p = this._pings.shift();
-    if (p === undefined) {
-      // As node's: an ack of no ping of ours has no legitimate cause (a
-      // buggy or hostile peer): a connection error.
-      this.destroy(codedError('ERR_HTTP2_ERROR', 'Protocol error'));
-      return;
-    }
+    // An ack of no ping of ours is ignored (RFC 9113 6.7; h2spec 6.7/2),
+    // where node's server makes it a connection error.
+    if (p === undefined) return;
     const ms = Number(process.hrtime.bigint() - p.start) / 1e6;
     p.resource.runInAsyncScope(p.cb, null, null, ms, payload);
     p.resource.emitDestroy();

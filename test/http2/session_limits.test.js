@@ -169,23 +169,6 @@ describe('http2 session limits (as node:http2)', function () {
     assert.strictEqual(s.destroyed, true);
   });
 
-  it('an unsolicited PING ack is a connection error: ERR_HTTP2_ERROR on the session, GOAWAY', async function () {
-    const { server, port } = await start();
-    const got = new Promise((resolve) => {
-      server.once('session', (session) => session.on('error', resolve));
-    });
-    const { sock, frames } = await h2.rawConnect(port);
-    const closed = new Promise((resolve) => sock.on('close', resolve));
-    sock.write(h2.PREFACE);
-    sock.write(h2.frame(4, 0, 0));
-    sock.write(h2.frame(6, 1, 0, Buffer.alloc(8)));
-    const err = await common.withTimeout(got, 5000, "the session's error");
-    assert.strictEqual(err.code, 'ERR_HTTP2_ERROR');
-    assert.strictEqual(err.message, 'Protocol error');
-    await common.withTimeout(closed, 5000, 'the connection to close');
-    assert.ok(frames().some((f) => f.type === 7), 'a GOAWAY');
-  });
-
   it("a trailer block too large to send: 'frameError' FRAME_SIZE_ERROR and a reset, not a hang", async function () {
     const { server, port } = await start();
     const serverSide = new Promise((resolve) => {

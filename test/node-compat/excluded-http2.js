@@ -34,6 +34,7 @@ module.exports = {
   'test-http2-https-fallback.js': http1,
   'test-http2-https-fallback-http-server-options.js': http1,
   'test-http2-update-settings.js': 'reaches into node internals: the server\'s private options symbol (server[kOptions].settings)',
+  'test-http2-ping-unsolicited-ack.js': refusal("an unsolicited PING ack is ignored (RFC 9113 6.7, h2spec 6.7/2), where node's server makes it a connection error (docs/http2.md)"),
   'test-http2-settings-unsolicited-ack.js': "node's exact first SETTINGS bytes (empty: node advertises nothing by default); sluice's first SETTINGS carries its limits (docs/http2.md)",
   'test-http2-server-settimeout-no-callback.js': refusal('server.setTimeout(ms, null) is accepted: one server serves HTTP/1.1 too, where node:http accepts a null callback (docs/http2.md)'),
 };
