@@ -51,6 +51,12 @@ class Server extends EventEmitter {
     this.keepAliveTimeoutBuffer = opts.server.keepAliveTimeoutBuffer;
     // As node: false, a plain property users set (see the setter below).
     this.httpAllowHalfOpen = false;
+    // net.Server's allowHalfOpen, as node's servers report it (node:http
+    // always passes true to net.Server; node:http2 passes the option):
+    // also each accepted socket's. What a client's half-close does is
+    // sluice's either way (httpAllowHalfOpen on HTTP/1.1; on HTTP/2 the
+    // client's EOF ends its streams, docs/http2.md).
+    this.allowHalfOpen = options.allowHalfOpen === undefined ? true : !!options.allowHalfOpen;
     this[kTimeout] = 0;
     // Limits: the property setters below also reach the native server.
     this[kLimits] = opts.server.limits;

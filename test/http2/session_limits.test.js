@@ -188,6 +188,15 @@ describe('http2 session limits (as node:http2)', function () {
     assert.deepStrictEqual(seen.frameError, { type: 1, code: NGHTTP2_FRAME_SIZE_ERROR, id: 1 });
   });
 
+  it("net.Server's allowHalfOpen option: server.allowHalfOpen and the accepted socket's", async function () {
+    const { server, port } = await start({ allowHalfOpen: true });
+    assert.strictEqual(server.allowHalfOpen, true);
+    const conn = common.once(server, 'connection', 5000);
+    h2.connect(port);
+    const [socket] = await conn;
+    assert.strictEqual(socket.allowHalfOpen, true);
+  });
+
   it('respondWithFile with :status 204 throws ERR_HTTP2_PAYLOAD_FORBIDDEN; headers carry sensitiveHeaders', async function () {
     const { server, port } = await start();
     server.on('stream', (stream, headers) => {
