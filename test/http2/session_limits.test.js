@@ -188,6 +188,27 @@ describe('http2 session limits (as node:http2)', function () {
     assert.deepStrictEqual(seen.frameError, { type: 1, code: NGHTTP2_FRAME_SIZE_ERROR, id: 1 });
   });
 
+  it('respond() + write() + destroy() in one turn: the head and the data go out before the reset', async function () {
+    const { server, port } = await start();
+    server.on('stream', (stream) => {
+      stream.respond({ ':status': 200 });
+      stream.write('foo');
+      stream.destroy();
+    });
+    const client = h2.connect(port);
+    const req = client.request();
+    let head;
+    let body = '';
+    req.on('response', (h) => { head = h; });
+    req.setEncoding('utf8');
+    req.on('data', (d) => { body += d; });
+    const r = await closed(req);
+    assert.strictEqual(head && head[':status'], 200);
+    assert.strictEqual(body, 'foo');
+    // (node ends the stream first, rstCode 0; sluice resets it, CANCEL.)
+    assert.ok(r.rstCode === 0 || r.rstCode === http2.constants.NGHTTP2_CANCEL, String(r.rstCode));
+  });
+
   it("net.Server's allowHalfOpen option: server.allowHalfOpen and the accepted socket's", async function () {
     const { server, port } = await start({ allowHalfOpen: true });
     assert.strictEqual(server.allowHalfOpen, true);

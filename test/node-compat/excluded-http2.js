@@ -29,6 +29,7 @@ module.exports = {
   'test-http2-sensitive-headers.js': foreign,
   'test-http2-session-unref.js': foreign,
   'test-http2-socket-close.js': foreign,
+  'test-http2-write-finishes-after-stream-destroy.js': foreign,
   'test-http2-priority-event.js': refusal("PRIORITY frames: no stream.priority() effect and no 'priority' events (docs/http2.md)"),
   'test-http2-allow-http1.js': http1,
   'test-http2-server-unknown-protocol.js': http1,

@@ -279,6 +279,18 @@ void Http2Session::OnFlush() {
   if (dead() || in_flush_) return;
   in_flush_ = true;
   SendPending();
+  if (!deferred_resets_.empty() && !dead()) {
+    std::vector<int32_t> ids;
+    ids.swap(deferred_resets_);
+    for (int32_t id : ids) {
+      Stream* st = Find(id);
+      if (st == nullptr || !st->reset_deferred) continue;
+      st->reset_deferred = false;
+      nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id,
+                                st->reset_code);
+    }
+    SendPending();
+  }
   in_flush_ = false;
   if (dead()) return;
   bool want_write = nghttp2_session_want_write(session_) != 0;

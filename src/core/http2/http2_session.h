@@ -433,6 +433,9 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // socket): a peer flooding invalid frames is not read further.
   bool destroy_after_flush_ = false;
   bool start_reported_ = false;  // OnSessionStart was called
+  // Embedder resets of responded streams, submitted by OnFlush after the
+  // output already queued is framed (ResetStream).
+  std::vector<int32_t> deferred_resets_;
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
   uint64_t ws_deadline_ = 0;    // kDeadlineWsIdle armed for (uv_now ms)
