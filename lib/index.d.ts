@@ -144,8 +144,18 @@ export interface ServerOptions {
   openFileCache?: boolean | OpenFileCacheOptions | null;
   /** HTTP/2 settings. */
   http2?: Http2Options;
-  /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`; `enableConnectProtocol` advertises RFC 8441 extended CONNECT (an attached WebSocketServer does too). */
-  settings?: Pick<http2.Settings, 'maxConcurrentStreams' | 'initialWindowSize' | 'enableConnectProtocol'>;
+  /** node:http2's spelling of `http2.maxConcurrentStreams` / `http2.initialWindowSize`; `enableConnectProtocol` advertises RFC 8441 extended CONNECT (an attached WebSocketServer does too); `maxHeaderListSize` (or `maxHeaderSize`) is advertised and a longer header list reset ENHANCE_YOUR_CALM, as node. */
+  settings?: Pick<http2.Settings, 'maxConcurrentStreams' | 'initialWindowSize' | 'enableConnectProtocol' | 'maxHeaderListSize'> & { maxHeaderSize?: number };
+  /** node:http2: header fields per HTTP/2 request (pseudo-headers included, at least 4); one more resets the stream ENHANCE_YOUR_CALM. Default: no count limit. */
+  maxHeaderListPairs?: number;
+  /** node:http2: invalid frames an HTTP/2 session takes before it is closed. Default 1000. */
+  maxSessionInvalidFrames?: number;
+  /** node:http2: entries one SETTINGS frame may carry. Default 32. */
+  maxSettings?: number;
+  /** node:http2: SETTINGS frames sent and not yet acked before `session.settings()` destroys the session. Default 10. */
+  maxOutstandingSettings?: number;
+  /** net.Server's option, reported as `server.allowHalfOpen` and each socket's. Default `true` (as node:http). */
+  allowHalfOpen?: boolean;
   /** node:http2's: the class of the HTTP/2 (and HTTP/3) compat requests, extending `http2.Http2ServerRequest`. */
   Http2ServerRequest?: typeof http2.Http2ServerRequest;
   /** node:http2's: the class of the HTTP/2 (and HTTP/3) compat responses, extending `http2.Http2ServerResponse`. */
@@ -501,6 +511,8 @@ export declare class Server extends EventEmitter {
   insecureHTTPParser: boolean | undefined;
   /** As node: false aborts the requests in flight at a client's FIN; true lets their responses finish. */
   httpAllowHalfOpen: boolean;
+  /** net.Server's allowHalfOpen (the option; default `true`, as node:http). */
+  allowHalfOpen: boolean;
   requestBufferAllocator: RequestBufferAllocator | null;
   maxHeadersCount: number | null;
   maxRequestsPerSocket: number | null;

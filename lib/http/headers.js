@@ -164,8 +164,16 @@ const h2SingleValue = new Set([
 function h2HeadersObject(raw) {
   const headers = Object.setPrototypeOf({}, null);
   for (let i = 0; i < raw.length; i += 2) addH2Field(headers, raw[i], raw[i + 1]);
+  headers[sensitiveHeaders] = NO_SENSITIVE;
   return headers;
 }
+
+// node's headers[http2.sensitiveHeaders]: the fields that arrived
+// never-indexed. The native head does not carry HPACK's never-indexed
+// flag, so the list is always empty; one frozen array for every head
+// rather than an allocation per request.
+const { sensitiveHeaders } = require('http2');
+const NO_SENSITIVE = Object.freeze([]);
 
 // The same from the native side's packed head, "name\0value\0name\0value"
 // (lib/http2/session.js onStream), pushing the fields onto `rawOut` (the
@@ -185,6 +193,7 @@ function h2HeadersFromPacked(packed, rawOut) {
     addH2Field(headers, key, value);
     p = e + 1;
   }
+  headers[sensitiveHeaders] = NO_SENSITIVE;
   return headers;
 }
 

@@ -529,6 +529,8 @@ class CompatEntry {
 
   _onWantTrailers() {}
 
+  _onFrameError() {}
+
   // The body passed maxRequestBodySize (as HTTP/1.1's): status 413 was
   // answered natively and the handler's response can no longer be sent;
   // status 0: the handler's response stands. req emits 'error' when
@@ -733,6 +735,7 @@ function sessionState(server, native) {
       socket,
       handle: new Http2SessionHandle(native, socket),
     };
+    st.handle._maxPendingAck = server._h2MaxPendingAck;
     native[kState] = st;
     const conn = native.connection();
     if (conn !== undefined) connState(server, conn).h2Session = st.handle;
@@ -842,6 +845,12 @@ function callbacks(server, protocol = 'h2') {
       const e = native[kState].streams.get(id);
       if (e !== undefined) e._onWantTrailers();
     },
+    // A frame of the stream could not be sent (a header block over
+    // nghttp2's 64 KiB): the stream is reset FRAME_SIZE_ERROR next.
+    onStreamFrameError(native, id, type, code) {
+      const e = native[kState].streams.get(id);
+      if (e !== undefined) e._onFrameError(type, code);
+    },
     onStreamBodyTooLarge(native, id, status) {
       const e = native[kState].streams.get(id);
       if (e === undefined) return;
@@ -858,6 +867,12 @@ function callbacks(server, protocol = 'h2') {
       if (e === undefined) return;
       st.streams.delete(id);
       e._onClose(code);
+    },
+    // The connection's first HTTP/2 bytes: 'session' is emitted here, as
+    // node emits it when the connection starts (also for a connection
+    // whose first SETTINGS is refused, or that never opens a stream).
+    onSessionStart(native) {
+      sessionState(server, native);
     },
     onPing(native, payload, ack) {
       sessionState(server, native).handle._onPing(payload, ack);

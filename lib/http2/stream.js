@@ -15,6 +15,7 @@ const { Duplex } = require('stream');
 const { EventEmitter } = require('events');
 const { AsyncResource } = require('async_hooks');
 const { h2HeadersObject, serializeHeaders } = require('../http/headers');
+const { kH2State } = require('../common/symbols');
 const { toChunk } = require('../http/body');
 const { codedError, codedTypeError, codedRangeError, invalidArgType, received } = require('../common/errors');
 const fileResponse = require('../files/file_response');
@@ -86,6 +87,8 @@ const MAX_OUTSTANDING_PINGS = 10;
 // Validates node's settings object; returns [id, value, ...] for the native
 // settings() call.
 function settingsEntries(settings) {
+  // As node's: no argument sends an empty SETTINGS (acked all the same).
+  if (settings === undefined) return [];
   if (settings === null || typeof settings !== 'object') {
     throw invalidArgType('"settings" argument', 'of type object', settings);
   }
@@ -140,6 +143,11 @@ class Http2SessionHandle extends EventEmitter {
     this._localSettings = undefined;
     this._remoteSettings = undefined;
     this._initialAcked = false;
+    // node's maxOutstandingSettings: SETTINGS frames (the initial one
+    // included) sent and not yet acked; settings() past it destroys the
+    // session (ERR_HTTP2_MAX_PENDING_SETTINGS_ACK).
+    this._maxPendingAck = 10;
+    this._closeEmitted = false;
   }
 
   get localSettings() {
@@ -199,6 +207,11 @@ class Http2SessionHandle extends EventEmitter {
       throw invalidArgType('"callback" argument', 'of type function', cb);
     }
     this.pendingSettingsAck = true;
+    if (this._settingsCbs.length + (this._initialAcked ? 0 : 1) >= this._maxPendingAck) {
+      this.destroy(codedError('ERR_HTTP2_MAX_PENDING_SETTINGS_ACK',
+        `Maximum number of pending settings acknowledgements`));
+      return;
+    }
     this._native.settings(entries);
     this._settingsCbs.push({ cb, start: process.hrtime.bigint() });
   }
@@ -298,7 +311,45 @@ class Http2SessionHandle extends EventEmitter {
     this._native.goaway(code, opaqueData);
   }
 
-  destroy() { this._native.destroy(); }
+  // As node's destroy([error][, code]); a number alone is the code. A code
+  // other than NO_ERROR (an error without one: INTERNAL_ERROR) leaves in a
+  // GOAWAY written before the connection closes; the open streams are
+  // destroyed now with the error and rstCode the code; 'error' (to a
+  // listener) follows, 'close' once the connection is gone.
+  destroy(error = constants.NGHTTP2_NO_ERROR, code) {
+    if (this.destroyed) return;
+    if (typeof error === 'number') {
+      code = error;
+      error = code !== constants.NGHTTP2_NO_ERROR ?
+        codedError('ERR_HTTP2_SESSION_ERROR', `Session closed with error code ${code}`) : undefined;
+    }
+    if (code === undefined) code = error != null ? constants.NGHTTP2_INTERNAL_ERROR : constants.NGHTTP2_NO_ERROR;
+    this.destroyed = true;
+    // Terminate first: the streams' own resets are not sent after it.
+    if (code !== constants.NGHTTP2_NO_ERROR) this._native.goaway(code);
+    const st = this._native[kH2State];
+    if (st !== undefined) {
+      for (const stream of [...st.streams.values()]) {
+        if (!(stream instanceof ServerHttp2Stream) || stream.destroyed) continue;
+        // As node's: the stream leaves its session (stream.session is
+        // undefined from now on); a response not ended is aborted and its
+        // writable side ended (a later write() is 'write after end').
+        if (!stream.writableEnded) {
+          if (!stream.aborted) {
+            stream.aborted = true;
+            stream.emit('aborted');
+          }
+          stream.end();
+        }
+        stream.rstCode = code;
+        stream._nativeResets = true;
+        stream._session = undefined;
+        stream.destroy(error);
+      }
+    }
+    if (code === constants.NGHTTP2_NO_ERROR) this._native.destroy();
+    if (error != null && this.listenerCount('error') > 0) process.nextTick(() => this.emit('error', error));
+  }
 
   setTimeout() { return this; }
 
@@ -309,6 +360,8 @@ class Http2SessionHandle extends EventEmitter {
       return;
     }
     const p = this._pings.shift();
+    // An ack of no ping of ours is ignored (RFC 9113 6.7; h2spec 6.7/2),
+    // where node's server makes it a connection error.
     if (p === undefined) return;
     const ms = Number(process.hrtime.bigint() - p.start) / 1e6;
     p.resource.runInAsyncScope(p.cb, null, null, ms, payload);
@@ -336,8 +389,9 @@ class Http2SessionHandle extends EventEmitter {
   }
 
   _closed() {
-    if (this.destroyed) return;
-    this.closed = true;
+    if (this._closeEmitted) return;
+    this._closeEmitted = true;
+    if (!this.destroyed) this.closed = true;
     this.destroyed = true;
     const pings = this._pings;
     this._pings = [];
@@ -569,7 +623,7 @@ class ServerHttp2Stream extends LazyDuplex {
   // As node's: read from the live stream; {} once it closed. localClose
   // once the writable side finished ('finish'), not at the end() call.
   get state() {
-    if (this._nativeClosed) return {};
+    if (this._nativeClosed || this._isDestroyed()) return {};
     if (!this._built && this._lazyWriteEnd) materialize(this);  // replays end(): 'finish' follows
     const remoteClose = this._built ? this.readableEnded : this._lazyReadEnd;
     return {
@@ -912,7 +966,21 @@ class ServerHttp2Stream extends LazyDuplex {
     this._native.rstStream(this._id, code);
   }
 
-  priority() {}
+  // Server push is refused (docs/http2.md): as node's server answers a
+  // client that disabled push — which browsers now all do.
+  get pushAllowed() { return false; }
+
+  pushStream() {
+    throw codedError('ERR_HTTP2_PUSH_DISABLED', 'HTTP/2 client has disabled push streams');
+  }
+
+  // No PRIORITY frames are sent (docs/http2.md); as node's, a destroyed
+  // stream refuses the call.
+  priority() {
+    if (this._isDestroyed() || this._nativeClosed) {
+      throw codedError('ERR_HTTP2_INVALID_STREAM', 'The stream has been destroyed');
+    }
+  }
 
   setTimeout(ms, cb) {
     validateTimeout(ms, cb);
@@ -1043,6 +1111,11 @@ class ServerHttp2Stream extends LazyDuplex {
     // 413 is out (a reset now would drop it).
     this._nativeResets = status !== 0;
     this.destroy(this.listenerCount('error') > 0 ? err : undefined);
+  }
+
+  // As node's: 'frameError' (type, code, id) before the reset's close.
+  _onFrameError(type, code) {
+    this.emit('frameError', type, code, this._id);
   }
 
   _onClose(code) {

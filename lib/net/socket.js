@@ -32,6 +32,10 @@ class SluiceSocket extends EventEmitter {
     this._onHttpTimeout = undefined;
   }
 
+  // net.Socket's allowHalfOpen: the server's (node's sockets get the
+  // net.Server option).
+  get allowHalfOpen() { return this.server !== null && this.server.allowHalfOpen !== false; }
+
   // TLS facts (createSecureServer): read once from the native connection
   // after its handshake; null on cleartext.
   _tls() {

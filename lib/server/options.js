@@ -105,6 +105,24 @@ function http2NativeOptions(options) {
       'Invalid value for setting "enableConnectProtocol": ' + settings.enableConnectProtocol);
   }
   if (settings.enableConnectProtocol === true) out.http2ConnectProtocol = 1;
+  // node:http2's header list limits, enforced as node does (RST_STREAM
+  // ENHANCE_YOUR_CALM): settings.maxHeaderListSize (or its alias
+  // maxHeaderSize), advertised instead of the top-level maxHeaderSize and
+  // its 431; maxHeaderListPairs, pseudo-headers included, at least 4 (node's
+  // floor: a request's own pseudo-headers).
+  const mhls = validateInt('settings.maxHeaderListSize',
+    settings.maxHeaderListSize !== undefined ? settings.maxHeaderListSize : settings.maxHeaderSize,
+    0, 0xffffffff);
+  if (mhls !== undefined) out.http2MaxHeaderListSize = mhls;
+  const pairs = validateInt('maxHeaderListPairs', options.maxHeaderListPairs, 0, 0xffffffff);
+  if (pairs !== undefined) out.http2MaxHeaderPairs = Math.max(pairs, 4);
+  // maxSessionInvalidFrames (node's default 1000: invalid frames before
+  // the session is closed) and maxSettings (entries per SETTINGS frame,
+  // default 32).
+  const invalid = validateInt('maxSessionInvalidFrames', options.maxSessionInvalidFrames, 0, 0xffffffff);
+  if (invalid !== undefined) out.http2MaxInvalidFrames = invalid;
+  const maxSettings = validateInt('maxSettings', options.maxSettings, 1, 0xffffffff);
+  if (maxSettings !== undefined) out.http2MaxSettings = maxSettings;
   return out;
 }
 

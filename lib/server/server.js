@@ -51,6 +51,12 @@ class Server extends EventEmitter {
     this.keepAliveTimeoutBuffer = opts.server.keepAliveTimeoutBuffer;
     // As node: false, a plain property users set (see the setter below).
     this.httpAllowHalfOpen = false;
+    // net.Server's allowHalfOpen, as node's servers report it (node:http
+    // always passes true to net.Server; node:http2 passes the option):
+    // also each accepted socket's. What a client's half-close does is
+    // sluice's either way (httpAllowHalfOpen on HTTP/1.1; on HTTP/2 the
+    // client's EOF ends its streams, docs/http2.md).
+    this.allowHalfOpen = options.allowHalfOpen === undefined ? true : !!options.allowHalfOpen;
     this[kTimeout] = 0;
     // Limits: the property setters below also reach the native server.
     this[kLimits] = opts.server.limits;
@@ -131,6 +137,9 @@ class Server extends EventEmitter {
     // node:http2's `origins`: an ORIGIN frame on every session at its start
     // (lib/http2/session.js), checked now as node checks them.
     this._h2Origins = http2Session.checkOrigins(options.origins);
+    // node:http2's maxOutstandingSettings (default 10; Http2SessionHandle).
+    const mos = options.maxOutstandingSettings;
+    this._h2MaxPendingAck = Number.isInteger(mos) && mos >= 1 ? mos : 10;
     this._listening = false;
     this._closing = false;
     // Which of 'upgrade' / 'connect' have listeners (ServerOptions::

@@ -57,6 +57,11 @@ void JsHttp2::DetachConnection(Connection* c) {
   s->user_data = nullptr;
 }
 
+void JsHttp2::OnSessionStart(Http2Session* s) {
+  napi_value argv[1] = {SessionObject(s)};
+  CallJs(env_, on_session_start_, 1, argv);
+}
+
 void JsHttp2::OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                        bool end_stream) {
   napi_value end;
@@ -106,6 +111,13 @@ void JsHttp2::OnStreamDrain(Http2Session* s, int32_t id) {
 void JsHttp2::OnStreamWantTrailers(Http2Session* s, int32_t id) {
   napi_value argv[2] = {SessionObject(s), Int(env_, id)};
   CallJs(env_, on_want_trailers_, 2, argv);
+}
+
+void JsHttp2::OnStreamFrameError(Http2Session* s, int32_t id, uint8_t type,
+                                 uint32_t code) {
+  napi_value argv[4] = {SessionObject(s), Int(env_, id), Int(env_, type),
+                        Int(env_, code)};
+  CallJs(env_, on_frame_error_, 4, argv);
 }
 
 void JsHttp2::OnStreamClose(Http2Session* s, int32_t id, uint32_t code) {

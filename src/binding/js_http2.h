@@ -33,6 +33,8 @@ class JsHttp2 final : public Http2Delegate {
   void DetachConnection(Connection* c);
 
   // Http2Delegate
+  // onSessionStart(session).
+  void OnSessionStart(Http2Session* s) override;
   void OnStream(Http2Session* s, int32_t id, const Http2Fields& headers,
                 bool end_stream) override;
   // onStreamData(session, id, chunk) with a copy, or, for bytes in the
@@ -48,6 +50,9 @@ class JsHttp2 final : public Http2Delegate {
   void OnStreamClose(Http2Session* s, int32_t id,
                      uint32_t error_code) override;
   void OnStreamBodyTooLarge(Http2Session* s, int32_t id, int status) override;
+  // onStreamFrameError(session, id, type, code).
+  void OnStreamFrameError(Http2Session* s, int32_t id, uint8_t type,
+                          uint32_t code) override;
   void OnGoaway(Http2Session* s, uint32_t error_code,
                 int32_t last_stream_id) override;
   // onPing(session, payload, ack): payload a copy.
@@ -69,6 +74,7 @@ class JsHttp2 final : public Http2Delegate {
   std::string packed_;  // PackedFields' scratch, reused (loop thread only)
   // The HTTP/2 callbacks lib/http2/session.js passes.
 #define SLUICE_HTTP2_CALLBACKS(V)                  \
+  V(on_session_start_, "onSessionStart")           \
   V(on_stream_, "onStream")                        \
   V(on_data_, "onStreamData")                      \
   V(on_end_, "onStreamEnd")                        \
@@ -76,6 +82,7 @@ class JsHttp2 final : public Http2Delegate {
   V(on_want_trailers_, "onStreamWantTrailers")     \
   V(on_stream_close_, "onStreamClose")             \
   V(on_body_too_large_, "onStreamBodyTooLarge")    \
+  V(on_frame_error_, "onStreamFrameError")         \
   V(on_goaway_, "onGoaway")                        \
   V(on_ping_, "onPing")                            \
   V(on_settings_, "onSettings")                    \

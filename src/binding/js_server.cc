@@ -148,12 +148,22 @@ JsServer::JsServer(const Napi::CallbackInfo& info)
     SetLimit(&o, "http2ConnectProtocol", opts.Get("http2ConnectProtocol"));
   }
   if (o.max_pipelined == 0) o.max_pipelined = 1;
-  o.http2_max_concurrent_streams = OptionMs(
-      opts, "http2MaxConcurrentStreams", o.http2_max_concurrent_streams);
-  o.http2_stream_window =
-      OptionMs(opts, "http2StreamWindow", o.http2_stream_window);
-  o.http2_connection_window =
-      OptionMs(opts, "http2ConnectionWindow", o.http2_connection_window);
+  // HTTP/2 sizes and counts (lib/server/options.js http2NativeOptions).
+  static constexpr struct {
+    const char* name;
+    size_t ServerOptions::*field;
+  } kHttp2Sizes[] = {
+      {"http2MaxConcurrentStreams", &ServerOptions::http2_max_concurrent_streams},
+      {"http2StreamWindow", &ServerOptions::http2_stream_window},
+      {"http2ConnectionWindow", &ServerOptions::http2_connection_window},
+      {"http2MaxHeaderListSize", &ServerOptions::http2_max_header_list_size},
+      {"http2MaxHeaderPairs", &ServerOptions::http2_max_header_pairs},
+      {"http2MaxInvalidFrames", &ServerOptions::http2_max_invalid_frames},
+      {"http2MaxSettings", &ServerOptions::http2_max_settings},
+  };
+  for (const auto& h : kHttp2Sizes) {
+    o.*h.field = OptionMs(opts, h.name, o.*h.field);
+  }
   http1_.reset(new JsHttp1(env, cbs));
   if (JsHttp2::Wanted(cbs)) http2_.reset(new JsHttp2(env, cbs));
   if (JsWebSocket::Wanted(cbs)) ws_.reset(new JsWebSocket(env, cbs));

@@ -29,6 +29,9 @@ module.exports = {
   'test-http2-backpressure.js': foreign,
   'test-http2-padding-aligned.js': foreign,
   'test-http2-sensitive-headers.js': foreign,
+  'test-http2-session-unref.js': foreign,
+  'test-http2-socket-close.js': foreign,
+  'test-http2-write-finishes-after-stream-destroy.js': foreign,
   'test-http2-priority-event.js': refusal("PRIORITY frames: no stream.priority() effect and no 'priority' events (docs/http2.md)"),
   'test-http2-allow-http1.js': http1,
   'test-http2-server-unknown-protocol.js': http1,
@@ -43,4 +46,7 @@ module.exports = {
   'test-http2-compat-serverrequest-end.js': socketProxy,
   'test-http2-compat-serverresponse-drain.js': 'reaches into node internals: res.stream._writableState.highWaterMark governs node\'s compat writes, which go through res.stream; sluice\'s go to the native stream (docs/http2.md)',
   'test-http2-update-settings.js': 'reaches into node internals: the server\'s private options symbol (server[kOptions].settings)',
+  'test-http2-ping-unsolicited-ack.js': refusal("an unsolicited PING ack is ignored (RFC 9113 6.7, h2spec 6.7/2), where node's server makes it a connection error (docs/http2.md)"),
+  'test-http2-settings-unsolicited-ack.js': "node's exact first SETTINGS bytes (empty: node advertises nothing by default); sluice's first SETTINGS carries its limits (docs/http2.md)",
+  'test-http2-server-settimeout-no-callback.js': refusal('server.setTimeout(ms, null) is accepted: one server serves HTTP/1.1 too, where node:http accepts a null callback (docs/http2.md)'),
 };

@@ -112,6 +112,19 @@ struct ServerOptions {
   size_t http2_max_concurrent_streams = 100;
   size_t http2_stream_window = 1024 * 1024;
   size_t http2_connection_window = 16 * 1024 * 1024;
+  // node:http2's limits, enforced as node does. max_header_list_size:
+  // node's settings.maxHeaderListSize; 0 = not given, then max_header_size
+  // is advertised and a longer list gets 431 (as HTTP/1.1); given, it is
+  // advertised and a longer list is reset ENHANCE_YOUR_CALM. max_header_pairs
+  // (maxHeaderListPairs, pseudo-headers included; 0 = no count limit):
+  // one field more resets the stream ENHANCE_YOUR_CALM. max_invalid_frames
+  // (maxSessionInvalidFrames): invalid frames a session takes before it is
+  // closed. max_settings (maxSettings): entries one SETTINGS frame may hold
+  // (nghttp2 closes the connection with ENHANCE_YOUR_CALM over it).
+  size_t http2_max_header_list_size = 0;
+  size_t http2_max_header_pairs = 0;
+  size_t http2_max_invalid_frames = 1000;
+  size_t http2_max_settings = 32;
   // SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441) in the SETTINGS of
   // sessions started from now on: set by node's
   // settings.enableConnectProtocol and when a WebSocketServer attaches.

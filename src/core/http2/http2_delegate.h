@@ -31,6 +31,11 @@ class Http2Delegate {
  public:
   virtual ~Http2Delegate() = default;
 
+  // The session's first input arrived (from Http2Session::OnRead, before
+  // it is parsed): the embedder's session starts here, even when no frame
+  // of it is ever accepted. At most once per session, before any other
+  // call naming it.
+  virtual void OnSessionStart(Http2Session* s) { (void)s; }
   // A request stream's headers arrived (pseudo-headers first, names
   // lower-case, as received). end_stream: no body follows. The views are
   // valid only during the call.
@@ -70,6 +75,17 @@ class Http2Delegate {
     (void)s;
     (void)id;
     (void)status;
+  }
+  // A frame of stream `id` could not be sent (type: the frame type; code:
+  // the HTTP/2 error code the stream is reset with next, so OnStreamClose
+  // follows). Only for streams reported with OnStream; from the session's
+  // event queue, after nghttp2_session_send.
+  virtual void OnStreamFrameError(Http2Session* s, int32_t id, uint8_t type,
+                                  uint32_t code) {
+    (void)s;
+    (void)id;
+    (void)type;
+    (void)code;
   }
   // The peer sent GOAWAY.
   virtual void OnGoaway(Http2Session* s, uint32_t error_code,

@@ -215,6 +215,19 @@ int Http2Session::ResetStream(int32_t id, uint32_t code, bool after_end) {
     st->reset_code = code;
     return kResultOk;
   }
+  if (st->responded && !st->end_stream_sent) {
+    // nghttp2 marks a stream closing when its RST_STREAM is submitted and
+    // then drops its unsent HEADERS and DATA: respond() + write() +
+    // destroy() in one turn would send nothing. As node, what is queued
+    // is framed first: OnFlush submits the reset after its send.
+    if (!st->reset_deferred) {
+      st->reset_deferred = true;
+      deferred_resets_.push_back(id);
+    }
+    st->reset_code = code;
+    conn_->MarkDirty();
+    return kResultOk;
+  }
   int r = nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, code);
   conn_->MarkDirty();
   return r == 0 ? kResultOk : kResultInvalid;

@@ -63,6 +63,8 @@ nghttp2_session_callbacks* Http2Session::Callbacks() {
     nghttp2_session_callbacks_set_send_callback(c, SendCb);
     nghttp2_session_callbacks_set_send_data_callback(c, SendDataCb);
     nghttp2_session_callbacks_set_on_frame_send_callback(c, OnFrameSendCb);
+    nghttp2_session_callbacks_set_on_frame_not_send_callback(c,
+                                                             OnFrameNotSendCb);
     nghttp2_session_callbacks_set_on_begin_headers_callback(c,
                                                             OnBeginHeadersCb);
     nghttp2_session_callbacks_set_on_header_callback(c, OnHeaderCb);
@@ -85,6 +87,8 @@ int Http2Session::Init() {
   if (nghttp2_option_new(&opt) != 0) return NGHTTP2_ERR_NOMEM;
   // Stream windows follow consumption by the embedder (PauseStream).
   nghttp2_option_set_no_auto_window_update(opt, 1);
+  nghttp2_option_set_max_settings(
+      opt, conn_->listener()->options().http2_max_settings);
   // nghttp2's flood protections (outbound ACK queue bound, SETTINGS entry
   // limit, rapid-reset rate limit in newer versions) stay at their
   // defaults: on.
@@ -103,7 +107,9 @@ int Http2Session::Start() {
       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE,
        static_cast<uint32_t>(o.http2_stream_window)},
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
-       static_cast<uint32_t>(o.max_header_size)},
+       static_cast<uint32_t>(o.http2_max_header_list_size != 0
+                                 ? o.http2_max_header_list_size
+                                 : o.max_header_size)},
       // Extended CONNECT (RFC 8441), last: left out unless enabled.
       {NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1},
   };
@@ -190,6 +196,16 @@ bool Http2Session::KeepsReadBuffer() const {
 
 void Http2Session::OnRead(const char* data, size_t len) {
   if (dead() || fatal_) return;
+  if (!start_reported_) {
+    // The connection's first HTTP/2 bytes: the session has started for
+    // the embedder, whatever its first frame does (a SETTINGS nghttp2
+    // refuses ends the connection before any other event).
+    start_reported_ = true;
+    if (Http2Delegate* d = conn_->listener()->delegate()->http2()) {
+      d->OnSessionStart(this);
+      if (dead()) return;
+    }
+  }
   // After Shutdown: its GOAWAY goes into the corked output before more
   // input is parsed. nghttp2 stops accepting new streams, and caps the
   // last_stream_id of any later GOAWAY, only once the GOAWAY is sent;
@@ -264,12 +280,28 @@ void Http2Session::OnFlush() {
   if (dead() || in_flush_) return;
   in_flush_ = true;
   SendPending();
+  if (!deferred_resets_.empty() && !dead()) {
+    std::vector<int32_t> ids;
+    ids.swap(deferred_resets_);
+    for (int32_t id : ids) {
+      Stream* st = Find(id);
+      if (st == nullptr || !st->reset_deferred) continue;
+      st->reset_deferred = false;
+      nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id,
+                                st->reset_code);
+    }
+    SendPending();
+  }
   in_flush_ = false;
   if (dead()) return;
   bool want_write = nghttp2_session_want_write(session_) != 0;
   if ((!nghttp2_session_want_read(session_) && !want_write) ||
       ((fatal_ || goaway_ || eof_) && streams_.empty() && !want_write)) {
-    conn_->EndGracefully();
+    if (destroy_after_flush_) {
+      conn_->Destroy();
+    } else {
+      conn_->EndGracefully();
+    }
     return;
   }
   // Stopped on the writer's bound with nothing in flight: the bytes queued
@@ -333,6 +365,12 @@ void Http2Session::DeliverEvents() {
       case Event::kWantTrailers:
         if (Find(e.id)) d->OnStreamWantTrailers(this, e.id);
         break;
+      case Event::kFrameError:
+        // Not Find(): the reset may have closed the stream in the same
+        // send; its kClose is queued after this event.
+        d->OnStreamFrameError(this, e.id, static_cast<uint8_t>(e.status),
+                              e.code);
+        break;
       case Event::kBodyDone:
         break;
     }
@@ -341,6 +379,26 @@ void Http2Session::DeliverEvents() {
 }
 
 // ---- nghttp2 callbacks: output -----------------------------------------------------
+
+int Http2Session::OnFrameNotSendCb(nghttp2_session* session,
+                                   const nghttp2_frame* frame,
+                                   int lib_error_code, void* user) {
+  Http2Session* self = From(user);
+  if (frame->hd.type != NGHTTP2_HEADERS ||
+      lib_error_code != NGHTTP2_ERR_FRAME_SIZE_ERROR) {
+    return 0;
+  }
+  Stream* st = self->Find(frame->hd.stream_id);
+  if (st == nullptr) return 0;
+  if (st->delivered) {
+    self->events_.push_back({Event::kFrameError, st->id,
+                             NGHTTP2_FRAME_SIZE_ERROR, nullptr,
+                             NGHTTP2_HEADERS});
+  }
+  nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
+                            NGHTTP2_FRAME_SIZE_ERROR);
+  return 0;
+}
 
 ssize_t Http2Session::SendCb(nghttp2_session*, const uint8_t* data,
                              size_t len, int, void* user) {
@@ -491,9 +549,25 @@ int Http2Session::OnHeaderCb(nghttp2_session*, const nghttp2_frame* frame,
                              void* user) {
   Http2Session* self = From(user);
   Stream* st = self->Find(frame->hd.stream_id);
-  if (!st || st->too_large) return 0;
+  if (!st || st->too_large || st->calm) return 0;
   st->header_bytes += namelen + valuelen;
-  if (st->header_bytes > self->conn_->listener()->options().max_header_size) {
+  const ServerOptions& o = self->conn_->listener()->options();
+  if ((o.http2_max_header_pairs != 0 &&
+       st->fields.size() >= o.http2_max_header_pairs) ||
+      (o.http2_max_header_list_size != 0 &&
+       st->header_bytes > o.http2_max_header_list_size)) {
+    // node:http2's answer to its own limits: the stream is reset
+    // ENHANCE_YOUR_CALM and never reaches the handler (OnFrameRecvCb);
+    // the rest of the block is still decoded (HPACK state) and dropped.
+    st->calm = true;
+    st->arena.clear();
+    st->fields.clear();
+    nghttp2_submit_rst_stream(self->session_, NGHTTP2_FLAG_NONE, st->id,
+                              NGHTTP2_ENHANCE_YOUR_CALM);
+    self->conn_->MarkDirty();
+    return 0;
+  }
+  if (st->header_bytes > o.max_header_size) {
     st->too_large = true;
     st->arena.clear();
     st->fields.clear();
@@ -519,6 +593,7 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
     case NGHTTP2_HEADERS: {
       Stream* st = self->Find(id);
       if (!st) return 0;
+      if (st->calm) return 0;  // reset in OnHeaderCb
       if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
         if (end_stream) st->remote_ended = true;
         if (st->too_large) {
@@ -805,6 +880,14 @@ int Http2Session::OnInvalidFrameRecvCb(nghttp2_session*,
                                        const nghttp2_frame* frame, int,
                                        void* user) {
   Http2Session* self = From(user);
+  // node's maxSessionInvalidFrames: past it the session is closed (GOAWAY
+  // ENHANCE_YOUR_CALM), whatever the streams.
+  if (++self->invalid_frames_ >
+      self->conn_->listener()->options().http2_max_invalid_frames) {
+    self->destroy_after_flush_ = true;
+    self->Terminate(NGHTTP2_ENHANCE_YOUR_CALM);
+    return 0;
+  }
   // Only streams the embedder was given: their handler's work is what a
   // provoked reset wastes. The reset itself is counted here, not again
   // when it is sent (provoked).

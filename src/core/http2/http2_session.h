@@ -251,11 +251,11 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   using WriteQueue = Http2WriteQueue;
   using PendingCompress = Http2PendingCompress;
   struct Event {
-    enum Kind { kDrain, kWantTrailers, kClose, kBodyDone } kind;
+    enum Kind { kDrain, kWantTrailers, kClose, kBodyDone, kFrameError } kind;
     int32_t id;
     uint32_t code;
     PipeBodyListener* listener;  // kBodyDone
-    int status;                  // kBodyDone
+    int status;                  // kBodyDone; kFrameError: the frame type
   };
 
   // nghttp2 callbacks: static trampolines, user_data is the session. The
@@ -281,6 +281,12 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // stop sending it.
   static int OnFrameSendCb(nghttp2_session*, const nghttp2_frame* frame,
                            void* user);
+  // A frame nghttp2 could not send (inside send). A header block over
+  // nghttp2's 64 KiB send limit (a head or trailers) would otherwise leave
+  // the stream waiting forever: it is reset FRAME_SIZE_ERROR, as node
+  // does, and the embedder hears OnStreamFrameError first.
+  static int OnFrameNotSendCb(nghttp2_session*, const nghttp2_frame* frame,
+                              int lib_error_code, void* user);
   // The data provider: how many body bytes (<= len) the stream's source
   // has now (nothing is copied into `buf`: NO_COPY), EOF and trailers, or
   // DEFERRED until ResumeData/Write/End resume it.
@@ -428,6 +434,15 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   static constexpr uint32_t kProvokedResetBurst = 100;
   static constexpr uint32_t kProvokedResetsPerSecond = 10;
   FramePrescan prescan_;        // frame layout of the input, across reads
+  size_t invalid_frames_ = 0;   // against http2_max_invalid_frames
+  // Past maxSessionInvalidFrames: once the GOAWAY is out the connection is
+  // destroyed rather than ended with a linger (as node destroys its
+  // socket): a peer flooding invalid frames is not read further.
+  bool destroy_after_flush_ = false;
+  bool start_reported_ = false;  // OnSessionStart was called
+  // Embedder resets of responded streams, submitted by OnFlush after the
+  // output already queued is framed (ResetStream).
+  std::vector<int32_t> deferred_resets_;
   bool eof_ = false;
   bool closed_ = false;         // the connection is closing
   uint64_t ws_deadline_ = 0;    // kDeadlineWsIdle armed for (uv_now ms)

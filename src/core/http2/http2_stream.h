@@ -116,6 +116,7 @@ struct Http2Stream final : public CompressStream::Sink {
   std::vector<Field> fields;
   size_t header_bytes = 0;
   bool too_large = false;
+  bool calm = false;  // reset ENHANCE_YOUR_CALM for its header list
   bool delivered = false;      // reported with OnStream
   bool head_request = false;
   bool remote_ended = false;
@@ -160,6 +161,7 @@ struct Http2Stream final : public CompressStream::Sink {
   bool reset_after_response = false;  // RST_STREAM(reset_code) after END_STREAM
   uint32_t reset_code = 0;            // NGHTTP2_NO_ERROR unless ResetStream(after_end)
   bool end_stream_sent = false;       // our END_STREAM left (OnFrameSendCb)
+  bool reset_deferred = false;        // in Http2Session::deferred_resets_
   // Request-body flow control.
   bool read_paused = false;
   size_t unacked = 0;
