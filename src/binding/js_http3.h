@@ -1,6 +1,7 @@
 // The JS side of HTTP/3: NativeHttp3Endpoint (one QUIC endpoint on a UDP
 // port, lib/http3/) and NativeHttp3Session (one connection's requests),
-// whose methods and callbacks have the shape of NativeHttp2Session's, so
+// whose stream methods are NativeHttp2Session's (JsStreamSession) and whose
+// callbacks are the same stream callbacks (SLUICE_STREAM_CALLBACKS), so
 // lib/'s HTTP/2 stream objects (ServerHttp2Stream, the compat req/res)
 // serve HTTP/3 requests unchanged.
 //
