@@ -43,49 +43,49 @@ struct StreamScratch {
   std::string block;
 };
 
-// The stream methods' bodies: (info, live session, wire id, scratch) ->
-// a Result code (kResultWaitDrain: wait for onStreamDrain).
+// The stream methods: (C++ name, JS name). Their arguments (info[0]: the
+// JS stream id) and results (a Result code; kResultWaitDrain: wait for
+// onStreamDrain):
+//   respond(id, status, headerBlock, flags[, body[, trailerBlock]])
+//   info(id, status, headerBlock, flags): a 1xx head
+//   write(id, chunk[, flush]): chunk may be nullish with flush (a sync
+//     flush of the stream's compressor only)
+//   end(id, chunk, trailerBlock, flags)
+//   sendTrailers(id, headerBlock) after onStreamWantTrailers
+//   rstStream(id, http2Code[, afterEnd])
+//   pauseStream(id), resumeStream(id): request-body flow control
+//   consume(id, n): n bytes delivered as views were given back
+//   compress(id, coding, level, brotliQuality): the rest of the body goes
+//     through a streaming compressor
+//   respondCompressed(id, status, headerBlock, flags, body, trailerBlock,
+//     coding, level, brotliQuality): head + compressed whole body + end,
+//     content-length = compressed size
+//   respondFile(id, nativeFile, onDone(status)[, coding, level, quality])
+//     after respond(): the NativeFile's source through the native pipe
+//     (a CompressTransform with a coding) -> 0 (running; onDone follows
+//     once), 1 (no body: HEAD/204/304; the caller ends the stream), < 0
+//     an error
+#define SLUICE_STREAM_METHODS(V)               \
+  V(Respond, "respond")                        \
+  V(Info, "info")                              \
+  V(Write, "write")                            \
+  V(End, "end")                                \
+  V(SendTrailers, "sendTrailers")              \
+  V(RstStream, "rstStream")                    \
+  V(PauseStream, "pauseStream")                \
+  V(ResumeStream, "resumeStream")              \
+  V(Consume, "consume")                        \
+  V(Compress, "compress")                      \
+  V(RespondCompressed, "respondCompressed")    \
+  V(RespondFile, "respondFile")
+
+// Their bodies: (info, live session, wire id, the wrap's scratch).
 struct StreamCalls {
   using Fn = int (*)(const Napi::CallbackInfo&, StreamSession*, uint64_t, StreamScratch*);
-  // respond(id, status, headerBlock, flags[, body[, trailerBlock]])
-  static int Respond(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                     StreamScratch* scratch);
-  // info(id, status, headerBlock, flags): a 1xx head
-  static int Info(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id, StreamScratch*);
-  // write(id, chunk[, flush]): chunk may be nullish with flush (a sync
-  // flush of the stream's compressor only).
-  static int Write(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id, StreamScratch*);
-  // end(id, chunk, trailerBlock, flags)
-  static int End(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id, StreamScratch*);
-  // sendTrailers(id, headerBlock) after onStreamWantTrailers
-  static int SendTrailers(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                          StreamScratch*);
-  // rstStream(id, http2Code[, afterEnd])
-  static int RstStream(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                       StreamScratch*);
-  static int PauseStream(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                         StreamScratch*);
-  static int ResumeStream(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                          StreamScratch*);
-  // consume(id, n): n bytes delivered as views were given back.
-  static int Consume(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                     StreamScratch*);
-  // compress(id, coding, level, brotliQuality): the rest of the body goes
-  // through a streaming compressor.
-  static int Compress(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                      StreamScratch*);
-  // respondCompressed(id, status, headerBlock, flags, body, trailerBlock,
-  // coding, level, brotliQuality): head + compressed whole body + end,
-  // content-length = compressed size.
-  static int RespondCompressed(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                               StreamScratch*);
-  // respondFile(id, nativeFile, onDone(status)[, coding, level, quality])
-  // after respond(): the NativeFile's source through the native pipe
-  // (through a CompressTransform with a coding) -> 0 (running; onDone
-  // follows once), 1 (no body: HEAD/204/304; the caller ends the stream),
-  // < 0 error.
-  static int RespondFile(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id,
-                         StreamScratch*);
+#define SLUICE_STREAM_CALL_DECL(name, js) \
+  static int name(const Napi::CallbackInfo& info, StreamSession* s, uint64_t id, StreamScratch* scratch);
+  SLUICE_STREAM_METHODS(SLUICE_STREAM_CALL_DECL)
+#undef SLUICE_STREAM_CALL_DECL
   // The property `protocol` of a session.
   static const char* ProtocolName(StreamProtocol p) { return p == StreamProtocol::kHttp3 ? "h3" : "h2"; }
 };
@@ -103,18 +103,9 @@ class JsStreamSession : public CoreWrap<Wrap, Core> {
   static std::vector<Method> Methods(std::vector<Method> more) {
     using S = JsStreamSession;
     std::vector<Method> m = {
-        Wrap::InstanceMethod("respond", &S::template Call<&StreamCalls::Respond>),
-        Wrap::InstanceMethod("info", &S::template Call<&StreamCalls::Info>),
-        Wrap::InstanceMethod("write", &S::template Call<&StreamCalls::Write>),
-        Wrap::InstanceMethod("end", &S::template Call<&StreamCalls::End>),
-        Wrap::InstanceMethod("sendTrailers", &S::template Call<&StreamCalls::SendTrailers>),
-        Wrap::InstanceMethod("rstStream", &S::template Call<&StreamCalls::RstStream>),
-        Wrap::InstanceMethod("pauseStream", &S::template Call<&StreamCalls::PauseStream>),
-        Wrap::InstanceMethod("resumeStream", &S::template Call<&StreamCalls::ResumeStream>),
-        Wrap::InstanceMethod("consume", &S::template Call<&StreamCalls::Consume>),
-        Wrap::InstanceMethod("compress", &S::template Call<&StreamCalls::Compress>),
-        Wrap::InstanceMethod("respondCompressed", &S::template Call<&StreamCalls::RespondCompressed>),
-        Wrap::InstanceMethod("respondFile", &S::template Call<&StreamCalls::RespondFile>),
+#define SLUICE_STREAM_METHOD(name, js) Wrap::InstanceMethod(js, &S::template Call<&StreamCalls::name>),
+        SLUICE_STREAM_METHODS(SLUICE_STREAM_METHOD)
+#undef SLUICE_STREAM_METHOD
         Wrap::InstanceAccessor("protocol", &S::Protocol, nullptr),
     };
     m.insert(m.end(), more.begin(), more.end());
