@@ -34,7 +34,7 @@
         "src/core/common/symbol_origin.cc",
         "src/core/http1/response_serializer.cc",
         "src/core/body/pipe.cc",
-        "src/core/http2/http2_headers.cc",
+        "src/core/stream/header_list.cc",
         "src/core/http2/http2_session.cc",
         "src/core/http2/frame_prescan.cc",
         "src/core/http2/http2_frame_rules.cc",
@@ -89,6 +89,7 @@
         "src/binding/js_tls.cc",
         "src/binding/js_websocket.cc",
         "src/binding/js_http3.cc",
+        "src/binding/js_stream_session.cc",
         "src/binding/js_quic_client.cc"
       ],
       "include_dirs": [

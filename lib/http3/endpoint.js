@@ -6,8 +6,8 @@
 // 'stream' and 'request' handlers through the callbacks HTTP/2 uses
 // (server/ hands them in: protocol folders do not require each other), so
 // ServerHttp2Stream and the compat req/res serve HTTP/3 unchanged; the
-// native session object has NativeHttp2Session's methods
-// (src/binding/js_http3.h).
+// native session object has the same stream methods as HTTP/2's (one
+// table, src/binding/js_stream_session.h) and says its `protocol` ('h3').
 
 const binding = require('../common/binding');
 const { codedError, codedTypeError } = require('../common/errors');

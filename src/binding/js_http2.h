@@ -12,6 +12,7 @@
 #include <string>
 
 #include "binding/js_core_handle.h"
+#include "binding/js_stream_session.h"
 #include "core/http2/http2_delegate.h"
 
 namespace sluice {
@@ -72,21 +73,16 @@ class JsHttp2 final : public Http2Delegate {
 
   napi_env env_;
   std::string packed_;  // PackedFields' scratch, reused (loop thread only)
-  // The HTTP/2 callbacks lib/http2/session.js passes.
+  // The HTTP/2 callbacks lib/http2/session.js passes: the stream ones
+  // (js_stream_session.h) and HTTP/2's own.
 #define SLUICE_HTTP2_CALLBACKS(V)                  \
   V(on_session_start_, "onSessionStart")           \
-  V(on_stream_, "onStream")                        \
-  V(on_data_, "onStreamData")                      \
-  V(on_end_, "onStreamEnd")                        \
-  V(on_drain_, "onStreamDrain")                    \
-  V(on_want_trailers_, "onStreamWantTrailers")     \
-  V(on_stream_close_, "onStreamClose")             \
+  SLUICE_STREAM_CALLBACKS(V)                       \
   V(on_body_too_large_, "onStreamBodyTooLarge")    \
   V(on_frame_error_, "onStreamFrameError")         \
   V(on_goaway_, "onGoaway")                        \
   V(on_ping_, "onPing")                            \
-  V(on_settings_, "onSettings")                    \
-  V(on_session_close_, "onSessionClose")
+  V(on_settings_, "onSettings")
   SLUICE_HTTP2_CALLBACKS(SLUICE_CALLBACK_MEMBER)
 };
 

@@ -1,7 +1,7 @@
-// JsHttp2Session: the JS handle of one HTTP/2 session (an ObjectWrap) whose
-// methods take a stream id and cross into native code once each: respond,
-// write, end, trailers, reset, flow control, native file and compressed
-// bodies.
+// JsHttp2Session: the JS handle of one HTTP/2 session (NativeHttp2Session):
+// the stream methods of JsStreamSession (js_stream_session.h) and HTTP/2's
+// own: goaway, ping, settings, altsvc, origin, state, stream windows,
+// WebSockets over HTTP/2 (RFC 8441).
 //
 // Ownership: made by JsHttp2 on the session's first event, stored in
 // Http2Session::user_data; holds itself strongly until the connection
@@ -14,66 +14,31 @@
 #include <string>
 
 #include "binding/js_core_handle.h"
+#include "binding/js_stream_session.h"
 #include "binding/js_websocket.h"
 #include "core/common/result.h"
-#include "core/http2/http2_headers.h"
+#include "core/stream/header_list.h"
 #include "core/http2/http2_session.h"
 
 namespace sluice {
 
 class Http2Session;
 
-class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
+class JsHttp2Session final : public JsStreamSession<JsHttp2Session, Http2Session> {
  public:
   static Napi::Function Init(Napi::Env env);
-  using CoreWrap<JsHttp2Session, Http2Session>::CoreWrap;
+  using JsStreamSession<JsHttp2Session, Http2Session>::JsStreamSession;
 
  private:
-  Http2Session* live() const;
   friend class CoreWrap<JsHttp2Session, Http2Session>;
-  // The stream methods below take the live session and the stream id
-  // (ItemCall).
-  template <int (JsHttp2Session::*M)(const Napi::CallbackInfo&,
-                                     Http2Session*, int32_t)>
+  friend class JsStreamSession<JsHttp2Session, Http2Session>;
+  Http2Session* live() const;
+  // The wire id of a JS stream id (the same; none above 2^31 - 1).
+  static uint64_t WireId(int64_t js) { return js < 0 ? UINT64_MAX : static_cast<uint64_t>(js); }
+  template <int (JsHttp2Session::*M)(const Napi::CallbackInfo&, Http2Session*, int32_t)>
   Napi::Value StreamCall(const Napi::CallbackInfo& info) {
     return ItemCall<Http2Session, int32_t, M>(info);
   }
-  // respond(id, status, headerBlock, flags[, body]) -> result
-  int Respond(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
-  // Respond's head list and the block's bytes, reused by every call (one
-  // response each; no call re-enters another): no allocations per head
-  // once grown.
-  Http2HeaderList head_scratch_;
-  std::string block_scratch_;
-  // info(id, status, headerBlock, flags): 1xx headers
-  int Info(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
-  // write(id, chunk[, flush]) -> result (1: wait for drain). chunk may be
-  // nullish with flush: a sync flush of the stream's compressor only.
-  Napi::Value Write(const Napi::CallbackInfo& info);
-  // end(id, chunk, trailerBlock, flags) -> result
-  int End(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
-  int SendTrailers(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
-  int RstStream(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
-  Napi::Value PauseStream(const Napi::CallbackInfo& info);
-  Napi::Value ResumeStream(const Napi::CallbackInfo& info);
-  // consume(id, n): n bytes delivered as a view were given back
-  // (Http2Session::Consume); a no-op once the session is gone.
-  Napi::Value Consume(const Napi::CallbackInfo& info);
-  // respondFile(id, nativeFile, onDone(status)) after respond(): the body
-  // comes from the NativeFile's opened source through the native pipe
-  // (Http2PipeBody). -> 0 (running; onDone follows once), 1 (no body:
-  // HEAD/204/304), < 0 error. Optional coding, level, brotliQuality
-  // (info[3..5]): a CompressTransform between the file and the stream.
-  Napi::Value RespondFile(const Napi::CallbackInfo& info);
-  // compress(id, coding, level, brotliQuality) -> result: the stream's
-  // body goes through a streaming compressor (Http2Session::StartCompression).
-  int Compress(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
-  // respondCompressed(id, status, headerBlock, flags, body, trailerBlock,
-  // coding, level, brotliQuality) -> result: head + compressed whole body
-  // + end in one call, content-length = compressed size; bodies of
-  // CompressJob::kAsyncThreshold and more compress on the threadpool
-  // (Http2Session::RespondCompressed).
-  int RespondCompressed(const Napi::CallbackInfo& info, Http2Session* s, int32_t id);
   // goaway(code[, opaqueData]): NO_ERROR shuts down (open streams finish)
   // with the opaque data; another code terminates the session.
   Napi::Value Goaway(const Napi::CallbackInfo& info);
@@ -117,11 +82,6 @@ class JsHttp2Session final : public CoreWrap<JsHttp2Session, Http2Session> {
     return F(info, ws, 1);
   }
 
-  int WriteChunk(int32_t id, napi_value chunk);
-  // Ends stream `id`, sending `trailers` (a header block, or null) first.
-  int EndWithTrailers(napi_env env, Http2Session* s, int32_t id,
-                      napi_value trailers, uint32_t flags);
-  int Result(int32_t id, int err) const;
 };
 
 }  // namespace sluice

@@ -6,57 +6,18 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_body_alloc.h"
-#include "binding/js_body_done.h"
-#include "binding/js_compress.h"
-#include "binding/js_file.h"
 #include "binding/js_quic_client.h"
 #include "binding/js_server.h"
 #include "binding/js_static_mount.h"
 #include "binding/js_tls.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
-#include "core/http2/http2_headers.h"
-#include "core/http2/http2_session.h"
 #include "core/common/symbol_origin.h"
-#include "core/compress/compress_job.h"
-#include "core/compress/compress_stream.h"
 #include "core/quic/quic_symbols.h"
 
 namespace sluice {
 
 namespace {
-
-// JS stream ids (js_http3.h): QUIC id 4n <-> n + 1.
-inline int64_t JsId(uint64_t qid) { return static_cast<int64_t>(qid / 4 + 1); }
-inline uint64_t QuicId(int32_t js) { return js <= 0 ? UINT64_MAX : (uint64_t(js) - 1) * 4; }
-
-// Http2HeaderList → QPACK field list (same bytes, other shape).
-void ToFields(Http2HeaderList* h, std::vector<http3::HeaderField>* out) {
-  const nghttp2_nv* nv = h->nv();
-  out->clear();
-  out->reserve(h->size());
-  for (size_t i = 0; i < h->size(); i++) {
-    out->push_back({std::string(reinterpret_cast<const char*>(nv[i].name), nv[i].namelen),
-                    std::string(reinterpret_cast<const char*>(nv[i].value), nv[i].valuelen)});
-  }
-}
-
-void BuildHeaders(napi_env env, JsHttp3Endpoint* owner, int status, napi_value block,
-                  uint32_t flags, Http2HeaderList* h) {
-  if (status > 0) h->AddStatus(status);
-  if (block != nullptr && IsString(env, block)) {
-    std::string text;
-    Latin1(env, block, &text);
-    if (flags & wire::kH2Http1Block) {
-      h->AddHttp1Block(text);
-    } else {
-      h->AddPairs(text);
-    }
-  }
-  if ((flags & wire::kH2AddDate) && owner != nullptr && !h->Has("date")) {
-    h->Add("date", owner->date()->Value());
-  }
-}
 
 Napi::Value Error(Napi::Env env, const std::string& msg) {
   Napi::Error e = Napi::Error::New(env, msg);
@@ -116,18 +77,7 @@ JsHttp3Endpoint::JsHttp3Endpoint(const Napi::CallbackInfo& info)
   Napi::Object cbs = info[0].As<Napi::Object>();
   Napi::Object opts = info[1].As<Napi::Object>();
   callbacks_ = Napi::Persistent(cbs);
-  on_stream_ = JsCallback(cbs, "onStream");
-  on_data_ = JsCallback(cbs, "onStreamData");
-  on_end_ = JsCallback(cbs, "onStreamEnd");
-  on_drain_ = JsCallback(cbs, "onStreamDrain");
-  on_want_trailers_ = JsCallback(cbs, "onStreamWantTrailers");
-  on_stream_close_ = JsCallback(cbs, "onStreamClose");
-  on_session_close_ = JsCallback(cbs, "onSessionClose");
-  on_endpoint_close_ = JsCallback(cbs, "onEndpointClose");
-  on_sni_ = JsCallback(cbs, "onSni");
-  on_handshake_timeout_ = JsCallback(cbs, "onHandshakeTimeout");
-  on_alloc_ = JsCallback(cbs, "onStreamAlloc");
-  on_buffer_release_ = JsCallback(cbs, "onStreamBufferRelease");
+  SLUICE_HTTP3_CALLBACKS(SLUICE_CALLBACK_READ)
   std::string pass;
   if (opts.Get("passphrase").IsString()) pass = opts.Get("passphrase").As<Napi::String>().Utf8Value();
   ctx_ = QuicServerContext(StringList(opts.Get("key")), StringList(opts.Get("cert")), pass, &why);
@@ -452,7 +402,7 @@ void JsHttp3Endpoint::OnStream(Http3Session* s, uint64_t id, const Http3Fields& 
   }
   napi_value end;
   napi_get_boolean(Env(), end_stream, &end);
-  napi_value argv[4] = {SessionObject(s), Int(Env(), JsId(id)),
+  napi_value argv[4] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id)),
                         nul ? FieldArray(Env(), headers) : Latin1String(Env(), packed_), end};
   CallJs(Env(), on_stream_, 4, argv);
 }
@@ -461,12 +411,12 @@ void JsHttp3Endpoint::OnStreamData(Http3Session* s, uint64_t id, const uint8_t* 
                                    size_t len, int64_t offset) {
   if (!CanCallJs()) return;
   if (offset >= 0) {
-    napi_value argv[4] = {SessionObject(s), Int(Env(), JsId(id)), Int(Env(), offset),
+    napi_value argv[4] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id)), Int(Env(), offset),
                           Int(Env(), static_cast<int64_t>(len))};
     CallJs(Env(), on_data_, 4, argv);
     return;
   }
-  napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)),
+  napi_value argv[3] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id)),
                         BufferCopy(Env(), reinterpret_cast<const char*>(data), len)};
   CallJs(Env(), on_data_, 3, argv);
 }
@@ -475,14 +425,14 @@ Http3BufferResult JsHttp3Endpoint::AcquireBodyBuffer(Http3Session* s, uint64_t i
                                                      uint8_t** base, size_t* len) {
   if (!CanCallJs()) return Http3BufferResult::kFallback;
   napi_env env = Env();
-  napi_value argv[3] = {SessionObject(s), Int(env, JsId(id)), Int(env, static_cast<int64_t>(size))};
+  napi_value argv[3] = {SessionObject(s), Int(env, JsHttp3Session::JsId(id)), Int(env, static_cast<int64_t>(size))};
   napi_value r = CallJs(env, on_alloc_, 3, argv);
   return BodyAllocAnswer<Http3BufferResult>(env, r, base, len);
 }
 
 void JsHttp3Endpoint::ReleaseBodyBuffer(Http3Session* s, uint64_t id) {
   if (!CanCallJs()) return;
-  napi_value argv[2] = {SessionObject(s), Int(Env(), JsId(id))};
+  napi_value argv[2] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id))};
   CallJs(Env(), on_buffer_release_, 2, argv);
 }
 
@@ -494,19 +444,19 @@ void JsHttp3Endpoint::OnStreamEnd(Http3Session* s, uint64_t id, const Http3Field
   } else {
     t = FieldArray(Env(), trailers);
   }
-  napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)), t};
+  napi_value argv[3] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id)), t};
   CallJs(Env(), on_end_, 3, argv);
 }
 
 void JsHttp3Endpoint::OnStreamDrain(Http3Session* s, uint64_t id) {
   if (!CanCallJs()) return;
-  napi_value argv[2] = {SessionObject(s), Int(Env(), JsId(id))};
+  napi_value argv[2] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id))};
   CallJs(Env(), on_drain_, 2, argv);
 }
 
 void JsHttp3Endpoint::OnStreamWantTrailers(Http3Session* s, uint64_t id) {
   if (!CanCallJs()) return;
-  napi_value argv[2] = {SessionObject(s), Int(Env(), JsId(id))};
+  napi_value argv[2] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id))};
   CallJs(Env(), on_want_trailers_, 2, argv);
 }
 
@@ -515,7 +465,7 @@ void JsHttp3Endpoint::OnStreamClose(Http3Session* s, uint64_t id, uint64_t code)
   // lib/ reads HTTP/2 codes (0: a clean close); a code with no HTTP/2
   // meaning is passed as it is (cut to a JS safe integer).
   int64_t js = static_cast<int64_t>(http3::Http2CodeOfH3(code) & ((1ull << 53) - 1));
-  napi_value argv[3] = {SessionObject(s), Int(Env(), JsId(id)), Int(Env(), js)};
+  napi_value argv[3] = {SessionObject(s), Int(Env(), JsHttp3Session::JsId(id)), Int(Env(), js)};
   CallJs(Env(), on_stream_close_, 3, argv);
 }
 
@@ -542,20 +492,8 @@ Napi::Function JsHttp3Session::Init(Napi::Env env) {
   using S = JsHttp3Session;
   return DefineClass(
       env, "NativeHttp3Session",
-      {
-          InstanceMethod<&S::StreamCall<&S::Respond>>("respond"),
-          InstanceMethod<&S::StreamCall<&S::Info>>("info"),
-          InstanceMethod<&S::StreamCall<&S::WriteMethod>>("write"),
-          InstanceMethod<&S::StreamCall<&S::End>>("end"),
-          InstanceMethod<&S::StreamCall<&S::SendTrailers>>("sendTrailers"),
-          InstanceMethod<&S::StreamCall<&S::RstStream>>("rstStream"),
-          InstanceMethod<&S::StreamCall<&S::PauseStream>>("pauseStream"),
-          InstanceMethod<&S::StreamCall<&S::ResumeStream>>("resumeStream"),
-          InstanceMethod<&S::Consume>("consume"),
+      Methods({
           InstanceMethod<&S::RetryBodyBuffer>("retryBodyBuffer"),
-          InstanceMethod<&S::RespondFile>("respondFile"),
-          InstanceMethod<&S::StreamCall<&S::Compress>>("compress"),
-          InstanceMethod<&S::StreamCall<&S::RespondCompressed>>("respondCompressed"),
           InstanceMethod<&S::Goaway>("goaway"),
           InstanceMethod<&S::Destroy>("destroy"),
           InstanceMethod<&S::Peer>("peer"),
@@ -563,202 +501,12 @@ Napi::Function JsHttp3Session::Init(Napi::Env env) {
           InstanceMethod<&S::Tls>("tls"),
           InstanceMethod<&S::Nothing>("connection"),
           InstanceMethod<&S::TlsQueryMethod>("tlsQuery"),
-      });
-}
-
-int JsHttp3Session::Result(Http3Session* s, uint64_t qid, int err) const {
-  if (err < 0) return err;
-  return s->NeedsDrain(qid) ? wire::kResultWaitDrain : kResultOk;
-}
-
-int JsHttp3Session::WriteChunk(napi_env env, Http3Session* s, uint64_t qid, napi_value chunk) {
-  if (IsString(env, chunk)) {
-    std::string bytes;
-    Utf8(env, chunk, &bytes);
-    return s->Write(qid, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  }
-  const char* data;
-  size_t len;
-  if (!GetBytes(env, chunk, &data, &len)) return kResultBadBody;
-  // A write the compressor may queue for the threadpool keeps its Buffer
-  // alive instead of being copied (the session releases the reference
-  // once the bytes are compressed, or at once when they are copied).
-  ExternalRef* ref = len >= CompressStream::kInlineBelow ? new NapiValueRef(env, chunk) : nullptr;
-  return s->Write(qid, reinterpret_cast<const uint8_t*>(data), len, ref);
-}
-
-// respond(id, status, headerBlock, flags[, body[, trailers]])
-int JsHttp3Session::Respond(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  napi_env env = info.Env();
-  uint64_t qid = QuicId(id);
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
-  Http2HeaderList h;
-  BuildHeaders(env, owner, status, info[2], flags, &h);
-  bool has_body = info.Length() > 4 && !IsNullish(env, info[4]);
-  bool whole = (flags & wire::kH2EndAfterBody) != 0;
-  if (whole && !h.Has("content-length") && status != 204 && status != 304 && status >= 200 &&
-      !s->IsHeadRequest(qid)) {
-    size_t len = 0;
-    if (has_body && IsString(env, info[4])) {
-      napi_get_value_string_utf8(env, info[4], nullptr, 0, &len);
-    } else if (has_body) {
-      const char* data;
-      if (!GetBytes(env, info[4], &data, &len)) len = 0;
-    }
-    h.Add("content-length", std::to_string(len));
-  }
-  std::vector<http3::HeaderField> fields;
-  ToFields(&h, &fields);
-  bool end_now = (flags & kH2EndStream) != 0 ||
-                 (whole && !has_body && (info.Length() <= 5 || IsNullish(env, info[5])));
-  int err = s->Respond(qid, fields.data(), fields.size(), end_now,
-                       (flags & kH2WaitForTrailers) != 0);
-  if (err == 0 && has_body) err = WriteChunk(env, s, qid, info[4]);
-  if (err == 0 && whole && !end_now) {
-    Http2HeaderList t;
-    if (info.Length() > 5 && !IsNullish(env, info[5])) {
-      BuildHeaders(env, nullptr, 0, info[5], flags & wire::kH2Http1Block, &t);
-    }
-    std::vector<http3::HeaderField> tf;
-    ToFields(&t, &tf);
-    err = s->End(qid, tf.data(), tf.size());
-  }
-  return Result(s, qid, err);
-}
-
-int JsHttp3Session::Info(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  Http2HeaderList h;
-  BuildHeaders(info.Env(), nullptr, info[1].As<Napi::Number>().Int32Value(), info[2],
-               info[3].As<Napi::Number>().Uint32Value() & wire::kH2Http1Block, &h);
-  std::vector<http3::HeaderField> fields;
-  ToFields(&h, &fields);
-  return s->Informational(QuicId(id), fields.data(), fields.size());
-}
-
-// write(id, chunk[, flush])
-int JsHttp3Session::WriteMethod(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  uint64_t qid = QuicId(id);
-  int err = 0;
-  if (!IsNullish(info.Env(), info[1])) err = WriteChunk(info.Env(), s, qid, info[1]);
-  if (err == 0 && info.Length() > 2 && info[2].ToBoolean().Value()) {
-    err = s->FlushCompression(qid);
-  }
-  return Result(s, qid, err);
-}
-
-// end(id, chunk, trailerBlock, flags)
-int JsHttp3Session::End(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  napi_env env = info.Env();
-  uint64_t qid = QuicId(id);
-  uint32_t flags = info.Length() > 3 && info[3].IsNumber()
-                       ? info[3].As<Napi::Number>().Uint32Value()
-                       : 0;
-  int err = 0;
-  if (info.Length() > 1 && !IsNullish(env, info[1])) err = WriteChunk(env, s, qid, info[1]);
-  if (err == 0) {
-    Http2HeaderList t;
-    if (info.Length() > 2 && !IsNullish(env, info[2])) {
-      BuildHeaders(env, nullptr, 0, info[2], flags & wire::kH2Http1Block, &t);
-    }
-    std::vector<http3::HeaderField> tf;
-    ToFields(&t, &tf);
-    err = s->End(qid, tf.data(), tf.size());
-  }
-  return Result(s, qid, err);
-}
-
-int JsHttp3Session::SendTrailers(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  Http2HeaderList t;
-  BuildHeaders(info.Env(), nullptr, 0, info[1], 0, &t);
-  std::vector<http3::HeaderField> tf;
-  ToFields(&t, &tf);
-  return s->SendTrailers(QuicId(id), tf.data(), tf.size());
-}
-
-// rstStream(id, code): HTTP/2 codes as lib/ uses them, mapped to HTTP/3's.
-int JsHttp3Session::RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  uint32_t code = info[1].As<Napi::Number>().Uint32Value();
-  return s->Reset(QuicId(id), http3::H3CodeOfHttp2(code));
-}
-
-int JsHttp3Session::PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  (void)info;
-  s->Pause(QuicId(id), true);
-  return 0;
-}
-
-int JsHttp3Session::ResumeStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  (void)info;
-  s->Pause(QuicId(id), false);
-  return 0;
-}
-
-int JsHttp3Session::Compress(const Napi::CallbackInfo& info, Http3Session* s, int32_t id) {
-  CompressParams p;
-  if (!CompressArgs(info, 1, &p)) return kResultInvalid;
-  return s->StartCompression(QuicId(id), p);
-}
-
-int JsHttp3Session::RespondCompressed(const Napi::CallbackInfo& info, Http3Session* s,
-                                      int32_t id) {
-  napi_env env = info.Env();
-  CompressParams p;
-  if (!CompressArgs(info, 6, &p)) return kResultBadBody;
-  CompressJob* job = BodyJob(env, info[4], p);
-  if (job == nullptr) return kResultBadBody;
-  uint64_t qid = QuicId(id);
-  int status = info[1].As<Napi::Number>().Int32Value();
-  uint32_t flags = info[3].As<Napi::Number>().Uint32Value();
-  Http2HeaderList h;
-  BuildHeaders(env, owner, status, info[2], flags, &h);
-  Http2HeaderList t;
-  if (info.Length() > 5 && !IsNullish(env, info[5])) {
-    BuildHeaders(env, nullptr, 0, info[5], flags & wire::kH2Http1Block, &t);
-  }
-  std::vector<http3::HeaderField> head, trailers;
-  ToFields(&h, &head);
-  ToFields(&t, &trailers);
-  int err = s->RespondCompressed(qid, std::move(head), job, std::move(trailers),
-                                 (flags & kH2WaitForTrailers) != 0);
-  if (err == kResultInvalid) err = kResultCompressFailed;
-  return Result(s, qid, err);
-}
-
-Napi::Value JsHttp3Session::Consume(const Napi::CallbackInfo& info) {
-  Http3Session* s = live();
-  if (s != nullptr && info.Length() >= 2 && info[0].IsNumber() && info[1].IsNumber()) {
-    double n = info[1].As<Napi::Number>().DoubleValue();
-    if (n > 0) s->Consume(QuicId(info[0].As<Napi::Number>().Int32Value()), static_cast<size_t>(n));
-  }
-  return info.Env().Undefined();
+      }));
 }
 
 Napi::Value JsHttp3Session::RetryBodyBuffer(const Napi::CallbackInfo& info) {
   if (Http3Session* s = live()) s->RetryBodyBuffers();
   return info.Env().Undefined();
-}
-
-Napi::Value JsHttp3Session::RespondFile(const Napi::CallbackInfo& info) {
-  napi_env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsNumber() || !info[1].IsObject() ||
-      !info[2].IsFunction()) {
-    return Napi::Number::New(env, kResultInvalid);
-  }
-  uint64_t qid = QuicId(info[0].As<Napi::Number>().Int32Value());
-  JsFile* file = JsFile::Unwrap(info[1].As<Napi::Object>());
-  if (file == nullptr) return Napi::Number::New(env, kResultInvalid);
-  Http3Session* s = live();
-  if (s == nullptr) return Napi::Number::New(env, kResultClosed);
-  PipeSource* source = file->TakeSource();
-  if (source == nullptr) return Napi::Number::New(env, kResultInvalid);
-  // Response compression: FileSource -> CompressTransform -> Http3PipeBody.
-  source = WrapCompression(info, 3, source);
-  if (source == nullptr) return Napi::Number::New(env, kResultCompressFailed);
-  JsBodyDone* done = new JsBodyDone(env, info[2]);
-  int r = s->StartPipeBody(qid, source, done);  // takes the source
-  if (r != kResultOk) done->Discard();           // not started: never called
-  return Napi::Number::New(env, r);
 }
 
 Napi::Value JsHttp3Session::Nothing(const Napi::CallbackInfo& info) { return info.Env().Undefined(); }

@@ -1,6 +1,7 @@
 // The JS side of HTTP/3: NativeHttp3Endpoint (one QUIC endpoint on a UDP
 // port, lib/http3/) and NativeHttp3Session (one connection's requests),
-// whose methods and callbacks have the shape of NativeHttp2Session's, so
+// whose stream methods are NativeHttp2Session's (JsStreamSession) and whose
+// callbacks are the same stream callbacks (SLUICE_STREAM_CALLBACKS), so
 // lib/'s HTTP/2 stream objects (ServerHttp2Stream, the compat req/res)
 // serve HTTP/3 requests unchanged.
 //
@@ -21,6 +22,7 @@
 
 #include "binding/addon_data.h"
 #include "binding/js_core_handle.h"
+#include "binding/js_stream_session.h"
 #include "core/common/date_cache.h"
 #include "core/http3/http3_session.h"
 #include "core/quic/quic_endpoint.h"
@@ -136,9 +138,15 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   DateCache date_;
   Napi::ObjectReference self_;        // while listening
   Napi::ObjectReference callbacks_;
-  Napi::FunctionReference on_stream_, on_data_, on_end_, on_drain_, on_want_trailers_,
-      on_stream_close_, on_session_close_, on_endpoint_close_, on_sni_, on_handshake_timeout_, on_alloc_,
-      on_buffer_release_;
+  // The stream callbacks (js_stream_session.h) and the endpoint's own.
+#define SLUICE_HTTP3_CALLBACKS(V)                      \
+  SLUICE_STREAM_CALLBACKS(V)                           \
+  V(on_endpoint_close_, "onEndpointClose")             \
+  V(on_sni_, "onSni")                                  \
+  V(on_handshake_timeout_, "onHandshakeTimeout")       \
+  V(on_alloc_, "onStreamAlloc")                        \
+  V(on_buffer_release_, "onStreamBufferRelease")
+  SLUICE_HTTP3_CALLBACKS(SLUICE_CALLBACK_MEMBER)
   Napi::ObjectReference resource_;
   AsyncContext async_context_;
   napi_handle_scope handle_scope_ = nullptr;
@@ -147,58 +155,32 @@ class JsHttp3Endpoint final : public Napi::ObjectWrap<JsHttp3Endpoint>,
   AddonMember<JsHttp3Endpoint> member_;
 };
 
-// The JS handle of one Http3Session (NativeHttp3Session).
-class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
+// The JS handle of one Http3Session (NativeHttp3Session): the stream
+// methods of JsStreamSession (js_stream_session.h) and the session's.
+class JsHttp3Session final : public JsStreamSession<JsHttp3Session, Http3Session> {
  public:
   static Napi::Function Init(Napi::Env env);
-  using CoreWrap<JsHttp3Session, Http3Session>::CoreWrap;
+  using JsStreamSession<JsHttp3Session, Http3Session>::JsStreamSession;
   JsHttp3Endpoint* owner = nullptr;
+  // The QUIC stream id of a JS stream id (QUIC 4n <-> JS n + 1; none for
+  // js <= 0), and back.
+  static uint64_t WireId(int64_t js) {
+    return js <= 0 || js > (int64_t{1} << 52) ? UINT64_MAX : (static_cast<uint64_t>(js) - 1) * 4;
+  }
+  static int64_t JsId(uint64_t qid) { return static_cast<int64_t>(qid / 4 + 1); }
 
  private:
   friend class CoreWrap<JsHttp3Session, Http3Session>;
+  friend class JsStreamSession<JsHttp3Session, Http3Session>;
   Http3Session* live() const { return core(); }
-  template <int (JsHttp3Session::*M)(const Napi::CallbackInfo&, Http3Session*, int32_t)>
-  Napi::Value StreamCall(const Napi::CallbackInfo& info) {
-    return ItemCall<Http3Session, int32_t, M>(info);
-  }
-  // The methods of NativeHttp2Session (js_http2_session.h) with the same
-  // arguments and results.
-  // respond(id, status, headerBlock, flags[, body[, trailers]]); flags as
-  // HTTP/2's (H2_END_STREAM, H2_WAIT_FOR_TRAILERS, the wire flags).
-  int Respond(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  int Info(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // write(id, chunk[, flush]): chunk may be nullish with flush (a sync
-  // flush of the stream's compressor only).
-  int WriteMethod(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  int End(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // sendTrailers(id, headerBlock) after onStreamWantTrailers.
-  int SendTrailers(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  int RstStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  int PauseStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  int ResumeStream(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // consume(id, n): n bytes of views of the stream's body buffer given
-  // back (Http3Session::Consume); a no-op once the session is gone.
-  Napi::Value Consume(const Napi::CallbackInfo& info);
   // retryBodyBuffer(): the pool that was dry has memory again
   // (Http3Session::RetryBodyBuffers); the name NativeConnection's has, so
   // lib/http1/body_memory.js retries both alike.
   Napi::Value RetryBodyBuffer(const Napi::CallbackInfo& info);
-  // compress(id, coding, level, brotliQuality) after respond(): the rest
-  // of the body goes through a streaming compressor
-  // (Http3Session::StartCompression).
-  int Compress(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // respondCompressed(id, status, headerBlock, flags, body, trailerBlock,
-  // coding, level, brotliQuality): head + compressed whole body + end,
-  // content-length = compressed size (Http3Session::RespondCompressed).
-  int RespondCompressed(const Napi::CallbackInfo& info, Http3Session* s, int32_t id);
-  // respondFile(id, nativeFile, onDone(status)[, coding, level, quality])
-  // after respond(): the body comes from the NativeFile's opened source
-  // through the native pipe (Http3Session::StartPipeBody), through a
-  // CompressTransform when a coding is given -> 0 (running; onDone
-  // follows once), 1 (no body: HEAD/204/304; the caller ends the stream),
-  // < 0 error (the file is then the caller's to close).
-  Napi::Value RespondFile(const Napi::CallbackInfo& info);
+  // connection(): undefined (no TCP connection handle under QUIC).
   Napi::Value Nothing(const Napi::CallbackInfo& info);
+  // goaway(code): 0 shuts down (open requests finish); another code
+  // closes the connection (H3_INTERNAL_ERROR).
   Napi::Value Goaway(const Napi::CallbackInfo& info);
   Napi::Value Destroy(const Napi::CallbackInfo& info);
   Napi::Value Peer(const Napi::CallbackInfo& info);
@@ -207,8 +189,6 @@ class JsHttp3Session final : public CoreWrap<JsHttp3Session, Http3Session> {
   // QUIC connection, as JsHttp2Session's of its TLS connection.
   Napi::Value Tls(const Napi::CallbackInfo& info);
   Napi::Value TlsQueryMethod(const Napi::CallbackInfo& info);
-  int WriteChunk(napi_env env, Http3Session* s, uint64_t qid, napi_value chunk);
-  int Result(Http3Session* s, uint64_t qid, int err) const;
 };
 
 // sluice.features.http3 and its reason: exports.http3 = { available,

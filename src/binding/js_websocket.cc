@@ -11,7 +11,7 @@
 #include "binding/js_http2_session.h"
 #include "binding/js_values.h"
 #include "binding/wire_protocol.h"
-#include "core/http2/http2_headers.h"
+#include "core/stream/header_list.h"
 #include "core/http2/http2_session.h"
 #include "core/net/connection.h"
 #include "core/net/output_queue.h"
@@ -480,7 +480,7 @@ Napi::Value WsCalls::AcceptHttp2(const Napi::CallbackInfo& info, Http2Session* s
   if (s == nullptr || !info[0].IsNumber() || !info[2].IsObject()) return IntV(env, kResultClosed);
   const int32_t id = info[0].As<Napi::Number>().Int32Value();
   WsConfig cfg = ConfigFrom(info[2].As<Napi::Object>());
-  Http2HeaderList h;
+  HeaderList h;
   h.AddStatus(200);
   std::string block;
   Latin1(env, info[1], &block);

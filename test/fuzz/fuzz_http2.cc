@@ -39,7 +39,7 @@
 #include "core/server/http_session_factory.h"
 #include "core/http1/http1_session.h"
 #include "core/http2/http2_delegate.h"
-#include "core/http2/http2_headers.h"
+#include "core/stream/header_list.h"
 #include "core/http2/http2_session.h"
 #include "core/net/listener.h"
 #include "core/http1/http1_delegate.h"
@@ -198,7 +198,7 @@ class Delegate final : public ServerDelegate,
     }
     if ((st.decision & 0x0f) == 0x0f && !end_stream) {
       st.paused = true;
-      s->PauseStream(id);
+      s->Pause(id, true);
     }
     Decide(st, end_stream);
   }
@@ -241,7 +241,7 @@ class Delegate final : public ServerDelegate,
   void OnStreamWantTrailers(Http2Session* s, int32_t id) override {
     Session(s);
     Open(id, "want trailers");
-    Http2HeaderList t;
+    HeaderList t;
     t.Add("x-trailer", "1");
     s->SendTrailers(id, t);
   }
@@ -269,7 +269,7 @@ class Delegate final : public ServerDelegate,
       Stream& st = it.second;
       if (st.paused && !st.closed && H2()) {
         st.paused = false;
-        H2()->ResumeStream(st.id);
+        H2()->Pause(st.id, false);
       }
     }
   }
@@ -319,13 +319,13 @@ class Delegate final : public ServerDelegate,
     uint8_t d = st.decision;
     if ((d & 0xc0) == 0xc0 && (d & 0x10)) {
       st.reset_by_us = true;
-      int r = s->ResetStream(st.id, 8);
+      int r = s->ResetStream(st.id, 8, false);
       FUZZ_CHECK(r == kResultOk || r == kResultNoRequest || r == kResultClosed, "reset: %d", r);
       return;
     }
     int status = (d & 0xc0) == 0x80 ? 204 : 200;
     int body_mode = (d >> 2) & 3;
-    Http2HeaderList hl;
+    HeaderList hl;
     hl.AddStatus(status);
     hl.Add("x-id", std::to_string(st.id));
     uint32_t flags = 0;
@@ -402,7 +402,7 @@ class Delegate final : public ServerDelegate,
     if (body_mode == 3) write(kBigBody / 2, true);
     if (!h2 || closed) return;
     if (body_mode == 2 && (d & 0x20)) return;  // trailers via the callback
-    Http2HeaderList t;
+    HeaderList t;
     if (d & 0x20) t.Add("x-t", "1");
     r = h2->End(st.id, (d & 0x20) ? &t : nullptr);
     FUZZ_CHECK(r == kResultOk || r == kResultNoRequest || r == kResultClosed || r == kResultEnded,

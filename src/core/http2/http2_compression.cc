@@ -16,7 +16,8 @@ void Http2PendingCompress::OnCompressDone(CompressJob* job, int st) {
   session_->OnCompressDone(id_, job, st);  // may free this
 }
 
-int Http2Session::StartCompression(int32_t id, const CompressParams& params) {
+int Http2Session::StartCompression(uint64_t wire_id, const CompressParams& params) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
@@ -32,7 +33,8 @@ int Http2Session::StartCompression(int32_t id, const CompressParams& params) {
   return kResultOk;
 }
 
-int Http2Session::FlushCompression(int32_t id) {
+int Http2Session::FlushCompression(uint64_t wire_id) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
@@ -43,7 +45,7 @@ int Http2Session::FlushCompression(int32_t id) {
   int cr = st->compressor->Write(nullptr, 0, Compressor::kSyncFlush, nullptr,
                                  &out);
   if (cr < 0) {
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR, false);
     return kResultInvalid;
   }
   if (out.empty()) return kResultOk;
@@ -69,7 +71,7 @@ void Http2Session::OnStreamCompressed(Stream* st,
   l->BeginDispatch();
   if (r.error != 0) {
     st->compressor.reset();  // deleted after this callback returns
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR, false);
   } else if (st->queue && st->source == st->queue.get()) {
     st->queue->PushOwned(std::move(r.out));
     if (r.finished) {
@@ -108,10 +110,11 @@ class JobOutputRef final : public ExternalRef {
 };
 }  // namespace
 
-int Http2Session::RespondCompressed(int32_t id, int status,
-                                    Http2HeaderList& headers, uint32_t flags,
+int Http2Session::RespondCompressed(uint64_t wire_id, int status,
+                                    HeaderList& headers, uint32_t flags,
                                     CompressJob* job,
-                                    Http2HeaderList* trailers) {
+                                    HeaderList* trailers) {
+  const int32_t id = Http2StreamId(wire_id);
   Stream* st;
   int err = StreamFor(id, false, &st);
   if (err != kResultOk) {
@@ -140,9 +143,9 @@ int Http2Session::RespondCompressed(int32_t id, int status,
 }
 
 int Http2Session::FinishCompressed(Stream* st, int status,
-                                   Http2HeaderList& headers, uint32_t flags,
+                                   HeaderList& headers, uint32_t flags,
                                    CompressJob* job,
-                                   Http2HeaderList* trailers) {
+                                   HeaderList* trailers) {
   int32_t id = st->id;
   size_t n = job->output_size();
   headers.Add("content-length", std::to_string(n));
@@ -176,10 +179,10 @@ void Http2Session::OnCompressDone(int32_t id, CompressJob* job, int status) {
   l->BeginDispatch();
   if (status != 0) {
     job->Destroy();
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR, false);
   } else if (FinishCompressed(st, p->status, p->headers, p->flags, job,
                               p->trailers.get()) != kResultOk) {
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR, false);
   }
   conn_->MarkDirty();
   l->EndDispatch();

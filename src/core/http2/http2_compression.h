@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "core/compress/compress_job.h"
-#include "core/http2/http2_headers.h"
+#include "core/stream/header_list.h"
 
 namespace sluice {
 
@@ -25,8 +25,8 @@ class Http2Session;
 class Http2PendingCompress final : public CompressJob::Client {
  public:
   Http2PendingCompress(Http2Session* s, int32_t id, int status,
-                       Http2HeaderList&& headers, uint32_t flags,
-                       Http2HeaderList* trailers, CompressJob* job)
+                       HeaderList&& headers, uint32_t flags,
+                       HeaderList* trailers, CompressJob* job)
       : session_(s),
         id_(id),
         job_(job),
@@ -34,7 +34,7 @@ class Http2PendingCompress final : public CompressJob::Client {
         flags(flags),
         headers(std::move(headers)) {
     if (trailers && !trailers->empty()) {
-      this->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
+      this->trailers = std::make_unique<HeaderList>(std::move(*trailers));
     }
   }
   ~Http2PendingCompress() override {
@@ -52,8 +52,8 @@ class Http2PendingCompress final : public CompressJob::Client {
  public:
   int status;
   uint32_t flags;
-  Http2HeaderList headers;
-  std::unique_ptr<Http2HeaderList> trailers;
+  HeaderList headers;
+  std::unique_ptr<HeaderList> trailers;
 };
 
 }  // namespace sluice

@@ -71,7 +71,7 @@ void Http2PipeBody::OnPipeError(int err) {
   PipeBodyListener* listener = listener_;
   listener_ = nullptr;
   // Resetting closes the stream, which Detaches (frees) this body later.
-  session_->ResetStream(id_, NGHTTP2_INTERNAL_ERROR);
+  session_->ResetStream(id_, NGHTTP2_INTERNAL_ERROR, false);
   if (listener) listener->OnPipeBodyDone(err);
   l->EndDispatch();
 }

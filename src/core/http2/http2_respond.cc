@@ -14,7 +14,7 @@
 
 namespace sluice {
 
-int Http2Session::SubmitWithBody(Stream* st, Http2HeaderList& headers) {
+int Http2Session::SubmitWithBody(Stream* st, HeaderList& headers) {
   nghttp2_data_provider prd;
   prd.source.ptr = st;
   prd.read_callback = ReadCb;
@@ -22,8 +22,9 @@ int Http2Session::SubmitWithBody(Stream* st, Http2HeaderList& headers) {
                                  headers.size(), &prd);
 }
 
-int Http2Session::Respond(int32_t id, int status, Http2HeaderList& headers,
+int Http2Session::Respond(uint64_t wire_id, int status, HeaderList& headers,
                           uint32_t flags) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
@@ -32,7 +33,7 @@ int Http2Session::Respond(int32_t id, int status, Http2HeaderList& headers,
 }
 
 int Http2Session::SubmitResponse(Stream* st, int status,
-                                 Http2HeaderList& headers, uint32_t flags) {
+                                 HeaderList& headers, uint32_t flags) {
   int32_t id = st->id;
   st->responded = true;
   st->status = status;
@@ -58,7 +59,8 @@ int Http2Session::SubmitResponse(Stream* st, int status,
   return r == 0 ? kResultOk : kResultInvalid;
 }
 
-int Http2Session::SendInformational(int32_t id, Http2HeaderList& headers) {
+int Http2Session::SendInformational(uint64_t wire_id, HeaderList& headers) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
@@ -79,8 +81,9 @@ int Http2Session::StreamFor(int32_t id, bool responded, Stream** st) {
   return kResultOk;
 }
 
-int Http2Session::Write(int32_t id, const char* data, size_t len,
+int Http2Session::Write(uint64_t wire_id, const char* data, size_t len,
                         ExternalRef* ref) {
+  const int32_t id = Http2StreamId(wire_id);
   Stream* st;
   int err = StreamFor(id, true, &st);
   if (err == kResultOk && st->ended) {
@@ -99,7 +102,7 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     // handler ignores 'drain'. Reset the stream (as HTTP/1.1 destroys its
     // connection): nothing more of this response can get through.
     if (ref) ref->Release();
-    ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+    ResetStream(id, NGHTTP2_INTERNAL_ERROR, false);
     return kResultClosed;
   }
   if (st->compressor) {
@@ -110,7 +113,7 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
     std::string out;
     int cr = st->compressor->Write(data, len, Compressor::kNoFlush, ref, &out);
     if (cr < 0) {
-      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+      ResetStream(id, NGHTTP2_INTERNAL_ERROR, false);
       return kResultInvalid;
     }
     if (cr != CompressStream::kInline) return kResultOk;  // the sink resumes
@@ -126,7 +129,8 @@ int Http2Session::Write(int32_t id, const char* data, size_t len,
   return kResultOk;
 }
 
-int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
+int Http2Session::End(uint64_t wire_id, HeaderList* trailers) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
@@ -138,7 +142,7 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
     int cr = st->compressor->Finish(nullptr, 0, nullptr, &out);
     if (cr < 0) {
       st->compressor.reset();
-      ResetStream(id, NGHTTP2_INTERNAL_ERROR);
+      ResetStream(id, NGHTTP2_INTERNAL_ERROR, false);
       return kResultInvalid;
     }
     if (cr == CompressStream::kInline) {
@@ -153,7 +157,7 @@ int Http2Session::End(int32_t id, Http2HeaderList* trailers) {
   }
   st->ended = true;
   if (trailers && !trailers->empty()) {
-    st->trailers = std::make_unique<Http2HeaderList>(std::move(*trailers));
+    st->trailers = std::make_unique<HeaderList>(std::move(*trailers));
   }
   if (!body_done) return kResultOk;
   if (st->queue && st->source == st->queue.get()) st->queue->set_ended();
@@ -183,7 +187,8 @@ ssize_t EmptyEndReadCb(nghttp2_session*, int32_t, uint8_t*, size_t,
 }
 }  // namespace
 
-int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
+int Http2Session::SendTrailers(uint64_t wire_id, HeaderList& trailers) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
@@ -202,7 +207,8 @@ int Http2Session::SendTrailers(int32_t id, Http2HeaderList& trailers) {
   return r == 0 ? kResultOk : kResultInvalid;
 }
 
-int Http2Session::ResetStream(int32_t id, uint32_t code, bool after_end) {
+int Http2Session::ResetStream(uint64_t wire_id, uint32_t code, bool after_end) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead()) return kResultClosed;
   Stream* st = Find(id);
   if (!st) return kResultNoRequest;
@@ -233,11 +239,12 @@ int Http2Session::ResetStream(int32_t id, uint32_t code, bool after_end) {
   return r == 0 ? kResultOk : kResultInvalid;
 }
 
-void Http2Session::PauseStream(int32_t id) {
-  if (Stream* st = Find(id)) st->read_paused = true;
-}
-
-void Http2Session::ResumeStream(int32_t id) {
+void Http2Session::Pause(uint64_t wire_id, bool paused) {
+  const int32_t id = Http2StreamId(wire_id);
+  if (paused) {
+    if (Stream* st = Find(id)) st->read_paused = true;
+    return;
+  }
   if (dead()) return;
   Stream* st = Find(id);
   if (!st) return;
@@ -249,7 +256,8 @@ void Http2Session::ResumeStream(int32_t id) {
   }
 }
 
-void Http2Session::Consume(int32_t id, size_t n) {
+void Http2Session::Consume(uint64_t wire_id, size_t n) {
+  const int32_t id = Http2StreamId(wire_id);
   if (dead() || n == 0) return;
   nghttp2_session_consume_connection(session_, n);
   Stream* st = Find(id);
@@ -261,14 +269,18 @@ void Http2Session::Consume(int32_t id, size_t n) {
   conn_->MarkDirty();  // a WINDOW_UPDATE may be due
 }
 
-bool Http2Session::StreamNeedsDrain(int32_t id) {
+bool Http2Session::NeedsDrain(uint64_t wire_id) {
+  const int32_t id = Http2StreamId(wire_id);
   Stream* st = Find(id);
   if (!st || !Backlogged(st)) return false;
   st->drain_wanted = true;
   return true;
 }
 
-bool Http2Session::IsHeadRequest(int32_t id) {
+std::string_view Http2Session::DateValue() { return conn_->listener()->date().Value(); }
+
+bool Http2Session::IsHeadRequest(uint64_t wire_id) {
+  const int32_t id = Http2StreamId(wire_id);
   Stream* st = Find(id);
   return st && st->head_request;
 }
@@ -301,8 +313,9 @@ void Http2Session::ResumeData(int32_t id) {
   conn_->MarkDirty();
 }
 
-int Http2Session::StartPipeBody(int32_t id, PipeSource* source,
+int Http2Session::StartPipeBody(uint64_t wire_id, PipeSource* source,
                                 PipeBodyListener* listener) {
+  const int32_t id = Http2StreamId(wire_id);
   Stream* st;
   int err = StreamFor(id, true, &st);
   if (err == kResultOk && st->no_body) {

@@ -1,7 +1,7 @@
 #include "core/http2/http2_session.h"
 
 #include "core/http2/http2_compression.h"
-#include "core/http2/http2_headers.h"
+#include "core/stream/header_list.h"
 #include "core/http2/http2_pipe_body.h"
 #include "core/http2/http2_stream.h"
 #include "core/http2/http2_websocket.h"
@@ -598,7 +598,7 @@ int Http2Session::OnFrameRecvCb(nghttp2_session* session,
         if (end_stream) st->remote_ended = true;
         if (st->too_large) {
           // As HTTP/1.1's 431; the handler never sees the stream.
-          Http2HeaderList h;
+          HeaderList h;
           h.AddStatus(431);
           nghttp2_submit_response(session, id, h.nv(), h.size(), nullptr);
           st->responded = true;
@@ -857,7 +857,7 @@ void Http2Session::RefuseBody(Stream* st) {
   if (!st->responded) {
     // As HTTP/1.1's 413; the handler's own response is refused from now
     // on (responded).
-    Http2HeaderList h;
+    HeaderList h;
     h.AddStatus(413);
     st->responded = true;
     st->no_body = true;
@@ -1091,7 +1091,7 @@ void Http2Session::OnStaticAnswer(uint64_t tag, StaticAnswer& a) {
   if (st == nullptr || dead()) {
     if (a.body != nullptr) a.body->Close();
   } else {
-    Http2HeaderList h;
+    HeaderList h;
     h.AddStatus(a.status);
     // Date as HTTP/1.1's answers and node's respond() add it.
     ForEachAnswerField(a, l->date().Value(), l->alt_svc(),

@@ -58,12 +58,13 @@
 #include "core/net/session.h"
 #include "core/observe/access_log.h"
 #include "core/observe/server_metrics.h"
+#include "core/stream/stream_session.h"
 
 namespace sluice {
 
 class CompressJob;
 class Connection;
-class Http2HeaderList;
+class HeaderList;
 class Http2PendingCompress;
 class Http2WriteQueue;
 class Http2WsStream;
@@ -75,13 +76,12 @@ struct CompressParams;
 class PipeBodyListener;
 class PipeSource;
 
-// Respond flags.
-enum Http2RespondFlags : uint32_t {
-  kH2EndStream = 1u << 0,        // no body
-  kH2WaitForTrailers = 1u << 1,  // OnStreamWantTrailers after the body
-};
+// An interface id as HTTP/2's (ids above 2^31 - 1 name no stream).
+inline int32_t Http2StreamId(uint64_t id) {
+  return id > 0x7fffffffu ? -1 : static_cast<int32_t>(id);
+}
 
-class Http2Session final : public Session, private FramePrescan::Sink,
+class Http2Session final : public Session, public StreamSession, private FramePrescan::Sink,
                            private StaticLookupClient {
  public:
   explicit Http2Session(Connection* conn);
@@ -107,83 +107,29 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   void OnFlush() override;
   void OnClose() override;
 
-  // ---- stream API (binding; loop thread, any context) ----
-  // `headers` holds :status (== status) first, then the fields. Returns
-  // kResultOk or an error.
-  int Respond(int32_t id, int status, Http2HeaderList& headers,
-              uint32_t flags);
-  // Informational headers (1xx) before Respond.
-  int SendInformational(int32_t id, Http2HeaderList& headers);
-  // Queues body bytes from JS. ref == nullptr: the bytes are copied now;
-  // otherwise they are referenced until written and ref->Release() is
-  // called exactly once (also on every error path). A body that must not
-  // be sent (HEAD, 204, 304) is discarded with kResultOk.
-  int Write(int32_t id, const char* data, size_t len, ExternalRef* ref);
-  // Ends the body; `trailers` (may be null or empty) are sent after it.
-  int End(int32_t id, Http2HeaderList* trailers);
-  // ---- response compression (lib/http2/stream.js decides) ----
-  // From now on the stream's body (Write, End) goes through an ordered
-  // streaming compressor with `params` (CompressStream: writes below 32
-  // KiB with nothing queued inline, the others on the threadpool, one job
-  // at a time); the compressor is freed once End's output is out, or when
-  // the stream goes away (a job in flight then frees it when it returns).
-  // Its pending input counts for StreamNeedsDrain. Allowed before Respond
-  // (the compat API decides before it sends the head) and before any
-  // Write.
-  int StartCompression(int32_t id, const CompressParams& params);
-  // Sync flush of the stream's compressor (compat res.flush(), SSE): what
-  // was written so far becomes decodable by the client (after the writes
-  // queued before it).
-  int FlushCompression(int32_t id);
-  // The whole response at once (respond + body + end) with the body
-  // compressed by `job` (taken in every case): content-length is the
-  // compressed size. Bodies below CompressJob::kAsyncThreshold are
-  // compressed now; larger ones on the threadpool, and nothing of the
-  // response (not even HEADERS) is submitted until the work is done; the
-  // stream is reset (INTERNAL_ERROR) if it fails. A stream closed
-  // meanwhile frees the job (CompressJob::Destroy defers while in flight).
-  // `trailers` (may be null) are sent after the body; flags as Respond.
-  int RespondCompressed(int32_t id, int status, Http2HeaderList& headers,
-                        uint32_t flags, CompressJob* job,
-                        Http2HeaderList* trailers);
-  // After OnStreamWantTrailers.
-  int SendTrailers(int32_t id, Http2HeaderList& trailers);
-  // RST_STREAM with `code`. after_end: a stream whose response has ended
-  // but whose END_STREAM has not left yet gets the reset after it (the
-  // client receives the complete response first, as node's close(code)
-  // after respond()); otherwise, and for any other stream, now.
-  int ResetStream(int32_t id, uint32_t code, bool after_end = false);
-  // Request-body flow control: while paused, consumed bytes are not
-  // acknowledged; Resume acknowledges them (WINDOW_UPDATE as nghttp2 sees
-  // fit) and the rest as it arrives.
-  void PauseStream(int32_t id);
-  void ResumeStream(int32_t id);
-  // `n` bytes of stream `id` delivered as a view of read memory
-  // (OnStreamData with an offset) were given back by the embedder: credits
-  // the connection window, and the stream's (held back while the stream
-  // is paused, as ResumeStream) if it is still open. From JS at any time
-  // (a release, a collected chunk), also after the stream closed.
-  void Consume(int32_t id, size_t n);
-  // Queued output of the stream at or above the high-water mark, or its
-  // compressor's pending input over CompressStream::kHighWater: the
-  // embedder waits for OnStreamDrain (requested by calling this).
-  bool StreamNeedsDrain(int32_t id);
-  // The request of stream `id` is a HEAD (its response carries no body).
-  bool IsHeadRequest(int32_t id);
+  // ---- StreamSession (stream_session.h; binding; loop thread, any
+  // context). HTTP/2's particulars: Write copies below kCopyBelow and
+  // discards a body that must not be sent (HEAD, 204, 304) with
+  // kResultOk. StartCompression is allowed before Respond (the compat API
+  // decides before it sends the head); the compressor (CompressStream:
+  // small writes inline, the others on the threadpool, one job at a
+  // time) is freed once End's output is out or the stream goes away, and
+  // its pending input counts for NeedsDrain. RespondCompressed submits
+  // nothing (not even HEADERS) until a threadpool job is done and resets
+  // the stream (INTERNAL_ERROR) if it fails. ResetStream's after_end: a
+  // stream whose END_STREAM has not left yet is reset after it (node's
+  // close(code) after respond()). Pause holds back WINDOW_UPDATEs;
+  // Consume credits the connection window at once, the stream's unless
+  // paused. StartPipeBody: an Http2PipeBody (http2_pipe_body.h) after
+  // Respond without kH2EndStream, nothing written yet.
+  static constexpr StreamProtocol kProtocol = StreamProtocol::kHttp2;
+  SLUICE_STREAM_SESSION_OVERRIDES
   // Native body producers: `source` becomes the stream's body (after
   // Respond without kH2EndStream and before any write). The session calls
   // source->Detach() when the stream goes away.
   int AttachBodySource(int32_t id, Http2BodySource* source);
   // A producer that answered kBodyWouldBlock has data now.
   void ResumeData(int32_t id);
-  // The body of stream `id` (responded without kH2EndStream, nothing
-  // written yet) comes from a native pipe over `source` (taken in every
-  // case): an Http2PipeBody (http2_pipe_body.h). Returns kResultOk (the pipe
-  // runs; `listener` hears OnPipeBodyDone exactly once), kResultNoBody (the response
-  // has no body — HEAD, 204, 304 — the source is closed and the listener
-  // not called), or an error (source closed, listener not called).
-  int StartPipeBody(int32_t id, PipeSource* source,
-                    PipeBodyListener* listener);
   // Tells `listener` its body finished with `status`, from a dispatch
   // after the current nghttp2 call (used by Http2PipeBody).
   void DeferBodyDone(PipeBodyListener* listener, int status);
@@ -192,7 +138,7 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // first) go without END_STREAM and the stream carries a WebSocket from
   // now on (its DATA no longer reaches OnStreamData). kResultOk or an
   // error (the stream is gone, or was responded to).
-  int AcceptWebSocket(int32_t id, Http2HeaderList& headers,
+  int AcceptWebSocket(int32_t id, HeaderList& headers,
                       const WsConfig& config, std::shared_ptr<WsHub> hub);
   // The WebSocket of stream `id`, or null.
   WebSocketSession* WebSocketOf(int32_t id);
@@ -312,7 +258,7 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // mem_recv (valid during the call): delivered (OnStreamData; as an
   // offset when they lie in the embedder's read buffer, which then stays
   // held, ReadBuffers::NoteViewCut) and the windows credited as flow
-  // control says (PauseStream; Consume for views).
+  // control says (Pause; Consume for views).
   static int OnDataChunkRecvCb(nghttp2_session*, uint8_t flags, int32_t id,
                                const uint8_t* data, size_t len, void* user);
   // nghttp2 closed stream `id` (either side, or the session ended): the
@@ -368,16 +314,16 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // needs; otherwise kResultClosed, kResultNoRequest, kResultHeadersNotSent
   // or kResultHeadersSent (*st may then be null).
   int StreamFor(int32_t id, bool responded, Stream** st);
-  int SubmitWithBody(Stream* st, Http2HeaderList& headers);
+  int SubmitWithBody(Stream* st, HeaderList& headers);
   // Respond's work after the `responded` check (RespondCompressed submits
   // a response whose stream was marked responded when the job started).
-  int SubmitResponse(Stream* st, int status, Http2HeaderList& headers,
+  int SubmitResponse(Stream* st, int status, HeaderList& headers,
                      uint32_t flags);
   // Respond + the job's output + End (RespondCompressed, inline or when
   // the threadpool work is done).
-  int FinishCompressed(Stream* st, int status, Http2HeaderList& headers,
+  int FinishCompressed(Stream* st, int status, HeaderList& headers,
                        uint32_t flags, CompressJob* job,
-                       Http2HeaderList* trailers);
+                       HeaderList* trailers);
   // PendingCompress → session, on the loop thread once the work is done.
   void OnCompressDone(int32_t id, CompressJob* job, int status);
   // A stream's CompressStream → session (via Stream, its sink), on the
@@ -385,7 +331,7 @@ class Http2Session final : public Session, private FramePrescan::Sink,
   // queue in order; `finished` ends a body End left waiting; an error
   // resets the stream.
   void OnStreamCompressed(Stream* st, CompressStream::Result& r);
-  // The stream's output backlog calls for backpressure (StreamNeedsDrain).
+  // The stream's output backlog calls for backpressure (NeedsDrain).
   bool Backlogged(Stream* st) const;
   void DeliverHeaders(Stream* st, bool end_stream);
   // serveStatic (core/files/static_files.h): true when a mount took the

@@ -17,7 +17,7 @@
 #include "core/observe/access_log.h"
 #include "core/observe/server_metrics.h"
 #include "core/http2/http2_delegate.h"
-#include "core/http2/http2_headers.h"
+#include "core/stream/header_list.h"
 #include "core/net/output_queue.h"
 
 namespace sluice {
@@ -140,7 +140,7 @@ struct Http2Stream final : public CompressStream::Sink {
   bool deferred = false;       // the data provider returned DEFERRED
   bool drain_wanted = false;
   bool cancel_submitted = false;  // CancelOpenStreams reset it already
-  std::unique_ptr<Http2HeaderList> trailers;  // from End, sent after the body
+  std::unique_ptr<HeaderList> trailers;  // from End, sent after the body
   std::unique_ptr<Http2WriteQueue> queue;        // JS writes
   Http2BodySource* source = nullptr;          // queue.get() or a native one
   // An accepted extended CONNECT (RFC 8441): also `source`; DATA goes to

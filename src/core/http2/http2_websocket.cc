@@ -107,7 +107,7 @@ int Http2WsStream::Queued() {
   // Over the high-water mark (the peer's window is shut, or the
   // connection is slow): the stream's drain is due once DATA frames take
   // the queue below it.
-  return session_->StreamNeedsDrain(id_) ? kWsBuffered : kWsSent;
+  return session_->NeedsDrain(id_) ? kWsBuffered : kWsSent;
 }
 
 void Http2WsStream::SetDeadline(WsDeadline kind, uint32_t ms) {
@@ -129,7 +129,7 @@ void Http2WsStream::End() {
 
 void Http2WsStream::Abort() {
   if (detached_) return;
-  session_->ResetStream(id_, NGHTTP2_CANCEL);
+  session_->ResetStream(id_, NGHTTP2_CANCEL, false);
 }
 
 ssize_t Http2WsStream::Available(size_t max, bool* eof) {
@@ -155,7 +155,7 @@ void Http2WsStream::Detach() {
 
 namespace sluice {
 
-int Http2Session::AcceptWebSocket(int32_t id, Http2HeaderList& headers,
+int Http2Session::AcceptWebSocket(int32_t id, HeaderList& headers,
                                   const WsConfig& config, std::shared_ptr<WsHub> hub) {
   Stream* st = Find(id);
   if (st == nullptr || dead()) return kResultClosed;

@@ -1283,12 +1283,12 @@ int Http3Session::Reset(uint64_t id, uint64_t code) {
   return kResultOk;
 }
 
-bool Http3Session::NeedsDrain(uint64_t id) const {
+bool Http3Session::NeedsDrain(uint64_t id) {
   Request* r = Find(id);
   return r != nullptr && r->drain_wanted;
 }
 
-bool Http3Session::IsHeadRequest(uint64_t id) const {
+bool Http3Session::IsHeadRequest(uint64_t id) {
   Request* r = Find(id);
   return r != nullptr && r->is_head;
 }
@@ -1443,6 +1443,63 @@ void Http3Session::OnStaticFallThrough(uint64_t tag) {
   // pass. r->fields still holds the decoded head.
   r->static_deliver = true;
   Notify(r);
+}
+
+// ---- StreamSession ------------------------------------------------------------
+
+namespace {
+
+// The QPACK field list of `h` (same bytes, other shape).
+std::vector<http3::HeaderField> FieldsOf(const HeaderList* h) {
+  std::vector<http3::HeaderField> out;
+  if (h == nullptr) return out;
+  out.reserve(h->size());
+  for (size_t i = 0; i < h->size(); i++) {
+    auto f = h->Field(i);
+    out.push_back({std::string(f.first), std::string(f.second)});
+  }
+  return out;
+}
+
+}  // namespace
+
+int Http3Session::Respond(uint64_t id, int, HeaderList& headers, uint32_t flags) {
+  std::vector<http3::HeaderField> f = FieldsOf(&headers);
+  return Respond(id, f.data(), f.size(), (flags & kH2EndStream) != 0,
+                 (flags & kH2WaitForTrailers) != 0);
+}
+
+int Http3Session::SendInformational(uint64_t id, HeaderList& headers) {
+  std::vector<http3::HeaderField> f = FieldsOf(&headers);
+  return Informational(id, f.data(), f.size());
+}
+
+int Http3Session::Write(uint64_t id, const char* data, size_t len, ExternalRef* ref) {
+  return Write(id, reinterpret_cast<const uint8_t*>(data), len, ref);
+}
+
+int Http3Session::End(uint64_t id, HeaderList* trailers) {
+  std::vector<http3::HeaderField> f = FieldsOf(trailers);
+  return End(id, f.data(), f.size());
+}
+
+int Http3Session::SendTrailers(uint64_t id, HeaderList& trailers) {
+  std::vector<http3::HeaderField> f = FieldsOf(&trailers);
+  return SendTrailers(id, f.data(), f.size());
+}
+
+int Http3Session::ResetStream(uint64_t id, uint32_t code, bool) {
+  return Reset(id, http3::H3CodeOfHttp2(code));
+}
+
+int Http3Session::RespondCompressed(uint64_t id, int, HeaderList& headers, uint32_t flags,
+                                    CompressJob* job, HeaderList* trailers) {
+  return RespondCompressed(id, FieldsOf(&headers), job, FieldsOf(trailers),
+                           (flags & kH2WaitForTrailers) != 0);
+}
+
+std::string_view Http3Session::DateValue() {
+  return date_ != nullptr ? date_->Value() : std::string_view();
 }
 
 }  // namespace sluice

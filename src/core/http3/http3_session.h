@@ -42,6 +42,7 @@
 
 #include "core/common/result.h"
 #include "core/common/date_cache.h"
+#include "core/stream/stream_session.h"
 #include "core/compress/compressor.h"
 #include "core/files/static_files.h"
 #include "core/http3/frames.h"
@@ -148,6 +149,7 @@ struct Http3Limits {
 };
 
 class Http3Session final : public QuicConnectionHandler,
+                           public StreamSession,
                            public Http3Compression::Owner,
                            private StaticLookupClient {
  public:
@@ -163,6 +165,14 @@ class Http3Session final : public QuicConnectionHandler,
   // (QuicEndpointOptions::app): H3_NO_ERROR, H3_INTERNAL_ERROR,
   // H3_REQUEST_CANCELLED, H3_REQUEST_REJECTED.
   static QuicAppCodes QuicCodes();
+
+  // StreamSession (stream_session.h): the HeaderList forms of the
+  // field-list calls below (Respond's flags: end = kH2EndStream,
+  // wait_for_trailers = kH2WaitForTrailers); ResetStream maps the HTTP/2
+  // code (H3CodeOfHttp2) and ignores after_end (QUIC delivers what was
+  // sent before the reset).
+  static constexpr StreamProtocol kProtocol = StreamProtocol::kHttp3;
+  SLUICE_STREAM_SESSION_OVERRIDES
 
   // The response head: ":status" first (names lower-case, no
   // connection-specific fields). end: no body (the stream ends).
@@ -185,12 +195,9 @@ class Http3Session final : public QuicConnectionHandler,
   // section is not sent) and the FIN. kResultInvalid before it or twice.
   int SendTrailers(uint64_t id, const http3::HeaderField* trailers, size_t n);
   // ---- response compression (lib/ decides; http3_compression.h) ----
-  // After Respond: the rest of the body (Write, FlushCompression, End)
-  // goes through a streaming compressor with `params`.
-  int StartCompression(uint64_t id, const CompressParams& params);
-  // A sync flush of the stream's compressor, ordered after the writes
-  // before it (compat res.flush(), stream.flush(), SSE).
-  int FlushCompression(uint64_t id);
+  // StartCompression: after Respond, the rest of the body (Write,
+  // FlushCompression, End) goes through a streaming compressor.
+  // FlushCompression: ordered after the writes before it.
   // Head + whole body compressed by `job` (taken in every case) + end:
   // content-length is the compressed size. Below
   // CompressJob::kAsyncThreshold compressed now; larger bodies on the
@@ -200,7 +207,7 @@ class Http3Session final : public QuicConnectionHandler,
                         std::vector<http3::HeaderField>&& trailers, bool wait_for_trailers);
   // RESET_STREAM with `code` (and the request side abandoned).
   int Reset(uint64_t id, uint64_t code);
-  // The rest of the response after Respond (without end): the bytes of
+  // StartPipeBody: the rest of the response after Respond (without end): the bytes of
   // `source` (a FileSource, read off the loop) as DATA frames, then the
   // end (http3_pipe_body.h). Takes `source` in every case. Returns
   // kResultOk (the body runs; `listener`, if any, hears OnPipeBodyDone
@@ -210,21 +217,16 @@ class Http3Session final : public QuicConnectionHandler,
   // stream or the connection went away first), kResultNoBody (HEAD, 204,
   // 304: nothing to send, the caller ends the stream), or an error
   // (kResultClosed, kResultHeadersNotSent, kResultEnded...).
-  int StartPipeBody(uint64_t id, PipeSource* source, PipeBodyListener* listener);
   // Http3PipeBody → session (any time, also outside a pass): the body of
   // `id` can go on; it is pulled on the connection's next pass.
   void WakeBody(uint64_t id);
-  bool NeedsDrain(uint64_t id) const;
-  bool IsHeadRequest(uint64_t id) const;
-  // Stops (or restarts) reading the request body of `id`: unread data
-  // keeps QUIC's stream flow-control window shut (backpressure).
-  void Pause(uint64_t id, bool paused);
-  // `n` bytes of stream `id` delivered as a view (OnStreamData with an
+  // Pause: unread data keeps QUIC's stream flow-control window shut
+  // (backpressure).
+  // Consume: `n` bytes of stream `id` delivered as a view (OnStreamData with an
   // offset) were given back: they no longer count against the stream's or
   // the connection's limit, and a stream held at a limit is read again on
   // the next pass. From JS at any time (a release, a collected chunk),
   // also after the stream closed.
-  void Consume(uint64_t id, size_t n);
   // A dry pool has memory again: the streams that waited ask again on the
   // next pass.
   void RetryBodyBuffers();

@@ -1,7 +1,8 @@
-// Http2HeaderList: a header list for nghttp2_submit_response / _headers /
-// _trailer, built from the serialized forms the binding receives from JS.
-// Owns the bytes its nghttp2_nv entries point to; nghttp2 copies them during
-// the submit call, so a list may be a short-lived local.
+// HeaderList: an outgoing header section (response head, 1xx, trailers)
+// of either protocol, built from the serialized forms the binding receives
+// from JS. Owns its bytes. HTTP/2 submits nv() (nghttp2 copies the fields
+// during the submit call); HTTP/3 encodes Field(i) with QPACK. So a list
+// may be a short-lived local.
 #pragma once
 
 #include <nghttp2/nghttp2.h>
@@ -10,11 +11,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sluice {
 
-class Http2HeaderList {
+class HeaderList {
  public:
   // Appends one field. Names are sent as given (callers lower-case them).
   void Add(std::string_view name, std::string_view value);
@@ -39,6 +41,12 @@ class Http2HeaderList {
     nv_.clear();
   }
 
+  // Field i as (name, value) views into the list; valid until the next Add*.
+  std::pair<std::string_view, std::string_view> Field(size_t i) const {
+    const Span& f = spans_[i];
+    return {std::string_view(bytes_).substr(f.name_off, f.name_len),
+            std::string_view(bytes_).substr(f.value_off, f.value_len)};
+  }
   // The nv array for nghttp2; valid until the next Add*.
   const nghttp2_nv* nv();
   size_t size() const { return spans_.size(); }

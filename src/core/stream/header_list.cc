@@ -1,4 +1,4 @@
-#include "core/http2/http2_headers.h"
+#include "core/stream/header_list.h"
 
 #include "core/common/text.h"
 
@@ -14,7 +14,7 @@ bool IsConnectionSpecific(std::string_view lower) {
 
 }  // namespace
 
-void Http2HeaderList::Add(std::string_view name, std::string_view value) {
+void HeaderList::Add(std::string_view name, std::string_view value) {
   Span s;
   s.name_off = bytes_.size();
   s.name_len = name.size();
@@ -25,14 +25,14 @@ void Http2HeaderList::Add(std::string_view name, std::string_view value) {
   spans_.push_back(s);
 }
 
-void Http2HeaderList::AddStatus(int status) {
+void HeaderList::AddStatus(int status) {
   char v[3] = {static_cast<char>('0' + (status / 100) % 10),
                static_cast<char>('0' + (status / 10) % 10),
                static_cast<char>('0' + status % 10)};
   Add(":status", std::string_view(v, 3));
 }
 
-void Http2HeaderList::AddPairs(std::string_view block) {
+void HeaderList::AddPairs(std::string_view block) {
   size_t pos = 0;
   while (pos < block.size()) {
     size_t n_end = block.find('\0', pos);
@@ -45,7 +45,7 @@ void Http2HeaderList::AddPairs(std::string_view block) {
   }
 }
 
-void Http2HeaderList::AddHttp1Block(std::string_view block) {
+void HeaderList::AddHttp1Block(std::string_view block) {
   size_t pos = 0;
   while (pos < block.size()) {
     size_t eol = block.find("\r\n", pos);
@@ -75,7 +75,7 @@ void Http2HeaderList::AddHttp1Block(std::string_view block) {
   }
 }
 
-bool Http2HeaderList::Has(std::string_view name) const {
+bool HeaderList::Has(std::string_view name) const {
   for (const Span& s : spans_) {
     if (std::string_view(bytes_.data() + s.name_off, s.name_len) == name) {
       return true;
@@ -84,7 +84,7 @@ bool Http2HeaderList::Has(std::string_view name) const {
   return false;
 }
 
-const nghttp2_nv* Http2HeaderList::nv() {
+const nghttp2_nv* HeaderList::nv() {
   nv_.resize(spans_.size());
   uint8_t* base = reinterpret_cast<uint8_t*>(&bytes_[0]);
   for (size_t i = 0; i < spans_.size(); i++) {
