@@ -50,7 +50,7 @@ const REMOVED_CONNECTION = 1;
 const REMOVED_CONTENT_LENGTH = 2;
 const REMOVED_TRANSFER_ENCODING = 4;
 const bridge = require('./prototype_bridge');
-const { finishObserved } = require('../observe/channels');
+const { finishObserved, responseFinish } = require('../observe/channels');
 
 const chunkedRegExp = /(?:^|\W)chunked\s*$/i;
 const closeRegExp = /(?:^|\W)close(?:$|\W)/i;
