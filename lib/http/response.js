@@ -23,7 +23,7 @@ const {
 const { respondHttp1 } = require('../common/binding');
 
 const {
-  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed, kReq,
+  kConn, kSeq, kHeaders, kNeedDrain, kTrailers, kSocket, kHeadOnWire, kClosed, kReq, kFileBody,
 } = require('../common/symbols');
 const { STATUS_CODES } = http;
 // Taken once: node defines globalThis.process as an accessor, so each
@@ -43,7 +43,6 @@ const kFinished = Symbol('sluice.finished');
 // destroy(err)'s error (node's res.errored).
 const kErrored = Symbol('sluice.errored');
 // A native file body is (or was) streaming: finished only at its 'finish'.
-const kFileBody = Symbol('sluice.fileBody');
 // Body bytes written so far, counted under strictContentLength only.
 const kBytesWritten = Symbol('sluice.bytesWritten');
 const REMOVED_CONNECTION = 1;
@@ -707,13 +706,13 @@ class ServerResponse extends LazyEmitter {
   // result (< 0: not started).
   _respondWithNativeFile(file, onError) {
     this._checkHead();
+    this[kFileBody] = true;  // before the head: writeHead must not send it alone
     if (!this.headersSent) this._implicitHeader();
     const block = this._headBlock();
     const flags = this._headFlags;
     this.headersSent = true;
     this[kHeadOnWire] = true;
     this.writableEnded = true;
-    this[kFileBody] = true;
     const conn = this[kConn];
     const done = (status) => {
       if (status === 0) {

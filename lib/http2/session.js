@@ -22,7 +22,7 @@ const channels = require('../observe/channels');
 
 const { streamCreated, streamStart } = channels;
 
-const { kH2State: kState, kConnState, kH2WebSocket, kReq, kTrailers } = require('../common/symbols');
+const { kH2State: kState, kConnState, kH2WebSocket, kReq, kTrailers, kFileBody } = require('../common/symbols');
 
 const {
   H2_HTTP1_BLOCK, H2_ADD_DATE, H2_END_AFTER_BODY, HEAD_USER_DATE, HEAD_END,
@@ -265,8 +265,9 @@ class Http2ServerResponse extends ServerResponse {
     super.writeHead(statusCode, reason, headers);
     // As node's compat, whose writeHead sends the head: a HEAD request's
     // response (no body) is complete with it, the stream ends; end() is
-    // still the handler's to call.
-    if (this[kReq].method === 'HEAD') this.flushHeaders();
+    // still the handler's to call. A file response's head waits for the
+    // native file (respondWithFile answers HEAD with the head alone).
+    if (this[kReq].method === 'HEAD' && this[kFileBody] === undefined) this.flushHeaders();
     return this;
   }
 
