@@ -34,8 +34,9 @@ module.exports = {
   // The head reached native code (headersSent turns true earlier, at
   // writeHead, as in node; the bytes wait to be coalesced with the body).
   kHeadOnWire: Symbol('sluice.headOnWire'),
-  // A native file body (respondWithFile / FD) was started: its head goes
-  // out with the file, never alone (HTTP/2 compat's HEAD writeHead flush).
+  // A native file body (respondWithFile / FD) was started: the response
+  // is finished only at its 'finish', and its head goes out with the
+  // file, never alone (HTTP/2 compat's HEAD writeHead flush).
   kFileBody: Symbol('sluice.fileBody'),
   // 'close' was emitted (res.closed)
   kClosed: Symbol('sluice.closed'),

@@ -42,7 +42,6 @@ const kRemoved = Symbol('sluice.removedHeaders');
 const kFinished = Symbol('sluice.finished');
 // destroy(err)'s error (node's res.errored).
 const kErrored = Symbol('sluice.errored');
-// A native file body is (or was) streaming: finished only at its 'finish'.
 // Body bytes written so far, counted under strictContentLength only.
 const kBytesWritten = Symbol('sluice.bytesWritten');
 const REMOVED_CONNECTION = 1;
@@ -887,12 +886,18 @@ const plainEmit = require('events').prototype.emit;
 // microtask queued before end() sees the response not yet destroyed
 // (node's ticks run before microtasks).
 function finishTick(res) {
-  if (res._eventsCount === 0 && !responseFinish.hasSubscribers && res.emit === plainEmit) {
+  if (unheard(res)) {
     res._finOwed = true;
     settleOwedBatch(res);
   } else {
     eventTick(res);
   }
+}
+
+// Nobody would hear 'finish' / 'close' now: no listener on the response,
+// EventEmitter's own emit, no subscriber to the finish channel.
+function unheard(res) {
+  return res._eventsCount === 0 && !responseFinish.hasSubscribers && res.emit === plainEmit;
 }
 
 function wakeOwed(res, type) {
@@ -909,7 +914,7 @@ function wakeOwed(res, type) {
 function settleOwed(res) {
   if (!res._finOwed) return;
   res._finOwed = false;
-  if (res._eventsCount !== 0 || responseFinish.hasSubscribers || res.emit !== plainEmit) {
+  if (!unheard(res)) {
     eventTick(res);
     return;
   }
